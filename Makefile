@@ -1,0 +1,68 @@
+# Corral: the one entry point. make | make test | make bench | make up | make down
+#
+# Each component directory contributes a build.mk that appends to BINS.
+# SANITIZE=1 builds the same tree with ASan+UBSan into build-san/.
+
+CC      ?= cc
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD   ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD   ?= build
+SANFLAGS :=
+endif
+BIN     := $(BUILD)/bin
+OBJ     := $(BUILD)/obj
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Ischeduler $(SANFLAGS)
+LDFLAGS += -pthread $(SANFLAGS)
+LIBS    := -lhiredis -ljansson -lcrypto -lm
+
+BINS :=
+
+objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+include common/build.mk
+include scheduler/build.mk
+include handlers/build.mk
+-include workerd/build.mk
+-include workerd/envd/build.mk
+include tests/build.mk
+
+.PHONY: all deps test test-unit test-integration fuzz bench up down images clean format lint
+
+all: $(BINS)
+
+# Debian packages the build, the tests and the local stack need; installed when missing.
+deps:
+	@bash tests/lib/deps.sh
+
+test: deps
+	@bash tests/run.sh
+
+bench: deps all
+	@bash tests/bench/run.sh
+
+up: deps all
+	@bash conf/stack.sh up
+
+down:
+	@bash conf/stack.sh down
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
+	  --suppress=missingIncludeSystem -Icommon -Ischeduler $$(git ls-files '*.c' | grep -v '^module/')
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)

@@ -1,0 +1,192 @@
+#include "accounts.h"
+
+#include "clock.h"
+#include "keys.h"
+#include "secret.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *role_name(enum role r)
+{
+    return r == ROLE_OWNER ? "owner" : r == ROLE_MEMBER ? "member" : "none";
+}
+
+enum role role_parse(const char *s)
+{
+    if (s && strcmp(s, "owner") == 0)
+        return ROLE_OWNER;
+    if (s && strcmp(s, "member") == 0)
+        return ROLE_MEMBER;
+    return ROLE_NONE;
+}
+
+/* Runs a command whose reply only matters as success or failure. */
+static int cmd_ok(redisReply *r)
+{
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
+int workspace_create(struct rconn *rc, const char *name, char ws_out[TOKEN_WS_MAX])
+{
+    char key[128];
+
+    if (secret_random_hex(ws_out, 8) != 0)
+        return -1;
+    snprintf(key, sizeof(key), K_WS_INFO, ws_out);
+    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s name %s max_concurrent %d created_at %lld", key, name,
+                         ACCOUNTS_DEFAULT_MAX_CONCURRENT, (long long)clock_now_ms())))
+        return -1;
+    return cmd_ok(rconn_cmd(rc, 0, "SADD " K_WORKSPACES " %s", ws_out));
+}
+
+int workspace_exists(struct rconn *rc, const char *ws)
+{
+    char key[128];
+    redisReply *r;
+    int n;
+
+    snprintf(key, sizeof(key), K_WS_INFO, ws);
+    r = rconn_cmd(rc, 0, "EXISTS %s", key);
+    if (!r)
+        return -1;
+    n = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    return n > 0;
+}
+
+int apikey_create(struct rconn *rc, const char *server_secret, const char *ws, enum role role,
+                  char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX])
+{
+    char secret[TOKEN_SECRET_MAX], mac[SECRET_MAC_HEX], key[160];
+
+    if (secret_random_hex(id_out, 8) || secret_random_hex(secret, 24))
+        return -1;
+    secret_mac_hex(server_secret, secret, mac);
+    snprintf(key, sizeof(key), K_APIKEY, ws, id_out);
+    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s mac %s role %s created_at %lld", key, mac,
+                         role_name(role), (long long)clock_now_ms())))
+        return -1;
+    snprintf(key, sizeof(key), K_WS_KEYS, ws);
+    if (cmd_ok(rconn_cmd(rc, 0, "SADD %s %s", key, id_out)))
+        return -1;
+    token_format(TOKEN_API_KEY, ws, id_out, secret, token_out);
+    return 0;
+}
+
+int apikey_delete(struct rconn *rc, const char *ws, const char *id)
+{
+    char key[160], set[128];
+    redisReply *r;
+    int n;
+
+    snprintf(key, sizeof(key), K_APIKEY, ws, id);
+    r = rconn_cmd(rc, 0, "DEL %s", key);
+    if (!r)
+        return -1;
+    n = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    snprintf(set, sizeof(set), K_WS_KEYS, ws);
+    if (cmd_ok(rconn_cmd(rc, 0, "SREM %s %s", set, id)))
+        return -1;
+    return n > 0;
+}
+
+int apikey_verify(struct rconn *rc, const char *server_secret, const struct token *t,
+                  enum role *role)
+{
+    char key[160], mac[SECRET_MAC_HEX];
+    const char *stored;
+    redisReply *r;
+    int ok;
+
+    snprintf(key, sizeof(key), K_APIKEY, t->ws, t->id);
+    r = rconn_cmd(rc, 0, "HMGET %s mac role", key);
+    if (!r)
+        return -1;
+    secret_mac_hex(server_secret, t->secret, mac);
+    stored = r->elements == 2 ? reply_str(r->element[0]) : NULL;
+    ok = stored && secret_equal(stored, mac);
+    *role = ok ? role_parse(reply_str(r->element[1])) : ROLE_NONE;
+    freeReplyObject(r);
+    return ok && *role != ROLE_NONE;
+}
+
+int jointoken_create(struct rconn *rc, const char *server_secret, const char *ws, long ttl_s,
+                     char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX],
+                     int64_t *expires_ms)
+{
+    char secret[TOKEN_SECRET_MAX], mac[SECRET_MAC_HEX], key[160];
+
+    if (secret_random_hex(id_out, 8) || secret_random_hex(secret, 24))
+        return -1;
+    secret_mac_hex(server_secret, secret, mac);
+    *expires_ms = clock_now_ms() + (int64_t)ttl_s * 1000;
+    snprintf(key, sizeof(key), K_JOINTOKEN, ws, id_out);
+    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s mac %s expires_at %lld revoked 0", key, mac,
+                         (long long)*expires_ms)))
+        return -1;
+    snprintf(key, sizeof(key), K_WS_JTS, ws);
+    if (cmd_ok(rconn_cmd(rc, 0, "SADD %s %s", key, id_out)))
+        return -1;
+    snprintf(key, sizeof(key), K_JT_INDEX, id_out);
+    if (cmd_ok(rconn_cmd(rc, 0, "SET %s %s", key, ws)))
+        return -1;
+    token_format(TOKEN_JOIN, ws, id_out, secret, token_out);
+    return 0;
+}
+
+int jointoken_revoke(struct rconn *rc, const char *ws, const char *id)
+{
+    char key[160], found_ws[TOKEN_WS_MAX] = "";
+    redisReply *r;
+    int n;
+
+    if (!ws) {
+        snprintf(key, sizeof(key), K_JT_INDEX, id);
+        r = rconn_cmd(rc, 0, "GET %s", key);
+        if (!r)
+            return -1;
+        if (!reply_str(r)) {
+            freeReplyObject(r);
+            return 0;
+        }
+        snprintf(found_ws, sizeof(found_ws), "%s", reply_str(r));
+        freeReplyObject(r);
+        ws = found_ws;
+    }
+    snprintf(key, sizeof(key), K_JOINTOKEN, ws, id);
+    /* HSET XX semantics: only an existing token can be revoked. */
+    r = rconn_cmd(rc, 0, "EVAL %s 1 %s", "if redis.call('EXISTS', KEYS[1]) == 1 then "
+                  "redis.call('HSET', KEYS[1], 'revoked', '1') return 1 end return 0", key);
+    if (!r)
+        return -1;
+    n = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    return n;
+}
+
+int jointoken_verify(struct rconn *rc, const char *server_secret, const struct token *t)
+{
+    char key[160], mac[SECRET_MAC_HEX];
+    const char *stored, *expires, *revoked;
+    redisReply *r;
+    int ok;
+
+    snprintf(key, sizeof(key), K_JOINTOKEN, t->ws, t->id);
+    r = rconn_cmd(rc, 0, "HMGET %s mac expires_at revoked", key);
+    if (!r)
+        return -1;
+    secret_mac_hex(server_secret, t->secret, mac);
+    stored = reply_str(r->element[0]);
+    expires = reply_str(r->element[1]);
+    revoked = reply_str(r->element[2]);
+    ok = stored && secret_equal(stored, mac) && expires &&
+         strtoll(expires, NULL, 10) > clock_now_ms() && !(revoked && strcmp(revoked, "1") == 0);
+    freeReplyObject(r);
+    return ok;
+}

@@ -1,0 +1,37 @@
+/* accounts.h: workspaces, API keys and join tokens — created by corralctl and by
+ * owners through corral-api, so the one implementation lives here. */
+#ifndef CORRAL_ACCOUNTS_H
+#define CORRAL_ACCOUNTS_H
+
+#include "rconn.h"
+#include "token.h"
+
+#include <stdint.h>
+
+#define ACCOUNTS_DEFAULT_MAX_CONCURRENT 20
+
+enum role { ROLE_NONE = 0, ROLE_MEMBER = 1, ROLE_OWNER = 2 };
+
+const char *role_name(enum role r);
+enum role role_parse(const char *s); /* ROLE_NONE when neither "owner" nor "member" */
+
+/* All return 0 on success, -1 when Redis failed. */
+int workspace_create(struct rconn *rc, const char *name, char ws_out[TOKEN_WS_MAX]);
+int workspace_exists(struct rconn *rc, const char *ws); /* 1, 0, or -1 */
+
+int apikey_create(struct rconn *rc, const char *server_secret, const char *ws, enum role role,
+                  char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX]);
+int apikey_delete(struct rconn *rc, const char *ws, const char *id); /* 1 deleted, 0 absent */
+/* Checks a parsed API key; sets *role. 1 valid, 0 invalid, -1 Redis failed. */
+int apikey_verify(struct rconn *rc, const char *server_secret, const struct token *t,
+                  enum role *role);
+
+int jointoken_create(struct rconn *rc, const char *server_secret, const char *ws, long ttl_s,
+                     char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX],
+                     int64_t *expires_ms);
+/* Revokes by id; ws NULL means "look the workspace up" (operator CLI). 1, 0 absent, -1. */
+int jointoken_revoke(struct rconn *rc, const char *ws, const char *id);
+/* 1 valid, 0 unknown/expired/revoked, -1 Redis failed. */
+int jointoken_verify(struct rconn *rc, const char *server_secret, const struct token *t);
+
+#endif

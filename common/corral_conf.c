@@ -1,0 +1,95 @@
+#include "corral_conf.h"
+
+#include "config.h"
+#include "secret.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct int_key {
+    const char *name;
+    size_t offset;
+    long min, max;
+};
+
+static const struct int_key int_keys[] = {
+    {"redis_port", offsetof(struct corral_conf, redis_port), 1, 65535},
+    {"threads", offsetof(struct corral_conf, threads), 1, 256},
+    {"longpoll_max", offsetof(struct corral_conf, longpoll_max), 0, 256},
+    {"max_body_bytes", offsetof(struct corral_conf, max_body_bytes), 1024, 64L << 20},
+    {"poll_ms", offsetof(struct corral_conf, poll_ms), 100, 300000},
+    {"lease_ms", offsetof(struct corral_conf, lease_ms), 500, 3600000},
+    {"create_timeout_ms", offsetof(struct corral_conf, create_timeout_ms), 1000, 600000},
+    {"grace_ms", offsetof(struct corral_conf, grace_ms), 0, 600000},
+    {"sweep_ms", offsetof(struct corral_conf, sweep_ms), 50, 60000},
+    {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
+};
+
+struct str_key {
+    const char *name;
+    size_t offset;
+};
+
+static const struct str_key str_keys[] = {
+    {"redis_host", offsetof(struct corral_conf, redis_host)},
+    {"redis_socket", offsetof(struct corral_conf, redis_socket)},
+    {"secret_file", offsetof(struct corral_conf, secret_file)},
+    {"listen", offsetof(struct corral_conf, listen)},
+};
+
+static int set_key(void *ud, const char *key, const char *value, char *err, size_t errlen)
+{
+    char *base = ud;
+
+    for (size_t i = 0; i < sizeof(int_keys) / sizeof(int_keys[0]); i++)
+        if (strcmp(key, int_keys[i].name) == 0) {
+            if (config_parse_int(value, int_keys[i].min, int_keys[i].max,
+                                 (long *)(base + int_keys[i].offset)) == 0)
+                return 0;
+            snprintf(err, errlen, "expected an integer in [%ld, %ld]", int_keys[i].min,
+                     int_keys[i].max);
+            return -1;
+        }
+    for (size_t i = 0; i < sizeof(str_keys) / sizeof(str_keys[0]); i++)
+        if (strcmp(key, str_keys[i].name) == 0) {
+            if (strlen(value) >= 256) {
+                snprintf(err, errlen, "longer than 255 characters");
+                return -1;
+            }
+            snprintf(base + str_keys[i].offset, 256, "%s", value);
+            return 0;
+        }
+    snprintf(err, errlen, "unknown key");
+    return -1;
+}
+
+int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof(*c));
+    snprintf(c->redis_host, sizeof(c->redis_host), "127.0.0.1");
+    c->redis_port = 6379;
+    snprintf(c->secret_file, sizeof(c->secret_file), "/etc/corral/secret");
+    snprintf(c->listen, sizeof(c->listen), "/run/corral/api.sock");
+    c->threads = 16;
+    c->longpoll_max = 8;
+    c->max_body_bytes = 1 << 20;
+    c->poll_ms = 20000;
+    c->lease_ms = 45000;
+    c->create_timeout_ms = 60000;
+    c->grace_ms = 5000;
+    c->sweep_ms = 1000;
+    c->redis_timeout_ms = 1000;
+    if (path && config_load(path, set_key, c, err, errlen) != 0)
+        return -1;
+    if (c->longpoll_max >= c->threads) {
+        snprintf(err, errlen, "longpoll_max (%ld) must be below threads (%ld) so that long-polls "
+                 "cannot take every thread", c->longpoll_max, c->threads);
+        return -1;
+    }
+    if (c->lease_ms <= c->poll_ms) {
+        snprintf(err, errlen, "lease_ms (%ld) must exceed poll_ms (%ld)", c->lease_ms, c->poll_ms);
+        return -1;
+    }
+    return secret_load_file(c->secret_file, c->server_secret, sizeof(c->server_secret), err,
+                            errlen);
+}

@@ -1,0 +1,161 @@
+#include "rconn.h"
+
+#include "log.h"
+
+#include <openssl/sha.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rconn_init(struct rconn *rc, const char *host, int port, const char *socket_path,
+                int timeout_ms)
+{
+    memset(rc, 0, sizeof(*rc));
+    snprintf(rc->host, sizeof(rc->host), "%s", host ? host : "127.0.0.1");
+    snprintf(rc->socket_path, sizeof(rc->socket_path), "%s", socket_path ? socket_path : "");
+    rc->port = port;
+    rc->timeout_ms = timeout_ms > 0 ? timeout_ms : 1000;
+}
+
+void rconn_close(struct rconn *rc)
+{
+    if (rc->ctx)
+        redisFree(rc->ctx);
+    rc->ctx = NULL;
+}
+
+static struct timeval ms_tv(int ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    return tv;
+}
+
+static int rconn_connect(struct rconn *rc)
+{
+    struct timeval tv = ms_tv(rc->timeout_ms);
+
+    if (rc->ctx)
+        return 0;
+    rc->ctx = rc->socket_path[0] ? redisConnectUnixWithTimeout(rc->socket_path, tv)
+                                 : redisConnectWithTimeout(rc->host, rc->port, tv);
+    if (!rc->ctx || rc->ctx->err) {
+        rconn_close(rc);
+        return -1;
+    }
+    redisSetTimeout(rc->ctx, tv);
+    return 0;
+}
+
+/* A reply is usable unless the connection broke; an error reply is logged and
+ * reported as NULL, since every caller treats both as "state unavailable". */
+static redisReply *finish(struct rconn *rc, redisReply *r, int block_ms)
+{
+    if (block_ms > 0 && rc->ctx)
+        redisSetTimeout(rc->ctx, ms_tv(rc->timeout_ms));
+    if (!r) {
+        rconn_close(rc);
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        log_err("redis: %s", r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+static int prepare(struct rconn *rc, int block_ms)
+{
+    if (rconn_connect(rc) != 0)
+        return -1;
+    if (block_ms > 0)
+        redisSetTimeout(rc->ctx, ms_tv(rc->timeout_ms + block_ms));
+    return 0;
+}
+
+redisReply *rconn_cmd(struct rconn *rc, int block_ms, const char *fmt, ...)
+{
+    va_list ap;
+    redisReply *r;
+
+    if (prepare(rc, block_ms) != 0)
+        return NULL;
+    va_start(ap, fmt);
+    r = redisvCommand(rc->ctx, fmt, ap);
+    va_end(ap);
+    return finish(rc, r, block_ms);
+}
+
+redisReply *rconn_cmdargv(struct rconn *rc, int block_ms, int argc, const char **argv,
+                          const size_t *lens)
+{
+    if (prepare(rc, block_ms) != 0)
+        return NULL;
+    return finish(rc, redisCommandArgv(rc->ctx, argc, argv, lens), block_ms);
+}
+
+static void script_sha(struct rscript *s)
+{
+    unsigned char d[SHA_DIGEST_LENGTH];
+
+    SHA1((const unsigned char *)s->body, strlen(s->body), d);
+    for (int i = 0; i < SHA_DIGEST_LENGTH; i++)
+        sprintf(s->sha + 2 * i, "%02x", d[i]);
+}
+
+redisReply *rconn_eval(struct rconn *rc, struct rscript *s, int nkeys, int nargs,
+                       const char **keys_then_args)
+{
+    const char *argv[64];
+    char nk[16];
+    redisReply *r;
+    int argc = 0;
+
+    if (nkeys + nargs + 3 > 64)
+        return NULL;
+    if (!s->sha[0])
+        script_sha(s);
+    argv[argc++] = "EVALSHA";
+    argv[argc++] = s->sha;
+    snprintf(nk, sizeof(nk), "%d", nkeys);
+    argv[argc++] = nk;
+    for (int i = 0; i < nkeys + nargs; i++)
+        argv[argc++] = keys_then_args[i];
+    if (prepare(rc, 0) != 0)
+        return NULL;
+    r = redisCommandArgv(rc->ctx, argc, argv, NULL);
+    if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+        freeReplyObject(r);
+        argv[0] = "EVAL";
+        argv[1] = s->body;
+        r = redisCommandArgv(rc->ctx, argc, argv, NULL);
+    }
+    return finish(rc, r, 0);
+}
+
+long long reply_int(const redisReply *r, long long dflt)
+{
+    if (!r)
+        return dflt;
+    if (r->type == REDIS_REPLY_INTEGER)
+        return r->integer;
+    if (r->type == REDIS_REPLY_STRING)
+        return strtoll(r->str, NULL, 10);
+    return dflt;
+}
+
+const char *reply_str(const redisReply *r)
+{
+    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : NULL;
+}
+
+const char *reply_hget(const redisReply *r, const char *field)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < r->elements; i += 2)
+        if (r->element[i]->type == REDIS_REPLY_STRING && strcmp(r->element[i]->str, field) == 0)
+            return reply_str(r->element[i + 1]);
+    return NULL;
+}

@@ -1,0 +1,46 @@
+/* rconn.h: one Redis connection, owned by one thread, that heals itself.
+ *
+ * A command on a broken connection fails at once (NULL) and the next command
+ * reconnects, so while Redis is down callers answer 503 promptly and service
+ * resumes when Redis is back, with no restart. */
+#ifndef CORRAL_RCONN_H
+#define CORRAL_RCONN_H
+
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+
+struct rconn {
+    redisContext *ctx;
+    char host[256];
+    int port;
+    char socket_path[256]; /* used instead of host:port when set */
+    int timeout_ms;        /* connect and ordinary command timeout */
+};
+
+void rconn_init(struct rconn *rc, const char *host, int port, const char *socket_path,
+                int timeout_ms);
+void rconn_close(struct rconn *rc);
+
+/* Runs one command. Returns the reply (caller frees with freeReplyObject), or
+ * NULL when Redis is unreachable or the reply is an error (logged). block_ms > 0
+ * extends the read timeout for a blocking command by that much. */
+redisReply *rconn_cmd(struct rconn *rc, int block_ms, const char *fmt, ...);
+redisReply *rconn_cmdargv(struct rconn *rc, int block_ms, int argc, const char **argv,
+                          const size_t *lens);
+
+/* Runs a Lua script by SHA, loading it on NOSCRIPT. keys then args. */
+struct rscript {
+    const char *name;
+    const char *body;
+    char sha[41];
+};
+redisReply *rconn_eval(struct rconn *rc, struct rscript *s, int nkeys, int nargs,
+                       const char **keys_then_args);
+
+/* Helpers over replies: integer or string reply as long long; string or NULL. */
+long long reply_int(const redisReply *r, long long dflt);
+const char *reply_str(const redisReply *r);
+/* Field value from an HGETALL reply (array of field, value), or NULL. */
+const char *reply_hget(const redisReply *r, const char *field);
+
+#endif

@@ -1,0 +1,36 @@
+/* token.h: the shape of Corral's bearer credentials.
+ *
+ *   API key     ck_<workspace>_<keyid>_<secret>
+ *   join token  jn_<workspace>_<tokenid>_<secret>    (<workspace> empty: unscoped fleet)
+ *
+ * The workspace and id are not secret: they say which Redis slot holds the
+ * record, so a lookup touches one hash-tagged key. Only <secret> is secret; it is
+ * stored as an HMAC and compared in constant time. */
+#ifndef CORRAL_TOKEN_H
+#define CORRAL_TOKEN_H
+
+#define TOKEN_WS_MAX 33
+#define TOKEN_ID_MAX 33
+#define TOKEN_SECRET_MAX 65
+
+enum token_kind { TOKEN_INVALID = 0, TOKEN_API_KEY, TOKEN_JOIN };
+
+struct token {
+    enum token_kind kind;
+    char ws[TOKEN_WS_MAX];
+    char id[TOKEN_ID_MAX];
+    char secret[TOKEN_SECRET_MAX];
+};
+
+/* Parses a credential; kind is TOKEN_INVALID when the text has neither shape. */
+void token_parse(const char *text, struct token *out);
+
+/* Writes "<prefix>_<ws>_<id>_<secret>" into out (at least TOKEN_TEXT_MAX bytes). */
+#define TOKEN_TEXT_MAX (3 + TOKEN_WS_MAX + TOKEN_ID_MAX + TOKEN_SECRET_MAX + 3)
+void token_format(enum token_kind kind, const char *ws, const char *id, const char *secret,
+                  char *out);
+
+/* 1 when s is 1..32 lowercase hex digits (workspace, key and token ids). */
+int token_is_id(const char *s);
+
+#endif

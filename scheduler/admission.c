@@ -1,0 +1,73 @@
+#include "admission.h"
+
+#include "clock.h"
+#include "keys.h"
+
+#include <stdio.h>
+
+/* The admission gate. A reservation is a member of the workspace's "active"
+ * zset whose score is the time it lapses; a running sandbox has score +inf.
+ * Lapsed reservations (a handler killed mid-create, a create no worker took) are
+ * dropped here, before counting, so no leak outlives its deadline. Check and add
+ * happen in one script: two handlers can never both take the last place. */
+static struct rscript reserve_script = {
+    "admission_reserve",
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])\n"
+    "local limit = tonumber(redis.call('HGET', KEYS[2], 'max_concurrent') or '20')\n"
+    "if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {1, limit} end\n"
+    "if redis.call('ZCARD', KEYS[1]) >= limit then return {0, limit} end\n"
+    "redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])\n"
+    "return {1, limit}\n",
+    ""};
+
+int admission_reserve(struct rconn *rc, const char *ws, const char *sbid, int64_t deadline_ms,
+                      long *limit)
+{
+    char active[128], info[128], now[24], deadline[24];
+    const char *argv[5] = {active, info, sbid, now, deadline};
+    redisReply *r;
+    int ok;
+
+    snprintf(active, sizeof(active), K_ACTIVE, ws);
+    snprintf(info, sizeof(info), K_WS_INFO, ws);
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    snprintf(deadline, sizeof(deadline), "%lld", (long long)deadline_ms);
+    r = rconn_eval(rc, &reserve_script, 2, 3, argv);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    ok = (int)r->element[0]->integer;
+    *limit = (long)r->element[1]->integer;
+    freeReplyObject(r);
+    return ok;
+}
+
+int admission_release(struct rconn *rc, const char *ws, const char *sbid)
+{
+    char active[128];
+    redisReply *r;
+
+    snprintf(active, sizeof(active), K_ACTIVE, ws);
+    r = rconn_cmd(rc, 0, "ZREM %s %s", active, sbid);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
+long admission_count(struct rconn *rc, const char *ws)
+{
+    char active[128];
+    redisReply *r;
+    long n;
+
+    snprintf(active, sizeof(active), K_ACTIVE, ws);
+    r = rconn_cmd(rc, 0, "ZCOUNT %s %lld +inf", active, (long long)clock_now_ms());
+    if (!r)
+        return -1;
+    n = (long)reply_int(r, -1);
+    freeReplyObject(r);
+    return n;
+}

@@ -1,0 +1,12 @@
+SCHED_LIB_SRCS := scheduler/admission.c scheduler/placement.c scheduler/sandbox_store.c \
+                  scheduler/commands.c scheduler/scheduler.c scheduler/lifecycle.c
+SCHED_LIB := $(BUILD)/lib/libcorral_sched.a
+
+$(SCHED_LIB): $(call objs,$(SCHED_LIB_SRCS))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+BINS += $(BIN)/corral-sched
+$(BIN)/corral-sched: $(call objs,scheduler/sched_main.c) $(SCHED_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

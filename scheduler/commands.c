@@ -1,0 +1,100 @@
+#include "commands.h"
+
+#include "keys.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A JSON field stored as text in the record, parsed back (or the fallback). */
+static json_t *record_json(const redisReply *rec, const char *field, const char *fallback)
+{
+    const char *text = reply_hget(rec, field);
+    json_t *v = json_loads(text ? text : fallback, 0, NULL);
+
+    return v ? v : json_loads(fallback, 0, NULL);
+}
+
+static const char *field_or(const redisReply *rec, const char *field, const char *dflt)
+{
+    const char *v = reply_hget(rec, field);
+    return v ? v : dflt;
+}
+
+static char *create_payload(const redisReply *rec)
+{
+    json_t *sb = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:f, s:I, s:o, s:I, s:o}",
+                           "id", field_or(rec, "id", ""), "workspace", field_or(rec, "ws", ""),
+                           "template", field_or(rec, "template", ""), "runtime",
+                           field_or(rec, "runtime", ""), "tier", field_or(rec, "tier", "UNKNOWN"),
+                           "env", record_json(rec, "env", "{}"), "cpu_cores",
+                           atof(field_or(rec, "cpu_cores", "1")), "memory_mb",
+                           (json_int_t)atoll(field_or(rec, "memory_mb", "512")),
+                           "allowed_domains", record_json(rec, "allowed_domains", "[]"), "timeout",
+                           (json_int_t)atoll(field_or(rec, "timeout", "300")), "metadata",
+                           record_json(rec, "metadata", "{}"));
+    char *text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;
+
+    json_decref(sb);
+    return text;
+}
+
+static int xadd(struct rconn *rc, const char *pool, const char *wid, const char *type,
+                const char *field, const char *value)
+{
+    char key[192];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_WORKER_CMDS, pool, wid);
+    r = rconn_cmd(rc, 0, "XADD %s MAXLEN ~ 10000 * type %s %s %s", key, type, field, value);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
+int command_send_create(struct rconn *rc, const char *pool, const char *wid,
+                        const redisReply *record)
+{
+    char *payload = create_payload(record);
+    int rv;
+
+    if (!payload)
+        return -1;
+    rv = xadd(rc, pool, wid, "create", "sandbox", payload);
+    free(payload);
+    return rv;
+}
+
+int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const char *sbid)
+{
+    return xadd(rc, pool, wid, "kill", "sandbox_id", sbid);
+}
+
+int command_stream_init(struct rconn *rc, const char *pool, const char *wid)
+{
+    char key[192];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_WORKER_CMDS, pool, wid);
+    /* BUSYGROUP (the group exists) is the common case for a returning worker. */
+    r = rconn_cmd(rc, 0, "EXISTS %s", key);
+    if (!r)
+        return -1;
+    if (reply_int(r, 0) == 1) {
+        freeReplyObject(r);
+        r = rconn_cmd(rc, 0, "XINFO GROUPS %s", key);
+        if (r && r->elements > 0) {
+            freeReplyObject(r);
+            return 0;
+        }
+    }
+    if (r)
+        freeReplyObject(r);
+    r = rconn_cmd(rc, 0, "XGROUP CREATE %s " CMD_GROUP " 0 MKSTREAM", key);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}

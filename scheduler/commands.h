@@ -1,0 +1,17 @@
+/* commands.h: what the control plane tells a worker, appended to the worker's
+ * Redis Stream. The stream's consumer group keeps every delivered command
+ * pending until the worker acknowledges it, which is what makes delivery
+ * survive a crash of the worker or of a handler. */
+#ifndef CORRAL_COMMANDS_H
+#define CORRAL_COMMANDS_H
+
+#include "rconn.h"
+
+/* Builds the create command from the sandbox's record (an HGETALL reply). */
+int command_send_create(struct rconn *rc, const char *pool, const char *wid,
+                        const redisReply *record);
+int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
+/* Creates the stream and its group if missing (a new or returning worker). */
+int command_stream_init(struct rconn *rc, const char *pool, const char *wid);
+
+#endif

@@ -1,0 +1,252 @@
+#include "lifecycle.h"
+
+#include "admission.h"
+#include "clock.h"
+#include "commands.h"
+#include "keys.h"
+#include "log.h"
+#include "placement.h"
+#include "sandbox_store.h"
+#include "scheduler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int worker_is_alive(struct rconn *rc, const char *pool, const char *wid)
+{
+    char key[160];
+    redisReply *r;
+    int alive;
+
+    snprintf(key, sizeof(key), K_WORKER, pool, wid);
+    r = rconn_cmd(rc, 0, "HGET %s state", key);
+    alive = r && reply_str(r) && strcmp(reply_str(r), "alive") == 0;
+    if (r)
+        freeReplyObject(r);
+    return alive;
+}
+
+int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *reason)
+{
+    char worker[33], pool[33], wake[160];
+    int found = sandbox_remove(rc, ws, sbid, worker, pool);
+
+    if (found <= 0)
+        return found;
+    snprintf(wake, sizeof(wake), "failed:%s", reason);
+    sandbox_wake(rc, ws, sbid, wake);
+    if (worker[0]) {
+        placement_release(rc, pool, worker, sbid);
+        if (worker_is_alive(rc, pool, worker))
+            command_send_kill(rc, pool, worker, sbid);
+    }
+    return 1;
+}
+
+/* The workspace a worker's sandbox belongs to, from the worker's map. */
+static int sandbox_owner(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                         char ws[33])
+{
+    char key[192];
+    redisReply *r;
+    const char *v;
+
+    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
+    r = rconn_cmd(rc, 0, "HGET %s %s", key, sbid);
+    if (!r)
+        return -1;
+    v = reply_str(r);
+    if (v)
+        sscanf(v, "%32s", ws);
+    if (v && v[0] == ' ')
+        ws[0] = '\0';
+    freeReplyObject(r);
+    return v != NULL;
+}
+
+void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                      const char *state, const char *reason)
+{
+    char ws[33] = "", wake[300];
+    int was_pending = 0;
+    enum report_outcome o;
+
+    if (sandbox_owner(rc, pool, wid, sbid, ws) <= 0) {
+        /* Not assigned to this worker (deleted, moved, or never ours): stop it. */
+        if (strcmp(state, "running") == 0)
+            command_send_kill(rc, pool, wid, sbid);
+        return;
+    }
+    o = sandbox_report(rc, ws, sbid, wid, state, reason, &was_pending);
+    if (o == REPORT_STARTED) {
+        sandbox_wake(rc, ws, sbid, "running");
+    } else if (o == REPORT_STOPPED) {
+        placement_release(rc, pool, wid, sbid);
+        if (was_pending) {
+            snprintf(wake, sizeof(wake), "failed:%s", reason && *reason ? reason : state);
+            sandbox_wake(rc, ws, sbid, wake);
+        }
+    } else if (o == REPORT_KILL) {
+        placement_release(rc, pool, wid, sbid);
+        command_send_kill(rc, pool, wid, sbid);
+    }
+}
+
+/* Claims the death of a worker: only one caller gets 1. */
+static struct rscript claim_script = {
+    "worker_claim_death",
+    "local w = redis.call('HMGET', KEYS[1], 'state', 'lease_until')\n"
+    "if w[1] ~= 'alive' then return 0 end\n"
+    "if ARGV[3] ~= '1' and tonumber(w[2]) > tonumber(ARGV[2]) then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'state', 'dead')\n"
+    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "redis.call('ZREM', KEYS[3], ARGV[1])\n"
+    "return 1\n",
+    ""};
+
+static void orphan_one(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                       const char *ws)
+{
+    char what[16], key[192];
+    struct sched_error err;
+    redisReply *r;
+
+    if (!sandbox_orphan(rc, ws, sbid, wid, what, sizeof(what)))
+        return;
+    if (strcmp(what, "replace") == 0 && scheduler_replace(rc, ws, sbid, wid, &err) != 0) {
+        log_warn("sandbox %s of dead worker %s not placed again: %s", sbid, wid, err.message);
+        sandbox_kill(rc, ws, sbid, err.message);
+    }
+    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
+    r = rconn_cmd(rc, 0, "HDEL %s %s", key, sbid);
+    if (r)
+        freeReplyObject(r);
+}
+
+int worker_declare_dead(struct rconn *rc, const char *pool, const char *wid, int force)
+{
+    char wkey[160], zkey[128], lkey[128], now[24], key[192];
+    const char *argv[6] = {wkey, zkey, lkey, wid, now, force ? "1" : "0"};
+    redisReply *r;
+    int claimed;
+
+    snprintf(wkey, sizeof(wkey), K_WORKER, pool, wid);
+    snprintf(zkey, sizeof(zkey), K_WORKERS, pool);
+    snprintf(lkey, sizeof(lkey), K_LEASES, pool);
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    r = rconn_eval(rc, &claim_script, 3, 3, argv);
+    if (!r)
+        return -1;
+    claimed = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    if (!claimed)
+        return 0;
+    log_warn("worker %s (pool '%s') is dead: placing its pending sandboxes again", wid, pool);
+    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
+    r = rconn_cmd(rc, 0, "HGETALL %s", key);
+    for (size_t i = 0; r && i + 1 < r->elements; i += 2) {
+        char ws[33] = "";
+        const char *v = r->element[i + 1]->str;
+        if (v[0] != ' ')
+            sscanf(v, "%32s", ws);
+        orphan_one(rc, pool, wid, r->element[i]->str, ws);
+    }
+    if (r)
+        freeReplyObject(r);
+    /* Its commands were re-sent elsewhere; a returning worker starts afresh. */
+    snprintf(key, sizeof(key), K_WORKER_CMDS, pool, wid);
+    r = rconn_cmd(rc, 0, "DEL %s", key);
+    if (r)
+        freeReplyObject(r);
+    return 1;
+}
+
+/* Members of a zset whose score is at or before now (at most 100 a sweep). */
+static redisReply *due(struct rconn *rc, const char *fmt, const char *ws)
+{
+    char key[128];
+
+    snprintf(key, sizeof(key), fmt, ws);
+    return rconn_cmd(rc, 0, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 100", key,
+                     (long long)clock_now_ms());
+}
+
+int sweep_dead_workers(struct rconn *rc, const char *pool)
+{
+    redisReply *r = due(rc, K_LEASES, pool);
+    int n = 0;
+
+    if (!r)
+        return -1;
+    for (size_t i = 0; i < r->elements; i++)
+        n += worker_declare_dead(rc, pool, r->element[i]->str, 0) == 1;
+    freeReplyObject(r);
+    return n;
+}
+
+static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const char *reason)
+{
+    redisReply *r = due(rc, fmt, ws);
+    int n = 0;
+
+    if (!r)
+        return -1;
+    for (size_t i = 0; i < r->elements; i++)
+        if (sandbox_kill(rc, ws, r->element[i]->str, reason) == 1) {
+            log_info("sandbox %s of workspace %s: %s", r->element[i]->str, ws, reason);
+            n++;
+        }
+    freeReplyObject(r);
+    return n;
+}
+
+int sweep_timeouts(struct rconn *rc, const char *ws)
+{
+    return sweep_kill(rc, K_TIMEOUTS, ws, "timeout");
+}
+
+int sweep_abandoned_creates(struct rconn *rc, const char *ws)
+{
+    return sweep_kill(rc, K_PENDING, ws, "no worker started it in time");
+}
+
+/* A slot a worker holds for a sandbox whose record is gone or points elsewhere
+ * (a handler died between placement and record, a kill lost halfway) is given
+ * back. min_age_ms spares entries of creates still in flight. */
+int sweep_worker_slots(struct rconn *rc, const char *pool, long min_age_ms)
+{
+    char key[192];
+    redisReply *workers, *sbs, *owner;
+    int n = 0;
+
+    snprintf(key, sizeof(key), K_WORKERS_ALL, pool);
+    workers = rconn_cmd(rc, 0, "SMEMBERS %s", key);
+    for (size_t w = 0; workers && w < workers->elements; w++) {
+        const char *wid = workers->element[w]->str;
+        snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
+        sbs = rconn_cmd(rc, 0, "HGETALL %s", key);
+        for (size_t i = 0; sbs && i + 1 < sbs->elements; i += 2) {
+            char ws[33] = "", sbkey[160];
+            long long since = 0;
+            const char *sbid = sbs->element[i]->str;
+            if (sscanf(sbs->element[i + 1]->str, "%32s %*s %*s %lld", ws, &since) != 2 ||
+                clock_now_ms() - since < min_age_ms)
+                continue;
+            snprintf(sbkey, sizeof(sbkey), K_SB, ws, sbid);
+            owner = rconn_cmd(rc, 0, "HGET %s worker", sbkey);
+            if (owner && (!reply_str(owner) || strcmp(reply_str(owner), wid) != 0)) {
+                n += placement_release(rc, pool, wid, sbid) == 1;
+                command_send_kill(rc, pool, wid, sbid);
+            }
+            if (owner)
+                freeReplyObject(owner);
+        }
+        if (sbs)
+            freeReplyObject(sbs);
+    }
+    if (!workers)
+        return -1;
+    freeReplyObject(workers);
+    return n;
+}

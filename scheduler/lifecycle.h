@@ -1,0 +1,27 @@
+/* lifecycle.h: ending sandboxes and workers, and the sweeps corral-sched runs.
+ * Every function here is idempotent and safe to run from several processes at
+ * once: each transition is claimed by one script, and only the claimant acts. */
+#ifndef CORRAL_LIFECYCLE_H
+#define CORRAL_LIFECYCLE_H
+
+#include "rconn.h"
+
+/* Deletes a sandbox: record, admission, worker slot, and a kill to its worker.
+ * reason wakes a create still waiting on it. 1 killed, 0 absent, -1 Redis. */
+int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *reason);
+
+/* Applies a worker's report about one of its sandboxes (heartbeat). */
+void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                      const char *state, const char *reason);
+
+/* Declares a worker dead (force: even if its lease has not run out): running
+ * sandboxes become lost, pending ones are placed again. 1 if this call did it. */
+int worker_declare_dead(struct rconn *rc, const char *pool, const char *wid, int force);
+
+/* The sweeps. Each returns how many things it acted on, or -1. */
+int sweep_dead_workers(struct rconn *rc, const char *pool);
+int sweep_timeouts(struct rconn *rc, const char *ws);
+int sweep_abandoned_creates(struct rconn *rc, const char *ws);
+int sweep_worker_slots(struct rconn *rc, const char *pool, long min_age_ms);
+
+#endif

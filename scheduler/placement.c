@@ -1,0 +1,214 @@
+#include "placement.h"
+
+#include "clock.h"
+#include "keys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One pool's pick, as a script so that "is there room?" and "take it" cannot be
+ * split by another create. Workers are visited in load order (the zset score is
+ * used/slots), so the first eligible one is the least loaded. When none is
+ * eligible the script says how far the best one got (template, egress, tier,
+ * capacity), which becomes the error: 404, 409, 409, 503.
+ *
+ * Worker hashes are addressed from the pool's prefix; they share the pool's hash
+ * tag, so the script stays within one slot.
+ *
+ * Runtimes are stored as "name:rank,…" with rank -1 for UNKNOWN. Without a
+ * requirement the weakest known tier is used (runc, the cheapest); with one, the
+ * weakest that satisfies it. UNKNOWN satisfies no requirement. */
+static struct rscript pick_script = {
+    "placement_pick",
+    "local pool, mode, tmpl = ARGV[1], ARGV[2], ARGV[3]\n"
+    "local egress, need, req = ARGV[4] == '1', ARGV[5] == '1', tonumber(ARGV[6])\n"
+    "local cpu, mem, now = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])\n"
+    "local exclude, sbid, val, target = ARGV[10], ARGV[11], ARGV[12], ARGV[13]\n"
+    "local prefix = 'corral:{ws:' .. pool .. '}:worker:'\n"
+    "local function runtime(list)\n"
+    "  local best, brank, unk = nil, 99, nil\n"
+    "  for name, rank in string.gmatch(list, '([^:,]+):(-?%d+)') do\n"
+    "    rank = tonumber(rank)\n"
+    "    if rank < 0 then unk = unk or name\n"
+    "    elseif (not need or rank >= req) and rank < brank then best, brank = name, rank end\n"
+    "  end\n"
+    "  if best then return best, brank end\n"
+    "  if not need and unk then return unk, -1 end\n"
+    "  return nil\n"
+    "end\n"
+    "local ids = {target}\n"
+    "if target == '' then ids = redis.call('ZRANGE', KEYS[1], 0, -1) end\n"
+    "local stage, alive = 0, 0\n"
+    "for _, wid in ipairs(ids) do\n"
+    "  local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'templates', 'egress',\n"
+    "    'runtimes', 'slots', 'used', 'cpu', 'cpu_used', 'mem', 'mem_used')\n"
+    "  if wid ~= exclude and w[1] == 'alive' and tonumber(w[2]) > now then\n"
+    "    alive = alive + 1\n"
+    "    local s = 0\n"
+    "    if string.find(w[3], ',' .. tmpl .. ',', 1, true) then s = 1\n"
+    "      if (not egress) or w[4] == '1' then s = 2\n"
+    "        local rt, rank = runtime(w[5])\n"
+    "        if rt then s = 3\n"
+    "          local slots, used = tonumber(w[6]), tonumber(w[7])\n"
+    "          if used < slots and tonumber(w[9]) + cpu <= tonumber(w[8]) + 1e-9\n"
+    "             and tonumber(w[11]) + mem <= tonumber(w[10]) then\n"
+    "            if mode == 'reserve' then\n"
+    "              redis.call('HINCRBY', prefix .. wid, 'used', 1)\n"
+    "              redis.call('HINCRBYFLOAT', prefix .. wid, 'cpu_used', cpu)\n"
+    "              redis.call('HINCRBY', prefix .. wid, 'mem_used', mem)\n"
+    "              redis.call('HSET', prefix .. wid .. ':sbs', sbid, val)\n"
+    "              redis.call('ZADD', KEYS[1], (used + 1) / slots, wid)\n"
+    "            end\n"
+    "            return {4, alive, wid, rt, rank, tostring(used / slots)}\n"
+    "          end\n"
+    "        end\n"
+    "      end\n"
+    "    end\n"
+    "    if s > stage then stage = s end\n"
+    "  end\n"
+    "end\n"
+    "return {stage, alive}\n",
+    ""};
+
+/* Giving a slot back is keyed by the sandbox's entry in the worker's map, so a
+ * second release (a retry, two corral-sched copies) changes nothing. */
+static struct rscript release_script = {
+    "placement_release",
+    "local v = redis.call('HGET', KEYS[2], ARGV[1])\n"
+    "if not v then return 0 end\n"
+    "redis.call('HDEL', KEYS[2], ARGV[1])\n"
+    "local _, cpu, mem = string.match(v, '^(%S*) (%S+) (%S+)')\n"
+    "local used = redis.call('HINCRBY', KEYS[1], 'used', -1)\n"
+    "redis.call('HINCRBYFLOAT', KEYS[1], 'cpu_used', -tonumber(cpu))\n"
+    "redis.call('HINCRBY', KEYS[1], 'mem_used', -tonumber(mem))\n"
+    "if redis.call('HGET', KEYS[1], 'state') == 'alive' then\n"
+    "  local slots = tonumber(redis.call('HGET', KEYS[1], 'slots'))\n"
+    "  redis.call('ZADD', KEYS[3], used / slots, ARGV[2])\n"
+    "end\n"
+    "return 1\n",
+    ""};
+
+struct pick {
+    long stage, alive;
+    char wid[33], runtime[33];
+    long rank;
+    double load;
+};
+
+static int pick_in_pool(struct rconn *rc, const char *pool, const char *mode,
+                        const struct placement_need *n, const char *sbid, const char *val,
+                        const char *target, struct pick *out)
+{
+    char zkey[128], egress[2], need[2], req[8], cpu[32], mem[24], now[24];
+    const char *argv[14] = {zkey,  pool,       mode, n->template_id, egress, need, req, cpu, mem,
+                            now,   n->exclude, sbid, val,            target};
+    redisReply *r;
+
+    snprintf(zkey, sizeof(zkey), K_WORKERS, pool);
+    snprintf(egress, sizeof(egress), "%d", n->egress ? 1 : 0);
+    snprintf(need, sizeof(need), "%d", n->has_require ? 1 : 0);
+    snprintf(req, sizeof(req), "%d", (int)n->require);
+    snprintf(cpu, sizeof(cpu), "%.3f", n->cpu_cores);
+    snprintf(mem, sizeof(mem), "%ld", n->memory_mb);
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    r = rconn_eval(rc, &pick_script, 1, 13, argv);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    memset(out, 0, sizeof(*out));
+    out->stage = (long)r->element[0]->integer;
+    out->alive = (long)r->element[1]->integer;
+    if (out->stage == 4 && r->elements == 6) {
+        snprintf(out->wid, sizeof(out->wid), "%s", r->element[2]->str);
+        snprintf(out->runtime, sizeof(out->runtime), "%s", r->element[3]->str);
+        out->rank = (long)r->element[4]->integer;
+        out->load = atof(r->element[5]->str);
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+static void explain(const struct placement_need *n, const struct pick *a, const struct pick *b,
+                    struct sched_error *err)
+{
+    long stage = a->stage > b->stage ? a->stage : b->stage;
+
+    if (a->alive + b->alive == 0)
+        sched_error_set(err, 503, "no worker is available to this workspace");
+    else if (stage == 0)
+        sched_error_set(err, 404, "template: '%s' not found", n->template_id);
+    else if (stage == 1)
+        sched_error_set(err, 409,
+                        "worker capability unavailable: no eligible worker can enforce "
+                        "allowed_domains (egress policy)");
+    else if (stage == 2)
+        sched_error_set(err, 409,
+                        "require_isolation: no eligible worker offers isolation %s; nothing "
+                        "was created",
+                        tier_name(n->require));
+    else
+        sched_error_set(err, 503,
+                        "no eligible worker has free capacity (slots, cpu_cores, memory_mb)");
+}
+
+int placement_reserve(struct rconn *rc, const char *ws, const struct placement_need *need,
+                      const char *sbid, struct placement *out, struct sched_error *err)
+{
+    char val[160];
+    struct pick own, fleet, got;
+
+    snprintf(val, sizeof(val), "%s %.3f %ld %lld", ws, need->cpu_cores, need->memory_mb,
+             (long long)clock_now_ms());
+    /* A few tries: another create may take the chosen worker's last slot between
+     * the peek and the reservation; then we look again. */
+    for (int attempt = 0; attempt < 4; attempt++) {
+        const char *pool;
+        const struct pick *best;
+
+        if (pick_in_pool(rc, ws, "peek", need, sbid, val, "", &own) ||
+            pick_in_pool(rc, "", "peek", need, sbid, val, "", &fleet)) {
+            sched_error_set(err, 503, "state store unavailable");
+            return -1;
+        }
+        if (own.stage < 4 && fleet.stage < 4) {
+            explain(need, &own, &fleet, err);
+            return -1;
+        }
+        best = (own.stage == 4 && (fleet.stage < 4 || own.load <= fleet.load)) ? &own : &fleet;
+        pool = best == &own ? ws : "";
+        if (pick_in_pool(rc, pool, "reserve", need, sbid, val, best->wid, &got)) {
+            sched_error_set(err, 503, "state store unavailable");
+            return -1;
+        }
+        if (got.stage == 4) {
+            snprintf(out->pool, sizeof(out->pool), "%s", pool);
+            snprintf(out->wid, sizeof(out->wid), "%s", got.wid);
+            snprintf(out->runtime, sizeof(out->runtime), "%s", got.runtime);
+            out->tier = (enum tier)got.rank;
+            return 0;
+        }
+    }
+    sched_error_set(err, 503, "no eligible worker has free capacity (slots, cpu_cores, memory_mb)");
+    return -1;
+}
+
+int placement_release(struct rconn *rc, const char *pool, const char *wid, const char *sbid)
+{
+    char wkey[160], skey[160], zkey[128];
+    const char *argv[5] = {wkey, skey, zkey, sbid, wid};
+    redisReply *r;
+    int n;
+
+    snprintf(wkey, sizeof(wkey), K_WORKER, pool, wid);
+    snprintf(skey, sizeof(skey), K_WORKER_SBS, pool, wid);
+    snprintf(zkey, sizeof(zkey), K_WORKERS, pool);
+    r = rconn_eval(rc, &release_script, 3, 2, argv);
+    if (!r)
+        return -1;
+    n = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    return n;
+}

@@ -1,0 +1,37 @@
+/* placement.h: which worker hosts a sandbox.
+ *
+ * The tenant rule comes first and is structural: a create of workspace W only
+ * ever looks at two pools, W's own workers and the unscoped fleet (""). A worker
+ * of another workspace is never read, so it can never be chosen. */
+#ifndef CORRAL_PLACEMENT_H
+#define CORRAL_PLACEMENT_H
+
+#include "scheduler.h"
+
+struct placement_need {
+    const char *template_id;
+    int egress;          /* allowed_domains set: the worker must enforce egress policy */
+    int has_require;
+    enum tier require;
+    double cpu_cores;
+    long memory_mb;
+    const char *exclude; /* a worker id never to choose (a dead one), or "" */
+};
+
+struct placement {
+    char pool[33];
+    char wid[33];
+    char runtime[33];
+    enum tier tier;
+};
+
+/* Picks the least loaded eligible worker of W's pool and the fleet and reserves a
+ * slot on it for sbid. 0, or -1 with err (404 template, 409 capability, 503
+ * capacity or Redis). */
+int placement_reserve(struct rconn *rc, const char *ws, const struct placement_need *need,
+                      const char *sbid, struct placement *out, struct sched_error *err);
+
+/* Gives the slot back; idempotent (1 released, 0 nothing to release, -1 Redis). */
+int placement_release(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
+
+#endif

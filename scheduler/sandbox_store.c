@@ -1,0 +1,222 @@
+#include "sandbox_store.h"
+
+#include "clock.h"
+#include "keys.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SB_KEYS(ws, sbid)                                                                          \
+    char k_sb[160], k_sbs[128], k_active[128], k_timeouts[128], k_pending[128];                   \
+    snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);                                                  \
+    snprintf(k_sbs, sizeof(k_sbs), K_SBS, ws);                                                     \
+    snprintf(k_active, sizeof(k_active), K_ACTIVE, ws);                                            \
+    snprintf(k_timeouts, sizeof(k_timeouts), K_TIMEOUTS, ws);                                      \
+    snprintf(k_pending, sizeof(k_pending), K_PENDING, ws)
+
+static struct rscript insert_script = {
+    "sandbox_insert",
+    "redis.call('HSET', KEYS[1], unpack(ARGV, 3))\n"
+    "redis.call('SADD', KEYS[2], ARGV[1])\n"
+    "redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])\n"
+    "return 1\n",
+    ""};
+
+static struct rscript remove_script = {
+    "sandbox_remove",
+    "local w = redis.call('HMGET', KEYS[1], 'worker', 'pool')\n"
+    "if redis.call('DEL', KEYS[1]) == 0 then return false end\n"
+    "redis.call('SREM', KEYS[2], ARGV[1])\n"
+    "for i = 3, 5 do redis.call('ZREM', KEYS[i], ARGV[1]) end\n"
+    "return {w[1] or '', w[2] or ''}\n",
+    ""};
+
+/* pending -> running only for the worker it was placed on, and only while its
+ * admission reservation still stands: a sandbox whose reservation lapsed was
+ * given up on (its create answered an error), so the worker must kill it. */
+static struct rscript report_script = {
+    "sandbox_report",
+    "local s = redis.call('HMGET', KEYS[1], 'state', 'worker', 'timeout')\n"
+    "if not s[1] or s[2] ~= ARGV[2] then return {'kill', 0} end\n"
+    "local was_pending = s[1] == 'pending' and 1 or 0\n"
+    "local now = tonumber(ARGV[5])\n"
+    "if ARGV[3] == 'running' then\n"
+    "  if s[1] == 'running' then return {'ignored', 0} end\n"
+    "  if s[1] ~= 'pending' then return {'kill', 0} end\n"
+    "  if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return {'kill', 1} end\n"
+    "  local expires = now + tonumber(s[3]) * 1000\n"
+    "  redis.call('HSET', KEYS[1], 'state', 'running', 'started_at', now, 'expires_at', expires)\n"
+    "  redis.call('ZADD', KEYS[2], '+inf', ARGV[1])\n"
+    "  redis.call('ZADD', KEYS[3], expires, ARGV[1])\n"
+    "  redis.call('ZREM', KEYS[4], ARGV[1])\n"
+    "  return {'started', 1}\n"
+    "end\n"
+    "if s[1] ~= 'running' and s[1] ~= 'pending' then return {'ignored', 0} end\n"
+    "local st = ARGV[3] == 'failed' and 'error' or 'exited'\n"
+    "redis.call('HSET', KEYS[1], 'state', st, 'reason', ARGV[4], 'ended_at', now)\n"
+    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "redis.call('ZREM', KEYS[4], ARGV[1])\n"
+    "return {'stopped', was_pending}\n",
+    ""};
+
+static struct rscript orphan_script = {
+    "sandbox_orphan",
+    "local s = redis.call('HMGET', KEYS[1], 'state', 'worker')\n"
+    "if not s[1] or s[2] ~= ARGV[2] then return 'skip' end\n"
+    "if s[1] == 'pending' then return 'replace' end\n"
+    "if s[1] == 'running' then\n"
+    "  redis.call('HSET', KEYS[1], 'state', 'lost', 'reason', 'worker lost', 'ended_at', ARGV[3])\n"
+    "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
+    "  return 'lost'\n"
+    "end\n"
+    "return 'skip'\n",
+    ""};
+
+static struct rscript move_script = {
+    "sandbox_move",
+    "local s = redis.call('HMGET', KEYS[1], 'state', 'worker')\n"
+    "if s[1] ~= 'pending' or s[2] ~= ARGV[1] then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'pool', ARGV[2], 'worker', ARGV[3], 'runtime', ARGV[4],\n"
+    "  'tier', ARGV[5])\n"
+    "return 1\n",
+    ""};
+
+static int eval_int(struct rconn *rc, struct rscript *s, int nkeys, int nargs, const char **argv)
+{
+    redisReply *r = rconn_eval(rc, s, nkeys, nargs, argv);
+    int n;
+
+    if (!r)
+        return -1;
+    n = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    return n;
+}
+
+int sandbox_insert(struct rconn *rc, const char *ws, const char *sbid, int64_t pending_deadline,
+                   int nfields, const char **fv)
+{
+    const char *argv[64];
+    char deadline[24];
+
+    SB_KEYS(ws, sbid);
+    (void)k_active;
+    (void)k_timeouts;
+    if (nfields * 2 + 5 > 64)
+        return -1;
+    snprintf(deadline, sizeof(deadline), "%lld", (long long)pending_deadline);
+    argv[0] = k_sb;
+    argv[1] = k_sbs;
+    argv[2] = k_pending;
+    argv[3] = sbid;
+    argv[4] = deadline;
+    memcpy(argv + 5, fv, sizeof(*fv) * (size_t)nfields * 2);
+    return eval_int(rc, &insert_script, 3, 2 + nfields * 2, argv) == 1 ? 0 : -1;
+}
+
+int sandbox_remove(struct rconn *rc, const char *ws, const char *sbid, char worker[33],
+                   char pool[33])
+{
+    redisReply *r;
+    int found;
+
+    SB_KEYS(ws, sbid);
+    const char *argv[6] = {k_sb, k_sbs, k_active, k_timeouts, k_pending, sbid};
+    r = rconn_eval(rc, &remove_script, 5, 1, argv);
+    if (!r)
+        return -1;
+    found = r->type == REDIS_REPLY_ARRAY && r->elements == 2;
+    snprintf(worker, 33, "%s", found ? r->element[0]->str : "");
+    snprintf(pool, 33, "%s", found ? r->element[1]->str : "");
+    freeReplyObject(r);
+    return found;
+}
+
+enum report_outcome sandbox_report(struct rconn *rc, const char *ws, const char *sbid,
+                                   const char *wid, const char *state, const char *reason,
+                                   int *was_pending)
+{
+    char now[24];
+    redisReply *r;
+    enum report_outcome out = REPORT_IGNORED;
+
+    SB_KEYS(ws, sbid);
+    (void)k_sbs;
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    const char *args[9] = {k_sb, k_active, k_timeouts, k_pending, sbid,
+                           wid,  state,    reason ? reason : "", now};
+    r = rconn_eval(rc, &report_script, 4, 5, args);
+    if (!r)
+        return REPORT_IGNORED;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
+        const char *o = r->element[0]->str;
+        *was_pending = (int)r->element[1]->integer;
+        out = strcmp(o, "started") == 0   ? REPORT_STARTED
+              : strcmp(o, "stopped") == 0 ? REPORT_STOPPED
+              : strcmp(o, "kill") == 0    ? REPORT_KILL
+                                          : REPORT_IGNORED;
+    }
+    freeReplyObject(r);
+    return out;
+}
+
+const char *sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, const char *wid,
+                           char *buf, size_t buflen)
+{
+    char now[24];
+    redisReply *r;
+
+    SB_KEYS(ws, sbid);
+    (void)k_sbs;
+    (void)k_pending;
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    const char *argv[6] = {k_sb, k_active, k_timeouts, sbid, wid, now};
+    r = rconn_eval(rc, &orphan_script, 3, 3, argv);
+    if (!r)
+        return NULL;
+    snprintf(buf, buflen, "%s", reply_str(r) ? reply_str(r) : "skip");
+    freeReplyObject(r);
+    return buf;
+}
+
+int sandbox_move(struct rconn *rc, const char *ws, const char *sbid, const char *old_wid,
+                 const char *pool, const char *wid, const char *runtime, const char *tier)
+{
+    char k_sb[160];
+    const char *argv[6] = {k_sb, old_wid, pool, wid, runtime, tier};
+
+    snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
+    return eval_int(rc, &move_script, 1, 5, argv);
+}
+
+int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char *msg)
+{
+    char key[160];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_READY, ws, sbid);
+    r = rconn_cmd(rc, 0, "LPUSH %s %s", key, msg);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    r = rconn_cmd(rc, 0, "PEXPIRE %s 120000", key);
+    if (r)
+        freeReplyObject(r);
+    return 0;
+}
+
+redisReply *sandbox_get(struct rconn *rc, const char *ws, const char *sbid, int *absent)
+{
+    char key[160];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_SB, ws, sbid);
+    r = rconn_cmd(rc, 0, "HGETALL %s", key);
+    *absent = r && r->elements == 0;
+    if (r && r->elements == 0) {
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}

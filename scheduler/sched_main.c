@@ -1,0 +1,75 @@
+/* corral-sched: what no request drives. Expires workers whose lease ran out,
+ * kills sandboxes whose timeout passed, reclaims abandoned creates and slots.
+ * Safe to run as several copies: every action is claimed by a script first. */
+#include "clock.h"
+#include "corral_conf.h"
+#include "keys.h"
+#include "lifecycle.h"
+#include "log.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
+static void sweep_once(struct rconn *rc, long tick)
+{
+    redisReply *ws = rconn_cmd(rc, 0, "SMEMBERS " K_WORKSPACES);
+
+    if (!ws)
+        return;
+    sweep_dead_workers(rc, "");
+    if (tick % 10 == 0)
+        sweep_worker_slots(rc, "", 30000);
+    for (size_t i = 0; i < ws->elements; i++) {
+        const char *id = ws->element[i]->str;
+        sweep_dead_workers(rc, id);
+        sweep_timeouts(rc, id);
+        sweep_abandoned_creates(rc, id);
+        if (tick % 10 == 0)
+            sweep_worker_slots(rc, id, 30000);
+    }
+    freeReplyObject(ws);
+}
+
+int main(int argc, char **argv)
+{
+    struct corral_conf conf;
+    struct rconn rc;
+    char err[512];
+    const char *path = "/etc/corral/corral.conf";
+    int opt;
+
+    while ((opt = getopt(argc, argv, "c:")) != -1) {
+        if (opt != 'c') {
+            fprintf(stderr, "usage: corral-sched [-c corral.conf]\n");
+            return 2;
+        }
+        path = optarg;
+    }
+    log_set_name("corral-sched");
+    if (corral_conf_load(path, &conf, err, sizeof(err)) != 0) {
+        log_err("config: %s", err);
+        return 1;
+    }
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    rconn_init(&rc, conf.redis_host, (int)conf.redis_port, conf.redis_socket,
+               (int)conf.redis_timeout_ms);
+    log_info("sweeping every %ld ms", conf.sweep_ms);
+    for (long tick = 0; !stopping; tick++) {
+        sweep_once(&rc, tick);
+        clock_sleep_ms(conf.sweep_ms);
+    }
+    rconn_close(&rc);
+    log_info("stopped");
+    return 0;
+}

@@ -1,0 +1,172 @@
+#include "scheduler.h"
+
+#include "admission.h"
+#include "clock.h"
+#include "commands.h"
+#include "placement.h"
+#include "sandbox_store.h"
+#include "secret.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sched_error_set(struct sched_error *e, int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    e->status = status;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof(e->message), fmt, ap);
+    va_end(ap);
+}
+
+void sandbox_spec_free(struct sandbox_spec *s)
+{
+    free(s->metadata_json);
+    free(s->env_json);
+    free(s->allowed_json);
+    s->metadata_json = s->env_json = s->allowed_json = NULL;
+}
+
+static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
+                           struct placement_need *need)
+{
+    need->template_id = spec->template_id;
+    need->egress = spec->n_allowed > 0;
+    need->has_require = spec->has_require;
+    need->require = spec->require;
+    need->cpu_cores = spec->cpu_cores;
+    need->memory_mb = spec->memory_mb;
+    need->exclude = exclude;
+}
+
+static int record_and_send(struct rconn *rc, const char *ws, const char *sbid,
+                           const struct sandbox_spec *spec, const struct placement *p,
+                           int64_t deadline)
+{
+    char now[24], timeout[24], cpu[32], mem[24];
+    const char *fv[] = {"id", sbid, "ws", ws, "template", spec->template_id, "state", "pending",
+                        "pool", p->pool, "worker", p->wid, "runtime", p->runtime, "tier",
+                        tier_name(p->tier), "require_isolation",
+                        spec->has_require ? tier_name(spec->require) : "", "timeout", timeout,
+                        "cpu_cores", cpu, "memory_mb", mem, "metadata", spec->metadata_json,
+                        "env", spec->env_json, "allowed_domains", spec->allowed_json,
+                        "created_at", now};
+    redisReply *rec;
+    int absent, rv;
+
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    snprintf(timeout, sizeof(timeout), "%ld", spec->timeout_s);
+    snprintf(cpu, sizeof(cpu), "%.3f", spec->cpu_cores);
+    snprintf(mem, sizeof(mem), "%ld", spec->memory_mb);
+    if (sandbox_insert(rc, ws, sbid, deadline, (int)(sizeof(fv) / sizeof(fv[0]) / 2), fv) != 0)
+        return -1;
+    rec = sandbox_get(rc, ws, sbid, &absent);
+    if (!rec)
+        return -1;
+    rv = command_send_create(rc, p->pool, p->wid, rec);
+    freeReplyObject(rec);
+    return rv;
+}
+
+/* Undo in reverse order. Each step is idempotent and, if Redis is gone, what
+ * it leaves behind is reclaimed anyway: the admission reservation lapses at its
+ * deadline and corral-sched reconciles worker slots against sandbox records. */
+static void undo_create(struct rconn *rc, const char *ws, const char *sbid,
+                        const struct placement *p)
+{
+    char worker[33], pool[33];
+
+    sandbox_remove(rc, ws, sbid, worker, pool);
+    if (p)
+        placement_release(rc, p->pool, p->wid, sbid);
+    admission_release(rc, ws, sbid);
+}
+
+int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                     const struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
+                     struct sched_error *err)
+{
+    int64_t deadline = clock_now_ms() + c->create_timeout_ms + c->grace_ms;
+    struct placement_need need;
+    struct placement p;
+    long limit = 0;
+    int admitted;
+
+    if (secret_random_hex(sbid, 10) != 0) {
+        sched_error_set(err, 500, "no randomness for a sandbox id");
+        return -1;
+    }
+    admitted = admission_reserve(rc, ws, sbid, deadline, &limit);
+    if (admitted < 0) {
+        sched_error_set(err, 503, "state store unavailable");
+        return -1;
+    }
+    if (admitted == 0) {
+        sched_error_set(err, 403,
+                        "admission: the workspace is at its limit of %ld concurrent sandboxes "
+                        "(max_concurrent_sandboxes)",
+                        limit);
+        return -1;
+    }
+    need_from_spec(spec, "", &need);
+    if (placement_reserve(rc, ws, &need, sbid, &p, err) != 0) {
+        admission_release(rc, ws, sbid);
+        return -1;
+    }
+    if (record_and_send(rc, ws, sbid, spec, &p, deadline) != 0) {
+        undo_create(rc, ws, sbid, &p);
+        sched_error_set(err, 503, "state store unavailable");
+        return -1;
+    }
+    return 0;
+}
+
+/* Rebuilds the spec a pending sandbox was created with, for placing it again. */
+static void spec_from_record(const redisReply *rec, struct sandbox_spec *s)
+{
+    const char *req = reply_hget(rec, "require_isolation");
+    const char *allowed = reply_hget(rec, "allowed_domains");
+
+    memset(s, 0, sizeof(*s));
+    snprintf(s->template_id, sizeof(s->template_id), "%s",
+             reply_hget(rec, "template") ? reply_hget(rec, "template") : "");
+    s->cpu_cores = atof(reply_hget(rec, "cpu_cores") ? reply_hget(rec, "cpu_cores") : "1");
+    s->memory_mb = atol(reply_hget(rec, "memory_mb") ? reply_hget(rec, "memory_mb") : "512");
+    s->has_require = req && *req && tier_parse(req, &s->require) == 0;
+    s->n_allowed = allowed && strcmp(allowed, "[]") != 0;
+}
+
+int scheduler_replace(struct rconn *rc, const char *ws, const char *sbid, const char *dead_wid,
+                      struct sched_error *err)
+{
+    struct sandbox_spec spec;
+    struct placement_need need;
+    struct placement p;
+    redisReply *rec;
+    int absent, moved;
+
+    rec = sandbox_get(rc, ws, sbid, &absent);
+    if (!rec) {
+        sched_error_set(err, absent ? 404 : 503, absent ? "sandbox gone" : "state store unavailable");
+        return -1;
+    }
+    spec_from_record(rec, &spec);
+    freeReplyObject(rec);
+    need_from_spec(&spec, dead_wid, &need);
+    if (placement_reserve(rc, ws, &need, sbid, &p, err) != 0)
+        return -1;
+    moved = sandbox_move(rc, ws, sbid, dead_wid, p.pool, p.wid, p.runtime, tier_name(p.tier));
+    rec = moved == 1 ? sandbox_get(rc, ws, sbid, &absent) : NULL;
+    if (!rec || command_send_create(rc, p.pool, p.wid, rec) != 0) {
+        if (rec)
+            freeReplyObject(rec);
+        placement_release(rc, p.pool, p.wid, sbid);
+        sched_error_set(err, 409, "sandbox is no longer pending");
+        return -1;
+    }
+    freeReplyObject(rec);
+    return 0;
+}

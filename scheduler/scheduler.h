@@ -1,0 +1,57 @@
+/* scheduler.h: the rules every create passes through.
+ *
+ * scheduler_create() is the one entry point: the native API, the E2B surface
+ * and redelivery after a worker dies all call it (redelivery through
+ * scheduler_replace(), which reuses the same placement). Order matters:
+ * admission (is this workspace under its limit?) then placement (which worker
+ * may and can host it?), both before anything is provisioned. */
+#ifndef CORRAL_SCHEDULER_H
+#define CORRAL_SCHEDULER_H
+
+#include "rconn.h"
+#include "tier.h"
+
+#include <stdint.h>
+
+#define SANDBOX_ID_MAX 33
+
+struct sandbox_spec {
+    char template_id[65];
+    long timeout_s;
+    double cpu_cores;
+    long memory_mb;
+    int has_require;      /* require_isolation was given */
+    enum tier require;    /* meaningful when has_require */
+    char *metadata_json;  /* JSON object text, owned */
+    char *env_json;       /* JSON object text, owned */
+    char *allowed_json;   /* JSON array text, owned */
+    int n_allowed;        /* number of allowed domains: egress needed when > 0 */
+};
+
+void sandbox_spec_free(struct sandbox_spec *s);
+
+struct sched_conf {
+    int create_timeout_ms; /* how long a create may take to reach "running" */
+    int grace_ms;          /* slack before corral-sched reclaims an abandoned create */
+};
+
+/* An error a caller turns into {"code": status, "message": message}. */
+struct sched_error {
+    int status;
+    char message[256];
+};
+
+void sched_error_set(struct sched_error *e, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Admits, places, records and enqueues a create. On success 0 and sbid set:
+ * the sandbox is "pending" until its worker reports it running. */
+int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                     const struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
+                     struct sched_error *err);
+
+/* Places a pending sandbox again, away from worker dead_wid (redelivery). */
+int scheduler_replace(struct rconn *rc, const char *ws, const char *sbid, const char *dead_wid,
+                      struct sched_error *err);
+
+#endif
