@@ -31,8 +31,11 @@ $(OBJ)/%.o: %.c
 include common/build.mk
 include scheduler/build.mk
 include handlers/build.mk
--include workerd/build.mk
--include workerd/envd/build.mk
+# workerd and envd are wired in once they build and pass their tests (see tests/run.sh).
+ifneq ($(wildcard workerd/READY),)
+include workerd/build.mk
+include workerd/envd/build.mk
+endif
 include tests/build.mk
 
 .PHONY: all deps test test-unit test-integration fuzz bench up down images clean format lint
