@@ -1,0 +1,11 @@
+API_SRCS := $(filter-out handlers/corralctl.c,$(wildcard handlers/*.c))
+API_LIB_SRCS := handlers/sandbox_spec_parse.c handlers/request.c
+
+BINS += $(BIN)/corral-api $(BIN)/corralctl
+$(BIN)/corral-api: $(call objs,$(API_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi $(LIBS)
+
+$(BIN)/corralctl: $(call objs,handlers/corralctl.c) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

@@ -25,7 +25,8 @@ enum report_outcome {
     REPORT_KILL,        /* not this worker's (or its reservation lapsed): kill it */
 };
 
-/* Applies "wid says sbid is <state>" (running, exited, failed). */
+/* Applies "wid says sbid is <state>": running, exited, failed, or missing (a
+ * full report that omits it: only a running sandbox is then marked exited). */
 enum report_outcome sandbox_report(struct rconn *rc, const char *ws, const char *sbid,
                                    const char *wid, const char *state, const char *reason,
                                    int *was_pending);

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# conf/stack.sh: brings the whole Corral stack up on this machine, or down.
+#
+#   conf/stack.sh up      start redis, 2 corral-api, corral-sched, nginx (TLS)
+#   conf/stack.sh down    stop what `up` started
+#   conf/stack.sh env     print the exports for clients
+#   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
+#
+# Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
+# CORRAL_PORT (HTTPS port, 8443), CORRAL_REDIS_PORT (6390), CORRAL_PROFILE
+# (dev | test | bench), CORRAL_BUILD (binaries dir, build/bin), CORRAL_DOMAIN.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUN=${CORRAL_RUN:-/var/lib/corral-dev}
+PORT=${CORRAL_PORT:-8443}
+REDIS_PORT=${CORRAL_REDIS_PORT:-6390}
+PROFILE=${CORRAL_PROFILE:-dev}
+BIN=${CORRAL_BUILD:-$ROOT/build/bin}
+DOMAIN=${CORRAL_DOMAIN:-corral.localhost}
+API_PROCS=2
+
+die() { echo "stack: $*" >&2; exit 1; }
+
+profile_settings() {
+    # poll/lease short in tests so that dead workers are noticed within seconds.
+    case "$PROFILE" in
+    dev)   POLL=20000 LEASE=45000 CREATE=60000 GRACE=5000 SWEEP=1000
+           RATE_KEY=50 BURST_KEY=200 RATE_ADDR=200 BURST_ADDR=400 ;;
+    test)  POLL=2000 LEASE=4000 CREATE=8000 GRACE=1000 SWEEP=200
+           RATE_KEY=200 BURST_KEY=400 RATE_ADDR=5000 BURST_ADDR=5000 ;;
+    bench) POLL=20000 LEASE=45000 CREATE=60000 GRACE=5000 SWEEP=1000
+           RATE_KEY=1000000 BURST_KEY=100000 RATE_ADDR=1000000 BURST_ADDR=100000 ;;
+    *) die "CORRAL_PROFILE must be dev, test or bench" ;;
+    esac
+}
+
+start_bg() { # name, then the command; its pid goes to $RUN/pids/name.pid
+    local name=$1; shift
+    setsid "$@" >>"$RUN/log/$name.log" 2>&1 < /dev/null &
+    echo $! > "$RUN/pids/$name.pid"
+}
+
+stop_pid() { # name [signal]
+    local f="$RUN/pids/$1.pid" pid
+    [ -f "$f" ] || return 0
+    pid=$(cat "$f")
+    kill "-${2:-TERM}" "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    rm -f "$f"
+}
+
+wait_for() { # description, test command...
+    local what=$1; shift
+    for _ in $(seq 1 100); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    die "$what did not come up (logs in $RUN/log)"
+}
+
+make_tls() {
+    [ -f "$RUN/tls/server.crt" ] && return 0
+    mkdir -p "$RUN/tls" && chmod 700 "$RUN/tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=Corral local CA" \
+        -keyout "$RUN/tls/ca.key" -out "$RUN/tls/ca.crt" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$DOMAIN" \
+        -keyout "$RUN/tls/server.key" -out "$RUN/tls/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,DNS:%s,DNS:*.%s,IP:127.0.0.1\n' "$DOMAIN" "$DOMAIN" \
+        > "$RUN/tls/san.ext"
+    openssl x509 -req -in "$RUN/tls/server.csr" -CA "$RUN/tls/ca.crt" -CAkey "$RUN/tls/ca.key" \
+        -CAcreateserial -days 3650 -extfile "$RUN/tls/san.ext" -out "$RUN/tls/server.crt" 2>/dev/null
+}
+
+write_conf() {
+    umask 077
+    [ -f "$RUN/secret" ] || openssl rand -hex 32 > "$RUN/secret"
+    cat > "$RUN/corral.conf" <<CONF
+redis_host = 127.0.0.1
+redis_port = $REDIS_PORT
+secret_file = $RUN/secret
+threads = 16
+longpoll_max = 8
+max_body_bytes = 1048576
+poll_ms = $POLL
+lease_ms = $LEASE
+create_timeout_ms = $CREATE
+grace_ms = $GRACE
+sweep_ms = $SWEEP
+CONF
+    umask 022
+    local ups="" i
+    for i in $(seq 1 $API_PROCS); do ups+="        server unix:$RUN/api-$i.sock;"$'\n'; done
+    local extra=""
+    if [ "$PROFILE" = bench ]; then
+        mkdir -p "$RUN/www" && echo '{"status":"ok"}' > "$RUN/www/static.json"
+        extra="        location = /static.json { root $RUN/www; }"
+    fi
+    sed -e "s|@RUN@|$RUN|g" -e "s|@PORT@|$PORT|g" -e "s|@DOMAIN@|$DOMAIN|g" \
+        -e "s|@USER@|$(id -un)|g" -e "s|@RATE_KEY@|$RATE_KEY|g" -e "s|@BURST_KEY@|$BURST_KEY|g" \
+        -e "s|@RATE_ADDR@|$RATE_ADDR|g" -e "s|@BURST_ADDR@|$BURST_ADDR|g" \
+        -e "s|@NGINX_BODY@|2m|g" "$ROOT/conf/nginx.conf.in" \
+        | awk -v ups="$ups" -v extra="$extra" \
+            '{ if ($0 == "@UPSTREAMS@") printf "%s", ups; else if ($0 == "@EXTRA_LOCATIONS@") print extra; else print }' \
+        > "$RUN/nginx.conf"
+}
+
+start_redis() {
+    start_bg redis redis-server "$ROOT/conf/redis.conf" --port "$REDIS_PORT" --dir "$RUN/redis"
+    wait_for "redis on port $REDIS_PORT" redis-cli -p "$REDIS_PORT" ping
+}
+
+start_api() {
+    start_bg "api-$1" "$BIN/corral-api" -c "$RUN/corral.conf" -l "$RUN/api-$1.sock"
+    wait_for "corral-api $1" test -S "$RUN/api-$1.sock"
+}
+
+up() {
+    command -v redis-server >/dev/null && command -v nginx >/dev/null \
+        || die "redis-server and nginx are missing: run 'make deps'"
+    [ -x "$BIN/corral-api" ] || die "$BIN/corral-api is missing: run 'make'"
+    profile_settings
+    mkdir -p "$RUN"/{log,pids,redis,nginx}
+    [ -f "$RUN/pids/nginx.pid" ] && die "already up in $RUN (conf/stack.sh down first)"
+    make_tls
+    write_conf
+    start_redis
+    for i in $(seq 1 $API_PROCS); do start_api "$i"; done
+    start_bg sched "$BIN/corral-sched" -c "$RUN/corral.conf"
+    nginx -t -q -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" \
+        || die "nginx rejected $RUN/nginx.conf"
+    nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log"
+    wait_for "nginx on port $PORT" curl -sf --cacert "$RUN/tls/ca.crt" "https://localhost:$PORT/health"
+}
+
+down() {
+    if [ -f "$RUN/pids/nginx.pid" ] || [ -f "$RUN/nginx.pid" ]; then
+        nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" -s quit 2>/dev/null || true
+        for _ in $(seq 1 50); do [ -f "$RUN/nginx.pid" ] || break; sleep 0.1; done
+        rm -f "$RUN/pids/nginx.pid"
+    fi
+    stop_pid sched
+    for i in $(seq 1 $API_PROCS); do stop_pid "api-$i"; done
+    stop_pid redis
+}
+
+env_exports() {
+    local key
+    key=$(CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json workspace create "dev-$(date +%s)")
+    local ws owner member
+    ws=$(sed -E 's/.*"workspace":"([^"]*)".*/\1/' <<<"$key")
+    member=$(CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json key create --workspace "$ws" --role member \
+        | sed -E 's/.*"key":"([^"]*)".*/\1/')
+    owner=$(sed -E 's/.*"owner_key":"([^"]*)".*/\1/' <<<"$key")
+    echo "# Corral is up. A fresh workspace $ws; its owner key is in $RUN/owner-key (mode 600)."
+    (umask 077; echo "$owner" > "$RUN/owner-key")
+    echo "export E2B_API_URL=https://localhost:$PORT"
+    echo "export E2B_API_KEY=$member"
+    echo "export NODE_EXTRA_CA_CERTS=$RUN/tls/ca.crt"
+    echo "export CORRAL_CONF=$RUN/corral.conf"
+}
+
+case "${1:-}" in
+up) up; [ "$PROFILE" = dev ] && env_exports || true ;;
+down) down ;;
+env) env_exports ;;
+stop-redis) stop_pid redis ;;
+start-redis) start_redis ;;
+kill-api) stop_pid "api-$2" KILL ;;
+start-api) profile_settings; start_api "$2" ;;
+status) ls "$RUN/pids" ;;
+*) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|kill-api N|start-api N|status" ;;
+esac

@@ -1,0 +1,238 @@
+/* POST /v1/worker/handshake: a worker enrols (or re-enrols after a restart)
+ * with its capabilities. Its pool is the join token's workspace, never a field
+ * of the body. */
+#include "clock.h"
+#include "commands.h"
+#include "handlers.h"
+#include "keys.h"
+#include "respond.h"
+#include "sandbox_spec_parse.h"
+#include "secret.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+struct caps {
+    char runtimes[512];  /* "runc:1,runsc:2," for the placement script */
+    char templates[1100]; /* ",base,other," */
+    json_t *runtimes_json, *templates_json;
+    int egress;
+    double cpu;
+    long mem, slots;
+    const char *data_addr, *hostname;
+};
+
+static int parse_runtimes(const json_t *v, struct caps *c, char *err, size_t errlen)
+{
+    size_t i, used = 0;
+    json_t *rt;
+
+    if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > 16) {
+        snprintf(err, errlen, "runtimes: must be an array of 1-16 {name, tier}");
+        return -1;
+    }
+    json_array_foreach(v, i, rt)
+    {
+        const char *name = json_string_value(json_object_get(rt, "name"));
+        enum tier t;
+        if (!name || !valid_name(name, 24) ||
+            tier_parse(json_string_value(json_object_get(rt, "tier")), &t) != 0) {
+            snprintf(err, errlen, "runtimes[%zu]: needs a name [a-z0-9._-] and a tier (NONE, "
+                     "CONTAINER, GVISOR, MICROVM, UNKNOWN)", i);
+            return -1;
+        }
+        used += (size_t)snprintf(c->runtimes + used, sizeof(c->runtimes) - used, "%s:%d,", name,
+                                 (int)t);
+    }
+    c->runtimes_json = (json_t *)v;
+    return 0;
+}
+
+static int parse_templates(const json_t *v, struct caps *c, char *err, size_t errlen)
+{
+    size_t i, used = 1;
+    json_t *t;
+
+    if (!json_is_array(v) || json_array_size(v) > 16) {
+        snprintf(err, errlen, "templates: must be an array of at most 16 names");
+        return -1;
+    }
+    c->templates[0] = ',';
+    c->templates[1] = '\0';
+    json_array_foreach(v, i, t)
+    {
+        if (!json_is_string(t) || !valid_name(json_string_value(t), 64)) {
+            snprintf(err, errlen, "templates[%zu]: must be a name [a-z0-9._-]", i);
+            return -1;
+        }
+        used += (size_t)snprintf(c->templates + used, sizeof(c->templates) - used, "%s,",
+                                 json_string_value(t));
+    }
+    c->templates_json = (json_t *)v;
+    return 0;
+}
+
+static int parse_caps(const json_t *b, struct caps *c, char *err, size_t errlen)
+{
+    const json_t *v;
+
+    memset(c, 0, sizeof(*c));
+    if (parse_runtimes(json_object_get(b, "runtimes"), c, err, errlen) ||
+        parse_templates(json_object_get(b, "templates"), c, err, errlen))
+        return -1;
+    v = json_object_get(b, "egress");
+    if (v && !json_is_boolean(v)) {
+        snprintf(err, errlen, "egress: must be true or false");
+        return -1;
+    }
+    c->egress = json_is_true(v);
+    v = json_object_get(b, "cpu_cores");
+    c->cpu = json_number_value(v);
+    if (!json_is_number(v) || !isfinite(c->cpu) || c->cpu <= 0 || c->cpu > 100000) {
+        snprintf(err, errlen, "cpu_cores: must be a positive number");
+        return -1;
+    }
+    v = json_object_get(b, "memory_mb");
+    c->mem = (long)json_integer_value(v);
+    if (!json_is_integer(v) || c->mem <= 0) {
+        snprintf(err, errlen, "memory_mb: must be a positive integer");
+        return -1;
+    }
+    v = json_object_get(b, "slots");
+    c->slots = (long)json_integer_value(v);
+    if (!json_is_integer(v) || c->slots < 1 || c->slots > 100000) {
+        snprintf(err, errlen, "slots: must be an integer in [1, 100000]");
+        return -1;
+    }
+    c->data_addr = json_string_value(json_object_get(b, "data_addr"));
+    if (!c->data_addr || !*c->data_addr || strlen(c->data_addr) > 255) {
+        snprintf(err, errlen, "data_addr: must be a host:port string");
+        return -1;
+    }
+    c->hostname = json_string_value(json_object_get(b, "hostname"));
+    if (!c->hostname || strlen(c->hostname) > 255)
+        c->hostname = "";
+    return 0;
+}
+
+/* The worker_id a returning worker may keep: same pool, right secret, not
+ * deleted. 1 reuse (dead: reset its usage), 0 new id, -1 refused (answered). */
+static int returning_worker(struct request *req, const json_t *b, char wid[33], int *was_dead)
+{
+    const char *id = json_string_value(json_object_get(b, "worker_id"));
+    const char *secret = json_string_value(json_object_get(b, "worker_secret"));
+    char key[160], mac[SECRET_MAC_HEX];
+    redisReply *r;
+    int ok;
+
+    if (!id)
+        return 0;
+    if (!secret || !token_is_id(id)) {
+        respond_error(req, 403, "worker_id needs the worker_secret it was given");
+        return -1;
+    }
+    snprintf(key, sizeof(key), K_WORKER, req->cred.ws, id);
+    r = rconn_cmd(req->rc, 0, "HMGET %s secret_mac state", key);
+    if (!r) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return -1;
+    }
+    secret_mac_hex(req->conf->server_secret, secret, mac);
+    ok = reply_str(r->element[0]) && secret_equal(reply_str(r->element[0]), mac);
+    *was_dead = ok && reply_str(r->element[1]) && strcmp(reply_str(r->element[1]), "alive") != 0;
+    freeReplyObject(r);
+    if (!ok) {
+        respond_error(req, 403, "worker_id is not a worker this workspace enrolled with that secret");
+        return -1;
+    }
+    snprintf(wid, 33, "%s", id);
+    return 1;
+}
+
+static int store_worker(struct request *req, const char *wid, const struct caps *c,
+                        const char *mac, int reset_usage)
+{
+    char key[160], set[128], *rt = json_dumps(c->runtimes_json, JSON_COMPACT);
+    char *tm = json_dumps(c->templates_json, JSON_COMPACT);
+    long long lease = (long long)(clock_now_ms() + req->conf->lease_ms);
+    redisReply *r;
+    int rv = -1;
+
+    snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
+    r = rt && tm ? rconn_cmd(req->rc, 0,
+                             "HSET %s state alive hostname %s runtimes %s runtimes_json %s "
+                             "templates %s templates_json %s egress %d slots %ld cpu %.3f mem %ld "
+                             "data_addr %s lease_until %lld secret_mac %s jt %s",
+                             key, c->hostname, c->runtimes, rt, c->templates, tm, c->egress,
+                             c->slots, c->cpu, c->mem, c->data_addr, lease, mac, req->cred.id)
+                 : NULL;
+    if (r) {
+        freeReplyObject(r);
+        r = reset_usage ? rconn_cmd(req->rc, 0, "HSET %s used 0 cpu_used 0 mem_used 0", key)
+                        : rconn_cmd(req->rc, 0, "HSETNX %s used 0", key);
+    }
+    if (r) {
+        freeReplyObject(r);
+        snprintf(set, sizeof(set), K_WORKERS_ALL, req->cred.ws);
+        r = rconn_cmd(req->rc, 0, "SADD %s %s", set, wid);
+    }
+    if (r) {
+        freeReplyObject(r);
+        snprintf(set, sizeof(set), K_LEASES, req->cred.ws);
+        r = rconn_cmd(req->rc, 0, "ZADD %s %lld %s", set, lease, wid);
+    }
+    if (r) {
+        freeReplyObject(r);
+        snprintf(set, sizeof(set), K_WORKERS, req->cred.ws);
+        r = rconn_cmd(req->rc, 0, "EVAL %s 2 %s %s %s", "local w = redis.call('HMGET', KEYS[2], "
+                      "'used', 'slots') redis.call('ZADD', KEYS[1], tonumber(w[1] or 0) / "
+                      "tonumber(w[2]), ARGV[1]) return 1", set, key, wid);
+    }
+    if (r) {
+        freeReplyObject(r);
+        rv = command_stream_init(req->rc, req->cred.ws, wid);
+    }
+    free(rt);
+    free(tm);
+    return rv;
+}
+
+void h_worker_handshake(struct request *req)
+{
+    json_t *body = request_json_body(req);
+    char wid[33], secret[TOKEN_SECRET_MAX], mac[SECRET_MAC_HEX], err[256];
+    struct caps caps;
+    int again, was_dead = 0;
+
+    if (!body)
+        return;
+    if (parse_caps(body, &caps, err, sizeof(err)) != 0) {
+        respond_error(req, 400, "%s", err);
+        json_decref(body);
+        return;
+    }
+    again = returning_worker(req, body, wid, &was_dead);
+    if (again < 0) {
+        json_decref(body);
+        return;
+    }
+    if (again)
+        snprintf(secret, sizeof(secret), "%s",
+                 json_string_value(json_object_get(body, "worker_secret")));
+    if (!again && (secret_random_hex(wid, 8) || secret_random_hex(secret, 24))) {
+        respond_error(req, 500, "no randomness");
+        json_decref(body);
+        return;
+    }
+    secret_mac_hex(req->conf->server_secret, secret, mac);
+    if (store_worker(req, wid, &caps, mac, !again || was_dead) != 0) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+    } else {
+        respond_json(req, 200, json_pack("{s:s, s:s, s:s, s:I, s:I}", "worker_id", wid,
+                                          "workspace", req->cred.ws, "worker_secret", secret,
+                                          "poll_ms", (json_int_t)req->conf->poll_ms, "lease_ms",
+                                          (json_int_t)req->conf->lease_ms));
+    }
+    json_decref(body);
+}

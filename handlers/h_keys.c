@@ -1,0 +1,116 @@
+/* Owner-only credential routes: API keys and join tokens of the caller's own
+ * workspace. A secret is shown once, in the creating answer, and never again. */
+#include "handlers.h"
+#include "keys.h"
+#include "respond.h"
+#include "sandbox_view.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Reads an optional body; an absent one is an empty object. */
+static json_t *optional_body(struct request *req)
+{
+    const char *cl = request_header(req, "CONTENT_LENGTH");
+
+    if (!cl || !*cl || strcmp(cl, "0") == 0)
+        return json_object();
+    return request_json_body(req);
+}
+
+static int only_fields(struct request *req, json_t *body, const char *allowed)
+{
+    const char *k;
+    json_t *v;
+
+    json_object_foreach(body, k, v)
+    {
+        char probe[80];
+        snprintf(probe, sizeof(probe), ",%s,", k);
+        if (!strstr(allowed, probe)) {
+            respond_error(req, 400, "%.64s: unknown field", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void h_key_create(struct request *req)
+{
+    json_t *body = optional_body(req), *v;
+    char id[TOKEN_ID_MAX], token[TOKEN_TEXT_MAX];
+    enum role role = ROLE_MEMBER;
+
+    if (!body)
+        return;
+    if (only_fields(req, body, ",role,") != 0) {
+        json_decref(body);
+        return;
+    }
+    v = json_object_get(body, "role");
+    if (v && (role = role_parse(json_string_value(v))) == ROLE_NONE) {
+        json_decref(body);
+        respond_error(req, 400, "role: must be \"owner\" or \"member\"");
+        return;
+    }
+    json_decref(body);
+    if (apikey_create(req->rc, req->conf->server_secret, req->cred.ws, role, id, token) != 0) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return;
+    }
+    respond_json(req, 201, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "key", token, "role",
+                                      role_name(role), "workspace", req->cred.ws));
+}
+
+static void answer_delete(struct request *req, int n, const char *what)
+{
+    if (n < 0)
+        respond_error(req, 503, "state store unavailable; retry shortly");
+    else if (n == 0)
+        respond_error(req, 404, "%s not found", what);
+    else
+        respond_empty(req, 204);
+}
+
+void h_key_delete(struct request *req)
+{
+    int n = token_is_id(req->params[0]) ? apikey_delete(req->rc, req->cred.ws, req->params[0]) : 0;
+    answer_delete(req, n, "key");
+}
+
+void h_jointoken_create(struct request *req)
+{
+    json_t *body = optional_body(req), *v;
+    char id[TOKEN_ID_MAX], token[TOKEN_TEXT_MAX], expires[40];
+    json_int_t ttl = 3600;
+    int64_t expires_ms;
+
+    if (!body)
+        return;
+    if (only_fields(req, body, ",ttl_seconds,") != 0) {
+        json_decref(body);
+        return;
+    }
+    v = json_object_get(body, "ttl_seconds");
+    if (v && (!json_is_integer(v) || (ttl = json_integer_value(v)) < 60 || ttl > 30 * 86400)) {
+        json_decref(body);
+        respond_error(req, 400, "ttl_seconds: must be an integer in [60, 2592000]");
+        return;
+    }
+    json_decref(body);
+    if (jointoken_create(req->rc, req->conf->server_secret, req->cred.ws, (long)ttl, id, token,
+                         &expires_ms) != 0) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return;
+    }
+    format_time_ms(expires_ms, expires, sizeof(expires));
+    respond_json(req, 201, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "token", token,
+                                      "workspace", req->cred.ws, "expires_at", expires));
+}
+
+void h_jointoken_delete(struct request *req)
+{
+    int n = token_is_id(req->params[0]) ? jointoken_revoke(req->rc, req->cred.ws, req->params[0])
+                                        : 0;
+    answer_delete(req, n, "join token");
+}

@@ -1,0 +1,184 @@
+/* The native sandbox routes. Every lookup is in the caller's workspace slot:
+ * another tenant's sandbox is simply absent, so it answers exactly like an id
+ * that never existed. */
+#include "handlers.h"
+#include "lifecycle.h"
+#include "respond.h"
+#include "sandbox_spec_parse.h"
+#include "sandbox_store.h"
+#include "sandbox_view.h"
+#include "keys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Waits for the worker to report the sandbox running (or failed). */
+static int wait_running(struct request *req, const char *sbid, char *why, size_t whylen)
+{
+    char key[160];
+    redisReply *r;
+    int rv;
+
+    snprintf(key, sizeof(key), K_READY, req->cred.ws, sbid);
+    r = rconn_cmd(req->rc, (int)req->conf->create_timeout_ms, "BLPOP %s %.3f", key,
+                  req->conf->create_timeout_ms / 1000.0);
+    if (!r) {
+        snprintf(why, whylen, "state store unavailable");
+        return -1;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        freeReplyObject(r);
+        snprintf(why, whylen, "no worker started the sandbox within %ld ms",
+                 req->conf->create_timeout_ms);
+        return 0;
+    }
+    rv = strcmp(r->element[1]->str, "running") == 0 ? 1 : 0;
+    snprintf(why, whylen, "%s", strncmp(r->element[1]->str, "failed:", 7) == 0
+                                    ? r->element[1]->str + 7 : r->element[1]->str);
+    freeReplyObject(r);
+    return rv;
+}
+
+static void answer_record(struct request *req, int status, const char *sbid)
+{
+    int absent;
+    redisReply *rec = sandbox_get(req->rc, req->cred.ws, sbid, &absent);
+
+    if (!rec) {
+        if (absent)
+            NOT_FOUND_SANDBOX(req);
+        else
+            respond_error(req, 503, "state store unavailable; retry shortly");
+        return;
+    }
+    respond_json(req, status, sandbox_view(rec));
+    freeReplyObject(rec);
+}
+
+void h_sandbox_create(struct request *req)
+{
+    struct sandbox_spec spec;
+    struct sched_error err;
+    char sbid[SANDBOX_ID_MAX], why[300], msg[256];
+    json_t *body = request_json_body(req);
+    int state;
+
+    if (!body)
+        return;
+    if (sandbox_spec_parse(body, &spec, msg, sizeof(msg)) != 0) {
+        json_decref(body);
+        respond_error(req, 400, "%s", msg);
+        return;
+    }
+    json_decref(body);
+    if (scheduler_create(req->rc, &req->thread->srv->sched, req->cred.ws, &spec, sbid, &err)) {
+        sandbox_spec_free(&spec);
+        respond_error(req, err.status, "%s", err.message);
+        return;
+    }
+    sandbox_spec_free(&spec);
+    state = wait_running(req, sbid, why, sizeof(why));
+    if (state == 1) {
+        answer_record(req, 201, sbid);
+        return;
+    }
+    /* Nothing half-created survives a failed create. */
+    sandbox_kill(req->rc, req->cred.ws, sbid, why);
+    if (state == 0 && strstr(why, "within"))
+        respond_error(req, 504, "%s", why);
+    else if (state == 0)
+        respond_error(req, 502, "the worker could not start the sandbox: %s", why);
+    else
+        respond_error(req, 503, "%s", why);
+}
+
+void h_sandbox_get(struct request *req)
+{
+    if (!token_is_id(req->params[0])) {
+        NOT_FOUND_SANDBOX(req);
+        return;
+    }
+    answer_record(req, 200, req->params[0]);
+}
+
+void h_sandbox_delete(struct request *req)
+{
+    int n = token_is_id(req->params[0])
+                ? sandbox_kill(req->rc, req->cred.ws, req->params[0], "deleted")
+                : 0;
+
+    if (n < 0)
+        respond_error(req, 503, "state store unavailable; retry shortly");
+    else if (n == 0)
+        NOT_FOUND_SANDBOX(req);
+    else
+        respond_empty(req, 204);
+}
+
+/* metadata filter: "k=v&k2=v2" (URL-encoded as one query value, as E2B does). */
+static int metadata_matches(const json_t *meta, const char *filter)
+{
+    char buf[1024], *save = NULL, *pair;
+
+    snprintf(buf, sizeof(buf), "%s", filter);
+    for (pair = strtok_r(buf, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(pair, '='), k[256], v[768];
+        const json_t *have;
+        if (!eq || url_decode(pair, (size_t)(eq - pair), k, sizeof(k)) ||
+            url_decode(eq + 1, strlen(eq + 1), v, sizeof(v)))
+            return 0;
+        have = json_object_get(meta, k);
+        if (!json_is_string(have) || strcmp(json_string_value(have), v) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int keep(const json_t *view, const char *state, const char *meta)
+{
+    const char *s = json_string_value(json_object_get(view, "state"));
+
+    if (*state && (!s || strcmp(s, state) != 0))
+        return 0;
+    return !*meta || metadata_matches(json_object_get(view, "metadata"), meta);
+}
+
+void h_sandbox_list(struct request *req)
+{
+    char key[128], state[32] = "", meta[1024] = "";
+    redisReply *ids, *rec;
+    json_t *list;
+
+    char wanted[40];
+
+    request_query(req, "state", state, sizeof(state));
+    snprintf(wanted, sizeof(wanted), ",%s,", state);
+    if (*state && !strstr(",pending,running,exited,lost,error,", wanted)) {
+        respond_error(req, 400, "state: must be one of pending, running, exited, lost, error");
+        return;
+    }
+    request_query(req, "metadata", meta, sizeof(meta));
+    snprintf(key, sizeof(key), K_SBS, req->cred.ws);
+    ids = rconn_cmd(req->rc, 0, "SMEMBERS %s", key);
+    if (!ids) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return;
+    }
+    list = json_array();
+    for (size_t i = 0; i < ids->elements; i++) {
+        int absent;
+        json_t *view;
+        rec = sandbox_get(req->rc, req->cred.ws, ids->element[i]->str, &absent);
+        if (!rec)
+            continue;
+        view = sandbox_view(rec);
+        freeReplyObject(rec);
+        if (keep(view, state, meta))
+            json_array_append_new(list, view);
+        else
+            json_decref(view);
+    }
+    freeReplyObject(ids);
+    respond_json(req, 200, json_pack("{s:o}", "sandboxes", list));
+}

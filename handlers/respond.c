@@ -1,0 +1,86 @@
+#include "respond.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *reason_phrase(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 413: return "Payload Too Large";
+    case 429: return "Too Many Requests";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "Internal Server Error";
+    }
+}
+
+static __thread char extra_headers[512];
+
+void respond_add_header(struct request *req, const char *name, const char *value)
+{
+    size_t used = strlen(extra_headers);
+
+    (void)req;
+    snprintf(extra_headers + used, sizeof(extra_headers) - used, "%s: %s\r\n", name, value);
+}
+
+static void write_head(struct request *req, int status, const char *type)
+{
+    FCGX_FPrintF(req->fcgi->out, "Status: %d %s\r\n", status, reason_phrase(status));
+    if (type)
+        FCGX_FPrintF(req->fcgi->out, "Content-Type: %s\r\n", type);
+    FCGX_FPrintF(req->fcgi->out, "Cache-Control: no-store\r\n%s\r\n", extra_headers);
+    extra_headers[0] = '\0';
+    req->responded = 1;
+}
+
+void respond_json(struct request *req, int status, json_t *body)
+{
+    char *text = json_dumps(body, JSON_COMPACT);
+
+    json_decref(body);
+    if (!text) {
+        respond_error(req, 500, "could not encode the answer");
+        return;
+    }
+    write_head(req, status, "application/json");
+    FCGX_PutS(text, req->fcgi->out);
+    free(text);
+}
+
+void respond_error(struct request *req, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    json_t *body;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    /* Messages may quote client input: keep them printable ASCII so the JSON
+     * encoder cannot refuse them. */
+    for (char *c = msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+            *c = '?';
+    body = json_pack("{s:i, s:s}", "code", status, "message", msg);
+    respond_json(req, status, body);
+}
+
+void respond_empty(struct request *req, int status)
+{
+    write_head(req, status, NULL);
+}

@@ -1,0 +1,18 @@
+/* respond.h: every answer corral-api gives. Errors always have the E2B shape
+ * {"code": <status>, "message": "<what was wrong>"}: the message is what a user
+ * of the SDK reads, so it names the field or the rule. */
+#ifndef CORRAL_RESPOND_H
+#define CORRAL_RESPOND_H
+
+#include "request.h"
+
+void respond_json(struct request *req, int status, json_t *body); /* steals body */
+void respond_error(struct request *req, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void respond_empty(struct request *req, int status);
+/* Adds a response header to the next answer (e.g. x-next-token); at most 4. */
+void respond_add_header(struct request *req, const char *name, const char *value);
+
+#define NOT_FOUND_SANDBOX(req) respond_error(req, 404, "sandbox not found")
+
+#endif

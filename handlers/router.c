@@ -1,0 +1,148 @@
+#include "handlers.h"
+#include "respond.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Who may call what, in one table. A join token reaches exactly the two worker
+ * routes; an API key reaches everything else its role allows. */
+enum access { ACCESS_PUBLIC, ACCESS_MEMBER, ACCESS_OWNER, ACCESS_WORKER };
+
+struct route {
+    const char *method;  /* "*" matches any */
+    const char *pattern; /* "{}" is one path segment; a trailing "*" is a prefix */
+    enum access access;
+    handler_fn fn;
+};
+
+static const struct route routes[] = {
+    {"GET", "/health", ACCESS_PUBLIC, h_health},
+    {"POST", "/v1/sandboxes", ACCESS_MEMBER, h_sandbox_create},
+    {"GET", "/v1/sandboxes", ACCESS_MEMBER, h_sandbox_list},
+    {"GET", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_get},
+    {"DELETE", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
+    {"GET", "/v1/workspace", ACCESS_MEMBER, h_workspace_get},
+    {"PATCH", "/v1/workspace", ACCESS_OWNER, h_workspace_patch},
+    {"POST", "/v1/keys", ACCESS_OWNER, h_key_create},
+    {"DELETE", "/v1/keys/{}", ACCESS_OWNER, h_key_delete},
+    {"POST", "/v1/join-tokens", ACCESS_OWNER, h_jointoken_create},
+    {"DELETE", "/v1/join-tokens/{}", ACCESS_OWNER, h_jointoken_delete},
+    {"GET", "/v1/workers", ACCESS_MEMBER, h_workers_list},
+    {"DELETE", "/v1/workers/{}", ACCESS_OWNER, h_worker_delete},
+    {"POST", "/v1/worker/handshake", ACCESS_WORKER, h_worker_handshake},
+    {"POST", "/v1/worker/heartbeat", ACCESS_WORKER, h_worker_heartbeat},
+    /* The E2B surface arrives with a later issue: say so rather than pretend. */
+    {"*", "/sandboxes*", ACCESS_MEMBER, h_not_implemented},
+    {"*", "/v2/*", ACCESS_MEMBER, h_not_implemented},
+    {"*", "/templates*", ACCESS_MEMBER, h_not_implemented},
+};
+
+/* 1 when path matches pattern; captures "{}" segments into req->params. */
+static int match(const char *pattern, const char *path, struct request *req)
+{
+    int nparam = 0;
+
+    while (*pattern && *path) {
+        if (pattern[0] == '*' && pattern[1] == '\0')
+            return 1;
+        if (pattern[0] == '{' && pattern[1] == '}') {
+            size_t n = strcspn(path, "/");
+            if (n == 0 || n >= sizeof(req->params[0]) || nparam >= REQUEST_MAX_PARAMS)
+                return 0;
+            memcpy(req->params[nparam], path, n);
+            req->params[nparam++][n] = '\0';
+            path += n;
+            pattern += 2;
+            continue;
+        }
+        if (*pattern++ != *path++)
+            return 0;
+    }
+    return (*pattern == '\0' || strcmp(pattern, "*") == 0) && *path == '\0';
+}
+
+static const char *credential(struct request *req)
+{
+    const char *auth = request_header(req, "HTTP_AUTHORIZATION");
+    const char *key = request_header(req, "HTTP_X_API_KEY");
+
+    if (auth && strncmp(auth, "Bearer ", 7) == 0)
+        return auth + 7;
+    return key && *key ? key : NULL;
+}
+
+/* 0 when the caller may go on; otherwise the answer has been sent. */
+static int authorize(struct request *req, enum access access)
+{
+    const char *text = credential(req);
+    int ok;
+
+    if (access == ACCESS_PUBLIC)
+        return 0;
+    if (!text) {
+        respond_error(req, 401, "missing credential: send Authorization: Bearer <key> or X-API-Key");
+        return -1;
+    }
+    token_parse(text, &req->cred);
+    /* Kind before validity: a join token is refused here whether or not it is
+     * still valid, without a lookup. */
+    if (req->cred.kind == TOKEN_JOIN && access != ACCESS_WORKER) {
+        respond_error(req, 403, "a join token may only call the worker routes");
+        return -1;
+    }
+    if (req->cred.kind == TOKEN_API_KEY && access == ACCESS_WORKER) {
+        respond_error(req, 403, "worker routes take a join token, not an API key");
+        return -1;
+    }
+    if (req->cred.kind == TOKEN_INVALID) {
+        respond_error(req, 401, "invalid API key");
+        return -1;
+    }
+    if (access == ACCESS_WORKER) {
+        ok = jointoken_verify(req->rc, req->conf->server_secret, &req->cred);
+        if (ok == 0)
+            respond_error(req, 401, "join token expired, revoked or unknown");
+    } else {
+        ok = apikey_verify(req->rc, req->conf->server_secret, &req->cred, &req->role);
+        if (ok == 0)
+            respond_error(req, 401, "invalid API key");
+        else if (ok == 1 && access == ACCESS_OWNER && req->role != ROLE_OWNER) {
+            respond_error(req, 403, "owner_required");
+            return -1;
+        }
+    }
+    if (ok < 0)
+        respond_error(req, 503, "state store unavailable; retry shortly");
+    return ok == 1 ? 0 : -1;
+}
+
+void router_dispatch(struct request *req)
+{
+    int path_matched = 0;
+
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        const struct route *r = &routes[i];
+        if (!match(r->pattern, req->path, req))
+            continue;
+        path_matched = 1;
+        if (strcmp(r->method, "*") != 0 && strcmp(r->method, req->method) != 0)
+            continue;
+        if (authorize(req, r->access) == 0)
+            r->fn(req);
+        return;
+    }
+    if (path_matched)
+        respond_error(req, 405, "method %s not allowed on %s", req->method, req->path);
+    else
+        respond_error(req, 404, "no route %s %s", req->method, req->path);
+}
+
+void h_health(struct request *req)
+{
+    respond_json(req, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+void h_not_implemented(struct request *req)
+{
+    respond_error(req, 501, "not implemented yet: %s %s", req->method, req->path);
+}

@@ -1,0 +1,235 @@
+#include "sandbox_spec_parse.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_METADATA 64
+#define MAX_ENV 256
+#define MAX_DOMAINS 256
+
+int valid_name(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > max || !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || strchr("._-", s[i])))
+            return 0;
+    return 1;
+}
+
+int valid_domain(const char *s)
+{
+    size_t n, label = 0;
+
+    if (strncmp(s, "*.", 2) == 0)
+        s += 2;
+    n = strlen(s);
+    if (n == 0 || n > 253 || s[0] == '.' || s[n - 1] == '.' || s[0] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '.') {
+            if (label == 0)
+                return 0;
+            label = 0;
+        } else if (isalnum(c) || c == '-') {
+            if (++label > 63)
+                return 0;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int valid_env_name(const char *s)
+{
+    if (!(isalpha((unsigned char)*s) || *s == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* An object of string values, every key accepted by key_ok. */
+static int check_string_map(const json_t *v, const char *field, size_t max,
+                            int (*key_ok)(const char *), char *err, size_t errlen)
+{
+    const char *k;
+    json_t *val;
+
+    if (!json_is_object(v)) {
+        snprintf(err, errlen, "%s: must be an object of strings", field);
+        return -1;
+    }
+    if (json_object_size(v) > max) {
+        snprintf(err, errlen, "%s: at most %zu entries", field, max);
+        return -1;
+    }
+    json_object_foreach((json_t *)v, k, val)
+    {
+        if (!key_ok(k)) {
+            snprintf(err, errlen, "%s: invalid key '%.64s'", field, k);
+            return -1;
+        }
+        if (!json_is_string(val) || json_string_length(val) > 4096) {
+            snprintf(err, errlen, "%s.%.64s: must be a string of at most 4096 bytes", field, k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int metadata_key_ok(const char *k)
+{
+    size_t n = strlen(k);
+    return n > 0 && n <= 128;
+}
+
+static int check_domains(const json_t *v, char *err, size_t errlen)
+{
+    size_t i;
+    json_t *d;
+
+    if (!json_is_array(v) || json_array_size(v) > MAX_DOMAINS) {
+        snprintf(err, errlen, "allowed_domains: must be an array of at most %d host names",
+                 MAX_DOMAINS);
+        return -1;
+    }
+    json_array_foreach(v, i, d)
+    {
+        if (!json_is_string(d) || !valid_domain(json_string_value(d))) {
+            snprintf(err, errlen, "allowed_domains[%zu]: not a valid host name", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_isolation(const json_t *v, struct sandbox_spec *spec, char *err, size_t errlen)
+{
+    if (!json_is_string(v) || tier_parse(json_string_value(v), &spec->require) != 0) {
+        snprintf(err, errlen,
+                 "require_isolation: must be one of NONE, CONTAINER, GVISOR, MICROVM");
+        return -1;
+    }
+    if (spec->require == TIER_UNKNOWN) {
+        snprintf(err, errlen, "require_isolation: UNKNOWN satisfies no requirement; use NONE, "
+                              "CONTAINER, GVISOR or MICROVM");
+        return -1;
+    }
+    spec->has_require = 1;
+    return 0;
+}
+
+static int parse_numbers(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)
+{
+    const json_t *v;
+
+    if ((v = json_object_get(body, "timeout"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 86400) {
+            snprintf(err, errlen, "timeout: must be an integer number of seconds in [1, 86400]");
+            return -1;
+        }
+        spec->timeout_s = (long)json_integer_value(v);
+    }
+    if ((v = json_object_get(body, "cpu_cores"))) {
+        double c = json_number_value(v);
+        if (!json_is_number(v) || !isfinite(c) || c <= 0 || c > 64) {
+            snprintf(err, errlen, "cpu_cores: must be a number in (0, 64]");
+            return -1;
+        }
+        spec->cpu_cores = c;
+    }
+    if ((v = json_object_get(body, "memory_mb"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 16 ||
+            json_integer_value(v) > 262144) {
+            snprintf(err, errlen, "memory_mb: must be an integer in [16, 262144]");
+            return -1;
+        }
+        spec->memory_mb = (long)json_integer_value(v);
+    }
+    return 0;
+}
+
+static const char *const known_fields[] = {"template", "timeout",         "metadata",
+                                           "env",      "cpu_cores",       "memory_mb",
+                                           "allowed_domains", "require_isolation", NULL};
+
+static int check_fields(const json_t *body, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+
+    json_object_foreach((json_t *)body, k, v)
+    {
+        int known = 0;
+        for (int i = 0; known_fields[i]; i++)
+            known |= strcmp(k, known_fields[i]) == 0;
+        if (strcmp(k, "workspace") == 0 || strcmp(k, "workspace_id") == 0 ||
+            strcmp(k, "tenant") == 0) {
+            snprintf(err, errlen, "%s: the workspace comes from the API key; do not send it", k);
+            return -1;
+        }
+        if (!known) {
+            snprintf(err, errlen, "%.64s: unknown field", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static char *dump_or(const json_t *v, const char *dflt)
+{
+    return v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : strdup(dflt);
+}
+
+int sandbox_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)
+{
+    const json_t *v, *meta, *env, *allowed;
+
+    memset(spec, 0, sizeof(*spec));
+    snprintf(spec->template_id, sizeof(spec->template_id), "base");
+    spec->timeout_s = 300;
+    spec->cpu_cores = 1;
+    spec->memory_mb = 512;
+    if (!json_is_object(body)) {
+        snprintf(err, errlen, "the body must be a JSON object");
+        return -1;
+    }
+    if (check_fields(body, err, errlen) || parse_numbers(body, spec, err, errlen))
+        return -1;
+    if ((v = json_object_get(body, "template"))) {
+        if (!json_is_string(v) || !valid_name(json_string_value(v), 64)) {
+            snprintf(err, errlen, "template: must be a name of 1-64 characters [a-z0-9._-]");
+            return -1;
+        }
+        snprintf(spec->template_id, sizeof(spec->template_id), "%s", json_string_value(v));
+    }
+    meta = json_object_get(body, "metadata");
+    env = json_object_get(body, "env");
+    allowed = json_object_get(body, "allowed_domains");
+    if ((meta && check_string_map(meta, "metadata", MAX_METADATA, metadata_key_ok, err, errlen)) ||
+        (env && check_string_map(env, "env", MAX_ENV, valid_env_name, err, errlen)) ||
+        (allowed && check_domains(allowed, err, errlen)))
+        return -1;
+    if ((v = json_object_get(body, "require_isolation")) && !json_is_null(v) &&
+        parse_isolation(v, spec, err, errlen))
+        return -1;
+    spec->n_allowed = allowed ? (int)json_array_size(allowed) : 0;
+    spec->metadata_json = dump_or(meta, "{}");
+    spec->env_json = dump_or(env, "{}");
+    spec->allowed_json = dump_or(allowed, "[]");
+    if (!spec->metadata_json || !spec->env_json || !spec->allowed_json) {
+        sandbox_spec_free(spec);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}

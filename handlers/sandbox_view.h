@@ -1,0 +1,17 @@
+/* sandbox_view.h: the native JSON representation of a sandbox record. The
+ * isolation tier is always in it; env vars never are (they may hold secrets). */
+#ifndef CORRAL_SANDBOX_VIEW_H
+#define CORRAL_SANDBOX_VIEW_H
+
+#include "rconn.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+json_t *sandbox_view(const redisReply *record);
+
+/* Milliseconds since the epoch as RFC 3339 UTC text. */
+void format_time_ms(int64_t ms, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,24 @@
+/* server.h: what every handler thread shares (read-only config, the long-poll
+ * budget) and what it owns (its Redis connection). */
+#ifndef CORRAL_SERVER_H
+#define CORRAL_SERVER_H
+
+#include "corral_conf.h"
+#include "rconn.h"
+#include "scheduler.h"
+
+#include <stdatomic.h>
+
+struct server {
+    struct corral_conf conf;
+    struct sched_conf sched;
+    int listen_fd;
+    atomic_int longpolls; /* heartbeats currently blocked in Redis */
+};
+
+struct worker_thread {
+    struct server *srv;
+    struct rconn rc; /* one per thread: hiredis contexts are not thread-safe */
+};
+
+#endif

@@ -1,0 +1,63 @@
+#include "worker_registry.h"
+
+#include "keys.h"
+#include "respond.h"
+#include "secret.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int worker_authenticate(struct request *req, char wid[33])
+{
+    const char *id = request_header(req, "HTTP_X_WORKER_ID");
+    const char *secret = request_header(req, "HTTP_X_WORKER_SECRET");
+    char key[160], mac[SECRET_MAC_HEX];
+    const char *stored, *state;
+    redisReply *r;
+    int ok;
+
+    if (!id || !secret || !token_is_id(id)) {
+        respond_error(req, 403, "X-Worker-Id and X-Worker-Secret of an enrolled worker required");
+        return 0;
+    }
+    snprintf(key, sizeof(key), K_WORKER, req->cred.ws, id);
+    r = rconn_cmd(req->rc, 0, "HMGET %s secret_mac state", key);
+    if (!r) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return -1;
+    }
+    secret_mac_hex(req->conf->server_secret, secret, mac);
+    stored = reply_str(r->element[0]);
+    state = reply_str(r->element[1]);
+    ok = stored && secret_equal(stored, mac);
+    if (!ok)
+        respond_error(req, 403, "this join token did not enroll that worker, or its secret is wrong");
+    else if (!state || strcmp(state, "alive") != 0)
+        respond_error(req, 410, "worker %s is no longer enrolled: handshake again", id);
+    if (ok && state && strcmp(state, "alive") == 0)
+        snprintf(wid, 33, "%s", id);
+    ok = ok && state && strcmp(state, "alive") == 0;
+    freeReplyObject(r);
+    return ok;
+}
+
+json_t *worker_view(const redisReply *rec, const char *wid)
+{
+    const char *rt = reply_hget(rec, "runtimes_json"), *tm = reply_hget(rec, "templates_json");
+    const char *lease = reply_hget(rec, "lease_until");
+    json_t *runtimes = json_loads(rt ? rt : "[]", 0, NULL);
+    json_t *templates = json_loads(tm ? tm : "[]", 0, NULL);
+
+#define FIELD(name) (reply_hget(rec, name) ? reply_hget(rec, name) : "")
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:f, s:I, s:s, s:I}", "worker_id",
+                     wid, "hostname", FIELD("hostname"), "state", FIELD("state"), "runtimes",
+                     runtimes ? runtimes : json_array(), "templates",
+                     templates ? templates : json_array(), "egress",
+                     strcmp(FIELD("egress"), "1") == 0, "slots", (json_int_t)atoll(FIELD("slots")),
+                     "used_slots", (json_int_t)atoll(FIELD("used")), "cpu_cores",
+                     atof(FIELD("cpu")), "memory_mb", (json_int_t)atoll(FIELD("mem")),
+                     "data_addr", FIELD("data_addr"), "lease_until_ms",
+                     (json_int_t)(lease ? atoll(lease) : 0));
+#undef FIELD
+}
