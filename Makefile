@@ -16,7 +16,7 @@ BIN     := $(BUILD)/bin
 OBJ     := $(BUILD)/obj
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Ischeduler $(SANFLAGS)
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Ischeduler -Ihandlers $(SANFLAGS)
 LDFLAGS += -pthread $(SANFLAGS)
 LIBS    := -lhiredis -ljansson -lcrypto -lm
 

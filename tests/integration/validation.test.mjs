@@ -1,0 +1,99 @@
+// Bad input gets a 4xx that names the problem, in the {code, message} shape,
+// and changes nothing.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, assertError, corralctl, newWorkspace } from '../lib/corral.mjs';
+import { TestWorker } from '../lib/test_worker.mjs';
+
+const A = newWorkspace();
+let worker;
+
+before(async () => {
+  worker = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
+  await worker.handshake();
+  worker.start();
+});
+after(async () => worker.stop());
+
+async function sandboxCount() {
+  return (await api('GET', '/v1/sandboxes', { key: A.member })).body.sandboxes.length;
+}
+
+const cases = [
+  ['malformed JSON', '{"template": ', /malformed JSON/],
+  ['not an object', '[1,2]', /JSON object/],
+  ['template wrong type', { template: 7 }, /^template/],
+  ['timeout wrong type', { timeout: '60' }, /^timeout/],
+  ['timeout out of range', { timeout: 0 }, /^timeout/],
+  ['metadata wrong type', { metadata: [] }, /^metadata/],
+  ['metadata value wrong type', { metadata: { a: 1 } }, /^metadata\.a/],
+  ['env wrong type', { env: 'X=1' }, /^env/],
+  ['env bad name', { env: { '1X': 'v' } }, /^env/],
+  ['cpu_cores wrong type', { cpu_cores: 'two' }, /^cpu_cores/],
+  ['cpu_cores negative', { cpu_cores: -1 }, /^cpu_cores/],
+  ['memory_mb float', { memory_mb: 1.5 }, /^memory_mb/],
+  ['allowed_domains wrong type', { allowed_domains: 'example.com' }, /^allowed_domains/],
+  ['allowed_domains bad host', { allowed_domains: ['exa mple.com'] }, /^allowed_domains\[0\]/],
+  ['require_isolation unknown value', { require_isolation: 'SUPER' }, /^require_isolation/],
+  ['require_isolation=UNKNOWN', { require_isolation: 'UNKNOWN' }, /^require_isolation: UNKNOWN/],
+  ['unknown field', { templat: 'base' }, /^templat: unknown field/],
+];
+
+for (const [name, body, msg] of cases) {
+  test(`create with ${name}: 400 naming the field, nothing created`, async () => {
+    const before = await sandboxCount();
+    const r = await api('POST', '/v1/sandboxes', typeof body === 'string'
+      ? { key: A.member, rawBody: body, headers: { 'Content-Type': 'application/json' } }
+      : { key: A.member, body });
+    assertError(r, 400, msg);
+    assert.equal(await sandboxCount(), before);
+  });
+}
+
+test('unknown template: 404 naming it, nothing created', async () => {
+  const r = await api('POST', '/v1/sandboxes', { key: A.member, body: { template: 'no-such-template' } });
+  assertError(r, 404, /template: 'no-such-template' not found/);
+  assert.equal(await sandboxCount(), 0);
+});
+
+test('a body over the limit is 413 (corral-api limit and the gateway limit)', async () => {
+  const big = JSON.stringify({ template: 'base', metadata: { pad: 'x'.repeat(1100 * 1024) } });
+  assertError(await api('POST', '/v1/sandboxes', { key: A.member, rawBody: big, headers: { 'Content-Type': 'application/json' } }), 413, /limit/);
+  const huge = 'x'.repeat(3 * 1024 * 1024);
+  assertError(await api('POST', '/v1/sandboxes', { key: A.member, rawBody: huge }), 413, /limit/);
+});
+
+test('unknown route is 404, wrong method is 405, both JSON', async () => {
+  assertError(await api('GET', '/v1/nope', { key: A.member }), 404, /no route/);
+  assertError(await api('GET', '/elsewhere', { key: A.member }), 404);
+  assertError(await api('PUT', '/v1/sandboxes', { key: A.member, body: {} }), 405, /PUT/);
+  assertError(await api('POST', '/v1/workspace', { key: A.member, body: {} }), 405);
+});
+
+test('E2B routes not served yet answer 501 naming the route', async () => {
+  assertError(await api('GET', '/v2/sandboxes', { key: A.member }), 501, /GET \/v2\/sandboxes/);
+});
+
+test('PATCH /v1/workspace validates its field', async () => {
+  assertError(await api('PATCH', '/v1/workspace', { key: A.owner, body: { max_concurrent_sandboxes: 'ten' } }), 400, /max_concurrent_sandboxes/);
+  assertError(await api('PATCH', '/v1/workspace', { key: A.owner, body: { name: 'x' } }), 400, /^name/);
+});
+
+test('requests carry a request id', async () => {
+  const r = await api('GET', '/health');
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('x-request-id'), /^[0-9a-f]{32}$/);
+});
+
+test('over the per-key rate limit: 429 in the JSON error shape', async () => {
+  const W = newWorkspace();
+  const results = [];
+  // Bounded: 1200 requests, 60 at a time, against a limit of 200 r/s burst 400.
+  for (let i = 0; i < 20; i++) {
+    results.push(...await Promise.all(Array.from({ length: 60 }, () => api('GET', '/v1/workspace', { key: W.member }))));
+  }
+  const limited = results.filter((r) => r.status === 429);
+  assert.ok(limited.length > 0, 'no request was rate-limited');
+  assertError(limited[0], 429, /rate limit/);
+  assert.ok(results.some((r) => r.status === 200));
+});

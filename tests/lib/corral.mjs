@@ -1,0 +1,79 @@
+// Test helpers: talk to the stack that tests/run.sh started (real nginx over
+// HTTPS, real corral-api processes, real Redis). Nothing here is a mock.
+import { execFileSync } from 'node:child_process';
+import assert from 'node:assert/strict';
+
+export const URL_BASE = process.env.CORRAL_URL;
+export const RUN = process.env.CORRAL_RUN;
+const ROOT = new URL('../..', import.meta.url).pathname;
+const BIN = process.env.CORRAL_BUILD || `${ROOT}build/bin`;
+
+if (!URL_BASE || !RUN || !process.env.NODE_EXTRA_CA_CERTS) {
+  throw new Error('CORRAL_URL, CORRAL_RUN and NODE_EXTRA_CA_CERTS must be set: run the tests through tests/run.sh');
+}
+
+// One HTTP call; returns {status, body (parsed JSON or text), headers, raw}.
+export async function api(method, path, { key, body, headers = {}, rawBody } = {}) {
+  const h = { ...headers };
+  if (key) h['X-API-Key'] = key;
+  let payload = rawBody;
+  if (body !== undefined) {
+    payload = JSON.stringify(body);
+    h['Content-Type'] = 'application/json';
+  }
+  const res = await fetch(URL_BASE + path, { method, headers: h, body: payload });
+  const raw = await res.text();
+  let parsed = raw;
+  try { parsed = raw ? JSON.parse(raw) : null; } catch { /* not JSON */ }
+  return { status: res.status, body: parsed, headers: res.headers, raw };
+}
+
+// Asserts the E2B error shape and status; returns the message.
+export function assertError(res, status, messagePart) {
+  assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.raw}`);
+  assert.equal(typeof res.body, 'object', `error body is not JSON: ${res.raw}`);
+  assert.equal(res.body.code, status);
+  assert.equal(typeof res.body.message, 'string');
+  if (messagePart) assert.match(res.body.message, messagePart);
+  return res.body.message;
+}
+
+export function corralctl(...args) {
+  const out = execFileSync(`${BIN}/corralctl`, ['-c', `${RUN}/corral.conf`, '--json', ...args], { encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
+// A fresh workspace with an owner and a member key.
+export function newWorkspace(limit) {
+  const ws = corralctl('workspace', 'create', `t-${Date.now()}-${Math.random().toString(16).slice(2, 6)}`);
+  const member = corralctl('key', 'create', '--workspace', ws.workspace, '--role', 'member');
+  const out = { id: ws.workspace, owner: ws.owner_key, member: member.key };
+  return out;
+}
+
+export async function setLimit(wsp, n) {
+  const r = await api('PATCH', '/v1/workspace', { key: wsp.owner, body: { max_concurrent_sandboxes: n } });
+  assert.equal(r.status, 200, r.raw);
+}
+
+export function stack(...args) {
+  execFileSync(`${ROOT}conf/stack.sh`, args, { stdio: 'inherit', env: process.env });
+}
+
+export function redis(...args) {
+  return execFileSync('redis-cli', ['-p', process.env.CORRAL_REDIS_PORT, ...args], { encoding: 'utf8' }).trim();
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Polls fn until it returns a truthy value or the time runs out (bounded).
+export async function eventually(fn, { timeout = 15000, every = 100, what = 'condition' } = {}) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    last = await fn();
+    if (last) return last;
+    await sleep(every);
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+}

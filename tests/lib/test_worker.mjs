@@ -1,0 +1,76 @@
+// A test worker that speaks the real control channel (docs/worker-protocol.md)
+// to the real corral-api through nginx. It "runs" a sandbox by recording it,
+// so placement and delivery can be tested without Docker; workerd's own tests
+// cover real containers.
+import { api } from './corral.mjs';
+
+export class TestWorker {
+  constructor(joinToken, { slots = 10, runtimes = [{ name: 'runc', tier: 'CONTAINER' }], egress = false,
+    templates = ['base'], cpu = 64, memory = 65536, name = 'tw', failCreates = false, autoAck = true } = {}) {
+    Object.assign(this, { joinToken, slots, runtimes, egress, templates, cpu, memory, name, failCreates, autoAck });
+    this.running = new Map();   // sandbox id -> create command
+    this.received = [];         // every command delivered, in order
+    this.acks = [];
+    this.reports = [];
+    this.stopped = true;
+  }
+
+  headers() {
+    return { Authorization: `Bearer ${this.joinToken}`, 'X-Worker-Id': this.id, 'X-Worker-Secret': this.secret };
+  }
+
+  async handshake() {
+    const body = { hostname: this.name, runtimes: this.runtimes, egress: this.egress, cpu_cores: this.cpu,
+      memory_mb: this.memory, slots: this.slots, data_addr: '127.0.0.1:1', templates: this.templates };
+    if (this.id) Object.assign(body, { worker_id: this.id, worker_secret: this.secret });
+    const r = await api('POST', '/v1/worker/handshake', { body, headers: { Authorization: `Bearer ${this.joinToken}` } });
+    if (r.status !== 200) throw new Error(`handshake ${r.status}: ${r.raw}`);
+    this.id = r.body.worker_id;
+    this.secret = r.body.worker_secret;
+    this.workspace = r.body.workspace;
+    this.resume = true;
+    return r.body;
+  }
+
+  async pollOnce() {
+    const body = { acks: this.acks.splice(0), sandboxes: this.reports.splice(0), resume: this.resume };
+    this.resume = false;
+    const r = await api('POST', '/v1/worker/heartbeat', { body, headers: this.headers() });
+    if (r.status !== 200) { this.lastError = r; return r; }
+    for (const c of r.body.commands) this.apply(c);
+    if (r.body.retry_after_ms) await new Promise((s) => setTimeout(s, r.body.retry_after_ms));
+    return r;
+  }
+
+  apply(c) {
+    this.received.push(c);
+    if (c.type === 'create') {
+      const id = c.sandbox.id;
+      if (this.failCreates) this.reports.push({ id, state: 'failed', reason: 'test worker refuses' });
+      else {
+        if (!this.running.has(id)) this.running.set(id, c.sandbox);
+        this.reports.push({ id, state: 'running' });
+      }
+    } else if (c.type === 'kill') {
+      this.running.delete(c.sandbox_id);
+    }
+    if (this.autoAck) this.acks.push(c.id);
+  }
+
+  // Polls until stop(); a bounded loop by design of the test that owns it.
+  start() {
+    this.stopped = false;
+    this.loop = (async () => {
+      while (!this.stopped) {
+        const r = await this.pollOnce().catch((e) => ({ status: 0, error: e }));
+        if (r.status !== 200) await new Promise((s) => setTimeout(s, 200));
+      }
+    })();
+    return this;
+  }
+
+  async stop() {
+    this.stopped = true;
+    await this.loop;
+  }
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# tests/run.sh: the whole test suite (what `make test` and CI run).
+# Installs what it needs, builds normally and under ASan+UBSan, starts every
+# service the tests need (Redis, nginx, two corral-api, corral-sched), runs
+# every test against the sanitized binaries, stops what it started, and fails
+# if any test failed or any sanitizer reported.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+passed=0 failed=0 failures=()
+
+step() { # name, command...
+    local name=$1; shift
+    echo "=== $name"
+    if "$@"; then passed=$((passed + 1)); echo "=== $name: ok"
+    else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED"; fi
+}
+
+bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
+make -j2 all build/bin/unit-tests >/dev/null || { echo "build failed"; make all; exit 1; }
+make -j2 SANITIZE=1 all build-san/bin/unit-tests >/dev/null || { echo "sanitized build failed"; exit 1; }
+
+step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
+fuzz() {
+    make -s build/fuzz/fuzz_request >/dev/null || return 1
+    local corpus; corpus=$(mktemp -d); cp tests/fuzz/corpus/* "$corpus"/
+    build/fuzz/fuzz_request -max_total_time="$FUZZ_SECONDS" -max_len=4096 "$corpus" 2>&1 | tail -3
+    local rc=${PIPESTATUS[0]}; rm -rf "$corpus"; return "$rc"
+}
+step "fuzz request parsing (${FUZZ_SECONDS}s)" fuzz
+
+integration() {
+    export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-test.XXXXXX)
+    export CORRAL_PORT=${CORRAL_TEST_PORT:-18443} CORRAL_REDIS_PORT=${CORRAL_TEST_REDIS_PORT:-16390}
+    export CORRAL_PROFILE=test CORRAL_BUILD="$ROOT/build-san/bin"
+    export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
+    export ASAN_OPTIONS="detect_leaks=1:log_path=$CORRAL_RUN/log/asan"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$CORRAL_RUN/log/ubsan"
+    trap 'conf/stack.sh down' RETURN
+    conf/stack.sh up || { tail -20 "$CORRAL_RUN"/log/*.log; return 1; }
+    node --test --test-concurrency=1 --test-reporter=spec tests/integration/
+    local rc=$?
+    conf/stack.sh down
+    if ls "$CORRAL_RUN"/log/asan* "$CORRAL_RUN"/log/ubsan* >/dev/null 2>&1; then
+        echo "sanitizer reports:"; cat "$CORRAL_RUN"/log/asan* "$CORRAL_RUN"/log/ubsan* 2>/dev/null | head -80
+        rc=1
+    fi
+    [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
+    return "$rc"
+}
+step "integration: control plane over HTTPS (ASan+UBSan)" integration
+
+echo
+[ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
