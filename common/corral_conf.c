@@ -14,8 +14,9 @@ struct int_key {
 
 static const struct int_key int_keys[] = {
     {"redis_port", offsetof(struct corral_conf, redis_port), 1, 65535},
-    {"threads", offsetof(struct corral_conf, threads), 1, 256},
-    {"longpoll_max", offsetof(struct corral_conf, longpoll_max), 0, 256},
+    {"threads", offsetof(struct corral_conf, threads), 2, 1024},
+    {"longpoll_max", offsetof(struct corral_conf, longpoll_max), 0, 1024},
+    {"create_wait_max", offsetof(struct corral_conf, create_wait_max), 1, 1024},
     {"max_body_bytes", offsetof(struct corral_conf, max_body_bytes), 1024, 64L << 20},
     {"poll_ms", offsetof(struct corral_conf, poll_ms), 100, 300000},
     {"lease_ms", offsetof(struct corral_conf, lease_ms), 500, 3600000},
@@ -70,8 +71,9 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->redis_port = 6379;
     snprintf(c->secret_file, sizeof(c->secret_file), "/etc/corral/secret");
     snprintf(c->listen, sizeof(c->listen), "/run/corral/api.sock");
-    c->threads = 16;
-    c->longpoll_max = 8;
+    c->threads = 64;
+    c->longpoll_max = 16;
+    c->create_wait_max = 40;
     c->max_body_bytes = 1 << 20;
     c->poll_ms = 20000;
     c->lease_ms = 45000;
@@ -81,9 +83,11 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->redis_timeout_ms = 1000;
     if (path && config_load(path, set_key, c, err, errlen) != 0)
         return -1;
-    if (c->longpoll_max >= c->threads) {
-        snprintf(err, errlen, "longpoll_max (%ld) must be below threads (%ld) so that long-polls "
-                 "cannot take every thread", c->longpoll_max, c->threads);
+    /* Blocking waits must leave threads free, or heartbeats (which unblock the
+     * creates) could find none: a deadlock until timeouts. */
+    if (c->longpoll_max + c->create_wait_max >= c->threads) {
+        snprintf(err, errlen, "longpoll_max + create_wait_max (%ld) must be below threads (%ld)",
+                 c->longpoll_max + c->create_wait_max, c->threads);
         return -1;
     }
     if (c->lease_ms <= c->poll_ms) {

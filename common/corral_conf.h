@@ -14,6 +14,7 @@ struct corral_conf {
     char listen[256];        /* FastCGI socket path (corral-api) */
     long threads;            /* handler threads per corral-api process */
     long longpoll_max;       /* heartbeats one process holds open at once */
+    long create_wait_max;    /* creates one process holds open waiting for "running" */
     long max_body_bytes;
     long poll_ms;            /* heartbeat long-poll wait */
     long lease_ms;           /* a worker silent this long is dead */

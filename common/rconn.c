@@ -3,6 +3,7 @@
 #include "log.h"
 
 #include <openssl/sha.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +66,19 @@ static redisReply *finish(struct rconn *rc, redisReply *r, int block_ms)
     return r;
 }
 
+/* A connection Redis closed (a restart) is readable at EOF while idle: drop it
+ * before sending, so the first request after Redis comes back does not fail. */
+static void drop_if_closed(struct rconn *rc)
+{
+    struct pollfd p = {.fd = rc->ctx ? rc->ctx->fd : -1, .events = POLLIN};
+
+    if (rc->ctx && poll(&p, 1, 0) > 0)
+        rconn_close(rc);
+}
+
 static int prepare(struct rconn *rc, int block_ms)
 {
+    drop_if_closed(rc);
     if (rconn_connect(rc) != 0)
         return -1;
     if (block_ms > 0)
@@ -116,6 +128,7 @@ redisReply *rconn_eval(struct rconn *rc, struct rscript *s, int nkeys, int nargs
         return NULL;
     if (!s->sha[0])
         script_sha(s);
+    drop_if_closed(rc);
     argv[argc++] = "EVALSHA";
     argv[argc++] = s->sha;
     snprintf(nk, sizeof(nk), "%d", nkeys);

@@ -77,8 +77,9 @@ write_conf() {
 redis_host = 127.0.0.1
 redis_port = $REDIS_PORT
 secret_file = $RUN/secret
-threads = 16
-longpoll_max = 8
+threads = 64
+longpoll_max = 16
+create_wait_max = 40
 max_body_bytes = 1048576
 poll_ms = $POLL
 lease_ms = $LEASE

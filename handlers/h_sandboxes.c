@@ -58,6 +58,7 @@ static void answer_record(struct request *req, int status, const char *sbid)
 
 void h_sandbox_create(struct request *req)
 {
+    struct server *srv = req->thread->srv;
     struct sandbox_spec spec;
     struct sched_error err;
     char sbid[SANDBOX_ID_MAX], why[300], msg[256];
@@ -72,13 +73,23 @@ void h_sandbox_create(struct request *req)
         return;
     }
     json_decref(body);
-    if (scheduler_create(req->rc, &req->thread->srv->sched, req->cred.ws, &spec, sbid, &err)) {
+    /* A create holds its thread until the worker reports; bounded per process
+     * (see corral_conf.c) so that heartbeats always find a thread. */
+    if (atomic_fetch_add(&srv->create_waits, 1) >= srv->conf.create_wait_max) {
+        atomic_fetch_sub(&srv->create_waits, 1);
+        sandbox_spec_free(&spec);
+        respond_error(req, 503, "too many creates in flight on this handler; retry shortly");
+        return;
+    }
+    if (scheduler_create(req->rc, &srv->sched, req->cred.ws, &spec, sbid, &err)) {
+        atomic_fetch_sub(&srv->create_waits, 1);
         sandbox_spec_free(&spec);
         respond_error(req, err.status, "%s", err.message);
         return;
     }
     sandbox_spec_free(&spec);
     state = wait_running(req, sbid, why, sizeof(why));
+    atomic_fetch_sub(&srv->create_waits, 1);
     if (state == 1) {
         answer_record(req, 201, sbid);
         return;

@@ -13,7 +13,8 @@ struct server {
     struct corral_conf conf;
     struct sched_conf sched;
     int listen_fd;
-    atomic_int longpolls; /* heartbeats currently blocked in Redis */
+    atomic_int longpolls;    /* heartbeats currently blocked in Redis */
+    atomic_int create_waits; /* creates currently waiting for their worker */
 };
 
 struct worker_thread {

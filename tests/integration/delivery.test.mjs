@@ -55,9 +55,9 @@ test('an unacknowledged command is delivered again to a later poll served by any
 test('long-polls cannot starve the API: over the budget a poll answers at once, other requests stay fast', async () => {
   const A = newWorkspace();
   const jt = corralctl('join-token', 'create', '--workspace', A.id).token;
-  // 2 processes x longpoll_max 8 = 16 blocking polls at most; open 24.
+  // 2 processes x longpoll_max 16 = 32 blocking polls at most; open 40.
   const ws = [];
-  for (let i = 0; i < 24; i++) { const w = new TestWorker(jt); await w.handshake(); ws.push(w); }
+  for (let i = 0; i < 40; i++) { const w = new TestWorker(jt); await w.handshake(); ws.push(w); }
   const t0 = Date.now();
   const polls = ws.map((w) => api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: {} }).then((r) => ({ r, ms: Date.now() - t0 })));
   await sleep(300);

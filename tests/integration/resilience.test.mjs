@@ -23,11 +23,15 @@ test('kill -9 of a corral-api process mid-creates: no leaked reservation, no san
   assert.ok(results.some((r) => r.status === 201), 'no create succeeded');
   assert.ok(results.every((r) => [201, 502, 503].includes(r.status)), results.map((r) => r.status).join(','));
   // Eventually: every admitted place belongs to a sandbox that exists exactly once.
+  let seen;
   await eventually(async () => {
     const ws = (await api('GET', '/v1/workspace', { key: A.member })).body;
     const list = (await api('GET', '/v1/sandboxes', { key: A.member })).body.sandboxes;
+    seen = { active: ws.active_sandboxes, states: list.map((s) => s.state) };
     return ws.active_sandboxes === list.filter((s) => s.state === 'running').length && list.every((s) => s.state === 'running');
-  }, { timeout: 20000, what: 'reservations to match running sandboxes' });
+  }, { timeout: 20000, what: 'reservations to match running sandboxes' }).catch((e) => {
+    throw new Error(`${e.message}; last seen ${JSON.stringify(seen)}`);
+  });
   const list = (await api('GET', '/v1/sandboxes', { key: A.member })).body.sandboxes;
   const ids = list.map((s) => s.sandbox_id);
   assert.equal(new Set(ids).size, ids.length);

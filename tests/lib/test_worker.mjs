@@ -35,8 +35,19 @@ export class TestWorker {
   async pollOnce() {
     const body = { acks: this.acks.splice(0), sandboxes: this.reports.splice(0), resume: this.resume };
     this.resume = false;
-    const r = await api('POST', '/v1/worker/heartbeat', { body, headers: this.headers() });
-    if (r.status !== 200) { this.lastError = r; return r; }
+    let r;
+    try {
+      r = await api('POST', '/v1/worker/heartbeat', { body, headers: this.headers() });
+    } catch (e) {
+      r = { status: 0, raw: String(e) };
+    }
+    if (r.status !== 200) {
+      // Like a real worker: what was not delivered is sent again next time.
+      this.acks.unshift(...body.acks);
+      this.reports.unshift(...body.sandboxes);
+      this.lastError = r;
+      return r;
+    }
     for (const c of r.body.commands) this.apply(c);
     if (r.body.retry_after_ms) await new Promise((s) => setTimeout(s, r.body.retry_after_ms));
     return r;
