@@ -12,3 +12,7 @@ $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -Ischeduler -Ihandlers \
 	  -fsanitize=fuzzer,address,undefined -o $@ $^ -lfcgi $(LIBS)
+
+$(BIN)/bench_sched: $(call objs,tests/bench/bench_sched.c) $(SCHED_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

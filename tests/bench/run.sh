@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tests/bench/run.sh (make bench): throughput and latency of the control plane,
+# each figure beside a baseline measured in the same run on the same machine.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
+export CORRAL_PORT=19443 CORRAL_REDIS_PORT=19390 CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
+export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
+DURATION=${BENCH_SECONDS:-10}
+make -s build/bin/bench_sched >/dev/null
+trap 'kill $holder 2>/dev/null; conf/stack.sh down; rm -rf "$CORRAL_RUN"' EXIT
+conf/stack.sh up
+
+ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
+field() { sed -E "s/.*\"$1\":\"([^\"]*)\".*/\1/"; }
+ws_json=$(ctl workspace create bench); ws=$(field workspace <<<"$ws_json"); key=$(field owner_key <<<"$ws_json")
+ctl key create --workspace "$ws" --role member >/dev/null
+redis-cli -p "$CORRAL_REDIS_PORT" HSET "corral:{ws:$ws}:info" max_concurrent 100000 >/dev/null
+
+# 1. Authenticated GET /v1/sandboxes/{id} vs nginx serving a small static file.
+fifo="$CORRAL_RUN/holder.out"
+node tests/bench/one_sandbox.mjs "$ws" "$key" > "$fifo" & holder=$!
+for _ in $(seq 1 100); do [ -s "$fifo" ] && break; sleep 0.1; done
+sbid=$(head -1 "$fifo")
+[ -n "$sbid" ] || { echo "bench: could not create a sandbox"; exit 1; }
+wrk_run() { wrk -t2 -c64 -d"${DURATION}s" --latency "$@" 2>&1; }
+parse() { # wrk output -> "req/s p99_ms"
+    awk '/Requests\/sec/ {rps=$2} / 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p99=v} /Non-2xx/ {bad=$4} END {printf "%s %s %s\n", rps, p99, bad+0}'
+}
+static=$(wrk_run "$CORRAL_URL/static.json" | parse)
+api=$(wrk_run -H "X-API-Key: $key" "$CORRAL_URL/v1/sandboxes/$sbid" | parse)
+read -r s_rps s_p99 _ <<<"$static"; read -r a_rps a_p99 a_bad <<<"$api"
+echo
+echo "GET /v1/sandboxes/{id} (nginx -> corral-api x2 -> Redis), wrk 64 connections, ${DURATION}s:"
+printf '  corral-api   %10.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n' "$a_rps" "$a_p99" "$a_bad"
+printf '  static file  %10.0f req/s   p99 %7.2f ms\n' "$s_rps" "$s_p99"
+awk -v a="$a_rps" -v s="$s_rps" 'BEGIN {printf "  ratio corral/static: %.2f   (goal: >= 5000 req/s, p99 < 10 ms)\n", a/s}'
+for i in 1 2; do
+    pid=$(cat "$CORRAL_RUN/pids/api-$i.pid")
+    printf '  corral-api %d peak RSS: %s (goal: < 30 MB)\n' "$i" "$(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$pid/status)"
+done
+
+# 2. Admission + placement with 1,000 registered workers.
+node tests/bench/register_workers.mjs "$ws" 1000
+echo "admission + placement, 1000 workers (500 in the workspace, 500 in the fleet):"
+printf '  '; build/bin/bench_sched "$CORRAL_REDIS_PORT" "$ws" 2000
+echo "  (goal: p99 < 2000 us)"
