@@ -31,10 +31,10 @@ $(OBJ)/%.o: %.c
 include common/build.mk
 include scheduler/build.mk
 include handlers/build.mk
-# workerd and envd are wired in once they build and pass their tests (see tests/run.sh).
+include workerd/envd/build.mk
+# workerd is wired in once it builds and passes its tests (see tests/run.sh).
 ifneq ($(wildcard workerd/READY),)
 include workerd/build.mk
-include workerd/envd/build.mk
 endif
 include tests/build.mk
 
@@ -61,9 +61,12 @@ down:
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
+LINT_SRCS = $$(git ls-files 'common/*.c' 'scheduler/*.c' 'handlers/*.c' 'tests/unit/*.c' 'tests/bench/*.c')
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-	  --suppress=missingIncludeSystem -Icommon -Ischeduler $$(git ls-files '*.c' | grep -v '^module/')
+	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers $(LINT_SRCS)
+	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon -Ischeduler -Ihandlers
+	clang-format --dry-run --Werror $(LINT_SRCS)
 
 clean:
 	rm -rf build build-san

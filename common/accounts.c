@@ -68,8 +68,8 @@ int apikey_create(struct rconn *rc, const char *server_secret, const char *ws, e
         return -1;
     secret_mac_hex(server_secret, secret, mac);
     snprintf(key, sizeof(key), K_APIKEY, ws, id_out);
-    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s mac %s role %s created_at %lld", key, mac,
-                         role_name(role), (long long)clock_now_ms())))
+    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s mac %s role %s created_at %lld", key, mac, role_name(role),
+                         (long long)clock_now_ms())))
         return -1;
     snprintf(key, sizeof(key), K_WS_KEYS, ws);
     if (cmd_ok(rconn_cmd(rc, 0, "SADD %s %s", key, id_out)))
@@ -117,8 +117,7 @@ int apikey_verify(struct rconn *rc, const char *server_secret, const struct toke
 }
 
 int jointoken_create(struct rconn *rc, const char *server_secret, const char *ws, long ttl_s,
-                     char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX],
-                     int64_t *expires_ms)
+                     char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX], int64_t *expires_ms)
 {
     char secret[TOKEN_SECRET_MAX], mac[SECRET_MAC_HEX], key[160];
 
@@ -161,8 +160,10 @@ int jointoken_revoke(struct rconn *rc, const char *ws, const char *id)
     }
     snprintf(key, sizeof(key), K_JOINTOKEN, ws, id);
     /* HSET XX semantics: only an existing token can be revoked. */
-    r = rconn_cmd(rc, 0, "EVAL %s 1 %s", "if redis.call('EXISTS', KEYS[1]) == 1 then "
-                  "redis.call('HSET', KEYS[1], 'revoked', '1') return 1 end return 0", key);
+    r = rconn_cmd(rc, 0, "EVAL %s 1 %s",
+                  "if redis.call('EXISTS', KEYS[1]) == 1 then "
+                  "redis.call('HSET', KEYS[1], 'revoked', '1') return 1 end return 0",
+                  key);
     if (!r)
         return -1;
     n = (int)reply_int(r, 0);

@@ -7,7 +7,8 @@
 #include <stddef.h>
 
 /* Returns 0 when the key is accepted; otherwise writes why into err. */
-typedef int (*config_set_fn)(void *ud, const char *key, const char *value, char *err, size_t errlen);
+typedef int (*config_set_fn)(void *ud, const char *key, const char *value, char *err,
+                             size_t errlen);
 
 /* Reads path line by line; '#' starts a comment. Returns 0, or -1 with err set
  * to "PATH:LINE: message". */

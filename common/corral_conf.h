@@ -16,11 +16,11 @@ struct corral_conf {
     long longpoll_max;       /* heartbeats one process holds open at once */
     long create_wait_max;    /* creates one process holds open waiting for "running" */
     long max_body_bytes;
-    long poll_ms;            /* heartbeat long-poll wait */
-    long lease_ms;           /* a worker silent this long is dead */
-    long create_timeout_ms;  /* a create waits this long for "running" */
-    long grace_ms;           /* then corral-sched reclaims after this much more */
-    long sweep_ms;           /* corral-sched period */
+    long poll_ms;           /* heartbeat long-poll wait */
+    long lease_ms;          /* a worker silent this long is dead */
+    long create_timeout_ms; /* a create waits this long for "running" */
+    long grace_ms;          /* then corral-sched reclaims after this much more */
+    long sweep_ms;          /* corral-sched period */
     long redis_timeout_ms;
 };
 

@@ -7,24 +7,24 @@
 #ifndef CORRAL_KEYS_H
 #define CORRAL_KEYS_H
 
-#define K_WORKSPACES "corral:workspaces"      /* set of workspace ids */
-#define K_JT_INDEX "corral:jtws:%s"           /* join token id -> workspace */
-#define K_WS_INFO "corral:{ws:%s}:info"       /* hash: name, max_concurrent, created_at */
-#define K_WS_KEYS "corral:{ws:%s}:keys"       /* set of API key ids */
-#define K_APIKEY "corral:{ws:%s}:apikey:%s"   /* hash: mac, role, created_at */
-#define K_WS_JTS "corral:{ws:%s}:jts"         /* set of join token ids */
-#define K_JOINTOKEN "corral:{ws:%s}:jt:%s"    /* hash: mac, expires_at, revoked */
-#define K_SB "corral:{ws:%s}:sb:%s"           /* hash: one sandbox */
-#define K_SBS "corral:{ws:%s}:sbs"            /* set of sandbox ids */
-#define K_ACTIVE "corral:{ws:%s}:active"      /* zset: admission, sandbox -> reservation deadline */
-#define K_TIMEOUTS "corral:{ws:%s}:timeouts"  /* zset: sandbox -> kill deadline (ms) */
-#define K_PENDING "corral:{ws:%s}:pending"    /* zset: sandbox -> create deadline (ms) */
-#define K_READY "corral:{ws:%s}:ready:%s"     /* list: wakes the handler waiting on a create */
-#define K_WORKERS "corral:{ws:%s}:workers"    /* zset: live workers by load (placement) */
-#define K_WORKERS_ALL "corral:{ws:%s}:wkall"  /* set: every worker of the pool, live or dead */
-#define K_LEASES "corral:{ws:%s}:leases"      /* zset: worker -> lease deadline (ms) */
-#define K_WORKER "corral:{ws:%s}:worker:%s"   /* hash: capabilities, usage, lease, secret mac */
-#define K_WORKER_SBS "corral:{ws:%s}:worker:%s:sbs" /* hash: sandbox -> its workspace */
+#define K_WORKSPACES "corral:workspaces"     /* set of workspace ids */
+#define K_JT_INDEX "corral:jtws:%s"          /* join token id -> workspace */
+#define K_WS_INFO "corral:{ws:%s}:info"      /* hash: name, max_concurrent, created_at */
+#define K_WS_KEYS "corral:{ws:%s}:keys"      /* set of API key ids */
+#define K_APIKEY "corral:{ws:%s}:apikey:%s"  /* hash: mac, role, created_at */
+#define K_WS_JTS "corral:{ws:%s}:jts"        /* set of join token ids */
+#define K_JOINTOKEN "corral:{ws:%s}:jt:%s"   /* hash: mac, expires_at, revoked */
+#define K_SB "corral:{ws:%s}:sb:%s"          /* hash: one sandbox */
+#define K_SBS "corral:{ws:%s}:sbs"           /* set of sandbox ids */
+#define K_ACTIVE "corral:{ws:%s}:active"     /* zset: admission, sandbox -> reservation deadline */
+#define K_TIMEOUTS "corral:{ws:%s}:timeouts" /* zset: sandbox -> kill deadline (ms) */
+#define K_PENDING "corral:{ws:%s}:pending"   /* zset: sandbox -> create deadline (ms) */
+#define K_READY "corral:{ws:%s}:ready:%s"    /* list: wakes the handler waiting on a create */
+#define K_WORKERS "corral:{ws:%s}:workers"   /* zset: live workers by load (placement) */
+#define K_WORKERS_ALL "corral:{ws:%s}:wkall" /* set: every worker of the pool, live or dead */
+#define K_LEASES "corral:{ws:%s}:leases"     /* zset: worker -> lease deadline (ms) */
+#define K_WORKER "corral:{ws:%s}:worker:%s"  /* hash: capabilities, usage, lease, secret mac */
+#define K_WORKER_SBS "corral:{ws:%s}:worker:%s:sbs"   /* hash: sandbox -> its workspace */
 #define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds" /* stream of commands */
 
 #define CMD_GROUP "workerd"

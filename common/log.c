@@ -27,6 +27,6 @@ void log_msg(const char *level, const char *fmt, ...)
     gmtime_r(&ts.tv_sec, &tm);
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
     /* One fprintf per line so that lines from threads do not interleave. */
-    fprintf(stderr, "%s.%03ldZ %s[%d] %s: %s\n", stamp, ts.tv_nsec / 1000000, log_name, (int)getpid(),
-            level, msg);
+    fprintf(stderr, "%s.%03ldZ %s[%d] %s: %s\n", stamp, ts.tv_nsec / 1000000, log_name,
+            (int)getpid(), level, msg);
 }

@@ -28,7 +28,7 @@ void rconn_close(struct rconn *rc)
 
 static struct timeval ms_tv(int ms)
 {
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (long)(ms % 1000) * 1000};
     return tv;
 }
 
@@ -113,7 +113,7 @@ static void script_sha(struct rscript *s)
 
     SHA1((const unsigned char *)s->body, strlen(s->body), d);
     for (int i = 0; i < SHA_DIGEST_LENGTH; i++)
-        sprintf(s->sha + 2 * i, "%02x", d[i]);
+        sprintf(s->sha + (size_t)2 * i, "%02x", d[i]);
 }
 
 redisReply *rconn_eval(struct rconn *rc, struct rscript *s, int nkeys, int nargs,

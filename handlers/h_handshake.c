@@ -14,7 +14,7 @@
 #include <string.h>
 
 struct caps {
-    char runtimes[512];  /* "runc:1,runsc:2," for the placement script */
+    char runtimes[512];   /* "runc:1,runsc:2," for the placement script */
     char templates[1100]; /* ",base,other," */
     json_t *runtimes_json, *templates_json;
     int egress;
@@ -38,8 +38,10 @@ static int parse_runtimes(const json_t *v, struct caps *c, char *err, size_t err
         enum tier t;
         if (!name || !valid_name(name, 24) ||
             tier_parse(json_string_value(json_object_get(rt, "tier")), &t) != 0) {
-            snprintf(err, errlen, "runtimes[%zu]: needs a name [a-z0-9._-] and a tier (NONE, "
-                     "CONTAINER, GVISOR, MICROVM, UNKNOWN)", i);
+            snprintf(err, errlen,
+                     "runtimes[%zu]: needs a name [a-z0-9._-] and a tier (NONE, "
+                     "CONTAINER, GVISOR, MICROVM, UNKNOWN)",
+                     i);
             return -1;
         }
         used += (size_t)snprintf(c->runtimes + used, sizeof(c->runtimes) - used, "%s:%d,", name,
@@ -143,19 +145,20 @@ static int returning_worker(struct request *req, const json_t *b, char wid[33], 
     *was_dead = ok && reply_str(r->element[1]) && strcmp(reply_str(r->element[1]), "alive") != 0;
     freeReplyObject(r);
     if (!ok) {
-        respond_error(req, 403, "worker_id is not a worker this workspace enrolled with that secret");
+        respond_error(req, 403,
+                      "worker_id is not a worker this workspace enrolled with that secret");
         return -1;
     }
     snprintf(wid, 33, "%s", id);
     return 1;
 }
 
-static int store_worker(struct request *req, const char *wid, const struct caps *c,
-                        const char *mac, int reset_usage)
+static int store_worker(struct request *req, const char *wid, const struct caps *c, const char *mac,
+                        int reset_usage)
 {
     char key[160], set[128], *rt = json_dumps(c->runtimes_json, JSON_COMPACT);
     char *tm = json_dumps(c->templates_json, JSON_COMPACT);
-    long long lease = (long long)(clock_now_ms() + req->conf->lease_ms);
+    long long lease = clock_now_ms() + req->conf->lease_ms;
     redisReply *r;
     int rv = -1;
 
@@ -185,9 +188,11 @@ static int store_worker(struct request *req, const char *wid, const struct caps 
     if (r) {
         freeReplyObject(r);
         snprintf(set, sizeof(set), K_WORKERS, req->cred.ws);
-        r = rconn_cmd(req->rc, 0, "EVAL %s 2 %s %s %s", "local w = redis.call('HMGET', KEYS[2], "
+        r = rconn_cmd(req->rc, 0, "EVAL %s 2 %s %s %s",
+                      "local w = redis.call('HMGET', KEYS[2], "
                       "'used', 'slots') redis.call('ZADD', KEYS[1], tonumber(w[1] or 0) / "
-                      "tonumber(w[2]), ARGV[1]) return 1", set, key, wid);
+                      "tonumber(w[2]), ARGV[1]) return 1",
+                      set, key, wid);
     }
     if (r) {
         freeReplyObject(r);
@@ -229,10 +234,11 @@ void h_worker_handshake(struct request *req)
     if (store_worker(req, wid, &caps, mac, !again || was_dead) != 0) {
         respond_error(req, 503, "state store unavailable; retry shortly");
     } else {
-        respond_json(req, 200, json_pack("{s:s, s:s, s:s, s:I, s:I}", "worker_id", wid,
-                                          "workspace", req->cred.ws, "worker_secret", secret,
-                                          "poll_ms", (json_int_t)req->conf->poll_ms, "lease_ms",
-                                          (json_int_t)req->conf->lease_ms));
+        respond_json(req, 200,
+                     json_pack("{s:s, s:s, s:s, s:I, s:I}", "worker_id", wid, "workspace",
+                               req->cred.ws, "worker_secret", secret, "poll_ms",
+                               (json_int_t)req->conf->poll_ms, "lease_ms",
+                               (json_int_t)req->conf->lease_ms));
     }
     json_decref(body);
 }

@@ -27,7 +27,7 @@
 static int renew_lease(struct request *req, const char *wid)
 {
     char key[160], leases[128];
-    long long lease = (long long)(clock_now_ms() + req->conf->lease_ms);
+    long long lease = clock_now_ms() + req->conf->lease_ms;
     redisReply *r;
 
     snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
@@ -90,9 +90,12 @@ static int check_body(const json_t *b, char *err, size_t errlen)
         const char *id = json_string_value(json_object_get(v, "id"));
         const char *st = json_string_value(json_object_get(v, "state"));
         if (!id || !token_is_id(id) || !st ||
-            (strcmp(st, "running") && strcmp(st, "exited") && strcmp(st, "failed"))) {
-            snprintf(err, errlen, "sandboxes[%zu]: needs an id and a state (running, exited, "
-                     "failed)", i);
+            (strcmp(st, "running") != 0 && strcmp(st, "exited") != 0 &&
+             strcmp(st, "failed") != 0)) {
+            snprintf(err, errlen,
+                     "sandboxes[%zu]: needs an id and a state (running, exited, "
+                     "failed)",
+                     i);
             return -1;
         }
     }
@@ -156,15 +159,14 @@ static void append_entries(json_t *out, const redisReply *entries)
 static int read_group(struct request *req, const char *stream, const char *from, long block_ms,
                       json_t *out)
 {
-    redisReply *r = block_ms > 0
-                        ? rconn_cmd(req->rc, (int)block_ms,
-                                    "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER
-                                    " COUNT 100 BLOCK %ld STREAMS %s %s",
-                                    block_ms, stream, from)
-                        : rconn_cmd(req->rc, 0,
-                                    "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER
-                                    " COUNT 100 STREAMS %s %s",
-                                    stream, from);
+    redisReply *r = block_ms > 0 ? rconn_cmd(req->rc, (int)block_ms,
+                                             "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER
+                                             " COUNT 100 BLOCK %ld STREAMS %s %s",
+                                             block_ms, stream, from)
+                                 : rconn_cmd(req->rc, 0,
+                                             "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER
+                                             " COUNT 100 STREAMS %s %s",
+                                             stream, from);
 
     if (!r)
         return -1;
@@ -176,9 +178,9 @@ static int read_group(struct request *req, const char *stream, const char *from,
 
 static int reclaim_stale(struct request *req, const char *stream, json_t *out)
 {
-    redisReply *r = rconn_cmd(req->rc, 0,
-                              "XAUTOCLAIM %s " CMD_GROUP " " CMD_CONSUMER " %d 0-0 COUNT 100",
-                              stream, REDELIVER_IDLE_MS);
+    redisReply *r =
+        rconn_cmd(req->rc, 0, "XAUTOCLAIM %s " CMD_GROUP " " CMD_CONSUMER " %d 0-0 COUNT 100",
+                  stream, REDELIVER_IDLE_MS);
 
     if (!r)
         return -1;

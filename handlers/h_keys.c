@@ -58,8 +58,9 @@ void h_key_create(struct request *req)
         respond_error(req, 503, "state store unavailable; retry shortly");
         return;
     }
-    respond_json(req, 201, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "key", token, "role",
-                                      role_name(role), "workspace", req->cred.ws));
+    respond_json(req, 201,
+                 json_pack("{s:s, s:s, s:s, s:s}", "id", id, "key", token, "role", role_name(role),
+                           "workspace", req->cred.ws));
 }
 
 static void answer_delete(struct request *req, int n, const char *what)
@@ -92,7 +93,7 @@ void h_jointoken_create(struct request *req)
         return;
     }
     v = json_object_get(body, "ttl_seconds");
-    if (v && (!json_is_integer(v) || (ttl = json_integer_value(v)) < 60 || ttl > 30 * 86400)) {
+    if (v && (!json_is_integer(v) || (ttl = json_integer_value(v)) < 60 || ttl > 30L * 86400)) {
         json_decref(body);
         respond_error(req, 400, "ttl_seconds: must be an integer in [60, 2592000]");
         return;
@@ -104,13 +105,14 @@ void h_jointoken_create(struct request *req)
         return;
     }
     format_time_ms(expires_ms, expires, sizeof(expires));
-    respond_json(req, 201, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "token", token,
-                                      "workspace", req->cred.ws, "expires_at", expires));
+    respond_json(req, 201,
+                 json_pack("{s:s, s:s, s:s, s:s}", "id", id, "token", token, "workspace",
+                           req->cred.ws, "expires_at", expires));
 }
 
 void h_jointoken_delete(struct request *req)
 {
-    int n = token_is_id(req->params[0]) ? jointoken_revoke(req->rc, req->cred.ws, req->params[0])
-                                        : 0;
+    int n =
+        token_is_id(req->params[0]) ? jointoken_revoke(req->rc, req->cred.ws, req->params[0]) : 0;
     answer_delete(req, n, "join token");
 }

@@ -34,8 +34,9 @@ static int wait_running(struct request *req, const char *sbid, char *why, size_t
         return 0;
     }
     rv = strcmp(r->element[1]->str, "running") == 0 ? 1 : 0;
-    snprintf(why, whylen, "%s", strncmp(r->element[1]->str, "failed:", 7) == 0
-                                    ? r->element[1]->str + 7 : r->element[1]->str);
+    snprintf(why, whylen, "%s",
+             strncmp(r->element[1]->str, "failed:", 7) == 0 ? r->element[1]->str + 7
+                                                            : r->element[1]->str);
     freeReplyObject(r);
     return rv;
 }

@@ -43,11 +43,13 @@ static long fleet_free_slots(struct request *req, long *alive)
     long free_slots = -1;
 
     snprintf(key, sizeof(key), K_WORKERS, "");
-    r = rconn_cmd(req->rc, 0, "EVAL %s 1 %s", "local n, free = 0, 0 "
+    r = rconn_cmd(req->rc, 0, "EVAL %s 1 %s",
+                  "local n, free = 0, 0 "
                   "for _, w in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do "
                   "local v = redis.call('HMGET', 'corral:{ws:}:worker:' .. w, 'slots', 'used') "
                   "n = n + 1 free = free + math.max(0, tonumber(v[1]) - tonumber(v[2])) end "
-                  "return {n, free}", key);
+                  "return {n, free}",
+                  key);
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
         *alive = (long)r->element[0]->integer;
         free_slots = (long)r->element[1]->integer;
@@ -68,8 +70,9 @@ void h_workers_list(struct request *req)
         respond_error(req, 503, "state store unavailable; retry shortly");
         return;
     }
-    respond_json(req, 200, json_pack("{s:o, s:{s:I, s:I}}", "workers", own, "fleet", "workers",
-                                      (json_int_t)alive, "free_slots", (json_int_t)free_slots));
+    respond_json(req, 200,
+                 json_pack("{s:o, s:{s:I, s:I}}", "workers", own, "fleet", "workers",
+                           (json_int_t)alive, "free_slots", (json_int_t)free_slots));
 }
 
 void h_worker_delete(struct request *req)

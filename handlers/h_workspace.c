@@ -27,8 +27,7 @@ void h_workspace_get(struct request *req)
                  json_pack("{s:s, s:s, s:I, s:I, s:s}", "id", req->cred.ws, "name",
                            reply_str(r->element[0]) ? reply_str(r->element[0]) : "",
                            "max_concurrent_sandboxes", (json_int_t)reply_int(r->element[1], 20),
-                           "active_sandboxes", (json_int_t)active, "role",
-                           role_name(req->role)));
+                           "active_sandboxes", (json_int_t)active, "role", role_name(req->role)));
     freeReplyObject(r);
 }
 

@@ -101,8 +101,11 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     threads = calloc((size_t)srv.conf.threads, sizeof(*threads));
     tids = calloc((size_t)srv.conf.threads, sizeof(*tids));
-    if (!threads || !tids)
+    if (!threads || !tids) {
+        free(threads);
+        free(tids);
         return 1;
+    }
     for (long i = 0; i < srv.conf.threads; i++) {
         threads[i].srv = &srv;
         rconn_init(&threads[i].rc, srv.conf.redis_host, (int)srv.conf.redis_port,

@@ -80,7 +80,8 @@ static int authorize(struct request *req, enum access access)
     if (access == ACCESS_PUBLIC)
         return 0;
     if (!text) {
-        respond_error(req, 401, "missing credential: send Authorization: Bearer <key> or X-API-Key");
+        respond_error(req, 401,
+                      "missing credential: send Authorization: Bearer <key> or X-API-Key");
         return -1;
     }
     token_parse(text, &req->cred);

@@ -115,13 +115,13 @@ static int check_domains(const json_t *v, char *err, size_t errlen)
 static int parse_isolation(const json_t *v, struct sandbox_spec *spec, char *err, size_t errlen)
 {
     if (!json_is_string(v) || tier_parse(json_string_value(v), &spec->require) != 0) {
-        snprintf(err, errlen,
-                 "require_isolation: must be one of NONE, CONTAINER, GVISOR, MICROVM");
+        snprintf(err, errlen, "require_isolation: must be one of NONE, CONTAINER, GVISOR, MICROVM");
         return -1;
     }
     if (spec->require == TIER_UNKNOWN) {
-        snprintf(err, errlen, "require_isolation: UNKNOWN satisfies no requirement; use NONE, "
-                              "CONTAINER, GVISOR or MICROVM");
+        snprintf(err, errlen,
+                 "require_isolation: UNKNOWN satisfies no requirement; use NONE, "
+                 "CONTAINER, GVISOR or MICROVM");
         return -1;
     }
     spec->has_require = 1;
@@ -148,8 +148,7 @@ static int parse_numbers(const json_t *body, struct sandbox_spec *spec, char *er
         spec->cpu_cores = c;
     }
     if ((v = json_object_get(body, "memory_mb"))) {
-        if (!json_is_integer(v) || json_integer_value(v) < 16 ||
-            json_integer_value(v) > 262144) {
+        if (!json_is_integer(v) || json_integer_value(v) < 16 || json_integer_value(v) > 262144) {
             snprintf(err, errlen, "memory_mb: must be an integer in [16, 262144]");
             return -1;
         }
@@ -158,9 +157,9 @@ static int parse_numbers(const json_t *body, struct sandbox_spec *spec, char *er
     return 0;
 }
 
-static const char *const known_fields[] = {"template", "timeout",         "metadata",
-                                           "env",      "cpu_cores",       "memory_mb",
-                                           "allowed_domains", "require_isolation", NULL};
+static const char *const known_fields[] = {
+    "template",  "timeout",         "metadata",          "env", "cpu_cores",
+    "memory_mb", "allowed_domains", "require_isolation", NULL};
 
 static int check_fields(const json_t *body, char *err, size_t errlen)
 {

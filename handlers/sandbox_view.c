@@ -44,18 +44,16 @@ json_t *sandbox_view(const redisReply *rec)
     const char *cpu = reply_hget(rec, "cpu_cores"), *mem = reply_hget(rec, "memory_mb");
     const char *timeout = reply_hget(rec, "timeout");
 
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:I, s:I, s:o, s:o, s:o, s:o, "
-                     "s:o, s:o}",
-                     "sandbox_id", str_or_null(rec, "id"), "template", str_or_null(rec, "template"),
-                     "state", str_or_null(rec, "state"), "isolation", str_or_null(rec, "tier"),
-                     "runtime", str_or_null(rec, "runtime"), "require_isolation",
-                     str_or_null(rec, "require_isolation"), "worker_id",
-                     str_or_null(rec, "worker"), "cpu_cores", cpu ? atof(cpu) : 0.0, "memory_mb",
-                     (json_int_t)(mem ? atoll(mem) : 0), "timeout",
-                     (json_int_t)(timeout ? atoll(timeout) : 0), "metadata",
-                     json_field(rec, "metadata", "{}"), "allowed_domains",
-                     json_field(rec, "allowed_domains", "[]"), "created_at",
-                     time_field(rec, "created_at"), "started_at", time_field(rec, "started_at"),
-                     "expires_at", time_field(rec, "expires_at"), "reason",
-                     str_or_null(rec, "reason"));
+    return json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:I, s:I, s:o, s:o, s:o, s:o, "
+        "s:o, s:o}",
+        "sandbox_id", str_or_null(rec, "id"), "template", str_or_null(rec, "template"), "state",
+        str_or_null(rec, "state"), "isolation", str_or_null(rec, "tier"), "runtime",
+        str_or_null(rec, "runtime"), "require_isolation", str_or_null(rec, "require_isolation"),
+        "worker_id", str_or_null(rec, "worker"), "cpu_cores", cpu ? atof(cpu) : 0.0, "memory_mb",
+        (json_int_t)(mem ? atoll(mem) : 0), "timeout", (json_int_t)(timeout ? atoll(timeout) : 0),
+        "metadata", json_field(rec, "metadata", "{}"), "allowed_domains",
+        json_field(rec, "allowed_domains", "[]"), "created_at", time_field(rec, "created_at"),
+        "started_at", time_field(rec, "started_at"), "expires_at", time_field(rec, "expires_at"),
+        "reason", str_or_null(rec, "reason"));
 }

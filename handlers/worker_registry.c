@@ -32,7 +32,8 @@ int worker_authenticate(struct request *req, char wid[33])
     state = reply_str(r->element[1]);
     ok = stored && secret_equal(stored, mac);
     if (!ok)
-        respond_error(req, 403, "this join token did not enroll that worker, or its secret is wrong");
+        respond_error(req, 403,
+                      "this join token did not enroll that worker, or its secret is wrong");
     else if (!state || strcmp(state, "alive") != 0)
         respond_error(req, 410, "worker %s is no longer enrolled: handshake again", id);
     if (ok && state && strcmp(state, "alive") == 0)
@@ -56,8 +57,7 @@ json_t *worker_view(const redisReply *rec, const char *wid)
                      templates ? templates : json_array(), "egress",
                      strcmp(FIELD("egress"), "1") == 0, "slots", (json_int_t)atoll(FIELD("slots")),
                      "used_slots", (json_int_t)atoll(FIELD("used")), "cpu_cores",
-                     atof(FIELD("cpu")), "memory_mb", (json_int_t)atoll(FIELD("mem")),
-                     "data_addr", FIELD("data_addr"), "lease_until_ms",
-                     (json_int_t)(lease ? atoll(lease) : 0));
+                     atof(FIELD("cpu")), "memory_mb", (json_int_t)atoll(FIELD("mem")), "data_addr",
+                     FIELD("data_addr"), "lease_until_ms", (json_int_t)(lease ? atoll(lease) : 0));
 #undef FIELD
 }

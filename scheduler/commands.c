@@ -24,16 +24,15 @@ static const char *field_or(const redisReply *rec, const char *field, const char
 
 static char *create_payload(const redisReply *rec)
 {
-    json_t *sb = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:f, s:I, s:o, s:I, s:o}",
-                           "id", field_or(rec, "id", ""), "workspace", field_or(rec, "ws", ""),
-                           "template", field_or(rec, "template", ""), "runtime",
-                           field_or(rec, "runtime", ""), "tier", field_or(rec, "tier", "UNKNOWN"),
-                           "env", record_json(rec, "env", "{}"), "cpu_cores",
-                           atof(field_or(rec, "cpu_cores", "1")), "memory_mb",
-                           (json_int_t)atoll(field_or(rec, "memory_mb", "512")),
-                           "allowed_domains", record_json(rec, "allowed_domains", "[]"), "timeout",
-                           (json_int_t)atoll(field_or(rec, "timeout", "300")), "metadata",
-                           record_json(rec, "metadata", "{}"));
+    json_t *sb = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:o, s:f, s:I, s:o, s:I, s:o}", "id", field_or(rec, "id", ""),
+        "workspace", field_or(rec, "ws", ""), "template", field_or(rec, "template", ""), "runtime",
+        field_or(rec, "runtime", ""), "tier", field_or(rec, "tier", "UNKNOWN"), "env",
+        record_json(rec, "env", "{}"), "cpu_cores", atof(field_or(rec, "cpu_cores", "1")),
+        "memory_mb", (json_int_t)atoll(field_or(rec, "memory_mb", "512")), "allowed_domains",
+        record_json(rec, "allowed_domains", "[]"), "timeout",
+        (json_int_t)atoll(field_or(rec, "timeout", "300")), "metadata",
+        record_json(rec, "metadata", "{}"));
     char *text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;
 
     json_decref(sb);

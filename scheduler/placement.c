@@ -41,7 +41,8 @@ static struct rscript pick_script = {
     "if target == '' then ids = redis.call('ZRANGE', KEYS[1], 0, -1) end\n"
     "local stage, alive = 0, 0\n"
     "for _, wid in ipairs(ids) do\n"
-    "  local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'templates', 'egress',\n"
+    "  local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'templates', "
+    "'egress',\n"
     "    'runtimes', 'slots', 'used', 'cpu', 'cpu_used', 'mem', 'mem_used')\n"
     "  if wid ~= exclude and w[1] == 'alive' and tonumber(w[2]) > now then\n"
     "    alive = alive + 1\n"
@@ -101,8 +102,8 @@ static int pick_in_pool(struct rconn *rc, const char *pool, const char *mode,
                         const char *target, struct pick *out)
 {
     char zkey[128], egress[2], need[2], req[8], cpu[32], mem[24], now[24];
-    const char *argv[14] = {zkey,  pool,       mode, n->template_id, egress, need, req, cpu, mem,
-                            now,   n->exclude, sbid, val,            target};
+    const char *argv[14] = {zkey, pool, mode, n->template_id, egress, need, req,
+                            cpu,  mem,  now,  n->exclude,     sbid,   val,  target};
     redisReply *r;
 
     snprintf(zkey, sizeof(zkey), K_WORKERS, pool);

@@ -10,7 +10,7 @@
 
 struct placement_need {
     const char *template_id;
-    int egress;          /* allowed_domains set: the worker must enforce egress policy */
+    int egress; /* allowed_domains set: the worker must enforce egress policy */
     int has_require;
     enum tier require;
     double cpu_cores;

@@ -7,29 +7,27 @@
 #include <string.h>
 
 #define SB_KEYS(ws, sbid)                                                                          \
-    char k_sb[160], k_sbs[128], k_active[128], k_timeouts[128], k_pending[128];                   \
+    char k_sb[160], k_sbs[128], k_active[128], k_timeouts[128], k_pending[128];                    \
     snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);                                                  \
     snprintf(k_sbs, sizeof(k_sbs), K_SBS, ws);                                                     \
     snprintf(k_active, sizeof(k_active), K_ACTIVE, ws);                                            \
     snprintf(k_timeouts, sizeof(k_timeouts), K_TIMEOUTS, ws);                                      \
     snprintf(k_pending, sizeof(k_pending), K_PENDING, ws)
 
-static struct rscript insert_script = {
-    "sandbox_insert",
-    "redis.call('HSET', KEYS[1], unpack(ARGV, 3))\n"
-    "redis.call('SADD', KEYS[2], ARGV[1])\n"
-    "redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])\n"
-    "return 1\n",
-    ""};
+static struct rscript insert_script = {"sandbox_insert",
+                                       "redis.call('HSET', KEYS[1], unpack(ARGV, 3))\n"
+                                       "redis.call('SADD', KEYS[2], ARGV[1])\n"
+                                       "redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])\n"
+                                       "return 1\n",
+                                       ""};
 
-static struct rscript remove_script = {
-    "sandbox_remove",
-    "local w = redis.call('HMGET', KEYS[1], 'worker', 'pool')\n"
-    "if redis.call('DEL', KEYS[1]) == 0 then return false end\n"
-    "redis.call('SREM', KEYS[2], ARGV[1])\n"
-    "for i = 3, 5 do redis.call('ZREM', KEYS[i], ARGV[1]) end\n"
-    "return {w[1] or '', w[2] or ''}\n",
-    ""};
+static struct rscript remove_script = {"sandbox_remove",
+                                       "local w = redis.call('HMGET', KEYS[1], 'worker', 'pool')\n"
+                                       "if redis.call('DEL', KEYS[1]) == 0 then return false end\n"
+                                       "redis.call('SREM', KEYS[2], ARGV[1])\n"
+                                       "for i = 3, 5 do redis.call('ZREM', KEYS[i], ARGV[1]) end\n"
+                                       "return {w[1] or '', w[2] or ''}\n",
+                                       ""};
 
 /* pending -> running only for the worker it was placed on, and only while its
  * admission reservation still stands: a sandbox whose reservation lapsed was
@@ -146,7 +144,7 @@ enum report_outcome sandbox_report(struct rconn *rc, const char *ws, const char 
     SB_KEYS(ws, sbid);
     (void)k_sbs;
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    const char *args[9] = {k_sb, k_active, k_timeouts, k_pending, sbid,
+    const char *args[9] = {k_sb, k_active, k_timeouts,           k_pending, sbid,
                            wid,  state,    reason ? reason : "", now};
     r = rconn_eval(rc, &report_script, 4, 5, args);
     if (!r)

@@ -47,13 +47,38 @@ static int record_and_send(struct rconn *rc, const char *ws, const char *sbid,
                            int64_t deadline)
 {
     char now[24], timeout[24], cpu[32], mem[24];
-    const char *fv[] = {"id", sbid, "ws", ws, "template", spec->template_id, "state", "pending",
-                        "pool", p->pool, "worker", p->wid, "runtime", p->runtime, "tier",
-                        tier_name(p->tier), "require_isolation",
-                        spec->has_require ? tier_name(spec->require) : "", "timeout", timeout,
-                        "cpu_cores", cpu, "memory_mb", mem, "metadata", spec->metadata_json,
-                        "env", spec->env_json, "allowed_domains", spec->allowed_json,
-                        "created_at", now};
+    const char *fv[] = {"id",
+                        sbid,
+                        "ws",
+                        ws,
+                        "template",
+                        spec->template_id,
+                        "state",
+                        "pending",
+                        "pool",
+                        p->pool,
+                        "worker",
+                        p->wid,
+                        "runtime",
+                        p->runtime,
+                        "tier",
+                        tier_name(p->tier),
+                        "require_isolation",
+                        spec->has_require ? tier_name(spec->require) : "",
+                        "timeout",
+                        timeout,
+                        "cpu_cores",
+                        cpu,
+                        "memory_mb",
+                        mem,
+                        "metadata",
+                        spec->metadata_json,
+                        "env",
+                        spec->env_json,
+                        "allowed_domains",
+                        spec->allowed_json,
+                        "created_at",
+                        now};
     redisReply *rec;
     int absent, rv;
 
@@ -150,7 +175,8 @@ int scheduler_replace(struct rconn *rc, const char *ws, const char *sbid, const 
 
     rec = sandbox_get(rc, ws, sbid, &absent);
     if (!rec) {
-        sched_error_set(err, absent ? 404 : 503, absent ? "sandbox gone" : "state store unavailable");
+        sched_error_set(err, absent ? 404 : 503,
+                        absent ? "sandbox gone" : "state store unavailable");
         return -1;
     }
     spec_from_record(rec, &spec);

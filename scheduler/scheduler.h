@@ -20,12 +20,12 @@ struct sandbox_spec {
     long timeout_s;
     double cpu_cores;
     long memory_mb;
-    int has_require;      /* require_isolation was given */
-    enum tier require;    /* meaningful when has_require */
-    char *metadata_json;  /* JSON object text, owned */
-    char *env_json;       /* JSON object text, owned */
-    char *allowed_json;   /* JSON array text, owned */
-    int n_allowed;        /* number of allowed domains: egress needed when > 0 */
+    int has_require;     /* require_isolation was given */
+    enum tier require;   /* meaningful when has_require */
+    char *metadata_json; /* JSON object text, owned */
+    char *env_json;      /* JSON object text, owned */
+    char *allowed_json;  /* JSON array text, owned */
+    int n_allowed;       /* number of allowed domains: egress needed when > 0 */
 };
 
 void sandbox_spec_free(struct sandbox_spec *s);

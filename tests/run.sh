@@ -51,6 +51,7 @@ integration() {
     return "$rc"
 }
 step "integration: control plane over HTTPS (ASan+UBSan)" integration
+step "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
 
 echo
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"

@@ -35,6 +35,7 @@ int main(int argc, char **argv)
     double *t = calloc((size_t)n, sizeof(double));
 
     if (argc < 3 || !t) {
+        free(t);
         fprintf(stderr, "usage: bench_sched REDIS_PORT WORKSPACE [N]\n");
         return 2;
     }
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
         double t0 = now_us();
         if (scheduler_create(&rc, &conf, argv[2], &spec, sbid, &err) != 0) {
             fprintf(stderr, "create %d: %d %s\n", i, err.status, err.message);
+            free(t);
             return 1;
         }
         t[i] = now_us() - t0;

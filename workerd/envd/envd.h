@@ -1,0 +1,31 @@
+/*
+ * envd: the in-sandbox agent. Shared configuration and small helpers used by
+ * every part of the binary. One process, one thread per connection (see
+ * README.md for why), so everything reachable from here is thread-safe.
+ */
+#ifndef ENVD_H
+#define ENVD_H
+
+#include <stddef.h>
+
+/* The envd protocol version Corral implements; the SDK gates features on it. */
+#define ENVD_VERSION "0.6.4"
+
+struct envd_config {
+    int port;
+    char listen_addr[64];
+    char *access_token; /* NULL when the sandbox is not secure */
+    size_t access_token_len;
+    char default_user[64];
+    char passwd_path[256];
+    char group_path[256];
+};
+
+extern struct envd_config envd_cfg;
+
+void envd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Monotonic milliseconds, for deadlines and keepalive timers. */
+long long envd_now_ms(void);
+
+#endif

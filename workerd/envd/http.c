@@ -1,0 +1,507 @@
+/*
+ * HTTP/1.1 for envd. Requests are read into a per-connection buffer; the head
+ * is copied out so the buffer can keep serving body bytes. Request bodies are
+ * streamed (uploads of any size never sit whole in memory). Responses are
+ * either sized or chunked; streams use chunked encoding, which every fetch
+ * implementation accepts and which keeps the connection reusable.
+ */
+#include "http.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+static const char *status_text(int status)
+{
+    switch (status) {
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 204:
+        return "No Content";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 406:
+        return "Not Acceptable";
+    case 408:
+        return "Request Timeout";
+    case 409:
+        return "Conflict";
+    case 413:
+        return "Payload Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 429:
+        return "Too Many Requests";
+    case 499:
+        return "Client Closed Request";
+    case 501:
+        return "Not Implemented";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    case 507:
+        return "Insufficient Storage";
+    default:
+        return status >= 500 ? "Internal Server Error" : "Error";
+    }
+}
+
+/* Fills the buffer with at least one more byte. 1 ok, 0 EOF, -1 error. */
+static int conn_fill(struct http_conn *c)
+{
+    ssize_t n;
+
+    if (c->off > 0 && c->off == c->len) {
+        c->off = 0;
+        c->len = 0;
+    }
+    if (c->len == sizeof(c->buf)) {
+        if (c->off == 0)
+            return -1; /* a head or line longer than the buffer */
+        memmove(c->buf, c->buf + c->off, c->len - c->off);
+        c->len -= c->off;
+        c->off = 0;
+    }
+    do {
+        n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    c->len += (size_t)n;
+    return 1;
+}
+
+int url_decode(const char *in, size_t len, char *out, size_t outsz, int plus_is_space)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char ch = in[i];
+        if (ch == '%' && i + 2 < len && isxdigit((unsigned char)in[i + 1]) &&
+            isxdigit((unsigned char)in[i + 2])) {
+            char hex[3] = {in[i + 1], in[i + 2], 0};
+            ch = (char)strtol(hex, NULL, 16);
+            i += 2;
+        } else if (ch == '+' && plus_is_space) {
+            ch = ' ';
+        }
+        if (o + 1 >= outsz)
+            return -1;
+        out[o++] = ch;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+static int parse_request_line(struct http_req *r, char *line)
+{
+    char *sp1 = strchr(line, ' ');
+    char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+    char *target, *q;
+    static char empty[] = "";
+
+    if (sp1 == NULL || sp2 == NULL || strncmp(sp2 + 1, "HTTP/1.", 7) != 0)
+        return -1;
+    *sp1 = '\0';
+    *sp2 = '\0';
+    r->method = line;
+    target = sp1 + 1;
+    r->keep_alive = strcmp(sp2 + 1, "HTTP/1.0") != 0;
+    q = strchr(target, '?');
+    r->query = empty;
+    if (q != NULL) {
+        *q = '\0';
+        r->query = q + 1;
+    }
+    /* Decoding in place is safe: the decoded path is never longer. */
+    if (url_decode(target, strlen(target), target, strlen(target) + 1, 0) < 0)
+        return -1;
+    r->path = target;
+    return 0;
+}
+
+static int parse_headers(struct http_req *r, char *p)
+{
+    while (*p != '\0') {
+        char *eol = strstr(p, "\r\n");
+        char *colon;
+        if (eol == NULL)
+            return -1;
+        *eol = '\0';
+        colon = strchr(p, ':');
+        if (colon == NULL || r->nhdrs == HTTP_MAX_HEADERS)
+            return -1;
+        *colon = '\0';
+        colon++;
+        while (*colon == ' ' || *colon == '\t')
+            colon++;
+        for (char *e = colon + strlen(colon); e > colon && (e[-1] == ' ' || e[-1] == '\t');)
+            *--e = '\0';
+        r->hdrs[r->nhdrs].name = p;
+        r->hdrs[r->nhdrs].value = colon;
+        r->nhdrs++;
+        p = eol + 2;
+    }
+    return 0;
+}
+
+static int setup_body(struct http_req *r)
+{
+    const char *te = http_header(r, "Transfer-Encoding");
+    const char *cl = http_header(r, "Content-Length");
+    const char *conn = http_header(r, "Connection");
+
+    if (conn != NULL && strcasecmp(conn, "close") == 0)
+        r->keep_alive = 0;
+    if (conn != NULL && strcasecmp(conn, "keep-alive") == 0)
+        r->keep_alive = 1;
+    r->body_mode = BODY_NONE;
+    r->body_done = 1;
+    if (te != NULL && strcasestr(te, "chunked") != NULL) {
+        r->body_mode = BODY_CHUNKED;
+        r->body_left = -1; /* no chunk size read yet */
+        r->body_done = 0;
+    } else if (cl != NULL) {
+        char *end;
+        long long v = strtoll(cl, &end, 10);
+        if (*end != '\0' || v < 0)
+            return -1;
+        r->body_mode = BODY_LENGTH;
+        r->body_left = v;
+        r->body_done = v == 0;
+    }
+    return 0;
+}
+
+int http_read_request(struct http_conn *c, struct http_req *r, int idle_timeout_ms)
+{
+    char *end = NULL;
+    size_t head_len;
+
+    memset(r, 0, offsetof(struct http_req, head));
+    r->c = c;
+    for (;;) {
+        if (c->len > c->off) {
+            end = memmem(c->buf + c->off, c->len - c->off, "\r\n\r\n", 4);
+            if (end != NULL)
+                break;
+        }
+        if (c->len == c->off) {
+            struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+            if (poll(&pfd, 1, idle_timeout_ms) <= 0)
+                return 0;
+        }
+        int rc = conn_fill(c);
+        if (rc <= 0)
+            return rc == 0 && c->len == c->off ? 0 : -1;
+    }
+    head_len = (size_t)(end - (c->buf + c->off)) + 4;
+    if (head_len > HTTP_HEAD_MAX)
+        return -1;
+    memcpy(r->head, c->buf + c->off, head_len);
+    r->head[head_len - 2] = '\0'; /* keep the last header's CRLF, drop the blank line */
+    c->off += head_len;
+    char *eol = strstr(r->head, "\r\n");
+    *eol = '\0';
+    if (parse_request_line(r, r->head) < 0 || parse_headers(r, eol + 2) < 0 || setup_body(r) < 0) {
+        r->keep_alive = 0;
+        http_send_error(r, 400, "malformed HTTP request");
+        return -1;
+    }
+    const char *expect = http_header(r, "Expect");
+    if (expect != NULL && strcasecmp(expect, "100-continue") == 0)
+        http_send_all(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    return 1;
+}
+
+const char *http_header(const struct http_req *r, const char *name)
+{
+    for (int i = 0; i < r->nhdrs; i++)
+        if (strcasecmp(r->hdrs[i].name, name) == 0)
+            return r->hdrs[i].value;
+    return NULL;
+}
+
+int http_query_param(const struct http_req *r, const char *name, char *out, size_t outsz)
+{
+    size_t nlen = strlen(name);
+    const char *p = r->query;
+
+    while (*p != '\0') {
+        const char *amp = strchr(p, '&');
+        size_t plen = amp ? (size_t)(amp - p) : strlen(p);
+        if (plen >= nlen && strncmp(p, name, nlen) == 0 && (plen == nlen || p[nlen] == '=')) {
+            const char *v = plen == nlen ? p + plen : p + nlen + 1;
+            size_t vlen = plen == nlen ? 0 : plen - nlen - 1;
+            return url_decode(v, vlen, out, outsz, 1) < 0 ? -1 : 1;
+        }
+        p += plen;
+        if (*p == '&')
+            p++;
+    }
+    return 0;
+}
+
+/* Copies up to n buffered-or-received bytes. */
+static ssize_t conn_read_raw(struct http_conn *c, void *buf, size_t n)
+{
+    size_t avail;
+
+    if (c->len == c->off) {
+        int rc = conn_fill(c);
+        if (rc <= 0)
+            return -1; /* EOF inside a body is an error too */
+    }
+    avail = c->len - c->off;
+    if (n > avail)
+        n = avail;
+    memcpy(buf, c->buf + c->off, n);
+    c->off += n;
+    return (ssize_t)n;
+}
+
+/* Reads one CRLF-terminated line (chunk sizes, trailers). */
+static int conn_read_line(struct http_conn *c, char *line, size_t max)
+{
+    for (;;) {
+        char *nl = c->len > c->off ? memchr(c->buf + c->off, '\n', c->len - c->off) : NULL;
+        if (nl != NULL) {
+            size_t l = (size_t)(nl - (c->buf + c->off));
+            if (l >= max)
+                return -1;
+            memcpy(line, c->buf + c->off, l);
+            line[l] = '\0';
+            if (l > 0 && line[l - 1] == '\r')
+                line[l - 1] = '\0';
+            c->off += l + 1;
+            return 0;
+        }
+        if (c->len - c->off >= max || conn_fill(c) <= 0)
+            return -1;
+    }
+}
+
+/* Moves to the next chunk; sets body_done after the last one and its trailers. */
+static int next_chunk(struct http_req *r)
+{
+    char line[256];
+
+    if (r->body_left == 0 && conn_read_line(r->c, line, sizeof(line)) < 0)
+        return -1; /* the CRLF after the previous chunk's data */
+    if (conn_read_line(r->c, line, sizeof(line)) < 0)
+        return -1;
+    char *end;
+    long long size = strtoll(line, &end, 16);
+    if (end == line || size < 0)
+        return -1;
+    if (size == 0) {
+        do {
+            if (conn_read_line(r->c, line, sizeof(line)) < 0)
+                return -1;
+        } while (line[0] != '\0');
+        r->body_done = 1;
+    }
+    r->body_left = size;
+    return 0;
+}
+
+ssize_t http_body_read(struct http_req *r, void *buf, size_t n)
+{
+    ssize_t got;
+
+    if (r->body_error)
+        return -1;
+    if (r->body_done)
+        return 0;
+    if (r->body_mode == BODY_CHUNKED && r->body_left <= 0) {
+        if (next_chunk(r) < 0) {
+            r->body_error = 1;
+            return -1;
+        }
+        if (r->body_done)
+            return 0;
+    }
+    if ((long long)n > r->body_left)
+        n = (size_t)r->body_left;
+    got = conn_read_raw(r->c, buf, n);
+    if (got < 0) {
+        r->body_error = 1;
+        return -1;
+    }
+    r->body_left -= got;
+    if (r->body_mode == BODY_LENGTH && r->body_left == 0)
+        r->body_done = 1;
+    return got;
+}
+
+int http_body_read_all(struct http_req *r, char **out, size_t *len, size_t max)
+{
+    size_t cap = 4096, used = 0;
+    char *buf = malloc(cap);
+
+    if (buf == NULL)
+        return -1;
+    for (;;) {
+        if (used + 1 == cap) {
+            char *nb;
+            if (cap > max) {
+                free(buf);
+                return -2;
+            }
+            nb = realloc(buf, cap * 2);
+            if (nb == NULL) {
+                free(buf);
+                return -1;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = http_body_read(r, buf + used, cap - used - 1);
+        if (n < 0) {
+            free(buf);
+            return -1;
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    if (used > max) {
+        free(buf);
+        return -2;
+    }
+    buf[used] = '\0';
+    *out = buf;
+    *len = used;
+    return 0;
+}
+
+int http_body_drain(struct http_req *r, long long max)
+{
+    char tmp[8192];
+    long long total = 0;
+
+    while (!r->body_done) {
+        ssize_t n = http_body_read(r, tmp, sizeof(tmp));
+        if (n < 0)
+            return -1;
+        total += n;
+        if (total > max)
+            return -1;
+    }
+    return 0;
+}
+
+int http_send_all(int fd, const void *p, size_t n)
+{
+    const char *b = p;
+
+    while (n > 0) {
+        ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int http_send_head(struct http_req *r, int status, const char *content_type,
+                   long long content_length, const char *extra)
+{
+    char head[2048];
+    int n;
+
+    n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n", status, status_text(status));
+    if (content_type != NULL)
+        n += snprintf(head + n, sizeof(head) - (size_t)n, "Content-Type: %s\r\n", content_type);
+    if (status == 204 || status == 304)
+        content_length = 0; /* no body, and no framing headers either */
+    else if (content_length >= 0)
+        n += snprintf(head + n, sizeof(head) - (size_t)n, "Content-Length: %lld\r\n",
+                      content_length);
+    else
+        n += snprintf(head + n, sizeof(head) - (size_t)n, "Transfer-Encoding: chunked\r\n");
+    n += snprintf(head + n, sizeof(head) - (size_t)n, "%s%s\r\n", extra ? extra : "",
+                  r->keep_alive ? "" : "Connection: close\r\n");
+    if ((size_t)n >= sizeof(head))
+        return -1;
+    r->head_sent = 1;
+    r->chunked_resp = content_length < 0;
+    return http_send_all(r->c->fd, head, (size_t)n);
+}
+
+int http_send_chunk(struct http_req *r, const void *p, size_t n)
+{
+    char size[32];
+    int l;
+
+    if (n == 0)
+        return 0; /* a zero-size chunk would end the body */
+    l = snprintf(size, sizeof(size), "%zx\r\n", n);
+    if (http_send_all(r->c->fd, size, (size_t)l) < 0 || http_send_all(r->c->fd, p, n) < 0)
+        return -1;
+    return http_send_all(r->c->fd, "\r\n", 2);
+}
+
+int http_end_chunks(struct http_req *r)
+{
+    return http_send_all(r->c->fd, "0\r\n\r\n", 5);
+}
+
+int http_send_body(struct http_req *r, int status, const char *content_type, const char *body,
+                   size_t n)
+{
+    if (http_send_head(r, status, content_type, (long long)n, NULL) < 0)
+        return -1;
+    return n > 0 ? http_send_all(r->c->fd, body, n) : 0;
+}
+
+int http_send_error(struct http_req *r, int status, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    json_t *o;
+    char *s;
+    int rc;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    o = json_pack("{s:i,s:s}", "code", status, "message", msg);
+    s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (s == NULL)
+        return http_send_body(r, status, "application/json", "{}", 2);
+    rc = http_send_body(r, status, "application/json", s, strlen(s));
+    free(s);
+    return rc;
+}
+
+int http_peer_gone(const struct http_req *r)
+{
+    struct pollfd pfd = {.fd = r->c->fd, .events = POLLIN | POLLRDHUP};
+
+    return poll(&pfd, 1, 0) > 0;
+}

@@ -1,0 +1,187 @@
+/*
+ * envd entry point: flags, the access token, signals, then the server.
+ *
+ *   envd [-port 49983] [-addr 0.0.0.0] [-access-token-file PATH] [-user user]
+ *        [-passwd /etc/passwd] [-group /etc/group] [-version]
+ *
+ * The access token comes from -access-token-file or from the environment
+ * variable CORRAL_ENVD_ACCESS_TOKEN, which is removed from envd's environment
+ * before anything else happens: processes inherit that environment, and must
+ * never see the token.
+ */
+#include "envd.h"
+#include "reaper.h"
+#include "server.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TOKEN_ENV "CORRAL_ENVD_ACCESS_TOKEN"
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct envd_config envd_cfg = {
+    .port = 49983,
+    .listen_addr = "0.0.0.0",
+    .default_user = "user",
+    .passwd_path = "/etc/passwd",
+    .group_path = "/etc/group",
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: envd [-port N] [-addr IPv4] [-access-token-file PATH] [-user NAME]\n"
+            "            [-passwd FILE] [-group FILE] [-version]\n"
+            "  the token may also come from $%s\n",
+            TOKEN_ENV);
+}
+
+/* Trims trailing whitespace (a token file usually ends with a newline). */
+static void rtrim(char *s)
+{
+    size_t n = strlen(s);
+
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+}
+
+static int read_token_file(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    char buf[4096];
+    size_t n;
+
+    if (f == NULL) {
+        fprintf(stderr, "envd: -access-token-file %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    rtrim(buf);
+    if (buf[0] == '\0') {
+        fprintf(stderr, "envd: -access-token-file %s is empty\n", path);
+        return -1;
+    }
+    envd_cfg.access_token = strdup(buf);
+    return envd_cfg.access_token ? 0 : -1;
+}
+
+static int copy_flag(char *dst, size_t dstsz, const char *name, const char *value)
+{
+    if (strlen(value) >= dstsz) {
+        fprintf(stderr, "envd: %s: value too long\n", name);
+        return -1;
+    }
+    memcpy(dst, value, strlen(value) + 1);
+    return 0;
+}
+
+/* One flag with its value. 0 ok, 1 handled and exit 0, -1 error. */
+static int apply_flag(const char *name, const char *value)
+{
+    if (strcmp(name, "port") == 0) {
+        char *end;
+        long p = strtol(value, &end, 10);
+        if (*end != '\0' || p <= 0 || p > 65535) {
+            fprintf(stderr, "envd: -port: invalid port '%s'\n", value);
+            return -1;
+        }
+        envd_cfg.port = (int)p;
+        return 0;
+    }
+    if (strcmp(name, "addr") == 0)
+        return copy_flag(envd_cfg.listen_addr, sizeof(envd_cfg.listen_addr), "-addr", value);
+    if (strcmp(name, "access-token-file") == 0)
+        return read_token_file(value);
+    if (strcmp(name, "user") == 0)
+        return copy_flag(envd_cfg.default_user, sizeof(envd_cfg.default_user), "-user", value);
+    if (strcmp(name, "passwd") == 0)
+        return copy_flag(envd_cfg.passwd_path, sizeof(envd_cfg.passwd_path), "-passwd", value);
+    if (strcmp(name, "group") == 0)
+        return copy_flag(envd_cfg.group_path, sizeof(envd_cfg.group_path), "-group", value);
+    fprintf(stderr, "envd: unknown flag -%s\n", name);
+    usage(stderr);
+    return -1;
+}
+
+static int parse_flags(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        char name[64];
+        const char *arg = argv[i], *value, *eq;
+
+        if (arg[0] != '-') {
+            fprintf(stderr, "envd: unexpected argument '%s'\n", arg);
+            return -1;
+        }
+        arg += arg[1] == '-' ? 2 : 1;
+        if (strcmp(arg, "version") == 0) {
+            printf("%s\n", ENVD_VERSION);
+            return 1;
+        }
+        if (strcmp(arg, "help") == 0 || strcmp(arg, "h") == 0) {
+            usage(stdout);
+            return 1;
+        }
+        eq = strchr(arg, '=');
+        if (eq != NULL) {
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+            value = eq + 1;
+        } else if (i + 1 < argc) {
+            snprintf(name, sizeof(name), "%s", arg);
+            value = argv[++i];
+        } else {
+            fprintf(stderr, "envd: -%s needs a value\n", arg);
+            return -1;
+        }
+        int rc = apply_flag(name, value);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Takes the token from the environment (unless a file gave one) and removes it. */
+static int take_token_from_env(void)
+{
+    const char *env = getenv(TOKEN_ENV);
+
+    if (env != NULL && envd_cfg.access_token == NULL && env[0] != '\0') {
+        envd_cfg.access_token = strdup(env);
+        if (envd_cfg.access_token == NULL)
+            return -1;
+        rtrim(envd_cfg.access_token);
+    }
+    if (env != NULL) {
+        /* Overwrite the value in place too: /proc/1/environ keeps the original block. */
+        memset((char *)env, 0, strlen(env));
+        unsetenv(TOKEN_ENV);
+    }
+    if (envd_cfg.access_token != NULL)
+        envd_cfg.access_token_len = strlen(envd_cfg.access_token);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = parse_flags(argc, argv);
+
+    if (rc != 0 || take_token_from_env() < 0)
+        return rc > 0 ? 0 : 2;
+    if (getenv("PATH") == NULL)
+        setenv("PATH", DEFAULT_PATH, 1);
+    umask(022);
+    reaper_block_signals();
+    if (reaper_start() != 0) {
+        envd_log("cannot start the reaper thread");
+        return 1;
+    }
+    envd_log("default user %s, access token %s", envd_cfg.default_user,
+             envd_cfg.access_token ? "required" : "not set");
+    return server_run(envd_cfg.listen_addr, envd_cfg.port) < 0 ? 1 : 0;
+}

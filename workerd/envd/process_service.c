@@ -1,0 +1,414 @@
+/*
+ * Process RPCs. Start streams start, data and end events of a new process;
+ * Connect re-attaches to a running one (later output only, as E2B's envd).
+ * A stream that loses its client leaves the process running; a Start with
+ * Connect-Timeout-Ms kills the process at that deadline (the pump does it, so
+ * it happens even when nobody is attached any more).
+ */
+#include "process_service.h"
+#include "base64.h"
+#include "envd.h"
+#include "paths.h"
+#include "process.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* A NULL-terminated "K=V" array where a later set() of the same key replaces it. */
+struct env_list {
+    char **v;
+    size_t n, cap;
+};
+
+static int env_set(struct env_list *e, const char *key, const char *value)
+{
+    size_t klen = strlen(key);
+    char *kv;
+
+    if (asprintf(&kv, "%s=%s", key, value) < 0)
+        return -1;
+    for (size_t i = 0; i < e->n; i++) {
+        if (strncmp(e->v[i], key, klen) == 0 && e->v[i][klen] == '=') {
+            free(e->v[i]);
+            e->v[i] = kv;
+            return 0;
+        }
+    }
+    if (e->n + 2 > e->cap) {
+        size_t ncap = e->cap ? e->cap * 2 : 64;
+        char **nv = realloc(e->v, ncap * sizeof(*nv));
+        if (nv == NULL) {
+            free(kv);
+            return -1;
+        }
+        e->v = nv;
+        e->cap = ncap;
+    }
+    e->v[e->n++] = kv;
+    e->v[e->n] = NULL;
+    return 0;
+}
+
+static void env_free(struct env_list *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        free(e->v[i]);
+    free(e->v);
+}
+
+/*
+ * The environment of a process: envd's own (the container's, which carries the
+ * sandbox's env vars; the access token was removed at startup), then the
+ * user's HOME, USER and LOGNAME, then the request's envs, which win.
+ */
+static int build_env(struct env_list *e, const struct envd_user *u, json_t *envs)
+{
+    const char *k;
+    json_t *v;
+
+    for (char **p = environ; *p != NULL; p++) {
+        char *eq = strchr(*p, '=');
+        if (eq == NULL)
+            continue;
+        char key[256];
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - *p), *p);
+        if (env_set(e, key, eq + 1) < 0)
+            return -1;
+    }
+    if (env_set(e, "HOME", u->home) < 0 || env_set(e, "USER", u->name) < 0 ||
+        env_set(e, "LOGNAME", u->name) < 0)
+        return -1;
+    json_object_foreach(envs, k, v)
+    {
+        if (json_is_string(v) && env_set(e, k, json_string_value(v)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* argv = cmd followed by args; pointers into the request JSON (which outlives it). */
+static const char **build_argv(json_t *config, struct rpc_error *err)
+{
+    const char *cmd = json_get_str(config, "cmd");
+    json_t *args = json_object_get(config, "args");
+    size_t n = json_array_size(args), i;
+    const char **argv;
+    json_t *a;
+
+    if (cmd == NULL || cmd[0] == '\0') {
+        rpc_fail(err, "invalid_argument", "process.cmd is required");
+        return NULL;
+    }
+    argv = calloc(n + 2, sizeof(*argv));
+    if (argv == NULL) {
+        rpc_fail(err, "internal", "out of memory");
+        return NULL;
+    }
+    argv[0] = cmd;
+    json_array_foreach(args, i, a)
+    {
+        if (!json_is_string(a)) {
+            rpc_fail(err, "invalid_argument", "process.args[%zu] is not a string", i);
+            free(argv);
+            return NULL;
+        }
+        argv[i + 1] = json_string_value(a);
+    }
+    return argv;
+}
+
+static int resolve_cwd(struct rpc_call *call, json_t *config, char *out, size_t n)
+{
+    const char *cwd = json_get_str(config, "cwd");
+    char msg[512];
+    struct stat st;
+
+    if (path_resolve(cwd ? cwd : "", &call->user, out, n, msg, sizeof(msg)) < 0) {
+        rpc_fail(&call->err, "invalid_argument", "%s", msg);
+        return -1;
+    }
+    if (stat(out, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        rpc_fail(&call->err, "invalid_argument", "cwd '%s' does not exist", out);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_pty(json_t *pty, struct proc_spec *spec, struct rpc_error *err)
+{
+    json_t *size = json_object_get(pty, "size");
+    unsigned long cols, rows;
+
+    if (pty == NULL || json_is_null(pty))
+        return 0;
+    if (json_get_u32(size, "cols", 80, &cols) < 0 || json_get_u32(size, "rows", 24, &rows) < 0 ||
+        cols > 0xffff || rows > 0xffff) {
+        rpc_fail(err, "invalid_argument", "pty.size must hold cols and rows as integers");
+        return -1;
+    }
+    spec->pty = 1;
+    spec->cols = (unsigned short)cols;
+    spec->rows = (unsigned short)rows;
+    return 0;
+}
+
+/* Delivers the process's frames to the client until the end event, a deadline or a
+ * disconnect. */
+static int stream_process(struct rpc_call *call, struct proc *p, struct proc_sub *sub)
+{
+    long long next_keepalive = envd_now_ms() + call->keepalive_ms;
+
+    for (;;) {
+        struct proc_frame *f;
+        while ((f = proc_sub_pop(p, sub)) != NULL) {
+            int end = f->is_end;
+            int rc = rpc_stream_send_frame(call, f->data, f->len);
+            proc_frame_unref(f);
+            if (rc < 0)
+                return -1;
+            if (end)
+                return 0;
+            next_keepalive = envd_now_ms() + call->keepalive_ms;
+        }
+        int ready = rpc_stream_wait(call, sub->efd, &next_keepalive);
+        if (ready < 0)
+            return -1;
+        if (ready == 0) {
+            if (rpc_stream_send(call, json_pack("{s:{s:{}}}", "event", "keepalive")) < 0)
+                return -1;
+            next_keepalive = envd_now_ms() + call->keepalive_ms;
+        }
+    }
+}
+
+static int send_start(struct rpc_call *call, pid_t pid)
+{
+    return rpc_stream_send(call,
+                           json_pack("{s:{s:{s:I}}}", "event", "start", "pid", (json_int_t)pid));
+}
+
+static struct proc *spawn_from_request(struct rpc_call *call, json_t *in, struct proc_sub *sub)
+{
+    json_t *config = json_object_get(in, "process");
+    struct proc_spec spec = {0};
+    struct env_list env = {0};
+    const char **argv;
+    struct proc *p = NULL;
+    char msg[600];
+
+    if (!json_is_object(config)) {
+        rpc_fail(&call->err, "invalid_argument", "process is required");
+        return NULL;
+    }
+    argv = build_argv(config, &call->err);
+    if (argv == NULL || resolve_cwd(call, config, spec.cwd, sizeof(spec.cwd)) < 0 ||
+        read_pty(json_object_get(in, "pty"), &spec, &call->err) < 0)
+        goto out;
+    if (build_env(&env, &call->user, json_object_get(config, "envs")) < 0) {
+        rpc_fail(&call->err, "internal", "cannot build the environment");
+        goto out;
+    }
+    spec.user = &call->user;
+    spec.config = config;
+    spec.argv = (char **)argv;
+    spec.envp = env.v;
+    spec.tag = json_get_str(in, "tag");
+    /* stdin is optional in the message: absent means on, for older SDKs. */
+    spec.stdin_enabled = json_get_bool(in, "stdin", 1);
+    spec.deadline_ms = call->deadline_ms;
+    p = proc_spawn(&spec, sub, msg, sizeof(msg));
+    if (p == NULL)
+        rpc_fail(&call->err, "invalid_argument", "%s", msg);
+out:
+    free(argv);
+    env_free(&env);
+    return p;
+}
+
+int process_start(struct rpc_call *call, json_t *in)
+{
+    struct proc_sub *sub = proc_sub_new();
+    struct proc *p;
+    int rc = -1;
+
+    if (sub == NULL) {
+        rpc_fail(&call->err, "internal", "out of memory");
+        return -1;
+    }
+    p = spawn_from_request(call, in, sub);
+    if (p == NULL) {
+        proc_sub_free(sub);
+        return -1;
+    }
+    envd_log("started pid %d as %s", proc_pid(p), call->user.name);
+    if (send_start(call, proc_pid(p)) == 0)
+        rc = stream_process(call, p, sub);
+    proc_unsubscribe(p, sub);
+    proc_unref(p);
+    return rc;
+}
+
+/* The process named by a ProcessSelector {pid} or {tag}; NULL with err set. */
+static struct proc *select_process(struct rpc_call *call, json_t *in)
+{
+    json_t *sel = json_object_get(in, "process");
+    const char *tag = json_get_str(sel, "tag");
+    unsigned long pid = 0;
+    struct proc *p;
+
+    if (json_get_u32(sel, "pid", 0, &pid) < 0 || (pid == 0 && tag == NULL)) {
+        rpc_fail(&call->err, "invalid_argument", "process selector needs a pid or a tag");
+        return NULL;
+    }
+    p = proc_find(pid, tag);
+    if (p == NULL) {
+        if (pid != 0)
+            rpc_fail(&call->err, "not_found", "process with pid %lu not found", pid);
+        else
+            rpc_fail(&call->err, "not_found", "process with tag %s not found", tag);
+    }
+    return p;
+}
+
+int process_connect(struct rpc_call *call, json_t *in)
+{
+    struct proc *p = select_process(call, in);
+    struct proc_sub *sub;
+    int rc = -1;
+
+    if (p == NULL)
+        return -1;
+    sub = proc_sub_new();
+    if (sub == NULL || proc_subscribe(p, sub) < 0) {
+        rpc_fail(&call->err, "not_found", "process with pid %d not found", proc_pid(p));
+        if (sub != NULL)
+            proc_sub_free(sub);
+        proc_unref(p);
+        return -1;
+    }
+    if (send_start(call, proc_pid(p)) == 0)
+        rc = stream_process(call, p, sub);
+    proc_unsubscribe(p, sub);
+    proc_unref(p);
+    return rc;
+}
+
+json_t *process_list(struct rpc_call *call, json_t *in)
+{
+    (void)call;
+    (void)in;
+    return proc_list();
+}
+
+json_t *process_send_input(struct rpc_call *call, json_t *in)
+{
+    json_t *input = json_object_get(in, "input");
+    const char *stdin_b64 = json_get_str(input, "stdin");
+    const char *pty_b64 = json_get_str(input, "pty");
+    const char *b64 = pty_b64 ? pty_b64 : stdin_b64;
+    const char *code = "internal";
+    unsigned char *data;
+    size_t len;
+    char msg[300];
+    struct proc *p;
+    int rc;
+
+    if (b64 == NULL) {
+        /* an empty bytes field is left out of the JSON: nothing to write */
+        p = select_process(call, in);
+        proc_unref(p);
+        return p ? json_object() : NULL;
+    }
+    data = base64_decode(b64, strlen(b64), &len);
+    if (data == NULL) {
+        rpc_fail(&call->err, "invalid_argument", "input is not valid base64");
+        return NULL;
+    }
+    p = select_process(call, in);
+    rc = p ? proc_write_input(p, pty_b64 != NULL, data, len, &code, msg, sizeof(msg)) : -1;
+    if (p != NULL && rc < 0)
+        rpc_fail(&call->err, code, "%s", msg);
+    proc_unref(p);
+    free(data);
+    return rc == 0 ? json_object() : NULL;
+}
+
+static int signal_number(json_t *v)
+{
+    const char *name = json_string_value(v);
+
+    if (json_is_integer(v))
+        return (int)json_integer_value(v);
+    if (name == NULL)
+        return 0;
+    if (strcmp(name, "SIGNAL_SIGKILL") == 0)
+        return SIGKILL;
+    if (strcmp(name, "SIGNAL_SIGTERM") == 0)
+        return SIGTERM;
+    return 0;
+}
+
+json_t *process_send_signal(struct rpc_call *call, json_t *in)
+{
+    int sig = signal_number(json_object_get(in, "signal"));
+    struct proc *p;
+
+    if (sig <= 0 || sig >= NSIG) {
+        rpc_fail(&call->err, "invalid_argument", "unsupported signal");
+        return NULL;
+    }
+    p = select_process(call, in);
+    if (p == NULL)
+        return NULL;
+    if (proc_signal(p, sig) < 0 && errno != ESRCH) {
+        rpc_fail(&call->err, "internal", "error sending signal: %s", strerror(errno));
+        proc_unref(p);
+        return NULL;
+    }
+    proc_unref(p);
+    return json_object();
+}
+
+json_t *process_close_stdin(struct rpc_call *call, json_t *in)
+{
+    struct proc *p = select_process(call, in);
+    const char *code = "internal";
+    char msg[300];
+    int rc;
+
+    if (p == NULL)
+        return NULL;
+    rc = proc_close_stdin(p, &code, msg, sizeof(msg));
+    if (rc < 0)
+        rpc_fail(&call->err, code, "%s", msg);
+    proc_unref(p);
+    return rc == 0 ? json_object() : NULL;
+}
+
+json_t *process_update(struct rpc_call *call, json_t *in)
+{
+    struct proc_spec spec = {0};
+    const char *code = "internal";
+    char msg[300];
+    struct proc *p;
+    int rc = 0;
+
+    if (read_pty(json_object_get(in, "pty"), &spec, &call->err) < 0)
+        return NULL;
+    p = select_process(call, in);
+    if (p == NULL)
+        return NULL;
+    if (spec.pty)
+        rc = proc_resize(p, spec.cols, spec.rows, &code, msg, sizeof(msg));
+    if (rc < 0)
+        rpc_fail(&call->err, code, "%s", msg);
+    proc_unref(p);
+    return rc == 0 ? json_object() : NULL;
+}

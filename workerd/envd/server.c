@@ -1,0 +1,224 @@
+/*
+ * Concurrency model: one thread per connection. A stream (a command's output,
+ * a directory watch) is a blocking loop on its own thread, so it can never
+ * hold up another request, and each handler is plain sequential code. The
+ * threads are few (the SDK keeps a small pool of connections per sandbox),
+ * start with a small stack and keep their buffers on the heap.
+ *
+ * The route table is the whole HTTP surface: method, path (or prefix), whether
+ * the access token is required, handler.
+ */
+#include "server.h"
+#include "auth.h"
+#include "connect_rpc.h"
+#include "envd.h"
+#include "files_http.h"
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define IDLE_TIMEOUT_MS (120 * 1000)
+#define IO_TIMEOUT_S 300
+
+enum route_auth {
+    AUTH_NONE,   /* /health */
+    AUTH_TOKEN,  /* X-Access-Token when the sandbox is secure */
+    AUTH_HANDLER /* /files: the token or a signed URL, checked by the handler */
+};
+
+struct route {
+    const char *method;
+    const char *path;
+    int prefix;
+    enum route_auth auth;
+    void (*handler)(struct http_req *r);
+};
+
+static void handle_health(struct http_req *r)
+{
+    http_send_head(r, 204, NULL, 0, NULL);
+}
+
+static void handle_envs(struct http_req *r);
+
+static const struct route routes[] = {
+    {"GET", "/health", 0, AUTH_NONE, handle_health},
+    {"GET", "/files", 0, AUTH_HANDLER, files_get},
+    {"POST", "/files", 0, AUTH_HANDLER, files_post},
+    {"GET", "/envs", 0, AUTH_TOKEN, handle_envs},
+    {"POST", "/process.Process/", 1, AUTH_TOKEN, rpc_dispatch},
+    {"POST", "/filesystem.Filesystem/", 1, AUTH_TOKEN, rpc_dispatch},
+};
+
+extern char **environ;
+
+/* The environment every process starts from (E2B's GET /envs). */
+static void handle_envs(struct http_req *r)
+{
+    json_t *o = json_object();
+    char *s;
+
+    for (char **e = environ; *e != NULL; e++) {
+        char *eq = strchr(*e, '=');
+        char key[256];
+        if (eq == NULL || eq - *e >= (long)sizeof(key))
+            continue;
+        memcpy(key, *e, (size_t)(eq - *e));
+        key[eq - *e] = '\0';
+        json_object_set_new(o, key, json_str_lossy(eq + 1));
+    }
+    s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (s == NULL) {
+        http_send_error(r, 500, "cannot encode the environment");
+        return;
+    }
+    http_send_body(r, 200, "application/json", s, strlen(s));
+    free(s);
+}
+
+static const struct route *find_route(const struct http_req *r, int *method_mismatch)
+{
+    *method_mismatch = 0;
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        const struct route *rt = &routes[i];
+        int match = rt->prefix ? strncmp(r->path, rt->path, strlen(rt->path)) == 0
+                               : strcmp(r->path, rt->path) == 0;
+        if (!match)
+            continue;
+        if (strcmp(rt->method, r->method) == 0)
+            return rt;
+        *method_mismatch = 1;
+    }
+    return NULL;
+}
+
+static void serve_request(struct http_req *r)
+{
+    int wrong_method;
+    const struct route *rt = find_route(r, &wrong_method);
+
+    if (rt == NULL) {
+        if (wrong_method)
+            http_send_error(r, 405, "method %s not allowed on %s", r->method, r->path);
+        else
+            http_send_error(r, 404, "no route for %s %s", r->method, r->path);
+        return;
+    }
+    if (rt->auth == AUTH_TOKEN && !auth_token_ok(r)) {
+        static const char rpc_unauth[] = "{\"code\":\"unauthenticated\",\"message\":"
+                                         "\"unauthorized access, please provide a valid access "
+                                         "token\"}";
+        /* Connect clients read the code from the body; plain HTTP clients the status. */
+        if (rt->handler == rpc_dispatch)
+            http_send_body(r, 401, "application/json", rpc_unauth, sizeof(rpc_unauth) - 1);
+        else
+            http_send_error(r, 401, "unauthorized access, please provide a valid access token");
+        return;
+    }
+    rt->handler(r);
+}
+
+static void *connection_main(void *arg)
+{
+    int fd = (int)(long)arg;
+    struct http_conn *c = malloc(sizeof(*c));
+    struct http_req *r = malloc(sizeof(*r));
+
+    if (c == NULL || r == NULL)
+        goto out;
+    c->fd = fd;
+    c->len = c->off = 0;
+    for (;;) {
+        int rc = http_read_request(c, r, IDLE_TIMEOUT_MS);
+        if (rc <= 0)
+            break;
+        serve_request(r);
+        if (!r->head_sent) {
+            r->keep_alive = 0;
+            http_send_error(r, 500, "no response");
+        }
+        /* Leftover request body: skip a little, otherwise close rather than read on. */
+        if (!r->body_done && http_body_drain(r, 1 << 20) < 0)
+            break;
+        if (!r->keep_alive)
+            break;
+    }
+out:
+    free(c);
+    free(r);
+    close(fd);
+    return NULL;
+}
+
+static void start_connection(int fd)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
+    int one = 1;
+
+    /* Small frames of a stream must not wait for Nagle. */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* A peer that stops reading or sending for this long is gone. */
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    if (pthread_create(&t, &attr, connection_main, (void *)(long)fd) != 0) {
+        envd_log("cannot start a connection thread: %s", strerror(errno));
+        close(fd);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static int listen_on(const char *addr, int port)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd, one = 1;
+
+    if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
+        envd_log("invalid listen address %s", addr);
+        return -1;
+    }
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 512) < 0) {
+        envd_log("cannot listen on %s:%d: %s", addr, port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int server_run(const char *addr, int port)
+{
+    int lfd = listen_on(addr, port);
+
+    if (lfd < 0)
+        return -1;
+    envd_log("envd %s listening on %s:%d", ENVD_VERSION, addr, port);
+    for (;;) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EINTR && errno != ECONNABORTED)
+                envd_log("accept: %s", strerror(errno));
+            if (errno == EMFILE || errno == ENFILE)
+                usleep(100 * 1000);
+            continue;
+        }
+        start_connection(fd);
+    }
+}

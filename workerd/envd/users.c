@@ -1,0 +1,266 @@
+/*
+ * Why not getpwnam: a static glibc binary would need the NSS shared objects of
+ * its own glibc version at run time. The sandbox image keeps users in
+ * /etc/passwd and /etc/group, so reading those is both simpler and reliable.
+ */
+#include "users.h"
+#include "base64.h"
+#include "envd.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct db_file {
+    const char *path;
+    char *text;
+    struct timespec mtime;
+    off_t size;
+};
+
+static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct db_file passwd_db, group_db;
+
+/* Re-reads a database file when its mtime or size changed. Caller holds users_mu. */
+static int db_refresh(struct db_file *db, const char *path)
+{
+    struct stat st;
+    FILE *f;
+    char *text;
+
+    if (stat(path, &st) < 0)
+        return -1;
+    if (db->text != NULL && db->size == st.st_size && db->mtime.tv_sec == st.st_mtim.tv_sec &&
+        db->mtime.tv_nsec == st.st_mtim.tv_nsec)
+        return 0;
+    f = fopen(path, "re");
+    if (f == NULL)
+        return -1;
+    text = calloc(1, (size_t)st.st_size + 1);
+    if (text == NULL || fread(text, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+        free(text);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    free(db->text);
+    db->text = text;
+    db->size = st.st_size;
+    db->mtime = st.st_mtim;
+    return 0;
+}
+
+/* Splits one line into up to max ':'-separated fields (in a copy). */
+static int split_fields(const char *line, size_t len, char *copy, size_t copysz, char **fields,
+                        int max)
+{
+    int n = 0;
+
+    if (len >= copysz)
+        return 0;
+    memcpy(copy, line, len);
+    copy[len] = '\0';
+    fields[n++] = copy;
+    for (char *p = copy; *p != '\0' && n < max; p++) {
+        if (*p == ':') {
+            *p = '\0';
+            fields[n++] = p + 1;
+        }
+    }
+    return n;
+}
+
+/* Calls fn for every line of text with its fields; stops when fn returns nonzero. */
+static int db_scan(const char *text, int want, int (*fn)(char **f, void *arg), void *arg)
+{
+    char copy[4096];
+    char *fields[8];
+
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len > 0 && p[0] != '#' && split_fields(p, len, copy, sizeof(copy), fields, 8) >= want &&
+            fn(fields, arg))
+            return 1;
+        p = nl ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+static int match_passwd_name(char **f, void *arg)
+{
+    struct envd_user *u = arg;
+
+    if (strcmp(f[0], u->name) != 0)
+        return 0;
+    u->uid = (uid_t)strtoul(f[2], NULL, 10);
+    u->gid = (gid_t)strtoul(f[3], NULL, 10);
+    snprintf(u->home, sizeof(u->home), "%s", f[5][0] ? f[5] : "/");
+    return 1;
+}
+
+static int member_of(const char *members, const char *name)
+{
+    size_t nlen = strlen(name);
+
+    for (const char *p = members; p != NULL && *p != '\0';) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == nlen && strncmp(p, name, len) == 0)
+            return 1;
+        p = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+static int collect_group(char **f, void *arg)
+{
+    struct envd_user *u = arg;
+    gid_t gid = (gid_t)strtoul(f[2], NULL, 10);
+
+    if (gid != u->gid && u->ngroups < USERS_MAX_GROUPS && member_of(f[3], u->name))
+        u->groups[u->ngroups++] = gid;
+    return 0;
+}
+
+int users_lookup(const char *name, struct envd_user *out)
+{
+    int found;
+
+    memset(out, 0, sizeof(*out));
+    if (strlen(name) >= sizeof(out->name) || name[0] == '\0')
+        return -1;
+    snprintf(out->name, sizeof(out->name), "%s", name);
+    pthread_mutex_lock(&users_mu);
+    found = db_refresh(&passwd_db, envd_cfg.passwd_path) == 0 &&
+            db_scan(passwd_db.text, 7, match_passwd_name, out);
+    if (found) {
+        out->groups[0] = out->gid;
+        out->ngroups = 1;
+        if (db_refresh(&group_db, envd_cfg.group_path) == 0)
+            db_scan(group_db.text, 4, collect_group, out);
+    }
+    pthread_mutex_unlock(&users_mu);
+    if (!found && strcmp(name, "root") == 0) {
+        /* root exists even where /etc/passwd does not say so */
+        snprintf(out->home, sizeof(out->home), "/root");
+        out->ngroups = 1;
+        return 0;
+    }
+    return found ? 0 : -1;
+}
+
+int users_default(struct envd_user *out)
+{
+    if (users_lookup(envd_cfg.default_user, out) == 0)
+        return 0;
+    return users_lookup("root", out);
+}
+
+int users_from_authorization(const char *authorization, struct envd_user *out, char *msg,
+                             size_t msgsz)
+{
+    char name[256];
+    unsigned char *raw;
+    size_t rawlen;
+    const char *colon;
+
+    if (authorization == NULL || strncasecmp(authorization, "Basic ", 6) != 0)
+        return users_default(out);
+    raw = base64_decode(authorization + 6, strlen(authorization + 6), &rawlen);
+    if (raw == NULL || rawlen >= sizeof(name)) {
+        free(raw);
+        snprintf(msg, msgsz, "invalid Authorization header");
+        return -1;
+    }
+    memcpy(name, raw, rawlen);
+    name[rawlen] = '\0';
+    free(raw);
+    colon = strchr(name, ':');
+    if (colon != NULL)
+        name[colon - name] = '\0';
+    if (name[0] == '\0')
+        return users_default(out);
+    if (users_lookup(name, out) < 0) {
+        snprintf(msg, msgsz, "invalid username: '%s'", name);
+        return -1;
+    }
+    return 0;
+}
+
+struct id_query {
+    unsigned long id;
+    int field;
+    char *out;
+    size_t outsz;
+};
+
+static int match_id(char **f, void *arg)
+{
+    struct id_query *q = arg;
+
+    if (strtoul(f[q->field], NULL, 10) != q->id)
+        return 0;
+    snprintf(q->out, q->outsz, "%s", f[0]);
+    return 1;
+}
+
+static void id_name(struct db_file *db, const char *path, int field, unsigned long id, char *out,
+                    size_t outsz)
+{
+    struct id_query q = {id, field, out, outsz};
+    int found;
+
+    pthread_mutex_lock(&users_mu);
+    found = db_refresh(db, path) == 0 && db_scan(db->text, field + 1, match_id, &q);
+    pthread_mutex_unlock(&users_mu);
+    if (!found)
+        snprintf(out, outsz, "%lu", id);
+}
+
+void users_uid_name(uid_t uid, char *out, size_t outsz)
+{
+    id_name(&passwd_db, envd_cfg.passwd_path, 2, uid, out, outsz);
+}
+
+void users_gid_name(gid_t gid, char *out, size_t outsz)
+{
+    id_name(&group_db, envd_cfg.group_path, 2, gid, out, outsz);
+}
+
+/*
+ * Raw syscalls on purpose: glibc's setgroups() changes every thread of the
+ * process, the kernel call only the calling one, which is what a per-request
+ * identity needs. setfsuid() away from 0 also clears the thread's
+ * CAP_DAC_OVERRIDE and friends, and setting it back to 0 restores them.
+ */
+int creds_enter(const struct envd_user *u)
+{
+    if (u->uid == 0)
+        return 0;
+    if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) < 0)
+        return -1;
+    syscall(SYS_setfsgid, u->gid);
+    syscall(SYS_setfsuid, u->uid);
+    if ((uid_t)syscall(SYS_setfsuid, -1) != u->uid) {
+        creds_leave();
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+void creds_leave(void)
+{
+    gid_t root_group = 0;
+
+    syscall(SYS_setfsuid, 0);
+    syscall(SYS_setfsgid, 0);
+    syscall(SYS_setgroups, (size_t)1, &root_group);
+}
