@@ -21,6 +21,7 @@ LDFLAGS += -pthread $(SANFLAGS)
 LIBS    := -lhiredis -ljansson -lcrypto -lm
 
 BINS :=
+.DEFAULT_GOAL := all
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
 

@@ -36,6 +36,8 @@ static const struct str_key str_keys[] = {
     {"redis_socket", offsetof(struct corral_conf, redis_socket)},
     {"secret_file", offsetof(struct corral_conf, secret_file)},
     {"listen", offsetof(struct corral_conf, listen)},
+    {"gateway_secret_file", offsetof(struct corral_conf, gateway_secret_file)},
+    {"domain", offsetof(struct corral_conf, domain)},
 };
 
 static int set_key(void *ud, const char *key, const char *value, char *err, size_t errlen)
@@ -71,6 +73,7 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->redis_port = 6379;
     snprintf(c->secret_file, sizeof(c->secret_file), "/etc/corral/secret");
     snprintf(c->listen, sizeof(c->listen), "/run/corral/api.sock");
+    snprintf(c->gateway_secret_file, sizeof(c->gateway_secret_file), "/etc/corral/gateway-secret");
     c->threads = 64;
     c->longpoll_max = 16;
     c->create_wait_max = 40;
@@ -94,6 +97,9 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
         snprintf(err, errlen, "lease_ms (%ld) must exceed poll_ms (%ld)", c->lease_ms, c->poll_ms);
         return -1;
     }
-    return secret_load_file(c->secret_file, c->server_secret, sizeof(c->server_secret), err,
-                            errlen);
+    if (secret_load_file(c->secret_file, c->server_secret, sizeof(c->server_secret), err, errlen) !=
+        0)
+        return -1;
+    return secret_load_file(c->gateway_secret_file, c->gateway_secret, sizeof(c->gateway_secret),
+                            err, errlen);
 }

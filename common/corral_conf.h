@@ -11,10 +11,13 @@ struct corral_conf {
     char redis_socket[256];
     char secret_file[256];
     char server_secret[256]; /* loaded from secret_file, never logged */
-    char listen[256];        /* FastCGI socket path (corral-api) */
-    long threads;            /* handler threads per corral-api process */
-    long longpoll_max;       /* heartbeats one process holds open at once */
-    long create_wait_max;    /* creates one process holds open waiting for "running" */
+    char gateway_secret_file[256];
+    char gateway_secret[256]; /* shared with nginx: signs the data plane's tokens */
+    char domain[256];         /* E2B sandbox domain answered to clients ("" = none) */
+    char listen[256];         /* FastCGI socket path (corral-api) */
+    long threads;             /* handler threads per corral-api process */
+    long longpoll_max;        /* heartbeats one process holds open at once */
+    long create_wait_max;     /* creates one process holds open waiting for "running" */
     long max_body_bytes;
     long poll_ms;           /* heartbeat long-poll wait */
     long lease_ms;          /* a worker silent this long is dead */

@@ -9,6 +9,7 @@
 
 #define K_WORKSPACES "corral:workspaces"     /* set of workspace ids */
 #define K_JT_INDEX "corral:jtws:%s"          /* join token id -> workspace */
+#define K_SB_INDEX "corral:sbws:%s"          /* sandbox id -> workspace (data-plane lookup) */
 #define K_WS_INFO "corral:{ws:%s}:info"      /* hash: name, max_concurrent, created_at */
 #define K_WS_KEYS "corral:{ws:%s}:keys"      /* set of API key ids */
 #define K_APIKEY "corral:{ws:%s}:apikey:%s"  /* hash: mac, role, created_at */

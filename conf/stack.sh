@@ -27,7 +27,7 @@ profile_settings() {
     case "$PROFILE" in
     dev)   POLL=20000 LEASE=45000 CREATE=60000 GRACE=5000 SWEEP=1000
            RATE_KEY=50 BURST_KEY=200 RATE_ADDR=200 BURST_ADDR=400 ;;
-    test)  POLL=2000 LEASE=4000 CREATE=8000 GRACE=1000 SWEEP=200
+    test)  POLL=2000 LEASE=5000 CREATE=8000 GRACE=1000 SWEEP=200
            RATE_KEY=200 BURST_KEY=400 RATE_ADDR=5000 BURST_ADDR=5000 ;;
     bench) POLL=20000 LEASE=45000 CREATE=60000 GRACE=5000 SWEEP=1000
            RATE_KEY=1000000 BURST_KEY=100000 RATE_ADDR=1000000 BURST_ADDR=100000 ;;
@@ -73,10 +73,13 @@ make_tls() {
 write_conf() {
     umask 077
     [ -f "$RUN/secret" ] || openssl rand -hex 32 > "$RUN/secret"
+    [ -f "$RUN/gateway-secret" ] || openssl rand -hex 32 > "$RUN/gateway-secret"
     cat > "$RUN/corral.conf" <<CONF
 redis_host = 127.0.0.1
 redis_port = $REDIS_PORT
 secret_file = $RUN/secret
+gateway_secret_file = $RUN/gateway-secret
+domain = $DOMAIN:$PORT
 threads = 64
 longpoll_max = 16
 create_wait_max = 40

@@ -39,7 +39,7 @@ static int parse_runtimes(const json_t *v, struct caps *c, char *err, size_t err
         if (!name || !valid_name(name, 24) ||
             tier_parse(json_string_value(json_object_get(rt, "tier")), &t) != 0) {
             snprintf(err, errlen,
-                     "runtimes[%zu]: needs a name [a-z0-9._-] and a tier (NONE, "
+                     "runtimes[%zu]: needs a name of 1-24 characters [a-z0-9._-] and a tier (NONE, "
                      "CONTAINER, GVISOR, MICROVM, UNKNOWN)",
                      i);
             return -1;
@@ -154,7 +154,7 @@ static int returning_worker(struct request *req, const json_t *b, char wid[33], 
 }
 
 static int store_worker(struct request *req, const char *wid, const struct caps *c, const char *mac,
-                        int reset_usage)
+                        const char *data_key, int reset_usage)
 {
     char key[160], set[128], *rt = json_dumps(c->runtimes_json, JSON_COMPACT);
     char *tm = json_dumps(c->templates_json, JSON_COMPACT);
@@ -163,13 +163,14 @@ static int store_worker(struct request *req, const char *wid, const struct caps 
     int rv = -1;
 
     snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
-    r = rt && tm ? rconn_cmd(req->rc, 0,
-                             "HSET %s state alive hostname %s runtimes %s runtimes_json %s "
-                             "templates %s templates_json %s egress %d slots %ld cpu %.3f mem %ld "
-                             "data_addr %s lease_until %lld secret_mac %s jt %s",
-                             key, c->hostname, c->runtimes, rt, c->templates, tm, c->egress,
-                             c->slots, c->cpu, c->mem, c->data_addr, lease, mac, req->cred.id)
-                 : NULL;
+    r = rt && tm
+            ? rconn_cmd(req->rc, 0,
+                        "HSET %s state alive hostname %s runtimes %s runtimes_json %s "
+                        "templates %s templates_json %s egress %d slots %ld cpu %.3f mem %ld "
+                        "data_addr %s lease_until %lld secret_mac %s jt %s data_key %s",
+                        key, c->hostname, c->runtimes, rt, c->templates, tm, c->egress, c->slots,
+                        c->cpu, c->mem, c->data_addr, lease, mac, req->cred.id, data_key)
+            : NULL;
     if (r) {
         freeReplyObject(r);
         r = reset_usage ? rconn_cmd(req->rc, 0, "HSET %s used 0 cpu_used 0 mem_used 0", key)
@@ -206,7 +207,7 @@ static int store_worker(struct request *req, const char *wid, const struct caps 
 void h_worker_handshake(struct request *req)
 {
     json_t *body = request_json_body(req);
-    char wid[33], secret[TOKEN_SECRET_MAX], mac[SECRET_MAC_HEX], err[256];
+    char wid[33], secret[TOKEN_SECRET_MAX], mac[SECRET_MAC_HEX], err[256], data_key[65];
     struct caps caps;
     int again, was_dead = 0;
 
@@ -225,19 +226,21 @@ void h_worker_handshake(struct request *req)
     if (again)
         snprintf(secret, sizeof(secret), "%s",
                  json_string_value(json_object_get(body, "worker_secret")));
-    if (!again && (secret_random_hex(wid, 8) || secret_random_hex(secret, 24))) {
+    /* The data key signs gateway requests to this worker: new at every handshake. */
+    if ((!again && (secret_random_hex(wid, 8) || secret_random_hex(secret, 24))) ||
+        secret_random_hex(data_key, 32)) {
         respond_error(req, 500, "no randomness");
         json_decref(body);
         return;
     }
     secret_mac_hex(req->conf->server_secret, secret, mac);
-    if (store_worker(req, wid, &caps, mac, !again || was_dead) != 0) {
+    if (store_worker(req, wid, &caps, mac, data_key, !again || was_dead) != 0) {
         respond_error(req, 503, "state store unavailable; retry shortly");
     } else {
         respond_json(req, 200,
-                     json_pack("{s:s, s:s, s:s, s:I, s:I}", "worker_id", wid, "workspace",
-                               req->cred.ws, "worker_secret", secret, "poll_ms",
-                               (json_int_t)req->conf->poll_ms, "lease_ms",
+                     json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "worker_id", wid, "workspace",
+                               req->cred.ws, "worker_secret", secret, "data_key", data_key,
+                               "poll_ms", (json_int_t)req->conf->poll_ms, "lease_ms",
                                (json_int_t)req->conf->lease_ms));
     }
     json_decref(body);

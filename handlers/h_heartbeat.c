@@ -190,8 +190,8 @@ static int reclaim_stale(struct request *req, const char *stream, json_t *out)
     return 0;
 }
 
-static int collect_commands(struct request *req, const char *stream, int resume, json_t *out,
-                            int *over_budget)
+static int collect_commands(struct request *req, const char *stream, int resume, int wait,
+                            json_t *out, int *over_budget)
 {
     struct server *srv = req->thread->srv;
     int rv;
@@ -200,6 +200,8 @@ static int collect_commands(struct request *req, const char *stream, int resume,
         return -1;
     if (json_array_size(out) > 0)
         return 0;
+    if (!wait) /* a worker with work in hand reports without waiting */
+        return read_group(req, stream, ">", 0, out);
     if (atomic_fetch_add(&srv->longpolls, 1) >= srv->conf.longpoll_max) {
         atomic_fetch_sub(&srv->longpolls, 1);
         *over_budget = 1;
@@ -234,7 +236,8 @@ void h_worker_heartbeat(struct request *req)
     if (apply_acks(req, stream, json_object_get(body, "acks")) != 0 ||
         (apply_reports(req, wid, json_object_get(body, "sandboxes"),
                        json_is_true(json_object_get(body, "full"))),
-         collect_commands(req, stream, json_is_true(json_object_get(body, "resume")), cmds,
+         collect_commands(req, stream, json_is_true(json_object_get(body, "resume")),
+                          !json_is_false(json_object_get(body, "wait")), cmds,
                           &over_budget) != 0)) {
         json_decref(cmds);
         respond_error(req, 503, "state store unavailable; retry shortly");

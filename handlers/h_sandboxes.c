@@ -57,14 +57,49 @@ static void answer_record(struct request *req, int status, const char *sbid)
     freeReplyObject(rec);
 }
 
-void h_sandbox_create(struct request *req)
+int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec,
+                            char sbid[SANDBOX_ID_MAX])
 {
     struct server *srv = req->thread->srv;
-    struct sandbox_spec spec;
     struct sched_error err;
-    char sbid[SANDBOX_ID_MAX], why[300], msg[256];
-    json_t *body = request_json_body(req);
+    char why[300];
     int state;
+
+    /* A create holds its thread until the worker reports; bounded per process
+     * (see corral_conf.c) so that heartbeats always find a thread. */
+    if (atomic_fetch_add(&srv->create_waits, 1) >= srv->conf.create_wait_max) {
+        atomic_fetch_sub(&srv->create_waits, 1);
+        sandbox_spec_free(spec);
+        respond_error(req, 503, "too many creates in flight on this handler; retry shortly");
+        return -1;
+    }
+    if (scheduler_create(req->rc, &srv->sched, req->cred.ws, spec, sbid, &err)) {
+        atomic_fetch_sub(&srv->create_waits, 1);
+        sandbox_spec_free(spec);
+        respond_error(req, err.status, "%s", err.message);
+        return -1;
+    }
+    sandbox_spec_free(spec);
+    state = wait_running(req, sbid, why, sizeof(why));
+    atomic_fetch_sub(&srv->create_waits, 1);
+    if (state == 1)
+        return 0;
+    /* Nothing half-created survives a failed create. */
+    sandbox_kill(req->rc, req->cred.ws, sbid, why);
+    if (state == 0 && strstr(why, "within"))
+        respond_error(req, 504, "%s", why);
+    else if (state == 0)
+        respond_error(req, 502, "the worker could not start the sandbox: %s", why);
+    else
+        respond_error(req, 503, "%s", why);
+    return -1;
+}
+
+void h_sandbox_create(struct request *req)
+{
+    struct sandbox_spec spec;
+    char sbid[SANDBOX_ID_MAX], msg[256];
+    json_t *body = request_json_body(req);
 
     if (!body)
         return;
@@ -74,35 +109,8 @@ void h_sandbox_create(struct request *req)
         return;
     }
     json_decref(body);
-    /* A create holds its thread until the worker reports; bounded per process
-     * (see corral_conf.c) so that heartbeats always find a thread. */
-    if (atomic_fetch_add(&srv->create_waits, 1) >= srv->conf.create_wait_max) {
-        atomic_fetch_sub(&srv->create_waits, 1);
-        sandbox_spec_free(&spec);
-        respond_error(req, 503, "too many creates in flight on this handler; retry shortly");
-        return;
-    }
-    if (scheduler_create(req->rc, &srv->sched, req->cred.ws, &spec, sbid, &err)) {
-        atomic_fetch_sub(&srv->create_waits, 1);
-        sandbox_spec_free(&spec);
-        respond_error(req, err.status, "%s", err.message);
-        return;
-    }
-    sandbox_spec_free(&spec);
-    state = wait_running(req, sbid, why, sizeof(why));
-    atomic_fetch_sub(&srv->create_waits, 1);
-    if (state == 1) {
+    if (sandbox_create_and_wait(req, &spec, sbid) == 0)
         answer_record(req, 201, sbid);
-        return;
-    }
-    /* Nothing half-created survives a failed create. */
-    sandbox_kill(req->rc, req->cred.ws, sbid, why);
-    if (state == 0 && strstr(why, "within"))
-        respond_error(req, 504, "%s", why);
-    else if (state == 0)
-        respond_error(req, 502, "the worker could not start the sandbox: %s", why);
-    else
-        respond_error(req, 503, "%s", why);
 }
 
 void h_sandbox_get(struct request *req)
@@ -129,7 +137,7 @@ void h_sandbox_delete(struct request *req)
 }
 
 /* metadata filter: "k=v&k2=v2" (URL-encoded as one query value, as E2B does). */
-static int metadata_matches(const json_t *meta, const char *filter)
+int metadata_matches(const json_t *meta, const char *filter)
 {
     char buf[1024], *save = NULL, *pair;
 

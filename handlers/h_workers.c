@@ -95,7 +95,7 @@ void h_worker_delete(struct request *req)
         respond_error(req, 404, "worker not found");
         return;
     }
-    worker_declare_dead(req->rc, req->cred.ws, wid, 1);
+    worker_declare_dead(req->rc, &req->thread->srv->sched, req->cred.ws, wid, 1);
     /* Deleted for good: its secret stops working; a handshake makes a new worker. */
     snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
     r = rconn_cmd(req->rc, 0, "DEL %s", key);

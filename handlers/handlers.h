@@ -28,6 +28,22 @@ void h_worker_delete(struct request *req);
 void h_worker_handshake(struct request *req);
 void h_worker_heartbeat(struct request *req);
 
+/* The create flow both APIs share: budget, scheduler_create, wait for
+ * "running", clean up on failure. 0 when running (not yet answered), -1 when
+ * the error was answered. Frees spec. */
+int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec,
+                            char sbid[SANDBOX_ID_MAX]);
+int internal_caller(struct request *req);
+
+void h_internal_route(struct request *req);
+void h_e2b_create(struct request *req);
+void h_e2b_list(struct request *req);
+void h_e2b_list_v2(struct request *req);
+void h_e2b_get(struct request *req);
+void h_e2b_timeout(struct request *req);
+void h_e2b_connect(struct request *req);
+void h_e2b_templates(struct request *req);
+
 /* The route dispatcher: match, authenticate, authorize, call. */
 void router_dispatch(struct request *req);
 

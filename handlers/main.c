@@ -93,6 +93,7 @@ int main(int argc, char **argv)
         snprintf(srv.conf.listen, sizeof(srv.conf.listen), "%s", listen);
     srv.sched.create_timeout_ms = (int)srv.conf.create_timeout_ms;
     srv.sched.grace_ms = (int)srv.conf.grace_ms;
+    srv.sched.gateway_secret = srv.conf.gateway_secret;
     if (FCGX_Init() != 0 || open_socket(&srv) != 0)
         return 1;
     listen_fd = srv.listen_fd;

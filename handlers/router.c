@@ -6,7 +6,8 @@
 
 /* Who may call what, in one table. A join token reaches exactly the two worker
  * routes; an API key reaches everything else its role allows. */
-enum access { ACCESS_PUBLIC, ACCESS_MEMBER, ACCESS_OWNER, ACCESS_WORKER };
+/* ACCESS_INTERNAL routes check the gateway key themselves (h_internal.c). */
+enum access { ACCESS_PUBLIC, ACCESS_MEMBER, ACCESS_OWNER, ACCESS_WORKER, ACCESS_INTERNAL };
 
 struct route {
     const char *method;  /* "*" matches any */
@@ -31,7 +32,18 @@ static const struct route routes[] = {
     {"DELETE", "/v1/workers/{}", ACCESS_OWNER, h_worker_delete},
     {"POST", "/v1/worker/handshake", ACCESS_WORKER, h_worker_handshake},
     {"POST", "/v1/worker/heartbeat", ACCESS_WORKER, h_worker_heartbeat},
-    /* The E2B surface arrives with a later issue: say so rather than pretend. */
+    {"GET", "/v1/internal/route/{}", ACCESS_INTERNAL, h_internal_route},
+    /* The E2B surface. */
+    {"POST", "/v2/sandboxes", ACCESS_MEMBER, h_e2b_create},
+    {"POST", "/sandboxes", ACCESS_MEMBER, h_e2b_create},
+    {"GET", "/v2/sandboxes", ACCESS_MEMBER, h_e2b_list_v2},
+    {"GET", "/sandboxes", ACCESS_MEMBER, h_e2b_list},
+    {"GET", "/sandboxes/{}", ACCESS_MEMBER, h_e2b_get},
+    {"DELETE", "/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
+    {"POST", "/sandboxes/{}/timeout", ACCESS_MEMBER, h_e2b_timeout},
+    {"POST", "/v2/sandboxes/{}/connect", ACCESS_MEMBER, h_e2b_connect},
+    {"GET", "/templates", ACCESS_MEMBER, h_e2b_templates},
+    /* What the SDK may call that Corral does not serve yet: say so, never pretend. */
     {"*", "/sandboxes*", ACCESS_MEMBER, h_not_implemented},
     {"*", "/v2/*", ACCESS_MEMBER, h_not_implemented},
     {"*", "/templates*", ACCESS_MEMBER, h_not_implemented},
@@ -77,7 +89,7 @@ static int authorize(struct request *req, enum access access)
     const char *text = credential(req);
     int ok;
 
-    if (access == ACCESS_PUBLIC)
+    if (access == ACCESS_PUBLIC || access == ACCESS_INTERNAL)
         return 0;
     if (!text) {
         respond_error(req, 401,
@@ -138,9 +150,10 @@ void router_dispatch(struct request *req)
         respond_error(req, 404, "no route %s %s", req->method, req->path);
 }
 
+/* E2B's health check answers 204 with no body. */
 void h_health(struct request *req)
 {
-    respond_json(req, 200, json_pack("{s:s}", "status", "ok"));
+    respond_empty(req, 204);
 }
 
 void h_not_implemented(struct request *req)

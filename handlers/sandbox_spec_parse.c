@@ -198,6 +198,7 @@ int sandbox_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err,
     spec->timeout_s = 300;
     spec->cpu_cores = 1;
     spec->memory_mb = 512;
+    spec->public_traffic = 1;
     if (!json_is_object(body)) {
         snprintf(err, errlen, "the body must be a JSON object");
         return -1;
@@ -221,7 +222,7 @@ int sandbox_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err,
     if ((v = json_object_get(body, "require_isolation")) && !json_is_null(v) &&
         parse_isolation(v, spec, err, errlen))
         return -1;
-    spec->n_allowed = allowed ? (int)json_array_size(allowed) : 0;
+    spec->egress_policy = allowed != NULL;
     spec->metadata_json = dump_or(meta, "{}");
     spec->env_json = dump_or(env, "{}");
     spec->allowed_json = dump_or(allowed, "[]");

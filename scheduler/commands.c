@@ -1,6 +1,7 @@
 #include "commands.h"
 
 #include "keys.h"
+#include "sandbox_token.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -22,8 +23,9 @@ static const char *field_or(const redisReply *rec, const char *field, const char
     return v ? v : dflt;
 }
 
-static char *create_payload(const redisReply *rec)
+static char *create_payload(const redisReply *rec, const char *gateway_secret)
 {
+    char token[SECRET_MAC_HEX];
     json_t *sb = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:o, s:f, s:I, s:o, s:I, s:o}", "id", field_or(rec, "id", ""),
         "workspace", field_or(rec, "ws", ""), "template", field_or(rec, "template", ""), "runtime",
@@ -33,7 +35,13 @@ static char *create_payload(const redisReply *rec)
         record_json(rec, "allowed_domains", "[]"), "timeout",
         (json_int_t)atoll(field_or(rec, "timeout", "300")), "metadata",
         record_json(rec, "metadata", "{}"));
-    char *text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;
+    char *text;
+
+    if (sb && strcmp(field_or(rec, "secure", "0"), "1") == 0) {
+        sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, field_or(rec, "id", ""), token);
+        json_object_set_new(sb, "envd_access_token", json_string(token));
+    }
+    text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;
 
     json_decref(sb);
     return text;
@@ -53,10 +61,10 @@ static int xadd(struct rconn *rc, const char *pool, const char *wid, const char 
     return 0;
 }
 
-int command_send_create(struct rconn *rc, const char *pool, const char *wid,
-                        const redisReply *record)
+int command_send_create(struct rconn *rc, const char *gateway_secret, const char *pool,
+                        const char *wid, const redisReply *record)
 {
-    char *payload = create_payload(record);
+    char *payload = create_payload(record, gateway_secret);
     int rv;
 
     if (!payload)

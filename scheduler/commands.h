@@ -8,8 +8,10 @@
 #include "rconn.h"
 
 /* Builds the create command from the sandbox's record (an HGETALL reply). */
-int command_send_create(struct rconn *rc, const char *pool, const char *wid,
-                        const redisReply *record);
+/* The create carries the envd access token of a secure sandbox, derived from
+ * gateway_secret, for the worker to hand to envd. */
+int command_send_create(struct rconn *rc, const char *gateway_secret, const char *pool,
+                        const char *wid, const redisReply *record);
 int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
 /* Creates the stream and its group if missing (a new or returning worker). */
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid);

@@ -105,8 +105,8 @@ static struct rscript claim_script = {
     "return 1\n",
     ""};
 
-static void orphan_one(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
-                       const char *ws)
+static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char *pool,
+                       const char *wid, const char *sbid, const char *ws)
 {
     char what[16], key[192];
     struct sched_error err;
@@ -114,7 +114,7 @@ static void orphan_one(struct rconn *rc, const char *pool, const char *wid, cons
 
     if (!sandbox_orphan(rc, ws, sbid, wid, what, sizeof(what)))
         return;
-    if (strcmp(what, "replace") == 0 && scheduler_replace(rc, ws, sbid, wid, &err) != 0) {
+    if (strcmp(what, "replace") == 0 && scheduler_replace(rc, c, ws, sbid, wid, &err) != 0) {
         log_warn("sandbox %s of dead worker %s not placed again: %s", sbid, wid, err.message);
         sandbox_kill(rc, ws, sbid, err.message);
     }
@@ -124,7 +124,8 @@ static void orphan_one(struct rconn *rc, const char *pool, const char *wid, cons
         freeReplyObject(r);
 }
 
-int worker_declare_dead(struct rconn *rc, const char *pool, const char *wid, int force)
+int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char *pool,
+                        const char *wid, int force)
 {
     char wkey[160], zkey[128], lkey[128], now[24], key[192];
     const char *argv[6] = {wkey, zkey, lkey, wid, now, force ? "1" : "0"};
@@ -150,7 +151,7 @@ int worker_declare_dead(struct rconn *rc, const char *pool, const char *wid, int
         const char *v = r->element[i + 1]->str;
         if (v[0] != ' ')
             sscanf(v, "%32s", ws);
-        orphan_one(rc, pool, wid, r->element[i]->str, ws);
+        orphan_one(rc, c, pool, wid, r->element[i]->str, ws);
     }
     if (r)
         freeReplyObject(r);
@@ -172,7 +173,7 @@ static redisReply *due(struct rconn *rc, const char *fmt, const char *ws)
                      (long long)clock_now_ms());
 }
 
-int sweep_dead_workers(struct rconn *rc, const char *pool)
+int sweep_dead_workers(struct rconn *rc, const struct sched_conf *c, const char *pool)
 {
     redisReply *r = due(rc, K_LEASES, pool);
     int n = 0;
@@ -180,7 +181,7 @@ int sweep_dead_workers(struct rconn *rc, const char *pool)
     if (!r)
         return -1;
     for (size_t i = 0; i < r->elements; i++)
-        n += worker_declare_dead(rc, pool, r->element[i]->str, 0) == 1;
+        n += worker_declare_dead(rc, c, pool, r->element[i]->str, 0) == 1;
     freeReplyObject(r);
     return n;
 }

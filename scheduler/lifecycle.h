@@ -5,6 +5,7 @@
 #define CORRAL_LIFECYCLE_H
 
 #include "rconn.h"
+#include "scheduler.h"
 
 /* Deletes a sandbox: record, admission, worker slot, and a kill to its worker.
  * reason wakes a create still waiting on it. 1 killed, 0 absent, -1 Redis. */
@@ -16,10 +17,11 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
 
 /* Declares a worker dead (force: even if its lease has not run out): running
  * sandboxes become lost, pending ones are placed again. 1 if this call did it. */
-int worker_declare_dead(struct rconn *rc, const char *pool, const char *wid, int force);
+int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char *pool,
+                        const char *wid, int force);
 
 /* The sweeps. Each returns how many things it acted on, or -1. */
-int sweep_dead_workers(struct rconn *rc, const char *pool);
+int sweep_dead_workers(struct rconn *rc, const struct sched_conf *c, const char *pool);
 int sweep_timeouts(struct rconn *rc, const char *ws);
 int sweep_abandoned_creates(struct rconn *rc, const char *ws);
 int sweep_worker_slots(struct rconn *rc, const char *pool, long min_age_ms);

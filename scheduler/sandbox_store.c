@@ -82,6 +82,16 @@ static struct rscript move_script = {
     "return 1\n",
     ""};
 
+static struct rscript deadline_script = {
+    "sandbox_set_deadline",
+    "if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end\n"
+    "local cur = tonumber(redis.call('HGET', KEYS[1], 'expires_at') or '0')\n"
+    "if ARGV[3] == '1' and cur >= tonumber(ARGV[2]) then return 1 end\n"
+    "redis.call('HSET', KEYS[1], 'expires_at', ARGV[2])\n"
+    "redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])\n"
+    "return 1\n",
+    ""};
+
 static int eval_int(struct rconn *rc, struct rscript *s, int nkeys, int nargs, const char **argv)
 {
     redisReply *r = rconn_eval(rc, s, nkeys, nargs, argv);
@@ -92,6 +102,22 @@ static int eval_int(struct rconn *rc, struct rscript *s, int nkeys, int nargs, c
     n = (int)reply_int(r, 0);
     freeReplyObject(r);
     return n;
+}
+
+/* The data plane knows only a sandbox id: this global key says whose it is.
+ * Written after the record and removed after it, so it never outlives it for
+ * long; a stale entry just leads to a record that is not there (404). */
+static int set_index(struct rconn *rc, const char *sbid, const char *ws)
+{
+    char key[96];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_SB_INDEX, sbid);
+    r = ws ? rconn_cmd(rc, 0, "SET %s %s", key, ws) : rconn_cmd(rc, 0, "DEL %s", key);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
 }
 
 int sandbox_insert(struct rconn *rc, const char *ws, const char *sbid, int64_t pending_deadline,
@@ -112,7 +138,9 @@ int sandbox_insert(struct rconn *rc, const char *ws, const char *sbid, int64_t p
     argv[3] = sbid;
     argv[4] = deadline;
     memcpy(argv + 5, fv, sizeof(*fv) * (size_t)nfields * 2);
-    return eval_int(rc, &insert_script, 3, 2 + nfields * 2, argv) == 1 ? 0 : -1;
+    if (eval_int(rc, &insert_script, 3, 2 + nfields * 2, argv) != 1)
+        return -1;
+    return set_index(rc, sbid, ws);
 }
 
 int sandbox_remove(struct rconn *rc, const char *ws, const char *sbid, char worker[33],
@@ -127,6 +155,8 @@ int sandbox_remove(struct rconn *rc, const char *ws, const char *sbid, char work
     if (!r)
         return -1;
     found = r->type == REDIS_REPLY_ARRAY && r->elements == 2;
+    if (found)
+        set_index(rc, sbid, NULL);
     snprintf(worker, 33, "%s", found ? r->element[0]->str : "");
     snprintf(pool, 33, "%s", found ? r->element[1]->str : "");
     freeReplyObject(r);
@@ -188,6 +218,18 @@ int sandbox_move(struct rconn *rc, const char *ws, const char *sbid, const char 
 
     snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
     return eval_int(rc, &move_script, 1, 5, argv);
+}
+
+int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int64_t expires_ms,
+                         int only_extend)
+{
+    char k_sb[160], k_timeouts[128], when[24];
+    const char *argv[5] = {k_sb, k_timeouts, sbid, when, only_extend ? "1" : "0"};
+
+    snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
+    snprintf(k_timeouts, sizeof(k_timeouts), K_TIMEOUTS, ws);
+    snprintf(when, sizeof(when), "%lld", (long long)expires_ms);
+    return eval_int(rc, &deadline_script, 2, 3, argv);
 }
 
 int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char *msg)

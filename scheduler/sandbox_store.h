@@ -41,6 +41,11 @@ const char *sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, c
 int sandbox_move(struct rconn *rc, const char *ws, const char *sbid, const char *old_wid,
                  const char *pool, const char *wid, const char *runtime, const char *tier);
 
+/* Moves the kill deadline of a running sandbox (E2B setTimeout / connect);
+ * only_extend keeps a later one. 1 set, 0 not running, -1 Redis. */
+int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int64_t expires_ms,
+                         int only_extend);
+
 /* Wakes the handler waiting on a create with "running" or "failed:<reason>". */
 int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char *msg);
 

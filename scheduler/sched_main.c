@@ -20,18 +20,18 @@ static void on_signal(int sig)
     stopping = 1;
 }
 
-static void sweep_once(struct rconn *rc, long tick)
+static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
 {
     redisReply *ws = rconn_cmd(rc, 0, "SMEMBERS " K_WORKSPACES);
 
     if (!ws)
         return;
-    sweep_dead_workers(rc, "");
+    sweep_dead_workers(rc, c, "");
     if (tick % 10 == 0)
         sweep_worker_slots(rc, "", 30000);
     for (size_t i = 0; i < ws->elements; i++) {
         const char *id = ws->element[i]->str;
-        sweep_dead_workers(rc, id);
+        sweep_dead_workers(rc, c, id);
         sweep_timeouts(rc, id);
         sweep_abandoned_creates(rc, id);
         if (tick % 10 == 0)
@@ -44,6 +44,7 @@ int main(int argc, char **argv)
 {
     struct corral_conf conf;
     struct rconn rc;
+    struct sched_conf sc;
     char err[512];
     const char *path = "/etc/corral/corral.conf";
     int opt;
@@ -62,11 +63,14 @@ int main(int argc, char **argv)
     }
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
+    sc.create_timeout_ms = (int)conf.create_timeout_ms;
+    sc.grace_ms = (int)conf.grace_ms;
+    sc.gateway_secret = conf.gateway_secret;
     rconn_init(&rc, conf.redis_host, (int)conf.redis_port, conf.redis_socket,
                (int)conf.redis_timeout_ms);
     log_info("sweeping every %ld ms", conf.sweep_ms);
     for (long tick = 0; !stopping; tick++) {
-        sweep_once(&rc, tick);
+        sweep_once(&rc, &sc, tick);
         clock_sleep_ms(conf.sweep_ms);
     }
     rconn_close(&rc);

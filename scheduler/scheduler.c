@@ -34,7 +34,7 @@ static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
                            struct placement_need *need)
 {
     need->template_id = spec->template_id;
-    need->egress = spec->n_allowed > 0;
+    need->egress = spec->egress_policy;
     need->has_require = spec->has_require;
     need->require = spec->require;
     need->cpu_cores = spec->cpu_cores;
@@ -42,9 +42,9 @@ static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
     need->exclude = exclude;
 }
 
-static int record_and_send(struct rconn *rc, const char *ws, const char *sbid,
-                           const struct sandbox_spec *spec, const struct placement *p,
-                           int64_t deadline)
+static int record_and_send(struct rconn *rc, const char *gateway_secret, const char *ws,
+                           const char *sbid, const struct sandbox_spec *spec,
+                           const struct placement *p, int64_t deadline)
 {
     char now[24], timeout[24], cpu[32], mem[24];
     const char *fv[] = {"id",
@@ -78,7 +78,13 @@ static int record_and_send(struct rconn *rc, const char *ws, const char *sbid,
                         "allowed_domains",
                         spec->allowed_json,
                         "created_at",
-                        now};
+                        now,
+                        "egress_policy",
+                        spec->egress_policy ? "1" : "0",
+                        "secure",
+                        spec->secure ? "1" : "0",
+                        "public",
+                        spec->public_traffic ? "1" : "0"};
     redisReply *rec;
     int absent, rv;
 
@@ -91,7 +97,7 @@ static int record_and_send(struct rconn *rc, const char *ws, const char *sbid,
     rec = sandbox_get(rc, ws, sbid, &absent);
     if (!rec)
         return -1;
-    rv = command_send_create(rc, p->pool, p->wid, rec);
+    rv = command_send_create(rc, gateway_secret, p->pool, p->wid, rec);
     freeReplyObject(rec);
     return rv;
 }
@@ -141,7 +147,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         admission_release(rc, ws, sbid);
         return -1;
     }
-    if (record_and_send(rc, ws, sbid, spec, &p, deadline) != 0) {
+    if (record_and_send(rc, c->gateway_secret, ws, sbid, spec, &p, deadline) != 0) {
         undo_create(rc, ws, sbid, &p);
         sched_error_set(err, 503, "state store unavailable");
         return -1;
@@ -153,7 +159,6 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
 static void spec_from_record(const redisReply *rec, struct sandbox_spec *s)
 {
     const char *req = reply_hget(rec, "require_isolation");
-    const char *allowed = reply_hget(rec, "allowed_domains");
 
     memset(s, 0, sizeof(*s));
     snprintf(s->template_id, sizeof(s->template_id), "%s",
@@ -161,11 +166,12 @@ static void spec_from_record(const redisReply *rec, struct sandbox_spec *s)
     s->cpu_cores = atof(reply_hget(rec, "cpu_cores") ? reply_hget(rec, "cpu_cores") : "1");
     s->memory_mb = atol(reply_hget(rec, "memory_mb") ? reply_hget(rec, "memory_mb") : "512");
     s->has_require = req && *req && tier_parse(req, &s->require) == 0;
-    s->n_allowed = allowed && strcmp(allowed, "[]") != 0;
+    s->egress_policy =
+        reply_hget(rec, "egress_policy") && !strcmp(reply_hget(rec, "egress_policy"), "1");
 }
 
-int scheduler_replace(struct rconn *rc, const char *ws, const char *sbid, const char *dead_wid,
-                      struct sched_error *err)
+int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                      const char *sbid, const char *dead_wid, struct sched_error *err)
 {
     struct sandbox_spec spec;
     struct placement_need need;
@@ -186,7 +192,7 @@ int scheduler_replace(struct rconn *rc, const char *ws, const char *sbid, const 
         return -1;
     moved = sandbox_move(rc, ws, sbid, dead_wid, p.pool, p.wid, p.runtime, tier_name(p.tier));
     rec = moved == 1 ? sandbox_get(rc, ws, sbid, &absent) : NULL;
-    if (!rec || command_send_create(rc, p.pool, p.wid, rec) != 0) {
+    if (!rec || command_send_create(rc, c->gateway_secret, p.pool, p.wid, rec) != 0) {
         if (rec)
             freeReplyObject(rec);
         placement_release(rc, p.pool, p.wid, sbid);

@@ -25,14 +25,17 @@ struct sandbox_spec {
     char *metadata_json; /* JSON object text, owned */
     char *env_json;      /* JSON object text, owned */
     char *allowed_json;  /* JSON array text, owned */
-    int n_allowed;       /* number of allowed domains: egress needed when > 0 */
+    int egress_policy;   /* an allow-list was given (even empty): the worker must enforce it */
+    int secure;          /* E2B "secure": envd calls need the envd access token */
+    int public_traffic;  /* 0: data-plane calls need the traffic access token */
 };
 
 void sandbox_spec_free(struct sandbox_spec *s);
 
 struct sched_conf {
-    int create_timeout_ms; /* how long a create may take to reach "running" */
-    int grace_ms;          /* slack before corral-sched reclaims an abandoned create */
+    int create_timeout_ms;      /* how long a create may take to reach "running" */
+    int grace_ms;               /* slack before corral-sched reclaims an abandoned create */
+    const char *gateway_secret; /* derives a secure sandbox's envd access token */
 };
 
 /* An error a caller turns into {"code": status, "message": message}. */
@@ -51,7 +54,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
                      struct sched_error *err);
 
 /* Places a pending sandbox again, away from worker dead_wid (redelivery). */
-int scheduler_replace(struct rconn *rc, const char *ws, const char *sbid, const char *dead_wid,
-                      struct sched_error *err);
+int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                      const char *sbid, const char *dead_wid, struct sched_error *err);
 
 #endif

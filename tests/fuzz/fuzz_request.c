@@ -1,6 +1,7 @@
 /* libFuzzer target: the bytes of a request body and query, through every
  * parser a client can reach before any state is touched. */
 #include "request.h"
+#include "e2b_spec.h"
 #include "sandbox_spec_parse.h"
 #include "token.h"
 
@@ -16,6 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *j = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 
     if (j && sandbox_spec_parse(j, &spec, err, sizeof(err)) == 0)
+        sandbox_spec_free(&spec);
+    if (j && e2b_spec_parse(j, &spec, err, sizeof(err)) == 0)
         sandbox_spec_free(&spec);
     json_decref(j);
     url_decode((const char *)data, size, out, sizeof(out));

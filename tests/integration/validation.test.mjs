@@ -71,7 +71,10 @@ test('unknown route is 404, wrong method is 405, both JSON', async () => {
 });
 
 test('E2B routes not served yet answer 501 naming the route', async () => {
-  assertError(await api('GET', '/v2/sandboxes', { key: A.member }), 501, /GET \/v2\/sandboxes/);
+  const sb = '0123456789abcdef0123';
+  assertError(await api('POST', `/sandboxes/${sb}/pause`, { key: A.member }), 501, /POST \/sandboxes\/[0-9a-f]+\/pause/);
+  assertError(await api('GET', `/sandboxes/${sb}/metrics`, { key: A.member }), 501, /metrics/);
+  assertError(await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base', autoPause: true } }), 501, /autoPause/);
 });
 
 test('PATCH /v1/workspace validates its field', async () => {
@@ -81,7 +84,7 @@ test('PATCH /v1/workspace validates its field', async () => {
 
 test('requests carry a request id', async () => {
   const r = await api('GET', '/health');
-  assert.equal(r.status, 200);
+  assert.equal(r.status, 204);
   assert.match(r.headers.get('x-request-id'), /^[0-9a-f]{32}$/);
 });
 

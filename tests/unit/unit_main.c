@@ -1,5 +1,6 @@
 /* Unit tests of Corral's pure functions: token shapes, secrets, validation.
  * Prints "N passed, N failed" and exits non-zero on any failure. */
+#include "e2b_spec.h"
 #include "request.h"
 #include "sandbox_spec_parse.h"
 #include "secret.h"
@@ -83,7 +84,7 @@ static void test_spec(void)
                            0, NULL);
 
     CHECK(sandbox_spec_parse(j, &s, err, sizeof(err)) == 0);
-    CHECK(s.timeout_s == 60 && s.memory_mb == 256 && s.n_allowed == 1 && s.has_require &&
+    CHECK(s.timeout_s == 60 && s.memory_mb == 256 && s.egress_policy == 1 && s.has_require &&
           s.require == TIER_GVISOR && !strcmp(s.metadata_json, "{\"a\":\"b\"}"));
     sandbox_spec_free(&s);
     json_decref(j);
@@ -96,6 +97,39 @@ static void test_spec(void)
     CHECK(spec_error("{\"workspace\":\"x\"}", "workspace"));
     CHECK(spec_error("{\"template\":\"../x\"}", "template"));
     CHECK(spec_error("{}", "") == 0);
+}
+
+static int e2b_status(const char *json, const char *prefix)
+{
+    struct sandbox_spec s;
+    char err[256] = "";
+    json_t *j = json_loads(json, 0, NULL);
+    int st = e2b_spec_parse(j, &s, err, sizeof(err));
+
+    json_decref(j);
+    if (st == 0)
+        sandbox_spec_free(&s);
+    return st && strncmp(err, prefix, strlen(prefix)) == 0 ? st : st ? -1 : 0;
+}
+
+static void test_e2b_spec(void)
+{
+    struct sandbox_spec s;
+    char err[256];
+    json_t *j = json_loads("{\"templateID\":\"base\",\"timeout\":0,\"secure\":true,"
+                           "\"network\":{\"allowPublicTraffic\":false,\"allowOut\":[\"a.com\"]},"
+                           "\"metadata\":{\"corral.require_isolation\":\"GVISOR\"}}",
+                           0, NULL);
+
+    CHECK(e2b_spec_parse(j, &s, err, sizeof(err)) == 0);
+    CHECK(s.secure && !s.public_traffic && s.egress_policy && s.timeout_s == 1 && s.has_require &&
+          s.require == TIER_GVISOR);
+    sandbox_spec_free(&s);
+    json_decref(j);
+    CHECK(e2b_status("{}", "templateID") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"envVars\":{\"1\":\"x\"}}", "envVars") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPause\":true}", "autoPause") == 501);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"allow_internet_access\":false}", "") == 0);
 }
 
 static void test_misc(void)
@@ -118,6 +152,7 @@ int main(void)
     test_secrets();
     test_spec();
     test_misc();
+    test_e2b_spec();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

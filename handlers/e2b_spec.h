@@ -1,0 +1,18 @@
+/* e2b_spec.h: E2B's NewSandbox body turned into the native sandbox_spec, so the
+ * E2B surface passes the same validation and the same scheduler_create as the
+ * native API. Pure (no I/O): unit-tested and fuzzed. */
+#ifndef CORRAL_E2B_SPEC_H
+#define CORRAL_E2B_SPEC_H
+
+#include "scheduler.h"
+
+#include <jansson.h>
+
+/* The envd protocol version Corral's envd implements (workerd/envd/README.md). */
+#define E2B_ENVD_VERSION "0.6.4"
+
+/* 0 with spec filled; otherwise the HTTP status to answer (400, or 501 for a
+ * feature Corral does not offer yet) with err naming the field. */
+int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen);
+
+#endif

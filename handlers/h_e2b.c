@@ -1,0 +1,142 @@
+/* The E2B control-plane surface (/sandboxes, /v2/sandboxes, /templates), as
+ * the e2b SDK 2.x calls it. Creates go through sandbox_create_and_wait, i.e.
+ * the same scheduler_create as the native API; lookups are in the caller's
+ * workspace slot, so another tenant's sandbox is a 404 like a missing one. */
+#include "clock.h"
+#include "e2b_spec.h"
+#include "e2b_view.h"
+#include "handlers.h"
+#include "keys.h"
+#include "respond.h"
+#include "sandbox_store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TIMEOUT_S 86400
+
+/* The caller's record of a running sandbox, or NULL after answering 404/503. */
+static redisReply *running_record(struct request *req)
+{
+    const char *state;
+    redisReply *rec;
+    int absent = 1;
+
+    rec = token_is_id(req->params[0]) ? sandbox_get(req->rc, req->cred.ws, req->params[0], &absent)
+                                      : NULL;
+    if (!rec && !absent) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return NULL;
+    }
+    state = rec ? reply_hget(rec, "state") : NULL;
+    if (!state || strcmp(state, "running") != 0) {
+        if (rec)
+            freeReplyObject(rec);
+        NOT_FOUND_SANDBOX(req);
+        return NULL;
+    }
+    return rec;
+}
+
+void h_e2b_create(struct request *req)
+{
+    struct sandbox_spec spec;
+    char sbid[SANDBOX_ID_MAX], msg[256];
+    json_t *body = request_json_body(req);
+    redisReply *rec;
+    int status, absent;
+
+    if (!body)
+        return;
+    status = e2b_spec_parse(body, &spec, msg, sizeof(msg));
+    json_decref(body);
+    if (status != 0) {
+        respond_error(req, status, "%s", msg);
+        return;
+    }
+    if (sandbox_create_and_wait(req, &spec, sbid) != 0)
+        return;
+    rec = sandbox_get(req->rc, req->cred.ws, sbid, &absent);
+    if (!rec) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return;
+    }
+    respond_json(req, 201, e2b_view(rec, E2B_SANDBOX, req->conf));
+    freeReplyObject(rec);
+}
+
+void h_e2b_get(struct request *req)
+{
+    redisReply *rec = running_record(req);
+
+    if (!rec)
+        return;
+    respond_json(req, 200, e2b_view(rec, E2B_DETAIL, req->conf));
+    freeReplyObject(rec);
+}
+
+/* timeout in seconds from the body, or -1 after answering 400. */
+static long body_timeout(struct request *req, int required)
+{
+    json_t *body = request_json_body(req), *v;
+    long t = -2;
+
+    if (!body)
+        return -1;
+    v = json_object_get(body, "timeout");
+    if (!v && !required)
+        t = -2;
+    else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+             json_integer_value(v) <= MAX_TIMEOUT_S)
+        t = (long)json_integer_value(v);
+    else
+        t = -1;
+    json_decref(body);
+    if (t == -1)
+        respond_error(req, 400, "timeout: must be an integer number of seconds in [0, %d]",
+                      MAX_TIMEOUT_S);
+    return t;
+}
+
+void h_e2b_timeout(struct request *req)
+{
+    long t = body_timeout(req, 1);
+    redisReply *rec;
+    int n;
+
+    if (t < 0)
+        return;
+    rec = running_record(req);
+    if (!rec)
+        return;
+    freeReplyObject(rec);
+    n = sandbox_set_deadline(req->rc, req->cred.ws, req->params[0], clock_now_ms() + t * 1000, 0);
+    if (n < 0)
+        respond_error(req, 503, "state store unavailable; retry shortly");
+    else if (n == 0)
+        NOT_FOUND_SANDBOX(req);
+    else
+        respond_empty(req, 204);
+}
+
+void h_e2b_connect(struct request *req)
+{
+    long t = body_timeout(req, 0);
+    redisReply *rec;
+
+    if (t == -1)
+        return;
+    rec = running_record(req);
+    if (!rec)
+        return;
+    /* Connecting never shortens a sandbox's life, it only extends it. */
+    if (t >= 0 && sandbox_set_deadline(req->rc, req->cred.ws, req->params[0],
+                                       clock_now_ms() + t * 1000, 1) < 0) {
+        freeReplyObject(rec);
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return;
+    }
+    respond_json(req, 200, e2b_view(rec, E2B_SANDBOX, req->conf));
+    freeReplyObject(rec);
+}
