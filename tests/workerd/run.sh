@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# tests/workerd/run.sh: workerd's tests against a real dockerd (and, for
+# stack.test.mjs, the real control plane brought up by conf/stack.sh).
+# Starts dockerd if it is not running (and stops it at the end only then),
+# builds corral/base if missing, runs every *.test.mjs, exits non-zero on any
+# failure. A test that cannot reach dockerd fails; none is skipped.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+
+export CORRAL_RUN=${CORRAL_RUN:-$(mktemp -d /tmp/corral-wtest.XXXXXX)}
+export CORRAL_PORT=${CORRAL_TEST_PORT:-18643} CORRAL_REDIS_PORT=${CORRAL_TEST_REDIS_PORT:-16590}
+export CORRAL_PROFILE=test CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin}
+export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
+export WORKERD_BIN=${WORKERD_BIN:-$CORRAL_BUILD/workerd}
+LOGS=$(mktemp -d /tmp/corral-wlogs.XXXXXX)
+
+# Stop dockerd at the end only if this script started it.
+owned_docker=1
+curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 && owned_docker=0
+cleanup() {
+    conf/stack.sh down >/dev/null 2>&1 || true
+    [ "$owned_docker" = 1 ] && bash tests/lib/docker.sh stop
+    true
+}
+trap cleanup EXIT
+
+make -s all >/dev/null || { echo "build failed"; make all; exit 1; }
+bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
+bash tests/lib/images.sh >"$LOGS/images.log" 2>&1 || { tail -20 "$LOGS/images.log"; exit 1; }
+conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -20 "$CORRAL_RUN"/log/*.log; exit 1; }
+
+node --test --test-concurrency=1 --test-reporter=spec tests/workerd/
+rc=$?
+[ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
+exit "$rc"

@@ -1,0 +1,98 @@
+/* apply.c: carrying out the control plane's commands.
+ *
+ * A command is acknowledged only once applied, so a crash between receiving
+ * and applying means it comes again; applying is therefore idempotent by
+ * sandbox id (Docker's unique container names do the work for create, and a
+ * kill of what is gone succeeds). A create that can never succeed (unknown
+ * template, missing image, runtime refused) is applied too: as a "failed"
+ * report, so that the create ends rather than being delivered forever. */
+#include "worker.h"
+
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int record(struct worker *w, const struct ctr_state *st)
+{
+    struct sb_entry *e;
+
+    if (sbtable_put(&w->table, st) != 0) {
+        log_err("out of memory recording sandbox %s", st->sbid);
+        return -1;
+    }
+    e = sbtable_get(&w->table, st->sbid);
+    pthread_mutex_lock(&w->table.mu);
+    e->dirty = 1; /* a create is always answered, even when nothing changed */
+    e->drop = strcmp(st->state, "failed") == 0;
+    pthread_mutex_unlock(&w->table.mu);
+    return 0;
+}
+
+/* One slot per sandbox: the scheduler counts them, this is the backstop. */
+static int slot_free(struct worker *w, const char *sbid)
+{
+    return sbtable_get(&w->table, sbid) != NULL ||
+           sbtable_count_running(&w->table) < w->conf->slots;
+}
+
+static int apply_create(struct worker *w, json_t *sb)
+{
+    const char *sbid = json_string_value(json_object_get(sb, "id"));
+    const char *rt = json_string_value(json_object_get(sb, "runtime"));
+    struct ctr_state st;
+    int rc;
+
+    if (sbid && containers_id_ok(sbid) && !slot_free(w, sbid)) {
+        memset(&st, 0, sizeof(st));
+        snprintf(st.sbid, sizeof(st.sbid), "%s", sbid);
+        snprintf(st.state, sizeof(st.state), "failed");
+        snprintf(st.reason, sizeof(st.reason), "no free slot (%ld in use)", w->conf->slots);
+        snprintf(st.tier, sizeof(st.tier), "%s",
+                 json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN");
+        rc = 1;
+    } else {
+        rc = containers_create(&w->dk, w->conf, w->id.worker_id, sb, &st);
+    }
+    if (rc < 0)
+        return -1;
+    log_info("sandbox %s tier %s: create (%s) -> %s%s%s", st.sbid[0] ? st.sbid : "?", st.tier,
+             rt ? rt : "runc", st.state, st.reason[0] ? ": " : "", st.reason);
+    if (!st.sbid[0])
+        return 0; /* nothing to report about an unusable id; the create is done */
+    return record(w, &st);
+}
+
+static int apply_kill(struct worker *w, const char *sbid)
+{
+    struct sb_entry *e;
+    char err[256], tier[16] = "UNKNOWN";
+
+    if (!sbid)
+        return 0;
+    e = sbtable_get(&w->table, sbid);
+    if (e)
+        snprintf(tier, sizeof(tier), "%s", e->st.tier);
+    /* Forget it first, so that the "die" this causes does not wake the poll. */
+    sbtable_del(&w->table, sbid);
+    if (containers_kill(&w->dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
+        log_warn("sandbox %s tier %s: kill: %s", sbid, tier, err);
+        return -1;
+    }
+    log_info("sandbox %s tier %s: killed", sbid, tier);
+    return 0;
+}
+
+int apply_command(struct worker *w, json_t *cmd)
+{
+    const char *type = json_string_value(json_object_get(cmd, "type"));
+
+    if (type && strcmp(type, "create") == 0)
+        return apply_create(w, json_object_get(cmd, "sandbox"));
+    if (type && strcmp(type, "kill") == 0)
+        return apply_kill(w, json_string_value(json_object_get(cmd, "sandbox_id")));
+    /* pause, resume, ... arrive with later issues: acknowledge so they do not
+     * loop, and say so. */
+    log_warn("command type %s not supported; acknowledged without effect", type ? type : "(none)");
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* containers.h: sandboxes as Docker containers.
+ *
+ * A sandbox is one container named corral-<sandbox id>-<worker id> and
+ * labelled corral.sandbox, corral.workspace, corral.worker, corral.tier and
+ * corral.template. The worker id is part of the name so that two workerd on
+ * one dockerd never collide, even when a sandbox of a dead worker is placed
+ * again on its neighbour; every lookup filters on corral.worker, so a workerd
+ * never touches a container of another worker id. Docker's unique names make
+ * a create idempotent: a second create of the same sandbox meets 409. */
+#ifndef WORKERD_CONTAINERS_H
+#define WORKERD_CONTAINERS_H
+
+#include "docker_api.h"
+#include "worker_conf.h"
+
+#define CTR_ID_MAX 65
+#define CTR_REASON_MAX 256
+
+/* What a worker reports: "running", "exited" (ran and stopped), "failed". */
+struct ctr_state {
+    char sbid[CTR_ID_MAX];
+    char state[16];
+    char reason[CTR_REASON_MAX];
+    char tier[16];
+};
+
+/* 1 when s is safe in a container name, a label filter and a URL. */
+int containers_id_ok(const char *s);
+
+/* Applies a create command's "sandbox" object. 0: applied, *st says how it
+ * is now (a create of an existing sandbox is a no-op that reports it).
+ * 1: refused for good (st->state "failed", st->reason why). -1: dockerd did
+ * not answer; nothing to acknowledge, the command will come again. */
+int containers_create(struct docker *d, const struct worker_conf *c, const char *wid,
+                      json_t *sandbox, struct ctr_state *st);
+
+/* Kills and removes the sandbox's containers (and, later, its networks).
+ * A sandbox that is gone is killed already: 0. -1 when dockerd did not answer. */
+int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
+
+/* Every container labelled with worker id wid, as states (exited ones with
+ * their exit code or OOMKilled). Containers created but never started are left
+ * out: their create was not acknowledged and will come again. *n entries in a
+ * malloc'ed array; -1 when dockerd did not answer. */
+int containers_list(struct docker *d, const char *wid, struct ctr_state **out, int *n, char *err,
+                    size_t errlen);
+
+#endif

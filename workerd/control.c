@@ -1,0 +1,128 @@
+#include "control.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct buf {
+    char *p;
+    size_t len;
+};
+
+/* Answers of the control plane are small; past this something is wrong. */
+#define CONTROL_MAX_ANSWER (8 * 1024 * 1024)
+
+int control_init(struct control *ctl, const struct worker_conf *conf, atomic_int *wake)
+{
+    ctl->conf = conf;
+    ctl->wake = wake;
+    ctl->curl = curl_easy_init();
+    return ctl->curl ? 0 : -1;
+}
+
+void control_close(struct control *ctl)
+{
+    if (ctl->curl)
+        curl_easy_cleanup(ctl->curl);
+    ctl->curl = NULL;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct buf *b = ud;
+    size_t n = size * nmemb;
+    char *p;
+
+    if (b->len + n > CONTROL_MAX_ANSWER)
+        return 0;
+    p = realloc(b->p, b->len + n + 1);
+    if (!p)
+        return 0;
+    memcpy(p + b->len, ptr, n);
+    b->len += n;
+    p[b->len] = '\0';
+    b->p = p;
+    return n;
+}
+
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    atomic_int *wake = ud;
+
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return wake && atomic_load(wake) ? 1 : 0;
+}
+
+static struct curl_slist *headers(const struct control *ctl, const struct worker_identity *id)
+{
+    char h[STATE_SECRET_MAX + WCONF_STR + 32];
+    struct curl_slist *l = curl_slist_append(NULL, "Content-Type: application/json");
+
+    snprintf(h, sizeof(h), "Authorization: Bearer %s", ctl->conf->join_token);
+    l = curl_slist_append(l, h);
+    if (id) {
+        snprintf(h, sizeof(h), "X-Worker-Id: %s", id->worker_id);
+        l = curl_slist_append(l, h);
+        snprintf(h, sizeof(h), "X-Worker-Secret: %s", id->worker_secret);
+        l = curl_slist_append(l, h);
+    }
+    memset(h, 0, sizeof(h));
+    return l;
+}
+
+static void prepare(struct control *ctl, const char *path, const char *text, int wakeable,
+                    long timeout_ms, struct curl_slist *hdrs, struct buf *b)
+{
+    char url[WCONF_STR + 128];
+    CURL *c = ctl->curl;
+
+    snprintf(url, sizeof(url), "%s%s", ctl->conf->control_url, path);
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CAINFO, ctl->conf->ca_file);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, wakeable ? ctl->wake : NULL);
+}
+
+int control_post(struct control *ctl, const char *path, json_t *body,
+                 const struct worker_identity *id, int wakeable, long timeout_ms, long *status,
+                 json_t **out, char *err, size_t errlen)
+{
+    struct buf b = {0};
+    struct curl_slist *hdrs;
+    char *text = json_dumps(body, JSON_COMPACT);
+    CURLcode rc;
+
+    *out = NULL;
+    if (!text) {
+        snprintf(err, errlen, "out of memory");
+        return CONTROL_ERR;
+    }
+    hdrs = headers(ctl, id);
+    prepare(ctl, path, text, wakeable, timeout_ms, hdrs, &b);
+    rc = curl_easy_perform(ctl->curl);
+    ctl->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
+    curl_slist_free_all(hdrs);
+    free(text);
+    if (rc != CURLE_OK) {
+        free(b.p);
+        snprintf(err, errlen, "POST %s: %s", path, curl_easy_strerror(rc));
+        return rc == CURLE_ABORTED_BY_CALLBACK ? CONTROL_WOKEN : CONTROL_ERR;
+    }
+    curl_easy_getinfo(ctl->curl, CURLINFO_RESPONSE_CODE, status);
+    if (b.len > 0)
+        *out = json_loadb(b.p, b.len, 0, NULL);
+    free(b.p);
+    return 0;
+}

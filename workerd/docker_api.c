@@ -1,0 +1,153 @@
+#include "docker_api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Engine API version: dockerd 20.10 speaks 1.41; pinning it keeps the JSON
+ * shapes we parse stable across daemon upgrades. */
+#define DOCKER_API_PREFIX "http://docker/v1.41"
+
+struct buf {
+    char *p;
+    size_t len;
+};
+
+int docker_init(struct docker *d, const char *sock)
+{
+    snprintf(d->sock, sizeof(d->sock), "%s", sock);
+    d->curl = curl_easy_init();
+    return d->curl ? 0 : -1;
+}
+
+void docker_close(struct docker *d)
+{
+    if (d->curl)
+        curl_easy_cleanup(d->curl);
+    d->curl = NULL;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct buf *b = ud;
+    size_t n = size * nmemb;
+    char *p = realloc(b->p, b->len + n + 1);
+
+    if (!p)
+        return 0; /* curl turns this into CURLE_WRITE_ERROR */
+    memcpy(p + b->len, ptr, n);
+    b->len += n;
+    p[b->len] = '\0';
+    b->p = p;
+    return n;
+}
+
+static void prepare(struct docker *d, const char *method, const char *path, long timeout_ms,
+                    struct buf *b)
+{
+    char url[2048];
+
+    snprintf(url, sizeof(url), DOCKER_API_PREFIX "%s", path);
+    curl_easy_reset(d->curl);
+    curl_easy_setopt(d->curl, CURLOPT_UNIX_SOCKET_PATH, d->sock);
+    curl_easy_setopt(d->curl, CURLOPT_URL, url);
+    curl_easy_setopt(d->curl, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(d->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, b);
+}
+
+static int perform(struct docker *d, const char *method, const char *path, long *status, char *err,
+                   size_t errlen)
+{
+    CURLcode rc = curl_easy_perform(d->curl);
+
+    if (rc != CURLE_OK) {
+        snprintf(err, errlen, "dockerd %s %s: %s", method, path, curl_easy_strerror(rc));
+        return -1;
+    }
+    curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, status);
+    return 0;
+}
+
+int docker_call(struct docker *d, const char *method, const char *path, json_t *body,
+                long timeout_ms, long *status, json_t **out, char *err, size_t errlen)
+{
+    struct buf b = {0};
+    struct curl_slist *hdrs = NULL;
+    char *text = NULL;
+    int rc;
+
+    *out = NULL;
+    prepare(d, method, path, timeout_ms, &b);
+    if (body) {
+        text = json_dumps(body, JSON_COMPACT);
+        if (!text) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+        curl_easy_setopt(d->curl, CURLOPT_HTTPHEADER, hdrs);
+        curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, text);
+    } else if (strcmp(method, "POST") == 0) {
+        curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, "");
+    }
+    rc = perform(d, method, path, status, err, errlen);
+    curl_slist_free_all(hdrs);
+    free(text);
+    if (rc == 0 && b.len > 0)
+        *out = json_loadb(b.p, b.len, 0, NULL);
+    free(b.p);
+    return rc;
+}
+
+int docker_call_raw(struct docker *d, const char *method, const char *path, long timeout_ms,
+                    long *status, char **buf, size_t *len, char *err, size_t errlen)
+{
+    struct buf b = {0};
+    int rc;
+
+    prepare(d, method, path, timeout_ms, &b);
+    rc = perform(d, method, path, status, err, errlen);
+    if (rc != 0) {
+        free(b.p);
+        return -1;
+    }
+    *buf = b.p;
+    *len = b.len;
+    return 0;
+}
+
+const char *docker_errmsg(json_t *answer, long status)
+{
+    const char *m = json_string_value(json_object_get(answer, "message"));
+    static __thread char fallback[64];
+
+    if (m)
+        return m;
+    snprintf(fallback, sizeof(fallback), "dockerd answered %ld", status);
+    return fallback;
+}
+
+int docker_ping(struct docker *d, char *err, size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    long status = 0;
+
+    if (docker_call_raw(d, "GET", "/_ping", 5000, &status, &buf, &len, err, errlen) != 0)
+        return -1;
+    free(buf);
+    if (status != 200) {
+        snprintf(err, errlen, "dockerd /_ping answered %ld", status);
+        return -1;
+    }
+    return 0;
+}
+
+char *docker_urlencode(struct docker *d, const char *s)
+{
+    return curl_easy_escape(d->curl, s, 0);
+}

@@ -1,0 +1,39 @@
+/* docker_api.h: dockerd's Engine API over its unix socket (libcurl + jansson).
+ *
+ * One struct docker per thread: it owns a curl handle, which keeps the
+ * connection to dockerd open between calls. No `docker` CLI is ever run. */
+#ifndef WORKERD_DOCKER_API_H
+#define WORKERD_DOCKER_API_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stddef.h>
+
+struct docker {
+    CURL *curl;
+    char sock[256];
+};
+
+int docker_init(struct docker *d, const char *sock);
+void docker_close(struct docker *d);
+
+/* One request. body may be NULL. On a transport failure returns -1 with err
+ * set (dockerd unreachable); otherwise 0, *status the HTTP status and *out the
+ * parsed JSON answer (NULL when empty or not JSON; the caller decrefs). */
+int docker_call(struct docker *d, const char *method, const char *path, json_t *body,
+                long timeout_ms, long *status, json_t **out, char *err, size_t errlen);
+
+/* Same, answer as raw bytes (logs); *buf is malloc'ed, caller frees. */
+int docker_call_raw(struct docker *d, const char *method, const char *path, long timeout_ms,
+                    long *status, char **buf, size_t *len, char *err, size_t errlen);
+
+/* The "message" of a Docker error answer, or a fallback. */
+const char *docker_errmsg(json_t *answer, long status);
+
+/* GET /_ping: 0 when dockerd answers. */
+int docker_ping(struct docker *d, char *err, size_t errlen);
+
+/* s URL-encoded for a query string (filters=); free with curl_free(). */
+char *docker_urlencode(struct docker *d, const char *s);
+
+#endif

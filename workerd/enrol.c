@@ -1,0 +1,151 @@
+/* enrol.c: the handshake, and keeping the identity it returns.
+ *
+ * A workerd with a saved identity re-enrols as that worker, so it keeps its
+ * command stream and gets its unacknowledged commands again. If the control
+ * plane refuses the saved identity (the worker was deleted), workerd enrols
+ * afresh and removes the containers of its old worker id: nobody will ever
+ * ask for them again, and the id was ours (it is in our state file). */
+#include "worker.h"
+
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HANDSHAKE_TIMEOUT_MS 30000L
+
+static json_t *handshake_body(const struct worker *w, int with_identity)
+{
+    const struct worker_conf *c = w->conf;
+    json_t *rts = json_array(), *tpls = json_array();
+    json_t *b;
+
+    for (int i = 0; i < w->n_rts; i++)
+        json_array_append_new(rts, json_pack("{s:s, s:s}", "name", w->rts[i].name, "tier",
+                                             tier_name(w->rts[i].tier)));
+    for (int i = 0; i < c->n_templates; i++)
+        json_array_append_new(tpls, json_string(c->templates[i].name));
+    b = json_pack("{s:s, s:o, s:b, s:f, s:I, s:I, s:s, s:o}", "hostname", c->hostname, "runtimes",
+                  rts, "egress", 0, "cpu_cores", c->cpu_cores, "memory_mb",
+                  (json_int_t)c->memory_mb, "slots", (json_int_t)c->slots, "data_addr",
+                  c->data_addr, "templates", tpls);
+    if (b && with_identity) {
+        json_object_set_new(b, "worker_id", json_string(w->id.worker_id));
+        json_object_set_new(b, "worker_secret", json_string(w->id.worker_secret));
+    }
+    return b;
+}
+
+/* Takes the answer: identity, workspace, poll and lease. 0 or -1. */
+static int take_answer(struct worker *w, json_t *ans, struct worker_identity *got)
+{
+    const char *wid = json_string_value(json_object_get(ans, "worker_id"));
+    const char *sec = json_string_value(json_object_get(ans, "worker_secret"));
+    const char *ws = json_string_value(json_object_get(ans, "workspace"));
+    json_int_t poll = json_integer_value(json_object_get(ans, "poll_ms"));
+    json_int_t lease = json_integer_value(json_object_get(ans, "lease_ms"));
+
+    if (!wid || !sec || !containers_id_ok(wid) || strlen(sec) >= sizeof(got->worker_secret)) {
+        log_err("handshake answer lacks a usable worker_id or worker_secret");
+        return -1;
+    }
+    snprintf(got->worker_id, sizeof(got->worker_id), "%s", wid);
+    snprintf(got->worker_secret, sizeof(got->worker_secret), "%s", sec);
+    snprintf(w->workspace, sizeof(w->workspace), "%s", ws ? ws : "");
+    w->poll_ms = poll > 0 ? poll : 20000;
+    w->lease_ms = lease > 0 ? lease : 45000;
+    return 0;
+}
+
+/* An identity we held and lost: its containers are orphans now. */
+static void drop_old_containers(struct worker *w, const char *old_wid)
+{
+    struct ctr_state *v = NULL;
+    char err[256];
+    int n = 0;
+
+    if (containers_list(&w->dk, old_wid, &v, &n, err, sizeof(err)) != 0) {
+        log_warn("old worker %s: cannot list its containers: %s", old_wid, err);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        log_info("sandbox %s tier %s: removed (its worker %s was not re-admitted)", v[i].sbid,
+                 v[i].tier, old_wid);
+        if (containers_kill(&w->dk, old_wid, v[i].sbid, err, sizeof(err)) != 0)
+            log_warn("sandbox %s: %s", v[i].sbid, err);
+    }
+    free(v);
+}
+
+static void adopt_identity(struct worker *w, const struct worker_identity *got)
+{
+    char err[512], old[STATE_ID_MAX];
+
+    snprintf(old, sizeof(old), "%s", w->id.worker_id);
+    pthread_mutex_lock(&w->id_mu);
+    w->id = *got;
+    pthread_mutex_unlock(&w->id_mu);
+    if (state_save(w->conf->state_dir, &w->id, err, sizeof(err)) != 0)
+        log_err("cannot save the worker identity: %s", err);
+    if (old[0] && strcmp(old, got->worker_id) != 0) {
+        log_warn("enrolled as new worker %s (worker %s was refused)", got->worker_id, old);
+        drop_old_containers(w, old);
+        sbtable_free(&w->table);
+        sbtable_init(&w->table);
+    }
+}
+
+/* One handshake. 0 done, 1 retry later, 2 the saved identity was refused. */
+static int handshake_once(struct worker *w, int with_identity)
+{
+    json_t *body = handshake_body(w, with_identity), *ans = NULL;
+    struct worker_identity got;
+    char err[512];
+    long status = 0;
+    int rc;
+
+    if (!body)
+        return 1;
+    rc = control_post(&w->ctl, "/v1/worker/handshake", body, NULL, 0, HANDSHAKE_TIMEOUT_MS, &status,
+                      &ans, err, sizeof(err));
+    json_decref(body);
+    if (rc != 0) {
+        log_warn("handshake: %s", err);
+        return 1;
+    }
+    if (status == 200 && take_answer(w, ans, &got) == 0) {
+        json_decref(ans);
+        adopt_identity(w, &got);
+        log_info("enrolled as worker %s (workspace \"%s\", poll %ld ms, lease %ld ms)",
+                 w->id.worker_id, w->workspace, w->poll_ms, w->lease_ms);
+        return 0;
+    }
+    log_warn("handshake answered %ld: %s", status,
+             json_string_value(json_object_get(ans, "message")) ?: "(no message)");
+    json_decref(ans);
+    if (with_identity && status >= 400 && status < 500 && status != 401 && status != 429)
+        return 2;
+    return 1;
+}
+
+int enrol(struct worker *w)
+{
+    struct backoff b;
+
+    backoff_init(&b, 500, w->conf->backoff_max_ms);
+    atomic_store(&w->wake, 0);
+    while (!*w->stop) {
+        int rc = handshake_once(w, w->id.worker_id[0] != '\0');
+        if (rc == 2)
+            rc = handshake_once(w, 0);
+        if (rc == 0) {
+            w->need_full = 1;
+            w->resume = 1;
+            return 0;
+        }
+        if (sleep_unless_stopped(backoff_next(&b), w->stop))
+            break;
+    }
+    return -1;
+}

@@ -1,0 +1,125 @@
+/* events.c: follows dockerd's event stream to notice deaths at once.
+ *
+ * GET /events filtered on our worker label, container "die" and "destroy".
+ * A death of a sandbox we believe is running wakes the main thread, which
+ * cuts its long-poll short, reconciles and reports. The stream decides nothing
+ * itself: reconciliation (a listing) is the truth, because events are lost
+ * whenever the stream is down. When the stream comes back after a break
+ * (dockerd restarted), the main thread is told to report every sandbox. */
+#include "worker.h"
+
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct stream {
+    struct worker *w;
+    char line[16384];
+    size_t len;
+};
+
+static void on_event(struct stream *s, const char *text)
+{
+    json_t *ev = json_loads(text, 0, NULL);
+    json_t *attrs = json_object_get(json_object_get(ev, "Actor"), "Attributes");
+    const char *sbid = json_string_value(json_object_get(attrs, "corral.sandbox"));
+
+    if (sbid && sbtable_expect_running(&s->w->table, sbid))
+        atomic_store(&s->w->wake, 1);
+    json_decref(ev);
+}
+
+/* Events arrive as JSON objects, one per line. */
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct stream *s = ud;
+    size_t n = size * nmemb;
+
+    for (size_t i = 0; i < n; i++) {
+        if (ptr[i] == '\n') {
+            s->line[s->len] = '\0';
+            on_event(s, s->line);
+            s->len = 0;
+        } else if (s->len + 1 < sizeof(s->line)) {
+            s->line[s->len++] = ptr[i];
+        }
+    }
+    return n;
+}
+
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    struct stream *s = ud;
+
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return *s->w->stop ? 1 : 0;
+}
+
+static void follow(struct docker *d, struct stream *s)
+{
+    char filt[512], url[1024], *enc;
+
+    pthread_mutex_lock(&s->w->id_mu);
+    snprintf(filt, sizeof(filt),
+             "{\"type\":[\"container\"],\"event\":[\"die\",\"destroy\"],"
+             "\"label\":[\"corral.worker=%s\"]}",
+             s->w->id.worker_id);
+    pthread_mutex_unlock(&s->w->id_mu);
+    enc = curl_easy_escape(d->curl, filt, 0);
+    if (!enc)
+        return;
+    snprintf(url, sizeof(url), "http://docker/v1.41/events?filters=%s", enc);
+    curl_free(enc);
+    curl_easy_reset(d->curl);
+    curl_easy_setopt(d->curl, CURLOPT_UNIX_SOCKET_PATH, d->sock);
+    curl_easy_setopt(d->curl, CURLOPT_URL, url);
+    curl_easy_setopt(d->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(d->curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(d->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(d->curl, CURLOPT_XFERINFODATA, s);
+    s->len = 0;
+    curl_easy_perform(d->curl); /* returns when the stream breaks or we stop */
+}
+
+static void *events_main(void *arg)
+{
+    struct worker *w = arg;
+    struct docker d;
+    struct stream *s = calloc(1, sizeof(*s));
+    char err[256];
+    int broken = 0;
+
+    if (!s || docker_init(&d, w->conf->docker_socket) != 0) {
+        log_err("events thread: out of memory; deaths are found by polling only");
+        free(s);
+        return NULL;
+    }
+    s->w = w;
+    while (!*w->stop) {
+        if (docker_ping(&d, err, sizeof(err)) != 0) {
+            broken = 1;
+            sleep_unless_stopped(1000, w->stop);
+            continue;
+        }
+        if (broken) {
+            atomic_store(&w->docker_back, 1);
+            atomic_store(&w->wake, 1);
+            broken = 0;
+        }
+        follow(&d, s);
+        broken = 1; /* events may have been lost while the stream was down */
+        sleep_unless_stopped(200, w->stop);
+    }
+    docker_close(&d);
+    free(s);
+    return NULL;
+}
+
+int events_start(struct worker *w, pthread_t *th)
+{
+    return pthread_create(th, NULL, events_main, w);
+}

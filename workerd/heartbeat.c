@@ -1,0 +1,186 @@
+/* heartbeat.c: the long-poll loop of the control channel.
+ *
+ * Each round: reconcile with dockerd, send acks and state changes (or all of
+ * them, "full", after any break in contact), wait for commands, apply them.
+ * Acks and changes are forgotten only after a 200: a poll that failed in
+ * flight may or may not have been seen, and sending an ack or a state twice is
+ * harmless (XACK and state reports are idempotent), losing one is not.
+ * SIGTERM lets the poll in flight finish, then exits without applying what it
+ * brought: those commands stay unacknowledged and come again on resume. */
+#include "worker.h"
+
+#include "clock.h"
+#include "log.h"
+
+#include <string.h>
+
+/* How long past poll_ms a poll may take before we call it lost. */
+#define POLL_SLACK_MS 15000L
+/* How long a heartbeat may wait for commands while we still have some to apply. */
+#define BACKLOG_POLL_MS 500L
+
+static json_t *report_of(const struct sb_entry *e)
+{
+    json_t *o = json_pack("{s:s, s:s}", "id", e->st.sbid, "state", e->st.state);
+
+    if (o && e->st.reason[0])
+        json_object_set_new(o, "reason", json_string(e->st.reason));
+    return o;
+}
+
+static json_t *build_body(struct worker *w)
+{
+    json_t *sbs = json_array();
+
+    for (int i = 0; i < w->table.n; i++) {
+        const struct sb_entry *e = &w->table.v[i];
+        int full_ok = !w->docker_down && strcmp(e->st.state, "failed") != 0;
+        if (e->dirty || (w->need_full && full_ok))
+            json_array_append_new(sbs, report_of(e));
+    }
+    return json_pack("{s:O, s:o, s:b, s:b}", "acks", w->acks, "sandboxes", sbs, "full",
+                     w->need_full && !w->docker_down, "resume", w->resume);
+}
+
+/* A container that exited and whose exit the control plane has now heard of
+ * is removed: the control plane sends no kill for a sandbox that ended on its
+ * own, so without this stopped containers would pile up on the host. */
+static void reap_exited(struct worker *w, json_t *sbids)
+{
+    json_t *v;
+    size_t i;
+    char err[256];
+
+    json_array_foreach(sbids, i, v)
+    {
+        const char *sbid = json_string_value(v);
+        struct sb_entry *e = sbtable_get(&w->table, sbid);
+        if (!e || strcmp(e->st.state, "exited") != 0)
+            continue;
+        if (containers_kill(&w->dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
+            log_warn("sandbox %s tier %s: removing exited container: %s", sbid, e->st.tier, err);
+            continue;
+        }
+        log_info("sandbox %s tier %s: exit reported, container removed", sbid, e->st.tier);
+        sbtable_del(&w->table, sbid);
+    }
+}
+
+/* After a 200: what that heartbeat carried has been told. */
+static void forget_told(struct worker *w, size_t n_acks)
+{
+    json_t *exited = json_array();
+
+    for (size_t i = 0; i < n_acks; i++)
+        json_array_remove(w->acks, 0);
+    pthread_mutex_lock(&w->table.mu);
+    for (int i = 0; i < w->table.n;) {
+        struct sb_entry *e = &w->table.v[i];
+        if (e->drop && e->dirty) {
+            *e = w->table.v[--w->table.n];
+            continue;
+        }
+        if (e->dirty && strcmp(e->st.state, "exited") == 0)
+            json_array_append_new(exited, json_string(e->st.sbid));
+        e->dirty = 0;
+        i++;
+    }
+    pthread_mutex_unlock(&w->table.mu);
+    if (!w->docker_down)
+        w->need_full = 0;
+    w->resume = 0;
+    reap_exited(w, exited);
+    json_decref(exited);
+}
+
+/* Applies the backlog, then what this answer brought, for at most a quarter
+ * of the lease: a big batch must not keep us from heartbeating, or the
+ * control plane declares us dead while we work. What is left waits in the
+ * backlog for the next round, after a heartbeat that carries the acks so far. */
+static void apply_all(struct worker *w, json_t *ans)
+{
+    json_t *cmd;
+    int64_t deadline = clock_now_ms() + w->lease_ms / 4;
+
+    json_array_extend(w->backlog, json_object_get(ans, "commands"));
+    while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
+        const char *id;
+        cmd = json_incref(json_array_get(w->backlog, 0));
+        id = json_string_value(json_object_get(cmd, "id"));
+        if (apply_command(w, cmd) != 0) {
+            json_decref(cmd);
+            json_array_clear(w->backlog); /* dockerd is unreachable: they will come again */
+            return;
+        }
+        if (id)
+            json_array_append_new(w->acks, json_string(id));
+        json_array_remove(w->backlog, 0);
+        json_decref(cmd);
+    }
+}
+
+/* One heartbeat. 0 answered, 1 transport failure, 2 cut short, 3 re-enrol. */
+static int beat(struct worker *w)
+{
+    json_t *body = build_body(w), *ans = NULL;
+    size_t n_acks = json_array_size(w->acks);
+    char err[512];
+    long status = 0;
+    int rc, backlog;
+
+    if (!body)
+        return 1;
+    /* With a backlog, do not sit in the long-poll: report and get back to work. */
+    backlog = json_array_size(w->backlog) > 0;
+    rc = control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, 1,
+                      backlog ? BACKLOG_POLL_MS : w->poll_ms + POLL_SLACK_MS, &status, &ans, err,
+                      sizeof(err));
+    json_decref(body);
+    if (rc == CONTROL_WOKEN || (rc != 0 && backlog && w->ctl.timed_out))
+        return 2;
+    if (rc != 0) {
+        log_warn("heartbeat: %s", err);
+        return 1;
+    }
+    if (status == 200) {
+        json_int_t retry = json_integer_value(json_object_get(ans, "retry_after_ms"));
+        forget_told(w, n_acks);
+        if (!*w->stop)
+            apply_all(w, ans);
+        json_decref(ans);
+        /* The control plane holds few long-polls open; when full it asks us to wait. */
+        if (retry > 0)
+            sleep_unless_stopped(retry > 60000 ? 60000 : (long)retry, w->stop);
+        return 0;
+    }
+    log_warn("heartbeat answered %ld: %s", status,
+             json_string_value(json_object_get(ans, "message")) ?: "(no message)");
+    json_decref(ans);
+    return status == 410 || status == 403 ? 3 : 1;
+}
+
+void heartbeat_run(struct worker *w)
+{
+    struct backoff b;
+
+    backoff_init(&b, 500, w->conf->backoff_max_ms);
+    while (!*w->stop) {
+        int rc;
+
+        atomic_store(&w->wake, 0);
+        reconcile(w);
+        rc = beat(w);
+        if (rc == 0 || rc == 2) {
+            backoff_reset(&b);
+            if (rc == 2 && json_array_size(w->backlog) > 0 && !*w->stop)
+                apply_all(w, NULL); /* the poll was cut short: keep working */
+            continue;
+        }
+        /* Contact broken: whatever we said may be lost, so say all of it again. */
+        w->need_full = 1;
+        if (rc == 3 && enrol(w) != 0)
+            break;
+        if (rc == 1 && sleep_unless_stopped(backoff_next(&b), w->stop))
+            break;
+    }
+}

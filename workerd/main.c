@@ -1,0 +1,209 @@
+/* main.c: workerd. Parses configuration, checks dockerd, probes runtimes,
+ * enrols, then runs the heartbeat loop (main thread) and the event follower.
+ *
+ *   workerd [-c /etc/corral/workerd.conf] [--KEY=VALUE | --KEY VALUE ...]
+ *
+ * Every config key can be given as a flag (dashes or underscores), applied
+ * after the file. Refuses to start, naming the cause, on a bad config, a
+ * missing or group/world-readable join token file, or a dockerd that does not
+ * answer. SIGTERM/SIGINT: the poll in flight finishes, then workerd exits
+ * without touching its sandboxes. */
+#include "worker.h"
+
+#include "config.h"
+#include "log.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_CONF "/etc/corral/workerd.conf"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: workerd [-c FILE] [--KEY=VALUE ...]   (keys: see conf/workerd.conf)\n");
+}
+
+/* "--join-token-file=x" or "--join-token-file x" -> wconf_set("join_token_file", "x"). */
+static int apply_flag(struct worker_conf *c, int argc, char **argv, int *i, char *err,
+                      size_t errlen)
+{
+    char key[128], *eq;
+    const char *arg = argv[*i] + (argv[*i][1] == '-' ? 2 : 1), *value;
+    size_t klen;
+
+    eq = strchr(arg, '=');
+    klen = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (klen == 0 || klen >= sizeof(key)) {
+        snprintf(err, errlen, "%s: bad flag", argv[*i]);
+        return -1;
+    }
+    memcpy(key, arg, klen);
+    key[klen] = '\0';
+    for (char *p = key; *p; p++)
+        if (*p == '-')
+            *p = '_';
+    if (eq) {
+        value = eq + 1;
+    } else if (*i + 1 < argc) {
+        value = argv[++*i];
+    } else {
+        snprintf(err, errlen, "--%s: needs a value", key);
+        return -1;
+    }
+    if (wconf_set(c, key, value, err, errlen) != 0) {
+        char why[256];
+        snprintf(why, sizeof(why), "%s", err);
+        snprintf(err, errlen, "--%s: %s", key, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The config file first, then the flags, so flags override it. */
+static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, size_t errlen)
+{
+    const char *path = DEFAULT_CONF;
+
+    wconf_defaults(c);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+            path = argv[++i];
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return usage(), -2;
+        else if (argv[i][0] == '-')
+            i += (strchr(argv[i], '=') == NULL); /* skip the value; parsed below */
+    }
+    if (config_load(path, wconf_set, c, err, errlen) != 0)
+        return -1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-c") == 0) {
+            i++;
+        } else if (argv[i][0] != '-') {
+            snprintf(err, errlen, "%s: unexpected argument", argv[i]);
+            return -1;
+        } else if (apply_flag(c, argc, argv, &i, err, errlen) != 0) {
+            return -1;
+        }
+    }
+    return wconf_finish(c, err, errlen);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* Everything that must hold before we enrol: dockerd, state dir, runtimes. */
+static int prepare(struct worker *w, char *err, size_t errlen)
+{
+    const struct worker_conf *c = w->conf;
+    char why[512];
+    int rc;
+
+    if (docker_init(&w->dk, c->docker_socket) != 0 || control_init(&w->ctl, c, &w->wake) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (docker_ping(&w->dk, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "dockerd at %s does not answer (%s)", c->docker_socket, why);
+        return -1;
+    }
+    if (state_dir_prepare(c->state_dir, err, errlen) != 0)
+        return -1;
+    rc = state_load(c->state_dir, &w->id, err, errlen);
+    if (rc < 0)
+        return -1;
+    if (rc == 1)
+        log_info("identity found: worker %s", w->id.worker_id);
+    if (probe_runtimes(&w->dk, c, w->rts, &w->n_rts, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+static void release(struct worker *w)
+{
+    docker_close(&w->dk);
+    control_close(&w->ctl);
+    json_decref(w->acks);
+    json_decref(w->backlog);
+    sbtable_free(&w->table);
+}
+
+static int run(struct worker_conf *conf)
+{
+    struct worker w;
+    pthread_t ev;
+    char err[1024];
+    int started = 0;
+
+    memset(&w, 0, sizeof(w));
+    w.conf = conf;
+    w.stop = &stop_flag;
+    w.acks = json_array();
+    w.backlog = json_array();
+    sbtable_init(&w.table);
+    pthread_mutex_init(&w.id_mu, NULL);
+    if (prepare(&w, err, sizeof(err)) != 0) {
+        fprintf(stderr, "workerd: refusing to start: %s\n", err);
+        release(&w);
+        return 2;
+    }
+    log_info("workerd up: %ld slots, %.2f cpu, %ld MB, data %s, control %s", conf->slots,
+             conf->cpu_cores, conf->memory_mb, conf->data_addr, conf->control_url);
+    if (enrol(&w) == 0) {
+        started = events_start(&w, &ev) == 0;
+        if (!started)
+            log_warn("events thread did not start; deaths are found by polling only");
+        heartbeat_run(&w);
+    }
+    log_info("stopping; sandboxes are left running");
+    if (started)
+        pthread_join(ev, NULL);
+    release(&w);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct worker_conf conf;
+    char err[1024];
+    int rc;
+
+    log_set_name("workerd");
+    srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+    rc = load_conf(&conf, argc, argv, err, sizeof(err));
+    if (rc != 0) {
+        if (rc == -1)
+            fprintf(stderr, "workerd: refusing to start: %s\n", err);
+        wconf_free(&conf);
+        return 2;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "workerd: refusing to start: libcurl initialisation failed\n");
+        return 2;
+    }
+    install_signals();
+    rc = run(&conf);
+    wconf_free(&conf);
+    curl_global_cleanup();
+    return rc;
+}

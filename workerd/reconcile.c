@@ -1,0 +1,68 @@
+/* reconcile.c: dockerd is the truth about our sandboxes; the table follows it.
+ *
+ * Runs before every heartbeat. Why poll rather than trust the event stream
+ * alone: events are lost while dockerd restarts or the stream reconnects, and
+ * a listing filtered on our worker label is one cheap call. The events thread
+ * only makes this run sooner (it cuts the long-poll short on a death). */
+#include "worker.h"
+
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void note_change(const struct sb_entry *old, const struct ctr_state *now)
+{
+    if (!old)
+        log_info("sandbox %s tier %s: found %s%s%s (adopted)", now->sbid, now->tier, now->state,
+                 now->reason[0] ? ", " : "", now->reason);
+    else if (strcmp(old->st.state, now->state) != 0 || strcmp(old->st.reason, now->reason) != 0)
+        log_info("sandbox %s tier %s: %s%s%s%s", now->sbid, now->tier, now->state,
+                 now->reason[0] ? " (" : "", now->reason, now->reason[0] ? ")" : "");
+}
+
+/* Sandboxes in the table whose container is no longer listed: someone
+ * removed it behind our back. Reported once as exited, then forgotten. */
+static void mark_vanished(struct worker *w)
+{
+    for (int i = 0; i < w->table.n; i++) {
+        struct sb_entry *e = &w->table.v[i];
+        if (e->seen || e->drop)
+            continue;
+        log_info("sandbox %s tier %s: container vanished", e->st.sbid, e->st.tier);
+        pthread_mutex_lock(&w->table.mu);
+        snprintf(e->st.state, sizeof(e->st.state), "exited");
+        snprintf(e->st.reason, sizeof(e->st.reason), "container removed");
+        e->dirty = 1;
+        e->drop = 1;
+        pthread_mutex_unlock(&w->table.mu);
+    }
+}
+
+void reconcile(struct worker *w)
+{
+    struct ctr_state *v = NULL;
+    char err[256];
+    int n = 0;
+
+    if (containers_list(&w->dk, w->id.worker_id, &v, &n, err, sizeof(err)) != 0) {
+        if (!w->docker_down)
+            log_warn("dockerd: %s; reports paused until it answers", err);
+        w->docker_down = 1;
+        return;
+    }
+    if (w->docker_down || atomic_exchange(&w->docker_back, 0)) {
+        log_info("dockerd answers; reporting every sandbox");
+        w->need_full = 1;
+    }
+    w->docker_down = 0;
+    for (int i = 0; i < w->table.n; i++)
+        w->table.v[i].seen = 0;
+    for (int i = 0; i < n; i++) {
+        note_change(sbtable_get(&w->table, v[i].sbid), &v[i]);
+        if (sbtable_put(&w->table, &v[i]) != 0)
+            log_err("out of memory recording sandbox %s", v[i].sbid);
+    }
+    free(v);
+    mark_vanished(w);
+}

@@ -1,0 +1,100 @@
+#include "sbtable.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sbtable_init(struct sbtable *t)
+{
+    memset(t, 0, sizeof(*t));
+    pthread_mutex_init(&t->mu, NULL);
+}
+
+void sbtable_free(struct sbtable *t)
+{
+    free(t->v);
+    pthread_mutex_destroy(&t->mu);
+}
+
+static struct sb_entry *find(struct sbtable *t, const char *sbid)
+{
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->v[i].st.sbid, sbid) == 0)
+            return &t->v[i];
+    return NULL;
+}
+
+struct sb_entry *sbtable_get(struct sbtable *t, const char *sbid)
+{
+    return find(t, sbid);
+}
+
+static struct sb_entry *append(struct sbtable *t)
+{
+    if (t->n == t->cap) {
+        int cap = t->cap ? t->cap * 2 : 16;
+        struct sb_entry *v = realloc(t->v, (size_t)cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        t->v = v;
+        t->cap = cap;
+    }
+    memset(&t->v[t->n], 0, sizeof(t->v[0]));
+    return &t->v[t->n++];
+}
+
+int sbtable_put(struct sbtable *t, const struct ctr_state *st)
+{
+    struct sb_entry *e;
+    int rc = 0;
+
+    pthread_mutex_lock(&t->mu);
+    e = find(t, st->sbid);
+    if (!e) {
+        e = append(t);
+        if (e)
+            e->dirty = 1;
+    }
+    if (!e) {
+        rc = -1;
+    } else {
+        if (strcmp(e->st.state, st->state) != 0 || strcmp(e->st.reason, st->reason) != 0)
+            e->dirty = 1;
+        e->st = *st;
+        e->seen = 1;
+        e->drop = 0;
+    }
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+void sbtable_del(struct sbtable *t, const char *sbid)
+{
+    struct sb_entry *e;
+
+    pthread_mutex_lock(&t->mu);
+    e = find(t, sbid);
+    if (e)
+        *e = t->v[--t->n];
+    pthread_mutex_unlock(&t->mu);
+}
+
+int sbtable_count_running(struct sbtable *t)
+{
+    int n = 0;
+
+    for (int i = 0; i < t->n; i++)
+        n += strcmp(t->v[i].st.state, "running") == 0;
+    return n;
+}
+
+int sbtable_expect_running(struct sbtable *t, const char *sbid)
+{
+    struct sb_entry *e;
+    int yes;
+
+    pthread_mutex_lock(&t->mu);
+    e = find(t, sbid);
+    yes = e && strcmp(e->st.state, "running") == 0;
+    pthread_mutex_unlock(&t->mu);
+    return yes;
+}

@@ -1,0 +1,66 @@
+/* worker.h: the state one workerd process carries, shared by its parts.
+ *
+ * Two threads: the main thread runs the control channel (handshake,
+ * heartbeat, applying commands, reconciling with dockerd); the events thread
+ * follows dockerd's event stream and only ever wakes the main thread. */
+#ifndef WORKERD_WORKER_H
+#define WORKERD_WORKER_H
+
+#include "control.h"
+#include "docker_api.h"
+#include "probe.h"
+#include "sbtable.h"
+#include "state_file.h"
+#include "worker_conf.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+
+struct worker {
+    const struct worker_conf *conf;
+    struct docker dk; /* main thread's dockerd connection */
+    struct control ctl;
+    struct worker_identity id;
+    char workspace[128];
+    long poll_ms, lease_ms;
+    struct runtime rts[PROBE_MAX_RUNTIMES];
+    int n_rts;
+    struct sbtable table;
+    json_t *acks;           /* command ids applied, not yet carried by a successful heartbeat */
+    json_t *backlog;        /* commands received but not yet applied (a batch ran out of time) */
+    int need_full;          /* next heartbeat lists every sandbox ("full": true) */
+    int resume;             /* next heartbeat is the first after a handshake */
+    int docker_down;        /* last listing failed: our view of the containers is stale */
+    atomic_int wake;        /* events thread -> main: cut the poll short */
+    atomic_int docker_back; /* events thread -> main: dockerd came back, report all */
+    pthread_mutex_t id_mu;  /* guards id.worker_id for the events thread */
+    volatile sig_atomic_t *stop;
+};
+
+/* backoff.c: capped exponential with jitter. */
+struct backoff {
+    long base_ms, max_ms, cur_ms;
+};
+void backoff_init(struct backoff *b, long base_ms, long max_ms);
+void backoff_reset(struct backoff *b);
+/* The next delay: the current step halved plus a random half, then doubled. */
+long backoff_next(struct backoff *b);
+/* Sleeps ms in small steps; returns early (1) when *stop is set. */
+int sleep_unless_stopped(long ms, volatile sig_atomic_t *stop);
+
+/* enrol.c: handshake; persists the identity. 0, or -1 when stopped. */
+int enrol(struct worker *w);
+
+/* reconcile.c: lists our containers and updates the table. */
+void reconcile(struct worker *w);
+
+/* apply.c: applies one command. 0 applied (ack it), -1 not (comes again). */
+int apply_command(struct worker *w, json_t *cmd);
+
+/* heartbeat.c: the loop, until *stop. */
+void heartbeat_run(struct worker *w);
+
+/* events.c: the events thread. */
+int events_start(struct worker *w, pthread_t *th);
+
+#endif

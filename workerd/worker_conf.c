@@ -1,0 +1,300 @@
+#include "worker_conf.h"
+
+#include "config.h"
+#include "token.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static long mem_total_mb(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long kb = 0;
+
+    if (!f)
+        return 1024;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemTotal: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb > 0 ? kb / 1024 : 1024;
+}
+
+void wconf_defaults(struct worker_conf *c)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    memset(c, 0, sizeof(*c));
+    snprintf(c->docker_socket, sizeof(c->docker_socket), "/var/run/docker.sock");
+    snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/corral-workerd");
+    snprintf(c->data_addr, sizeof(c->data_addr), "127.0.0.1:7001");
+    snprintf(c->probe_image, sizeof(c->probe_image), "corral/base");
+    if (gethostname(c->hostname, sizeof(c->hostname) - 1) != 0)
+        snprintf(c->hostname, sizeof(c->hostname), "unknown");
+    c->slots = 16;
+    c->cpu_cores = (double)(n > 0 ? n : 1) * 4;
+    c->memory_mb = mem_total_mb();
+    c->backoff_max_ms = 30000;
+    c->probe_timeout_ms = 60000;
+}
+
+static int set_str(char *dst, size_t len, const char *value, char *err, size_t errlen)
+{
+    if (strlen(value) >= len) {
+        snprintf(err, errlen, "value longer than %zu characters", len - 1);
+        return -1;
+    }
+    snprintf(dst, len, "%s", value);
+    return 0;
+}
+
+static int set_long(long *dst, const char *value, long min, long max, char *err, size_t errlen)
+{
+    if (config_parse_int(value, min, max, dst) != 0) {
+        snprintf(err, errlen, "expected an integer in [%ld, %ld]", min, max);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_cpu(double *dst, const char *value, char *err, size_t errlen)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(value, &end);
+    if (errno || end == value || *end != '\0' || v <= 0 || v > 4096) {
+        snprintf(err, errlen, "expected a number of cores in (0, 4096]");
+        return -1;
+    }
+    *dst = v;
+    return 0;
+}
+
+/* A template's command is a JSON array of strings, so that arguments with
+ * spaces need no shell quoting rules of our own. */
+static int set_argv_json(char **dst, const char *value, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *a = json_loads(value, 0, &je);
+    size_t i;
+    json_t *v;
+
+    if (!json_is_array(a) || json_array_size(a) == 0) {
+        json_decref(a);
+        snprintf(err, errlen, "expected a non-empty JSON array of strings");
+        return -1;
+    }
+    json_array_foreach(a, i, v) if (!json_is_string(v))
+    {
+        json_decref(a);
+        snprintf(err, errlen, "expected a non-empty JSON array of strings");
+        return -1;
+    }
+    json_decref(a);
+    free(*dst);
+    *dst = strdup(value);
+    return *dst ? 0 : -1;
+}
+
+static int name_ok(const char *s, size_t len)
+{
+    if (len == 0 || len > 64)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!(s[i] == '-' || s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+              (s[i] >= '0' && s[i] <= '9')))
+            return 0;
+    return 1;
+}
+
+static struct wtemplate *template_get(struct worker_conf *c, const char *name, size_t len)
+{
+    for (int i = 0; i < c->n_templates; i++)
+        if (strlen(c->templates[i].name) == len && strncmp(c->templates[i].name, name, len) == 0)
+            return &c->templates[i];
+    if (c->n_templates == WCONF_MAX_TEMPLATES)
+        return NULL;
+    struct wtemplate *t = &c->templates[c->n_templates++];
+    memcpy(t->name, name, len);
+    t->name[len] = '\0';
+    return t;
+}
+
+/* "SRC:DST": a host file bind-mounted read-only (the hook envd will use). */
+static int set_mount(struct wtemplate *t, const char *value, char *err, size_t errlen)
+{
+    const char *colon = strchr(value, ':');
+
+    if (!colon || value[0] != '/' || colon[1] != '/' || (size_t)(colon - value) >= WCONF_STR ||
+        strlen(colon + 1) >= WCONF_STR) {
+        snprintf(err, errlen, "expected /host/path:/container/path");
+        return -1;
+    }
+    snprintf(t->mount_src, sizeof(t->mount_src), "%.*s", (int)(colon - value), value);
+    snprintf(t->mount_dst, sizeof(t->mount_dst), "%s", colon + 1);
+    return 0;
+}
+
+/* template.NAME = image, template.NAME.cmd, .entrypoint, .mount */
+static int set_template(struct worker_conf *c, const char *key, const char *value, char *err,
+                        size_t errlen)
+{
+    const char *name = key + strlen("template."), *dot = strchr(name, '.');
+    size_t len = dot ? (size_t)(dot - name) : strlen(name);
+    struct wtemplate *t;
+
+    if (!name_ok(name, len)) {
+        snprintf(err, errlen, "template names are 1-64 of [a-z0-9_-]");
+        return -1;
+    }
+    t = template_get(c, name, len);
+    if (!t) {
+        snprintf(err, errlen, "more than %d templates", WCONF_MAX_TEMPLATES);
+        return -1;
+    }
+    if (!dot)
+        return set_str(t->image, sizeof(t->image), value, err, errlen);
+    if (strcmp(dot, ".cmd") == 0)
+        return set_argv_json(&t->cmd_json, value, err, errlen);
+    if (strcmp(dot, ".entrypoint") == 0)
+        return set_argv_json(&t->entrypoint_json, value, err, errlen);
+    if (strcmp(dot, ".mount") == 0)
+        return set_mount(t, value, err, errlen);
+    snprintf(err, errlen, "unknown template key (image, .cmd, .entrypoint, .mount)");
+    return -1;
+}
+
+struct str_key {
+    const char *key;
+    size_t off;
+};
+
+#define SK(k, f)                                                                                   \
+    {                                                                                              \
+        k, offsetof(struct worker_conf, f)                                                         \
+    }
+static const struct str_key str_keys[] = {
+    SK("control_url", control_url),     SK("ca_file", ca_file),
+    SK("join_token_file", token_file),  SK("data_addr", data_addr),
+    SK("docker_socket", docker_socket), SK("state_dir", state_dir),
+    SK("hostname", hostname),           SK("probe_image", probe_image),
+};
+
+int wconf_set(void *ud, const char *key, const char *value, char *err, size_t errlen)
+{
+    struct worker_conf *c = ud;
+
+    for (size_t i = 0; i < sizeof(str_keys) / sizeof(str_keys[0]); i++)
+        if (strcmp(key, str_keys[i].key) == 0)
+            return set_str((char *)c + str_keys[i].off, WCONF_STR, value, err, errlen);
+    if (strcmp(key, "slots") == 0)
+        return set_long(&c->slots, value, 1, 10000, err, errlen);
+    if (strcmp(key, "memory_mb") == 0)
+        return set_long(&c->memory_mb, value, 16, 1L << 30, err, errlen);
+    if (strcmp(key, "backoff_max_ms") == 0)
+        return set_long(&c->backoff_max_ms, value, 100, 600000, err, errlen);
+    if (strcmp(key, "probe_timeout_ms") == 0)
+        return set_long(&c->probe_timeout_ms, value, 1000, 600000, err, errlen);
+    if (strcmp(key, "cpu_cores") == 0)
+        return set_cpu(&c->cpu_cores, value, err, errlen);
+    if (strncmp(key, "template.", 9) == 0)
+        return set_template(c, key, value, err, errlen);
+    snprintf(err, errlen, "unknown key");
+    return -1;
+}
+
+/* The token file must exist, be readable only by its owner, and hold a join
+ * token. The message names the file, never its content. */
+static int load_token(struct worker_conf *c, char *err, size_t errlen)
+{
+    struct stat st;
+    struct token tk;
+    FILE *f;
+    size_t n;
+
+    if (stat(c->token_file, &st) != 0) {
+        snprintf(err, errlen, "join_token_file %s: %s", c->token_file, strerror(errno));
+        return -1;
+    }
+    if (st.st_mode & 077) {
+        snprintf(err, errlen, "join_token_file %s: readable by group or others; chmod 600 it",
+                 c->token_file);
+        return -1;
+    }
+    f = fopen(c->token_file, "r");
+    if (!f) {
+        snprintf(err, errlen, "join_token_file %s: %s", c->token_file, strerror(errno));
+        return -1;
+    }
+    n = fread(c->join_token, 1, sizeof(c->join_token) - 1, f);
+    fclose(f);
+    while (n > 0 && (c->join_token[n - 1] == '\n' || c->join_token[n - 1] == '\r' ||
+                     c->join_token[n - 1] == ' '))
+        n--;
+    c->join_token[n] = '\0';
+    token_parse(c->join_token, &tk);
+    if (tk.kind != TOKEN_JOIN) {
+        snprintf(err, errlen, "join_token_file %s: does not hold a join token (jn_...)",
+                 c->token_file);
+        return -1;
+    }
+    return 0;
+}
+
+int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
+{
+    static const char *const required[] = {"control_url", "ca_file", "join_token_file"};
+
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+        for (size_t k = 0; k < sizeof(str_keys) / sizeof(str_keys[0]); k++)
+            if (strcmp(str_keys[k].key, required[i]) == 0 &&
+                ((char *)c + str_keys[k].off)[0] == '\0') {
+                snprintf(err, errlen, "%s: required", required[i]);
+                return -1;
+            }
+    }
+    if (strncmp(c->control_url, "https://", 8) != 0) {
+        snprintf(err, errlen, "control_url: must start with https://");
+        return -1;
+    }
+    if (access(c->ca_file, R_OK) != 0) {
+        snprintf(err, errlen, "ca_file %s: %s", c->ca_file, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < c->n_templates; i++)
+        if (c->templates[i].image[0] == '\0') {
+            snprintf(err, errlen, "template.%s: no image", c->templates[i].name);
+            return -1;
+        }
+    if (c->n_templates == 0) {
+        snprintf(err, errlen, "no template.NAME = IMAGE configured");
+        return -1;
+    }
+    return load_token(c, err, errlen);
+}
+
+const struct wtemplate *wconf_template(const struct worker_conf *c, const char *name)
+{
+    for (int i = 0; i < c->n_templates; i++)
+        if (strcmp(c->templates[i].name, name) == 0)
+            return &c->templates[i];
+    return NULL;
+}
+
+void wconf_free(struct worker_conf *c)
+{
+    for (int i = 0; i < c->n_templates; i++) {
+        free(c->templates[i].cmd_json);
+        free(c->templates[i].entrypoint_json);
+    }
+    memset(c->join_token, 0, sizeof(c->join_token));
+}

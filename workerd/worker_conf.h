@@ -1,0 +1,52 @@
+/* worker_conf.h: workerd's configuration (conf/workerd.conf, then flags).
+ *
+ * One struct, loaded and validated once at start. Every refusal names the key
+ * or file at fault, because an operator reads it on a terminal. The join token
+ * is read here from a file that only its owner may read; it is kept in memory
+ * and never logged or put on a command line. */
+#ifndef WORKERD_WORKER_CONF_H
+#define WORKERD_WORKER_CONF_H
+
+#include <stddef.h>
+
+#define WCONF_MAX_TEMPLATES 32
+#define WCONF_STR 256
+
+struct wtemplate {
+    char name[65];
+    char image[WCONF_STR];
+    char *cmd_json;            /* JSON array, or NULL: the image's CMD */
+    char *entrypoint_json;     /* JSON array, or NULL: the image's ENTRYPOINT */
+    char mount_src[WCONF_STR]; /* hook: a host file bind-mounted read-only, or "" */
+    char mount_dst[WCONF_STR];
+};
+
+struct worker_conf {
+    char control_url[WCONF_STR]; /* https://host:port of nginx in front of corral-api */
+    char ca_file[WCONF_STR];
+    char token_file[WCONF_STR];
+    char join_token[WCONF_STR]; /* loaded from token_file; secret */
+    char data_addr[WCONF_STR];
+    char docker_socket[WCONF_STR];
+    char state_dir[WCONF_STR];
+    char hostname[WCONF_STR];
+    char probe_image[WCONF_STR]; /* image of the runtime probe container */
+    long slots;
+    double cpu_cores;
+    long memory_mb;
+    long backoff_max_ms; /* cap of the reconnect backoff */
+    long probe_timeout_ms;
+    int n_templates;
+    struct wtemplate templates[WCONF_MAX_TEMPLATES];
+};
+
+/* Defaults (nproc x 4 cpu, MemTotal, 16 slots, /var/run/docker.sock ...). */
+void wconf_defaults(struct worker_conf *c);
+/* Applies one key = value (file line or flag). 0, or -1 with err set. */
+int wconf_set(void *ud, const char *key, const char *value, char *err, size_t errlen);
+/* Checks what must be present and loads the join token. 0, or -1 with err. */
+int wconf_finish(struct worker_conf *c, char *err, size_t errlen);
+const struct wtemplate *wconf_template(const struct worker_conf *c, const char *name);
+void wconf_free(struct worker_conf *c);
+
+#endif
