@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # conf/stack.sh: brings the whole Corral stack up on this machine, or down.
 #
-#   conf/stack.sh up      start redis, 2 corral-api, corral-sched, nginx (TLS)
+#   conf/stack.sh up      start redis, 2 corral-api, corral-sched, nginx (TLS), and
+#                         with CORRAL_WORKERD=1 (make up) dockerd and one workerd
 #   conf/stack.sh down    stop what `up` started
 #   conf/stack.sh env     print the exports for clients
 #   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
@@ -112,6 +113,35 @@ start_redis() {
     wait_for "redis on port $REDIS_PORT" redis-cli -p "$REDIS_PORT" ping
 }
 
+# One workerd joined to the unscoped fleet, on this machine's dockerd.
+start_workerd() {
+    [ -x "$BIN/workerd" ] || die "$BIN/workerd is missing: run 'make'"
+    # Stop dockerd at `down` only if this stack is what started it.
+    if curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1; then
+        echo 0 > "$RUN/docker-owned"
+    else
+        echo 1 > "$RUN/docker-owned"
+    fi
+    bash "$ROOT/tests/lib/docker.sh" start || die "dockerd did not start"
+    bash "$ROOT/tests/lib/images.sh" >>"$RUN/log/images.log" 2>&1 \
+        || die "building the corral/base image failed (see $RUN/log/images.log)"
+    mkdir -p "$RUN/workerd-state"
+    (umask 077; CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json join-token create --ttl 31536000 \
+        | sed -E 's/.*"token":"([^"]*)".*/\1/' > "$RUN/workerd.token")
+    cat > "$RUN/workerd.conf" <<CONF
+control_url = https://127.0.0.1:$PORT
+ca_file = $RUN/tls/ca.crt
+join_token_file = $RUN/workerd.token
+data_addr = 127.0.0.1:${CORRAL_DATA_PORT:-7001}
+state_dir = $RUN/workerd-state
+template.base = corral/base
+probe_image = corral/base
+slots = ${CORRAL_WORKERD_SLOTS:-16}
+CONF
+    start_bg workerd "$BIN/workerd" -c "$RUN/workerd.conf"
+    wait_for "workerd to enrol" grep -q "enrolled\|handshake" "$RUN/log/workerd.log"
+}
+
 start_api() {
     start_bg "api-$1" "$BIN/corral-api" -c "$RUN/corral.conf" -l "$RUN/api-$1.sock"
     wait_for "corral-api $1" test -S "$RUN/api-$1.sock"
@@ -133,6 +163,7 @@ up() {
         || die "nginx rejected $RUN/nginx.conf"
     nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log"
     wait_for "nginx on port $PORT" curl -sf --cacert "$RUN/tls/ca.crt" "https://localhost:$PORT/health"
+    if [ "${CORRAL_WORKERD:-0}" = 1 ]; then start_workerd; fi
 }
 
 down() {
@@ -141,6 +172,7 @@ down() {
         for _ in $(seq 1 50); do [ -f "$RUN/nginx.pid" ] || break; sleep 0.1; done
         rm -f "$RUN/pids/nginx.pid"
     fi
+    stop_pid workerd
     stop_pid sched
     for i in $(seq 1 $API_PROCS); do stop_pid "api-$i"; done
     stop_pid redis
@@ -164,12 +196,18 @@ env_exports() {
 
 case "${1:-}" in
 up) up; [ "$PROFILE" = dev ] && env_exports || true ;;
-down) down ;;
+down)
+    down
+    if [ "$(cat "$RUN/docker-owned" 2>/dev/null)" = 1 ]; then
+        bash "$ROOT/tests/lib/docker.sh" stop
+        rm -f "$RUN/docker-owned"
+    fi ;;
 env) env_exports ;;
 stop-redis) stop_pid redis ;;
 start-redis) start_redis ;;
 kill-api) stop_pid "api-$2" KILL ;;
 start-api) profile_settings; start_api "$2" ;;
+start-workerd) start_workerd ;;
 status) ls "$RUN/pids" ;;
 *) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|kill-api N|start-api N|status" ;;
 esac

@@ -52,6 +52,7 @@ integration() {
 }
 step "integration: control plane over HTTPS (ASan+UBSan)" integration
 step "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
+step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/workerd/run.sh
 
 echo
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"

@@ -5,11 +5,13 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
-export CORRAL_PORT=19443 CORRAL_REDIS_PORT=19390 CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
+export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
+export CORRAL_DATA_PORT=19801
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
-trap 'kill $holder 2>/dev/null; conf/stack.sh down; rm -rf "$CORRAL_RUN"' EXIT
+holder=
+trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; conf/stack.sh down; rm -rf "$CORRAL_RUN"' EXIT
 conf/stack.sh up
 
 ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
@@ -41,7 +43,15 @@ for i in 1 2; do
     printf '  corral-api %d peak RSS: %s (goal: < 30 MB)\n' "$i" "$(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$pid/status)"
 done
 
-# 2. Admission + placement with 1,000 registered workers.
+# 2. Sandboxes on a real workerd and dockerd: create-to-running and RSS.
+CORRAL_WORKERD_SLOTS=64 conf/stack.sh start-workerd
+echo
+# A second workspace: its creates can only go to the fleet, i.e. this workerd.
+ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_json")
+redis-cli -p "$CORRAL_REDIS_PORT" HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
+node tests/bench/bench_workerd.mjs "$(field owner_key <<<"$ws2_json")" "$(cat "$CORRAL_RUN/pids/workerd.pid")"
+
+# 3. Admission + placement with 1,000 registered workers.
 node tests/bench/register_workers.mjs "$ws" 1000
 echo "admission + placement, 1000 workers (500 in the workspace, 500 in the fleet):"
 printf '  '; build/bin/bench_sched "$CORRAL_REDIS_PORT" "$ws" 2000
