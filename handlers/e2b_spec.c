@@ -132,7 +132,8 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
         return 400;
     }
     json_decref(native);
-    spec->secure = json_is_true(json_object_get(body, "secure"));
+    /* The SDK 2.x never sends "secure": secure unless the caller says otherwise. */
+    spec->secure = !json_is_false(json_object_get(body, "secure"));
     spec->public_traffic =
         !json_is_false(json_object_get(json_object_get(body, "network"), "allowPublicTraffic"));
     return 0;

@@ -23,7 +23,7 @@ const gateway = readFileSync(`${RUN}/gateway-secret`, 'utf8').trim();
 const token = (kind, id) => createHmac('sha256', gateway).update(`${kind}:${id}`).digest('hex');
 
 test('POST /v2/sandboxes: 201 in the Sandbox shape, through the scheduler', async () => {
-  const r = await e2b('POST', '/v2/sandboxes', { templateID: 'base', timeout: 120, metadata: { app: 'x' }, envVars: { K: 'v' } });
+  const r = await e2b('POST', '/v2/sandboxes', { templateID: 'base', timeout: 120, metadata: { app: 'x' }, envVars: { K: 'v' }, secure: false });
   assert.equal(r.status, 201, r.raw);
   assert.match(r.body.sandboxID, /^[0-9a-f]{20}$/);
   assert.equal(r.body.templateID, 'base');
@@ -35,8 +35,8 @@ test('POST /v2/sandboxes: 201 in the Sandbox shape, through the scheduler', asyn
   assert.equal(native.body.state, 'running');
 });
 
-test('secure and private sandboxes get their derived tokens; the worker gets the envd token', async () => {
-  const r = await e2b('POST', '/v2/sandboxes', { templateID: 'base', secure: true, network: { allowPublicTraffic: false } });
+test('secure (the default) and private sandboxes get their derived tokens; the worker gets the envd token', async () => {
+  const r = await e2b('POST', '/v2/sandboxes', { templateID: 'base', network: { allowPublicTraffic: false } });
   assert.equal(r.status, 201, r.raw);
   const id = r.body.sandboxID;
   assert.equal(r.body.envdAccessToken, token('envd', id));
