@@ -59,6 +59,11 @@ up: deps all
 down:
 	@bash conf/stack.sh down
 
+# The base template image corral/base (debootstrap + docker import, cached).
+images: deps
+	@bash tests/lib/docker.sh start
+	@bash tests/lib/images.sh
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

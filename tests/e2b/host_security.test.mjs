@@ -1,0 +1,71 @@
+// getHost, tokens, and tenancy through the SDK and the gateway.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Sandbox, withSandbox, sleep, MODE } from './lib.mjs';
+
+const gatewayUrl = (sbx, port) => (process.env.E2B_SANDBOX_URL
+  ? { url: process.env.E2B_SANDBOX_URL, headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': String(port) } }
+  : { url: `https://${sbx.getHost(port)}`, headers: {} });
+
+test(`[${MODE}] getHost: a server started in the sandbox is reached through the gateway`, async () => {
+  await withSandbox({}, async (sbx) => {
+    await sbx.files.write('/tmp/www/index.html', 'served from the sandbox');
+    await sbx.commands.run('cd /tmp/www && python3 -m http.server 8000', { background: true });
+    const { url, headers } = gatewayUrl(sbx, 8000);
+    let body;
+    for (let i = 0; i < 50; i++) {
+      const r = await fetch(`${url}/index.html`, { headers }).catch(() => null);
+      if (r && r.status === 200) { body = await r.text(); break; }
+      await sleep(200);
+    }
+    assert.equal(body, 'served from the sandbox');
+    assert.match(sbx.getHost(8000), new RegExp(`^8000-${sbx.sandboxId}\\.`));
+  });
+});
+
+test(`[${MODE}] secure sandbox: missing or forged X-Access-Token refused`, async () => {
+  await withSandbox({}, async (sbx) => {
+    const { url, headers } = gatewayUrl(sbx, 49983);
+    const call = (h) => fetch(`${url}/process.Process/List`, { method: 'POST', headers: { ...headers, ...h, 'Content-Type': 'application/json' }, body: '{}' });
+    assert.equal((await call({})).status, 403);
+    assert.equal((await call({ 'X-Access-Token': 'f'.repeat(64) })).status, 403);
+    assert.equal((await sbx.commands.run('echo fine')).stdout.trim(), 'fine', 'the SDK, with the token, still works');
+  });
+});
+
+test(`[${MODE}] public traffic off: requests without the traffic token get 403`, async () => {
+  await withSandbox({ network: { allowPublicTraffic: false } }, async (sbx) => {
+    await sbx.commands.run('mkdir -p /tmp/p && cd /tmp/p && echo private > i.txt && python3 -m http.server 8001', { background: true });
+    const { url, headers } = gatewayUrl(sbx, 8001);
+    assert.equal((await fetch(`${url}/i.txt`, { headers })).status, 403);
+    const info = await Sandbox.getInfo(sbx.sandboxId);
+    assert.ok(info);
+    const token = sbx.trafficAccessToken;
+    assert.ok(token, 'the SDK received a traffic token');
+    let ok;
+    for (let i = 0; i < 50; i++) {
+      const r = await fetch(`${url}/i.txt`, { headers: { ...headers, 'e2b-traffic-access-token': token } });
+      if (r.status === 200) { ok = await r.text(); break; }
+      await sleep(200);
+    }
+    assert.equal(ok?.trim(), 'private');
+  });
+});
+
+test(`[${MODE}] tenancy: workspace B cannot see, connect to, reach envd of, or kill A's sandbox`, async () => {
+  const keyB = process.env.CORRAL_OTHER_KEY;
+  assert.ok(keyB, 'CORRAL_OTHER_KEY (a key of another workspace) must be set');
+  await withSandbox({}, async (sbx) => {
+    const asB = { apiKey: keyB };
+    await assert.rejects(Sandbox.getInfo(sbx.sandboxId, asB));
+    const listed = await Sandbox.list({ ...asB, query: { metadata: {} } }).nextItems();
+    assert.ok(!listed.some((s) => s.sandboxId === sbx.sandboxId));
+    await assert.rejects(Sandbox.connect(sbx.sandboxId, asB));
+    assert.equal(await Sandbox.kill(sbx.sandboxId, asB), false);
+    // B holds no envd token for A's sandbox; the gateway refuses B's calls.
+    const { url, headers } = gatewayUrl(sbx, 49983);
+    const r = await fetch(`${url}/process.Process/List`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json', 'X-API-KEY': keyB }, body: '{}' });
+    assert.equal(r.status, 403);
+    assert.equal(await sbx.isRunning(), true, "A's sandbox is untouched");
+  });
+});
