@@ -1,0 +1,42 @@
+/* dataport.h: the worker's data port, where the gateway (nginx with
+ * ngx_http_corral_module) sends sandbox traffic.
+ *
+ * One HTTP/1.1 request head per connection is parsed (bounded), its
+ * X-Corral-Gateway signature checked (HMAC-SHA-256 under the worker key, at
+ * most 60 s old, compared in constant time), the X-Corral-* headers removed;
+ * then a connection to the sandbox container's port is opened, the head
+ * forwarded, and bytes copied both ways until either side is done, without
+ * buffering bodies (uploads, downloads, server streams, WebSockets).
+ *
+ * A connection carries one request: the forwarded head says
+ * "Connection: close" (unless it is an Upgrade), so no second request can
+ * ride a connection whose signature named another sandbox.
+ *
+ * Errors are JSON {"code":N,"message":"..."}: 403 bad or stale signature,
+ * 404 sandbox unknown on this worker, 502 container port refused,
+ * 400/431 malformed or oversized head, 503 too many connections.
+ * See docs/data-plane.md. */
+#ifndef CORRAL_DATAPORT_H
+#define CORRAL_DATAPORT_H
+
+#include <stddef.h>
+
+struct dataport_hooks {
+    void *ud;
+    /* Copies the current worker key (the handshake's data_key, a string)
+     * into out; 0, or -1 when there is none yet (every request is then 403).
+     * Called on every request, from the data port's threads, so a key that
+     * changes at re-enrolment takes effect at once. */
+    int (*worker_key)(void *ud, char *out, size_t len);
+    /* Writes the IP address of sandbox_id's container into ip_out; 0, or -1
+     * when this worker does not run that sandbox. Called from the data
+     * port's threads. */
+    int (*resolve)(void *ud, const char *sandbox_id, char *ip_out, size_t len);
+};
+
+/* Binds listen_addr ("host:port", "[v6addr]:port" or ":port") and serves it
+ * from threads of its own. The hooks are copied. 0 once listening, or -1
+ * (logged) when the address cannot be used. */
+int dataport_start(const char *listen_addr, const struct dataport_hooks *hooks);
+
+#endif
