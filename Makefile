@@ -39,9 +39,15 @@ include workerd/build.mk
 endif
 include tests/build.mk
 
-.PHONY: all deps test test-unit test-integration fuzz bench up down images clean format lint
+.PHONY: all deps test bench up down images clean format lint module
 
-all: $(BINS)
+all: $(BINS) module
+
+# ngx_http_corral_module.so, built against Debian's nginx-dev (module/build.sh).
+NGINX_MODULE := build/nginx-module/ngx_http_corral_module.so
+module: $(NGINX_MODULE)
+$(NGINX_MODULE): module/ngx_http_corral_module.c module/config module/build.sh
+	@bash module/build.sh build/nginx-module >/dev/null
 
 # Debian packages the build, the tests and the local stack need; installed when missing.
 deps:

@@ -19,6 +19,9 @@ REDIS_PORT=${CORRAL_REDIS_PORT:-6390}
 PROFILE=${CORRAL_PROFILE:-dev}
 BIN=${CORRAL_BUILD:-$ROOT/build/bin}
 DOMAIN=${CORRAL_DOMAIN:-corral.localhost}
+# The data plane's second port, for E2B_SANDBOX_URL (header routing).
+DATA_PORT=${CORRAL_SANDBOX_PORT:-$((PORT + 1))}
+MODULE=${CORRAL_NGINX_MODULE:-$ROOT/build/nginx-module/ngx_http_corral_module.so}
 API_PROCS=2
 
 die() { echo "stack: $*" >&2; exit 1; }
@@ -102,7 +105,8 @@ CONF
     sed -e "s|@RUN@|$RUN|g" -e "s|@PORT@|$PORT|g" -e "s|@DOMAIN@|$DOMAIN|g" \
         -e "s|@USER@|$(id -un)|g" -e "s|@RATE_KEY@|$RATE_KEY|g" -e "s|@BURST_KEY@|$BURST_KEY|g" \
         -e "s|@RATE_ADDR@|$RATE_ADDR|g" -e "s|@BURST_ADDR@|$BURST_ADDR|g" \
-        -e "s|@NGINX_BODY@|2m|g" "$ROOT/conf/nginx.conf.in" \
+        -e "s|@NGINX_BODY@|2m|g" -e "s|@DATA_PORT@|$DATA_PORT|g" -e "s|@MODULE@|$MODULE|g" \
+        "$ROOT/conf/nginx.conf.in" \
         | awk -v ups="$ups" -v extra="$extra" \
             '{ if ($0 == "@UPSTREAMS@") printf "%s", ups; else if ($0 == "@EXTRA_LOCATIONS@") print extra; else print }' \
         > "$RUN/nginx.conf"
@@ -132,7 +136,7 @@ start_workerd() {
 control_url = https://127.0.0.1:$PORT
 ca_file = $RUN/tls/ca.crt
 join_token_file = $RUN/workerd.token
-data_addr = 127.0.0.1:${CORRAL_DATA_PORT:-7001}
+data_addr = 127.0.0.1:${CORRAL_WORKERD_DATA_PORT:-7001}
 state_dir = $RUN/workerd-state
 template.base = corral/base
 probe_image = corral/base
@@ -151,6 +155,7 @@ up() {
     command -v redis-server >/dev/null && command -v nginx >/dev/null \
         || die "redis-server and nginx are missing: run 'make deps'"
     [ -x "$BIN/corral-api" ] || die "$BIN/corral-api is missing: run 'make'"
+    [ -f "$MODULE" ] || die "$MODULE is missing: run 'make'"
     profile_settings
     mkdir -p "$RUN"/{log,pids,redis,nginx}
     [ -f "$RUN/pids/nginx.pid" ] && die "already up in $RUN (conf/stack.sh down first)"
@@ -190,6 +195,7 @@ env_exports() {
     (umask 077; echo "$owner" > "$RUN/owner-key")
     echo "export E2B_API_URL=https://localhost:$PORT"
     echo "export E2B_API_KEY=$member"
+    echo "export E2B_SANDBOX_URL=https://localhost:$DATA_PORT"
     echo "export NODE_EXTRA_CA_CERTS=$RUN/tls/ca.crt"
     echo "export CORRAL_CONF=$RUN/corral.conf"
 }
