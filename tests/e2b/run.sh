@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# tests/e2b/run.sh: the real e2b npm SDK (pinned in package-lock.json) against
+# the whole stack — nginx with ngx_http_corral_module, two corral-api, Redis,
+# corral-sched, a real workerd on a real dockerd, envd in every sandbox — over
+# HTTPS, in both routing modes (E2B_DOMAIN and E2B_SANDBOX_URL).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+
+export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-e2b.XXXXXX)
+export CORRAL_PORT=${CORRAL_E2B_PORT:-18843} CORRAL_REDIS_PORT=${CORRAL_E2B_REDIS_PORT:-16790}
+export CORRAL_PROFILE=test CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin} CORRAL_WORKERD=1
+export CORRAL_WORKERD_DATA_PORT=${CORRAL_E2B_WORKERD_PORT:-17901} CORRAL_WORKERD_SLOTS=16
+export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
+
+(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error) || { echo "npm ci failed"; exit 1; }
+make -s all >/dev/null || { echo "build failed"; exit 1; }
+trap 'conf/stack.sh down >/dev/null 2>&1' EXIT
+conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -20 "$CORRAL_RUN"/log/*.log; exit 1; }
+
+ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
+member_key() {
+    local ws; ws=$(ctl workspace create "$1" | sed -E 's/.*"workspace":"([^"]*)".*/\1/')
+    ctl key create --workspace "$ws" --role member | sed -E 's/.*"key":"([^"]*)".*/\1/'
+}
+export E2B_API_URL="https://localhost:$CORRAL_PORT" E2B_API_KEY; E2B_API_KEY=$(member_key e2b-a)
+export CORRAL_OTHER_KEY; CORRAL_OTHER_KEY=$(member_key e2b-b)
+
+rc=0
+echo "--- routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
+CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" CORRAL_SANDBOX_DOMAIN=corral.localhost \
+    node --test --test-concurrency=1 --test-reporter=spec tests/e2b/ || rc=1
+echo "--- routing by headers: E2B_SANDBOX_URL=https://localhost:$((CORRAL_PORT + 1))"
+CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+    node --test --test-concurrency=1 --test-reporter=spec tests/e2b/ || rc=1
+[ "$rc" = 0 ] || tail -30 "$CORRAL_RUN/log/workerd.log"
+exit "$rc"
