@@ -51,7 +51,13 @@ ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_js
 redis-cli -p "$CORRAL_REDIS_PORT" HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
 node tests/bench/bench_workerd.mjs "$(field owner_key <<<"$ws2_json")" "$(cat "$CORRAL_RUN/pids/workerd.pid")"
 
-# 3. Admission + placement with 1,000 registered workers.
+# 3. The data plane with the real e2b SDK: through the gateway vs straight to envd.
+(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+echo
+E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$(field owner_key <<<"$ws2_json")" \
+    E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" node tests/e2b/bench_dataplane.mjs
+
+# 4. Admission + placement with 1,000 registered workers.
 node tests/bench/register_workers.mjs "$ws" 1000
 echo "admission + placement, 1000 workers (500 in the workspace, 500 in the fleet):"
 printf '  '; build/bin/bench_sched "$CORRAL_REDIS_PORT" "$ws" 2000

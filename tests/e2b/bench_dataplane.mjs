@@ -1,0 +1,57 @@
+// Data-plane benchmarks with the real e2b SDK: the same calls through the
+// gateway (nginx + ngx_http_corral_module + workerd's data port) and straight
+// to envd at the container's address, in the same run.
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { Sandbox } from 'e2b';
+
+const N = Number(process.env.BENCH_RUNS || 200);
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+
+async function timeRuns(sbx) {
+  const t = [];
+  for (let i = 0; i < 10; i++) await sbx.commands.run('true');
+  for (let i = 0; i < N; i++) {
+    const s = performance.now();
+    await sbx.commands.run('true');
+    t.push(performance.now() - s);
+  }
+  return t;
+}
+
+async function transfer(sbx, data) {
+  let s = performance.now();
+  await sbx.files.write('/tmp/bench.bin', data);
+  const up = data.length / 1e6 / ((performance.now() - s) / 1000);
+  s = performance.now();
+  const back = await sbx.files.read('/tmp/bench.bin', { format: 'bytes' });
+  const down = back.length / 1e6 / ((performance.now() - s) / 1000);
+  return { up, down };
+}
+
+const sbx = await Sandbox.create('base', { timeoutMs: 600_000 });
+try {
+  const name = `corral-${sbx.sandboxId}-`;
+  const ip = execFileSync('sh', ['-c', `curl -s --unix-socket /var/run/docker.sock "http://d/containers/json" | node -e '
+    const cs = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const c = cs.find((c) => c.Names.some((n) => n.startsWith("/${name}")));
+    console.log(Object.values(c.NetworkSettings.Networks)[0].IPAddress)'`], { encoding: 'utf8' }).trim();
+  const direct = await Sandbox.connect(sbx.sandboxId, { sandboxUrl: `http://${ip}:49983` });
+
+  const gw = await timeRuns(sbx);
+  const dr = await timeRuns(direct);
+  console.log(`commands.run("true"), ${N} runs (ms):`);
+  console.log(`  gateway  p50 ${pct(gw, 0.5).toFixed(2)}  p99 ${pct(gw, 0.99).toFixed(2)}`);
+  console.log(`  direct   p50 ${pct(dr, 0.5).toFixed(2)}  p99 ${pct(dr, 0.99).toFixed(2)}`);
+  console.log(`  ratio p50 ${(pct(gw, 0.5) / pct(dr, 0.5)).toFixed(2)}  p99 ${(pct(gw, 0.99) / pct(dr, 0.99)).toFixed(2)}  (goal < 1.5)`);
+
+  const data = randomBytes(100 * 1024 * 1024);
+  const g = await transfer(sbx, data);
+  const d = await transfer(direct, data);
+  console.log('100 MB file (MB/s):');
+  console.log(`  gateway  write ${g.up.toFixed(0)}  read ${g.down.toFixed(0)}`);
+  console.log(`  direct   write ${d.up.toFixed(0)}  read ${d.down.toFixed(0)}`);
+  console.log(`  ratio write ${(g.up / d.up).toFixed(2)}  read ${(g.down / d.down).toFixed(2)}  (goal > 0.7 and >= 200 MB/s through the gateway)`);
+} finally {
+  await sbx.kill();
+}

@@ -1,0 +1,16 @@
+/* dataplane.h: this worker's side of the data plane — the data port
+ * (dataport.c) given the handshake's data key and a resolver from sandbox id to
+ * its container's address. */
+#ifndef WORKERD_DATAPLANE_H
+#define WORKERD_DATAPLANE_H
+
+#include "worker_conf.h"
+
+/* Listens on conf->data_addr. 0, or -1 (logged). */
+int dataplane_start(const struct worker_conf *conf);
+
+/* After every handshake: the worker id (container names) and the data key
+ * gateway signatures are checked with. */
+void dataplane_set_identity(const char *worker_id, const char *data_key);
+
+#endif
