@@ -36,6 +36,15 @@ static int slot_free(struct worker *w, const char *sbid)
            sbtable_count_running(&w->table) < w->conf->slots;
 }
 
+/* How long a create waits for envd: the configured bound, but never more than
+ * a quarter of the lease, so that one broken image cannot make us miss it. */
+static long envd_wait_ms(const struct worker *w)
+{
+    long cap = w->lease_ms > 0 ? w->lease_ms / 4 : w->conf->envd_ready_ms;
+
+    return w->conf->envd_ready_ms < cap ? w->conf->envd_ready_ms : cap;
+}
+
 static int apply_create(struct worker *w, json_t *sb)
 {
     const char *sbid = json_string_value(json_object_get(sb, "id"));
@@ -52,7 +61,7 @@ static int apply_create(struct worker *w, json_t *sb)
                  json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN");
         rc = 1;
     } else {
-        rc = containers_create(&w->dk, w->conf, w->id.worker_id, sb, &st);
+        rc = containers_create(&w->dk, w->conf, w->id.worker_id, sb, envd_wait_ms(w), &st);
     }
     if (rc < 0)
         return -1;
@@ -73,7 +82,7 @@ static int apply_kill(struct worker *w, const char *sbid)
     e = sbtable_get(&w->table, sbid);
     if (e)
         snprintf(tier, sizeof(tier), "%s", e->st.tier);
-    /* Forget it first, so that the "die" this causes does not wake the poll. */
+    /* Forget it first: the "die" this causes is no news to report. */
     sbtable_del(&w->table, sbid);
     if (containers_kill(&w->dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
         log_warn("sandbox %s tier %s: kill: %s", sbid, tier, err);

@@ -1,5 +1,7 @@
 #include "containers.h"
 
+#include "clock.h"
+#include "envd_ready.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -32,29 +34,40 @@ static void st_set(struct ctr_state *st, const char *state, const char *fmt, con
     snprintf(st->reason, sizeof(st->reason), fmt, arg);
 }
 
-static json_t *env_array(json_t *env)
+/* The container's environment: the sandbox's env vars (envd hands them to
+ * every process it starts), then, for a secure sandbox, envd's access token,
+ * which envd takes out of its environment before it runs anything. The token
+ * travels only in this request body to dockerd: never in argv, never in a log. */
+static json_t *env_array(json_t *sb)
 {
     json_t *arr = json_array(), *v;
-    const char *k;
-    char kv[4096];
+    const char *k, *token = json_string_value(json_object_get(sb, "envd_access_token"));
+    char *kv;
 
-    json_object_foreach(env, k, v)
+    json_object_foreach(json_object_get(sb, "env"), k, v)
     {
-        if (!json_is_string(v))
+        if (!json_is_string(v) || !*k || strchr(k, '=') || strcmp(k, ENVD_TOKEN_ENV) == 0)
             continue;
-        snprintf(kv, sizeof(kv), "%s=%s", k, json_string_value(v));
+        if (asprintf(&kv, "%s=%s", k, json_string_value(v)) < 0)
+            continue;
         json_array_append_new(arr, json_string(kv));
+        free(kv);
+    }
+    if (token && *token && asprintf(&kv, "%s=%s", ENVD_TOKEN_ENV, token) >= 0) {
+        json_array_append_new(arr, json_string(kv));
+        explicit_bzero(kv, strlen(kv));
+        free(kv);
     }
     return arr;
 }
 
-static json_t *host_config(const struct wtemplate *t, json_t *sb)
+static json_t *host_config(const struct worker_conf *c, json_t *sb)
 {
     json_t *hc = json_object();
     double cpu = json_number_value(json_object_get(sb, "cpu_cores"));
     json_int_t mem = json_integer_value(json_object_get(sb, "memory_mb"));
     const char *rt = json_string_value(json_object_get(sb, "runtime"));
-    char bind[2 * WCONF_STR + 8];
+    char bind[WCONF_STR + 64];
 
     json_object_set_new(hc, "Runtime", json_string(rt && *rt ? rt : "runc"));
     if (cpu > 0)
@@ -64,29 +77,27 @@ static json_t *host_config(const struct wtemplate *t, json_t *sb)
         json_object_set_new(hc, "Memory", json_integer(mem * 1024 * 1024));
         json_object_set_new(hc, "MemorySwap", json_integer(mem * 1024 * 1024));
     }
-    if (t->mount_src[0]) {
-        snprintf(bind, sizeof(bind), "%s:%s:ro", t->mount_src, t->mount_dst);
-        json_object_set_new(hc, "Binds", json_pack("[s]", bind));
-    }
+    snprintf(bind, sizeof(bind), "%s:%s:ro", c->envd_bin, ENVD_MOUNT);
+    json_object_set_new(hc, "Binds", json_pack("[s]", bind));
     return hc;
 }
 
-static json_t *create_body(const struct wtemplate *t, const char *wid, json_t *sb)
+/* envd is the entrypoint (PID 1: it also reaps orphans) and runs as root, so
+ * that it can start each process as the user a request names ("user", uid
+ * 1000, in the templates) whatever USER the image declares. */
+static json_t *create_body(const struct worker_conf *c, const struct wtemplate *t, const char *wid,
+                           json_t *sb)
 {
     json_t *labels = json_pack(
         "{s:s, s:s, s:s, s:s, s:s}", "corral.sandbox", json_string_value(json_object_get(sb, "id")),
         "corral.workspace", json_string_value(json_object_get(sb, "workspace")) ?: "",
         "corral.worker", wid, "corral.tier",
         json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN", "corral.template", t->name);
-    json_t *body =
-        json_pack("{s:s, s:o, s:o, s:o}", "Image", t->image, "Labels", labels, "Env",
-                  env_array(json_object_get(sb, "env")), "HostConfig", host_config(t, sb));
 
-    if (body && t->cmd_json)
-        json_object_set_new(body, "Cmd", json_loads(t->cmd_json, 0, NULL));
-    if (body && t->entrypoint_json)
-        json_object_set_new(body, "Entrypoint", json_loads(t->entrypoint_json, 0, NULL));
-    return body;
+    return json_pack("{s:s, s:o, s:o, s:[s], s:[s,s], s:s, s:{s:{}}, s:o}", "Image", t->image,
+                     "Labels", labels, "Env", env_array(sb), "Entrypoint", ENVD_MOUNT, "Cmd",
+                     "-port", ENVD_PORT_STR, "User", "0", "ExposedPorts", ENVD_PORT_STR "/tcp",
+                     "HostConfig", host_config(c, sb));
 }
 
 /* Exit reason of a stopped container: OOMKilled wins over the exit code. */
@@ -171,8 +182,65 @@ static int start(struct docker *d, const char *name, struct ctr_state *st)
     return 1;
 }
 
+/* Gives up on a create: the sandbox is reported failed with why, and its
+ * container is removed, so that nothing half-made is left behind. */
+static int give_up(struct docker *d, const char *name, struct ctr_state *st)
+{
+    char err[256];
+
+    snprintf(st->state, sizeof(st->state), "failed");
+    if (remove_container(d, name, err, sizeof(err)) != 0)
+        log_warn("%s", err);
+    return 1;
+}
+
+/* A started container is running only once envd answers /health: polls its
+ * address until ready_ms runs out (bounded, so that a broken image costs one
+ * create, not the heartbeat). A container that stops meanwhile failed. */
+static int await_envd(struct docker *d, const char *name, long ready_ms, struct ctr_state *st)
+{
+    int64_t deadline = clock_now_ms() + ready_ms;
+    char err[256], ip[64];
+    json_t *info = NULL, *state;
+    const char *s;
+
+    for (;;) {
+        int rc = inspect(d, name, &info, err, sizeof(err));
+        if (rc < 0) {
+            log_warn("%s", err);
+            return -1;
+        }
+        if (rc == 1) {
+            st_set(st, "failed", "%s", "container vanished during create");
+            return 1;
+        }
+        state = json_object_get(info, "State");
+        s = json_string_value(json_object_get(state, "Status"));
+        if (!s || strcmp(s, "running") != 0) {
+            exit_reason(state, st);
+            snprintf(err, sizeof(err), "%s", st->reason);
+            json_decref(info);
+            snprintf(st->reason, sizeof(st->reason), "sandbox stopped before envd answered (%.64s)",
+                     err);
+            return give_up(d, name, st);
+        }
+        rc = envd_container_ip(info, ip, sizeof(ip));
+        json_decref(info);
+        if (rc == 0 && envd_health_once(ip, ENVD_PORT)) {
+            st_set(st, "running", "%s", "");
+            return 0;
+        }
+        if (clock_now_ms() >= deadline) {
+            snprintf(st->reason, sizeof(st->reason), "envd did not answer on port %d within %ld ms",
+                     ENVD_PORT, ready_ms);
+            return give_up(d, name, st);
+        }
+        clock_sleep_ms(50);
+    }
+}
+
 /* The container exists: bring it to what a create asks for, or report it. */
-static int settle(struct docker *d, const char *name, struct ctr_state *st)
+static int settle(struct docker *d, const char *name, long ready_ms, struct ctr_state *st)
 {
     json_t *info = NULL, *state;
     char err[256];
@@ -188,12 +256,15 @@ static int settle(struct docker *d, const char *name, struct ctr_state *st)
     }
     state = json_object_get(info, "State");
     s = json_string_value(json_object_get(state, "Status"));
-    if (s && strcmp(s, "created") == 0)
+    if (s && strcmp(s, "created") == 0) {
         rc = start(d, name, st);
-    else if (s && (strcmp(s, "exited") == 0 || strcmp(s, "dead") == 0))
+        if (rc == 0)
+            rc = await_envd(d, name, ready_ms, st);
+    } else if (s && (strcmp(s, "exited") == 0 || strcmp(s, "dead") == 0)) {
         exit_reason(state, st);
-    else
-        st_set(st, "running", "%s", "");
+    } else {
+        rc = await_envd(d, name, ready_ms, st); /* a create delivered again */
+    }
     json_decref(info);
     return rc;
 }
@@ -209,7 +280,7 @@ static int create_refused(struct ctr_state *st, json_t *ans, long status, const 
 }
 
 int containers_create(struct docker *d, const struct worker_conf *c, const char *wid, json_t *sb,
-                      struct ctr_state *st)
+                      long ready_ms, struct ctr_state *st)
 {
     const char *sbid = json_string_value(json_object_get(sb, "id"));
     const char *tname = json_string_value(json_object_get(sb, "template"));
@@ -233,7 +304,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const char 
         return 1;
     }
     ctr_name(name, sizeof(name), sbid, wid);
-    body = create_body(t, wid, sb);
+    body = create_body(c, t, wid, sb);
     if (!body) {
         st_set(st, "failed", "%s", "out of memory");
         return 1;
@@ -248,7 +319,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const char 
     if (status != 201 && status != 409) /* 409: it exists, a create delivered again */
         return create_refused(st, ans, status, t->image);
     json_decref(ans);
-    return settle(d, name, st);
+    return settle(d, name, ready_ms, st);
 }
 
 /* GET /{containers,networks}?filters=: the ids of objects labelled with this

@@ -13,6 +13,14 @@
 #include "docker_api.h"
 #include "worker_conf.h"
 
+/* Every sandbox runs envd (the host file conf->envd_bin, bind-mounted
+ * read-only at ENVD_MOUNT) as its entrypoint and PID 1, as root, on port
+ * ENVD_PORT; a secure sandbox's access token reaches envd in ENVD_TOKEN_ENV. */
+#define ENVD_MOUNT "/.corral/envd"
+#define ENVD_PORT 49983
+#define ENVD_PORT_STR "49983"
+#define ENVD_TOKEN_ENV "CORRAL_ENVD_ACCESS_TOKEN"
+
 #define CTR_ID_MAX 65
 #define CTR_REASON_MAX 256
 
@@ -28,11 +36,13 @@ struct ctr_state {
 int containers_id_ok(const char *s);
 
 /* Applies a create command's "sandbox" object. 0: applied, *st says how it
- * is now (a create of an existing sandbox is a no-op that reports it).
+ * is now (a create of an existing sandbox is a no-op that reports it); a new
+ * container is "running" only once envd answered /health, waited for at most
+ * ready_ms (else "failed", and the container is removed).
  * 1: refused for good (st->state "failed", st->reason why). -1: dockerd did
  * not answer; nothing to acknowledge, the command will come again. */
 int containers_create(struct docker *d, const struct worker_conf *c, const char *wid,
-                      json_t *sandbox, struct ctr_state *st);
+                      json_t *sandbox, long ready_ms, struct ctr_state *st);
 
 /* Kills and removes the sandbox's containers (and, later, its networks).
  * A sandbox that is gone is killed already: 0. -1 when dockerd did not answer. */

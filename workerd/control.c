@@ -12,10 +12,9 @@ struct buf {
 /* Answers of the control plane are small; past this something is wrong. */
 #define CONTROL_MAX_ANSWER (8 * 1024 * 1024)
 
-int control_init(struct control *ctl, const struct worker_conf *conf, atomic_int *wake)
+int control_init(struct control *ctl, const struct worker_conf *conf)
 {
     ctl->conf = conf;
-    ctl->wake = wake;
     ctl->curl = curl_easy_init();
     return ctl->curl ? 0 : -1;
 }
@@ -45,14 +44,6 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
-{
-    atomic_int *wake = ud;
-
-    (void)dt, (void)dn, (void)ut, (void)un;
-    return wake && atomic_load(wake) ? 1 : 0;
-}
-
 static struct curl_slist *headers(const struct control *ctl, const struct worker_identity *id)
 {
     char h[STATE_SECRET_MAX + WCONF_STR + 32];
@@ -70,8 +61,8 @@ static struct curl_slist *headers(const struct control *ctl, const struct worker
     return l;
 }
 
-static void prepare(struct control *ctl, const char *path, const char *text, int wakeable,
-                    long timeout_ms, struct curl_slist *hdrs, struct buf *b)
+static void prepare(struct control *ctl, const char *path, const char *text, long timeout_ms,
+                    struct curl_slist *hdrs, struct buf *b)
 {
     char url[WCONF_STR + 128];
     CURL *c = ctl->curl;
@@ -90,14 +81,11 @@ static void prepare(struct control *ctl, const char *path, const char *text, int
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, wakeable ? ctl->wake : NULL);
 }
 
 int control_post(struct control *ctl, const char *path, json_t *body,
-                 const struct worker_identity *id, int wakeable, long timeout_ms, long *status,
-                 json_t **out, char *err, size_t errlen)
+                 const struct worker_identity *id, long timeout_ms, long *status, json_t **out,
+                 char *err, size_t errlen)
 {
     struct buf b = {0};
     struct curl_slist *hdrs;
@@ -110,15 +98,14 @@ int control_post(struct control *ctl, const char *path, json_t *body,
         return CONTROL_ERR;
     }
     hdrs = headers(ctl, id);
-    prepare(ctl, path, text, wakeable, timeout_ms, hdrs, &b);
+    prepare(ctl, path, text, timeout_ms, hdrs, &b);
     rc = curl_easy_perform(ctl->curl);
-    ctl->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
     curl_slist_free_all(hdrs);
     free(text);
     if (rc != CURLE_OK) {
         free(b.p);
         snprintf(err, errlen, "POST %s: %s", path, curl_easy_strerror(rc));
-        return rc == CURLE_ABORTED_BY_CALLBACK ? CONTROL_WOKEN : CONTROL_ERR;
+        return CONTROL_ERR;
     }
     curl_easy_getinfo(ctl->curl, CURLINFO_RESPONSE_CODE, status);
     if (b.len > 0)

@@ -107,7 +107,7 @@ static int handshake_once(struct worker *w, int with_identity)
 
     if (!body)
         return 1;
-    rc = control_post(&w->ctl, "/v1/worker/handshake", body, NULL, 0, HANDSHAKE_TIMEOUT_MS, &status,
+    rc = control_post(&w->ctl, "/v1/worker/handshake", body, NULL, HANDSHAKE_TIMEOUT_MS, &status,
                       &ans, err, sizeof(err));
     json_decref(body);
     if (rc != 0) {
@@ -134,7 +134,6 @@ int enrol(struct worker *w)
     struct backoff b;
 
     backoff_init(&b, 500, w->conf->backoff_max_ms);
-    atomic_store(&w->wake, 0);
     while (!*w->stop) {
         int rc = handshake_once(w, w->id.worker_id[0] != '\0');
         if (rc == 2)

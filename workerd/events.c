@@ -1,11 +1,15 @@
-/* events.c: follows dockerd's event stream to notice deaths at once.
+/* events.c: follows dockerd's event stream.
  *
  * GET /events filtered on our worker label, container "die" and "destroy".
- * A death of a sandbox we believe is running wakes the main thread, which
- * cuts its long-poll short, reconciles and reports. The stream decides nothing
- * itself: reconciliation (a listing) is the truth, because events are lost
- * whenever the stream is down. When the stream comes back after a break
- * (dockerd restarted), the main thread is told to report every sandbox. */
+ * The stream decides nothing itself: reconciliation (a listing before every
+ * heartbeat) is the truth, because events are lost whenever the stream is
+ * down. What it does: when the stream comes back after a break (dockerd
+ * restarted), it tells the main thread to report every sandbox.
+ *
+ * It no longer cuts the long-poll short on a death (docs/decisions/0016): a
+ * poll abandoned by the worker leaves its handler blocked in XREADGROUP, and
+ * that orphan takes the next command, which then waits 10 s for redelivery.
+ * A death is reported when the poll in flight ends (at most poll_ms). */
 #include "worker.h"
 
 #include "log.h"
@@ -27,7 +31,8 @@ static void on_event(struct stream *s, const char *text)
     const char *sbid = json_string_value(json_object_get(attrs, "corral.sandbox"));
 
     if (sbid && sbtable_expect_running(&s->w->table, sbid))
-        atomic_store(&s->w->wake, 1);
+        log_info("sandbox %s: container %s; reported with the next heartbeat", sbid,
+                 json_string_value(json_object_get(ev, "Action")) ?: "event");
     json_decref(ev);
 }
 
@@ -107,7 +112,6 @@ static void *events_main(void *arg)
         }
         if (broken) {
             atomic_store(&w->docker_back, 1);
-            atomic_store(&w->wake, 1);
             broken = 0;
         }
         follow(&d, s);

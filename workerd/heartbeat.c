@@ -16,8 +16,6 @@
 
 /* How long past poll_ms a poll may take before we call it lost. */
 #define POLL_SLACK_MS 15000L
-/* How long a heartbeat may wait for commands while we still have some to apply. */
-#define BACKLOG_POLL_MS 500L
 
 static json_t *report_of(const struct sb_entry *e)
 {
@@ -28,6 +26,10 @@ static json_t *report_of(const struct sb_entry *e)
     return o;
 }
 
+/* "wait": false when we still have commands to apply: the control plane then
+ * answers at once, so the acks so far go out and we get back to work. (A
+ * short client-side timeout would abandon the poll instead, and its handler,
+ * still blocked in Redis, would take the next command with it.) */
 static json_t *build_body(struct worker *w)
 {
     json_t *sbs = json_array();
@@ -38,8 +40,9 @@ static json_t *build_body(struct worker *w)
         if (e->dirty || (w->need_full && full_ok))
             json_array_append_new(sbs, report_of(e));
     }
-    return json_pack("{s:O, s:o, s:b, s:b}", "acks", w->acks, "sandboxes", sbs, "full",
-                     w->need_full && !w->docker_down, "resume", w->resume);
+    return json_pack("{s:O, s:o, s:b, s:b, s:b}", "acks", w->acks, "sandboxes", sbs, "full",
+                     w->need_full && !w->docker_down, "resume", w->resume, "wait",
+                     json_array_size(w->backlog) == 0);
 }
 
 /* A container that exited and whose exit the control plane has now heard of
@@ -119,25 +122,20 @@ static void apply_all(struct worker *w, json_t *ans)
     }
 }
 
-/* One heartbeat. 0 answered, 1 transport failure, 2 cut short, 3 re-enrol. */
+/* One heartbeat. 0 answered, 1 transport failure, 3 re-enrol. */
 static int beat(struct worker *w)
 {
     json_t *body = build_body(w), *ans = NULL;
     size_t n_acks = json_array_size(w->acks);
     char err[512];
     long status = 0;
-    int rc, backlog;
+    int rc;
 
     if (!body)
         return 1;
-    /* With a backlog, do not sit in the long-poll: report and get back to work. */
-    backlog = json_array_size(w->backlog) > 0;
-    rc = control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, 1,
-                      backlog ? BACKLOG_POLL_MS : w->poll_ms + POLL_SLACK_MS, &status, &ans, err,
-                      sizeof(err));
+    rc = control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, w->poll_ms + POLL_SLACK_MS,
+                      &status, &ans, err, sizeof(err));
     json_decref(body);
-    if (rc == CONTROL_WOKEN || (rc != 0 && backlog && w->ctl.timed_out))
-        return 2;
     if (rc != 0) {
         log_warn("heartbeat: %s", err);
         return 1;
@@ -167,13 +165,10 @@ void heartbeat_run(struct worker *w)
     while (!*w->stop) {
         int rc;
 
-        atomic_store(&w->wake, 0);
         reconcile(w);
         rc = beat(w);
-        if (rc == 0 || rc == 2) {
+        if (rc == 0) {
             backoff_reset(&b);
-            if (rc == 2 && json_array_size(w->backlog) > 0 && !*w->stop)
-                apply_all(w, NULL); /* the poll was cut short: keep working */
             continue;
         }
         /* Contact broken: whatever we said may be lost, so say all of it again. */

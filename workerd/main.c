@@ -119,7 +119,7 @@ static int prepare(struct worker *w, char *err, size_t errlen)
     char why[512];
     int rc;
 
-    if (docker_init(&w->dk, c->docker_socket) != 0 || control_init(&w->ctl, c, &w->wake) != 0) {
+    if (docker_init(&w->dk, c->docker_socket) != 0 || control_init(&w->ctl, c) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

@@ -2,7 +2,7 @@
  *
  * Two threads: the main thread runs the control channel (handshake,
  * heartbeat, applying commands, reconciling with dockerd); the events thread
- * follows dockerd's event stream and only ever wakes the main thread. */
+ * follows dockerd's event stream and only ever flags the main thread. */
 #ifndef WORKERD_WORKER_H
 #define WORKERD_WORKER_H
 
@@ -31,7 +31,6 @@ struct worker {
     int need_full;          /* next heartbeat lists every sandbox ("full": true) */
     int resume;             /* next heartbeat is the first after a handshake */
     int docker_down;        /* last listing failed: our view of the containers is stale */
-    atomic_int wake;        /* events thread -> main: cut the poll short */
     atomic_int docker_back; /* events thread -> main: dockerd came back, report all */
     pthread_mutex_t id_mu;  /* guards id.worker_id for the events thread */
     volatile sig_atomic_t *stop;

@@ -4,7 +4,6 @@
 #include "token.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,24 @@ static long mem_total_mb(void)
     return kb > 0 ? kb / 1024 : 1024;
 }
 
+/* envd ships next to workerd: <directory of /proc/self/exe>/envd. */
+void wconf_default_envd(char *out, size_t len)
+{
+    char exe[WCONF_STR];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    char *slash;
+
+    if (n <= 0) {
+        snprintf(out, len, "/usr/lib/corral/envd");
+        return;
+    }
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, len, "%.*s/envd", (int)(len > 6 ? len - 6 : 0), exe);
+}
+
 void wconf_defaults(struct worker_conf *c)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -43,6 +60,8 @@ void wconf_defaults(struct worker_conf *c)
     c->memory_mb = mem_total_mb();
     c->backoff_max_ms = 30000;
     c->probe_timeout_ms = 60000;
+    c->envd_ready_ms = 10000;
+    wconf_default_envd(c->envd_bin, sizeof(c->envd_bin));
 }
 
 static int set_str(char *dst, size_t len, const char *value, char *err, size_t errlen)
@@ -79,32 +98,6 @@ static int set_cpu(double *dst, const char *value, char *err, size_t errlen)
     return 0;
 }
 
-/* A template's command is a JSON array of strings, so that arguments with
- * spaces need no shell quoting rules of our own. */
-static int set_argv_json(char **dst, const char *value, char *err, size_t errlen)
-{
-    json_error_t je;
-    json_t *a = json_loads(value, 0, &je);
-    size_t i;
-    json_t *v;
-
-    if (!json_is_array(a) || json_array_size(a) == 0) {
-        json_decref(a);
-        snprintf(err, errlen, "expected a non-empty JSON array of strings");
-        return -1;
-    }
-    json_array_foreach(a, i, v) if (!json_is_string(v))
-    {
-        json_decref(a);
-        snprintf(err, errlen, "expected a non-empty JSON array of strings");
-        return -1;
-    }
-    json_decref(a);
-    free(*dst);
-    *dst = strdup(value);
-    return *dst ? 0 : -1;
-}
-
 static int name_ok(const char *s, size_t len)
 {
     if (len == 0 || len > 64)
@@ -129,22 +122,9 @@ static struct wtemplate *template_get(struct worker_conf *c, const char *name, s
     return t;
 }
 
-/* "SRC:DST": a host file bind-mounted read-only (the hook envd will use). */
-static int set_mount(struct wtemplate *t, const char *value, char *err, size_t errlen)
-{
-    const char *colon = strchr(value, ':');
-
-    if (!colon || value[0] != '/' || colon[1] != '/' || (size_t)(colon - value) >= WCONF_STR ||
-        strlen(colon + 1) >= WCONF_STR) {
-        snprintf(err, errlen, "expected /host/path:/container/path");
-        return -1;
-    }
-    snprintf(t->mount_src, sizeof(t->mount_src), "%.*s", (int)(colon - value), value);
-    snprintf(t->mount_dst, sizeof(t->mount_dst), "%s", colon + 1);
-    return 0;
-}
-
-/* template.NAME = image, template.NAME.cmd, .entrypoint, .mount */
+/* template.NAME = image. A template has no command of its own: every sandbox
+ * runs envd as its entrypoint, so the keys that once set one are refused
+ * with the reason rather than silently ignored. */
 static int set_template(struct worker_conf *c, const char *key, const char *value, char *err,
                         size_t errlen)
 {
@@ -163,13 +143,11 @@ static int set_template(struct worker_conf *c, const char *key, const char *valu
     }
     if (!dot)
         return set_str(t->image, sizeof(t->image), value, err, errlen);
-    if (strcmp(dot, ".cmd") == 0)
-        return set_argv_json(&t->cmd_json, value, err, errlen);
-    if (strcmp(dot, ".entrypoint") == 0)
-        return set_argv_json(&t->entrypoint_json, value, err, errlen);
-    if (strcmp(dot, ".mount") == 0)
-        return set_mount(t, value, err, errlen);
-    snprintf(err, errlen, "unknown template key (image, .cmd, .entrypoint, .mount)");
+    if (strcmp(dot, ".cmd") == 0 || strcmp(dot, ".entrypoint") == 0 || strcmp(dot, ".mount") == 0) {
+        snprintf(err, errlen, "no longer supported: every sandbox runs envd as its entrypoint");
+        return -1;
+    }
+    snprintf(err, errlen, "unknown template key (template.NAME = IMAGE)");
     return -1;
 }
 
@@ -187,6 +165,7 @@ static const struct str_key str_keys[] = {
     SK("join_token_file", token_file),  SK("data_addr", data_addr),
     SK("docker_socket", docker_socket), SK("state_dir", state_dir),
     SK("hostname", hostname),           SK("probe_image", probe_image),
+    SK("envd_bin", envd_bin),
 };
 
 int wconf_set(void *ud, const char *key, const char *value, char *err, size_t errlen)
@@ -204,6 +183,8 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
         return set_long(&c->backoff_max_ms, value, 100, 600000, err, errlen);
     if (strcmp(key, "probe_timeout_ms") == 0)
         return set_long(&c->probe_timeout_ms, value, 1000, 600000, err, errlen);
+    if (strcmp(key, "envd_ready_ms") == 0)
+        return set_long(&c->envd_ready_ms, value, 100, 600000, err, errlen);
     if (strcmp(key, "cpu_cores") == 0)
         return set_cpu(&c->cpu_cores, value, err, errlen);
     if (strncmp(key, "template.", 9) == 0)
@@ -250,6 +231,29 @@ static int load_token(struct worker_conf *c, char *err, size_t errlen)
     return 0;
 }
 
+/* envd must be an absolute path to an executable regular file: dockerd
+ * bind-mounts it, and a missing source would otherwise become an empty
+ * directory in every container. */
+static int check_envd(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (path[0] != '/') {
+        snprintf(err, errlen, "envd_bin %s: must be an absolute path", path);
+        return -1;
+    }
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "envd_bin %s: %s (build it with make build/bin/envd)", path,
+                 strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+        snprintf(err, errlen, "envd_bin %s: not an executable file", path);
+        return -1;
+    }
+    return 0;
+}
+
 int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
 {
     static const char *const required[] = {"control_url", "ca_file", "join_token_file"};
@@ -279,6 +283,8 @@ int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
         snprintf(err, errlen, "no template.NAME = IMAGE configured");
         return -1;
     }
+    if (check_envd(c->envd_bin, err, errlen) != 0)
+        return -1;
     return load_token(c, err, errlen);
 }
 
@@ -292,9 +298,5 @@ const struct wtemplate *wconf_template(const struct worker_conf *c, const char *
 
 void wconf_free(struct worker_conf *c)
 {
-    for (int i = 0; i < c->n_templates; i++) {
-        free(c->templates[i].cmd_json);
-        free(c->templates[i].entrypoint_json);
-    }
     memset(c->join_token, 0, sizeof(c->join_token));
 }

@@ -12,13 +12,10 @@
 #define WCONF_MAX_TEMPLATES 32
 #define WCONF_STR 256
 
+/* A template is an image. Its command is envd, always (see containers.h). */
 struct wtemplate {
     char name[65];
     char image[WCONF_STR];
-    char *cmd_json;            /* JSON array, or NULL: the image's CMD */
-    char *entrypoint_json;     /* JSON array, or NULL: the image's ENTRYPOINT */
-    char mount_src[WCONF_STR]; /* hook: a host file bind-mounted read-only, or "" */
-    char mount_dst[WCONF_STR];
 };
 
 struct worker_conf {
@@ -31,17 +28,22 @@ struct worker_conf {
     char state_dir[WCONF_STR];
     char hostname[WCONF_STR];
     char probe_image[WCONF_STR]; /* image of the runtime probe container */
+    char envd_bin[WCONF_STR];    /* envd, bind-mounted read-only into every sandbox */
     long slots;
     double cpu_cores;
     long memory_mb;
     long backoff_max_ms; /* cap of the reconnect backoff */
     long probe_timeout_ms;
+    long envd_ready_ms; /* how long a create waits for envd's /health */
     int n_templates;
     struct wtemplate templates[WCONF_MAX_TEMPLATES];
 };
 
-/* Defaults (nproc x 4 cpu, MemTotal, 16 slots, /var/run/docker.sock ...). */
+/* Defaults (nproc x 4 cpu, MemTotal, 16 slots, /var/run/docker.sock, envd next
+ * to the workerd binary ...). */
 void wconf_defaults(struct worker_conf *c);
+/* <directory of the running binary>/envd. */
+void wconf_default_envd(char *out, size_t len);
 /* Applies one key = value (file line or flag). 0, or -1 with err set. */
 int wconf_set(void *ud, const char *key, const char *value, char *err, size_t errlen);
 /* Checks what must be present and loads the join token. 0, or -1 with err. */

@@ -2,12 +2,17 @@
 // with node:http), real workerd processes, bounded waits.
 import http from 'node:http';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, chmodSync, openSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, chmodSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { api, corralctl, eventually, redis } from '../lib/corral.mjs';
+import { stream as envdStream, unary as envdUnary, unb64 } from '../envd/lib.mjs';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const WORKERD = process.env.WORKERD_BIN || `${ROOT}build/bin/workerd`;
+// envd is static and built without sanitizers: always the one next to the plain build.
+export const ENVD = process.env.ENVD_BIN || `${ROOT}build/bin/envd`;
 export const SOCK = process.env.DOCKER_SOCK || '/var/run/docker.sock';
 
 export function docker(method, path, body) {
@@ -68,10 +73,7 @@ export function workerdFiles({ url, ca, token, extra = '' }) {
     `control_url = ${url}`, `ca_file = ${ca}`, `join_token_file = ${dir}/token`,
     `state_dir = ${dir}/state`, `docker_socket = ${SOCK}`, 'data_addr = 127.0.0.1:7001',
     'slots = 8', 'cpu_cores = 4', 'memory_mb = 4096', 'backoff_max_ms = 2000',
-    'template.base = corral/base', 'template.base.cmd = ["sleep", "infinity"]',
-    'template.exit3 = corral/base', 'template.exit3.cmd = ["sh", "-c", "sleep 1; exit 3"]',
-    'template.oom = corral/base',
-    'template.oom.cmd = ["python3", "-c", "import time; time.sleep(1); b = bytearray(512 * 1024 * 1024); time.sleep(60)"]',
+    `envd_bin = ${ENVD}`, 'template.base = corral/base', 'template.noimg = corral/no-such-image',
     extra, ''].join('\n'));
   return { dir, conf: `${dir}/workerd.conf`, token: `${dir}/token`, log: `${dir}/workerd.log` };
 }
@@ -107,4 +109,88 @@ export async function requireDocker() {
   if (r.status !== 200) throw new Error(`dockerd /_ping answered ${r.status}`);
   const img = await docker('GET', '/images/corral%2Fbase/json');
   if (img.status !== 200) throw new Error('image corral/base missing: run tests/lib/docker.sh ensure-image');
+}
+
+// ---- workerd against the real stack (conf/stack.sh, started by run.sh) ----
+// Join tokens come from corralctl, sandboxes from the native API; Redis is only
+// ever read, to observe what the control plane holds.
+
+const started = [];
+
+// Starts a workerd enrolled in workspace ws (owner/member keys from newWorkspace).
+export async function stackWorker(ws, { extra = '', args = [] } = {}) {
+  await requireDocker();
+  const token = corralctl('join-token', 'create', '--workspace', ws.id).token;
+  const files = workerdFiles({ url: process.env.CORRAL_URL, ca: process.env.NODE_EXTRA_CA_CERTS, token, extra });
+  const s = { ws, files, args, wd: startWorkerd(files, args) };
+  started.push(s);
+  s.id = await eventually(() => enrolledAs(files.log)[0], { timeout: 30000, what: `workerd enrolment (${files.log})` });
+  return s;
+}
+
+// Worker ids this workerd enrolled as, in order.
+export const enrolledAs = (log) => [...readFileSync(log, 'utf8').matchAll(/enrolled as (?:new )?worker (\S+)/g)].map((m) => m[1]);
+export const logOf = (s) => readFileSync(s.files.log, 'utf8');
+export function restartWorker(s, args = s.args) { s.wd = startWorkerd(s.files, args); return s.wd; }
+
+// Kills every workerd the file started and removes the containers they made.
+export async function cleanupWorkers() {
+  for (const s of started.splice(0)) {
+    await stopWorkerd(s.wd, 'SIGKILL');
+    for (const id of new Set([s.id, ...enrolledAs(s.files.log)])) await removeLabelled(`corral.worker=${id}`);
+    rmSync(s.files.dir, { recursive: true, force: true });
+  }
+}
+
+export const createSb = (ws, body = {}) => api('POST', '/v1/sandboxes', { key: ws.member, body: { template: 'base', ...body } });
+export const getSb = (ws, id) => api('GET', `/v1/sandboxes/${id}`, { key: ws.member });
+export const deleteSb = (ws, id) => api('DELETE', `/v1/sandboxes/${id}`, { key: ws.member });
+export const ctrsOf = (wid, sbid) => containersLabelled(`corral.worker=${wid}`, ...(sbid ? [`corral.sandbox=${sbid}`] : []));
+export async function workerView(ws, wid) {
+  const r = await api('GET', '/v1/workers', { key: ws.member });
+  if (r.status !== 200) throw new Error(`GET /v1/workers: ${r.status} ${r.raw}`);
+  return wid ? r.body.workers.find((w) => w.worker_id === wid) : r.body.workers;
+}
+
+// Observation only: commands of a worker not yet acknowledged.
+export function pendingCommands(ws, wid) {
+  const out = redis('XPENDING', `corral:{ws:${ws.id}}:worker:${wid}:cmds`, 'workerd');
+  return Number(out.split('\n')[0]) || 0;
+}
+
+// Waits for a fresh lease renewal (a heartbeat that just began): the point from
+// which a pause of the worker is safe for lease_ms minus the margin.
+export async function freshLease(ws, wid) {
+  const key = `corral:{ws:${ws.id}}:worker:${wid}`;
+  const before = redis('HGET', key, 'lease_until');
+  return eventually(() => redis('HGET', key, 'lease_until') !== before, { timeout: 10000, every: 10, what: 'a heartbeat' });
+}
+
+// ---- envd inside a sandbox, reached on the container's bridge address ----
+export async function envdOf(wid, sbid, token) {
+  const [c] = await ctrsOf(wid, sbid);
+  if (!c) throw new Error(`no container for sandbox ${sbid}`);
+  const info = await inspect(c.Id);
+  const ip = info.NetworkSettings.IPAddress || Object.values(info.NetworkSettings.Networks)[0]?.IPAddress;
+  return { base: `http://${ip}:49983`, token, info };
+}
+
+// Runs cmd through process.Process/Start (as the SDK's commands.run does).
+export async function envdRun(envd, cmd, { user = 'user', envs = {}, token = envd.token } = {}) {
+  const out = { stdout: '', stderr: '', end: null };
+  const req = { process: { cmd: '/bin/bash', args: ['-l', '-c', cmd], envs }, stdin: false };
+  for await (const m of envdStream(envd, 'process.Process/Start', req, { user, token })) {
+    const ev = m.event;
+    if (ev.data?.stdout) out.stdout += unb64(ev.data.stdout);
+    if (ev.data?.stderr) out.stderr += unb64(ev.data.stderr);
+    if (ev.end) out.end = ev.end;
+  }
+  return out;
+}
+export { envdUnary };
+
+// The envd access token of a secure sandbox, as docs/data-plane.md derives it.
+export function envdToken(sbid) {
+  const g = readFileSync(`${process.env.CORRAL_RUN}/gateway-secret`, 'utf8').trim();
+  return createHmac('sha256', g).update(`envd:${sbid}`).digest('hex');
 }

@@ -1,118 +1,186 @@
-// Restarts and breaks: adoption, identity kept, kill -9 between delivery and
-// ack, SIGTERM, control plane outage, and never touching another worker id.
+// Restarts and breaks, against the real control plane: identity kept and
+// sandboxes adopted, a create applied twice (crash before its ack), control
+// plane outage, lease expiry (410), worker deletion (403), strays, another
+// worker id's containers never touched, and the slots backstop.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync, readFileSync } from 'node:fs';
-import { makeTls, FakeControlPlane } from './fake_cp.mjs';
-import { workerdFiles, startWorkerd, stopWorkerd, requireDocker, containersLabelled, docker,
-  removeLabelled, waitFor, sleep } from './helpers.mjs';
+import { statSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { api, newWorkspace, eventually, stack, sleep } from '../lib/corral.mjs';
+import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, workerView, logOf,
+  enrolledAs, freshLease, envdOf, envdRun, containersLabelled, docker, removeLabelled,
+  stopWorkerd } from './helpers.mjs';
 
-let cp, files, wd, w;
-const OTHER = 'wk_someoneelse0001';
+const hex = (n) => randomBytes(n).toString('hex');
+const OTHER = hex(8); // another worker id on the same dockerd
+let A, s;
 
-before(async () => {
-  await requireDocker();
-  cp = await new FakeControlPlane(makeTls()).listen();
-  files = workerdFiles({ url: cp.url, ca: cp.tls.ca, token: cp.joinToken('cd34') });
-  // A container of another worker id on the same dockerd: must never be touched.
-  const r = await docker('POST', `/containers/create?name=corral-sbother-${OTHER}`, {
-    Image: 'corral/base', Cmd: ['sleep', 'infinity'],
-    Labels: { 'corral.worker': OTHER, 'corral.sandbox': 'sbother', 'corral.tier': 'CONTAINER' } });
+async function startLabelled(name, labels) {
+  const r = await docker('POST', `/containers/create?name=${name}`, { Image: 'corral/base', Cmd: ['sleep', 'infinity'], Labels: labels });
   assert.equal(r.status, 201, JSON.stringify(r.body));
   assert.equal((await docker('POST', `/containers/${r.body.Id}/start`)).status, 204);
-  wd = startWorkerd(files);
-  w = await waitFor('handshake', () => cp.worker(), 60000);
-});
+  return r.body.Id;
+}
 
+before(async () => {
+  await startLabelled(`corral-sbother-${OTHER}`, { 'corral.worker': OTHER, 'corral.sandbox': hex(10), 'corral.tier': 'CONTAINER' });
+  A = newWorkspace();
+  s = await stackWorker(A, { extra: 'cpu_cores = 64\nmemory_mb = 65536' });
+});
 after(async () => {
-  if (wd) await stopWorkerd(wd, 'SIGKILL');
-  if (w) await removeLabelled(`corral.worker=${w.id}`);
+  await cleanupWorkers();
   await removeLabelled(`corral.worker=${OTHER}`);
-  await cp.close();
 });
 
-const mine = (sbid) => containersLabelled(`corral.worker=${w.id}`, `corral.sandbox=${sbid}`);
-const runningOn = (sbid) => waitFor(`${sbid} running`, () => w.states.get(sbid)?.state === 'running');
+// conf/stack.sh kill-api N, without its wait: that wait polls `kill -0`, which
+// a zombie (nobody reaps here) keeps answering for its full 10 s, longer than
+// the lease. The pid file is the one the stack wrote; the process is ours.
+function killApi(n) {
+  const f = `${process.env.CORRAL_RUN}/pids/api-${n}.pid`;
+  process.kill(Number(readFileSync(f, 'utf8').trim()), 'SIGKILL');
+  rmSync(f);
+}
 
-test('identity is saved 0600 and reused after SIGTERM; running sandboxes are adopted', async () => {
-  const sb = cp.create(w, {});
-  await runningOn(sb.id);
-  const st = statSync(`${files.dir}/state/worker`);
-  assert.equal(st.mode & 0o777, 0o600);
-  assert.doesNotMatch(readFileSync(files.log, 'utf8'), new RegExp(w.secret));
-  const t0 = Date.now();
-  const ex = await stopWorkerd(wd, 'SIGTERM');
-  assert.equal(ex.code, 0);
-  assert.ok(Date.now() - t0 < cp.pollMs + 3000, 'SIGTERM ends after the poll in flight');
-  assert.equal((await mine(sb.id))[0].State, 'running', 'SIGTERM leaves sandboxes running');
-  const beats = w.beats.length;
-  wd = startWorkerd(files);
-  await waitFor('re-enrolled and polling', () => w.beats.length > beats);
-  assert.equal(cp.workers.size, 1, 'the same worker, not a new one');
-  assert.equal(cp.handshakes.at(-1).worker_id, w.id);
-  const first = w.beats[beats];
-  assert.equal(first.resume, true);
-  assert.equal(first.full, true);
-  assert.deepEqual(first.sandboxes.filter((s) => s.id === sb.id), [{ id: sb.id, state: 'running' }]);
-  assert.ok(!first.sandboxes.some((s) => s.id === 'sbother'), 'another worker\'s container is not reported');
-});
+// nginx of the stack, stopped and started the way conf/stack.sh runs it.
+const RUN = process.env.CORRAL_RUN;
+const nginxArgs = ['-p', RUN, '-c', `${RUN}/nginx.conf`, '-e', `${RUN}/log/nginx-error.log`];
+async function nginxStop() {
+  execFileSync('nginx', [...nginxArgs, '-s', 'stop']);
+  await eventually(() => !existsSync(`${RUN}/nginx.pid`), { what: 'nginx stopped' });
+}
+const nginxStart = () => execFileSync('nginx', nginxArgs);
 
-test('a reported sandbox the control plane does not know is killed; other worker ids untouched', async () => {
-  const r = await docker('POST', `/containers/create?name=corral-sbstray-${w.id}`, {
-    Image: 'corral/base', Cmd: ['sleep', 'infinity'],
-    Labels: { 'corral.worker': w.id, 'corral.sandbox': 'sbstray', 'corral.tier': 'CONTAINER' } });
-  assert.equal(r.status, 201);
-  await docker('POST', `/containers/${r.body.Id}/start`);
-  // Restart so that the startup listing finds it (as after a crash).
-  await stopWorkerd(wd, 'SIGKILL');
-  wd = startWorkerd(files);
-  await waitFor('stray removed', async () => (await mine('sbstray')).length === 0, 30000);
+const stateOf = async (ws, sbid) => (await getSb(ws, sbid)).body.state;
+const untouched = async () => {
   const other = await containersLabelled(`corral.worker=${OTHER}`);
-  assert.equal(other.length, 1);
+  assert.equal(other.length, 1, 'another worker id\'s container is never touched');
   assert.equal(other[0].State, 'running');
+};
+
+test('SIGTERM leaves sandboxes running; the restart re-enrols as the same worker and adopts them', async () => {
+  const r = await createSb(A);
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  assert.equal(statSync(`${s.files.dir}/state/worker`).mode & 0o777, 0o600);
+  const secret = readFileSync(`${s.files.dir}/state/worker`, 'utf8').match(/worker_secret = (\S+)/)[1];
+  assert.ok(!logOf(s).includes(secret), 'the worker secret is never logged');
+  const ex = await stopWorkerd(s.wd, 'SIGTERM');
+  assert.equal(ex.code, 0);
+  assert.equal((await ctrsOf(s.id, sbid))[0].State, 'running', 'SIGTERM leaves sandboxes running');
+  restartWorker(s);
+  await eventually(() => enrolledAs(s.files.log).length === 2, { timeout: 20000, what: 're-enrolment' });
+  assert.deepEqual(enrolledAs(s.files.log), [s.id, s.id], 'the same worker id');
+  assert.equal((await workerView(A)).length, 1, 'one worker, not a new one');
+  assert.match(logOf(s), new RegExp(`sandbox ${sbid} tier CONTAINER: found running \\(adopted\\)`));
+  await sleep(2500); // a full report has been made: the sandbox is still running, nothing was killed
+  assert.equal(await stateOf(A, sbid), 'running');
+  assert.equal((await ctrsOf(s.id, sbid)).length, 1);
+  await untouched();
 });
 
-test('kill -9 after a create is delivered and before its ack: one container after restart', async () => {
-  let killed = false;
-  cp.onDeliver = (wk, cmds) => {
-    if (!killed && cmds.some((c) => c.type === 'create')) { killed = true; wd.proc.kill('SIGKILL'); }
-  };
-  const sb = cp.create(w, {});
-  await waitFor('delivered and killed', () => killed);
-  await wd.exited;
-  cp.onDeliver = null;
-  const q = w.queue.find((x) => x.cmd.sandbox?.id === sb.id);
-  assert.equal(q.acked, false, 'not acknowledged before the crash');
-  wd = startWorkerd(files);
-  await waitFor('create acked after restart', () => q.acked, 30000);
-  await runningOn(sb.id);
-  const list = await mine(sb.id);
-  assert.equal(list.length, 1);
+test('kill -9 after applying a create, before its ack: applied again after restart, one container', async () => {
+  const mark = logOf(s).length;
+  const since = () => logOf(s).slice(mark);
+  await freshLease(A, s.id);
+  s.wd.proc.kill('SIGSTOP'); // the create reaches its socket while it is stopped
+  const pending = createSb(A).catch((e) => ({ status: 0, raw: String(e) }));
+  await sleep(700);
+  // nginx down: the worker applies the create, but the heartbeat carrying the ack fails.
+  // (The handler waiting on the create lives on, so the sandbox stays pending meanwhile.)
+  await nginxStop();
+  s.wd.proc.kill('SIGCONT');
+  try {
+    await eventually(() => /create \(runc\) -> running/.test(since()), { timeout: 5000, what: 'the create applied' });
+    await eventually(() => /heartbeat: POST/.test(since().split('-> running').at(-1)),
+      { timeout: 5000, what: 'the ack failing to go out' });
+    s.wd.proc.kill('SIGKILL');
+    await s.wd.exited;
+  } finally {
+    nginxStart();
+  }
+  await pending; // its connection went with nginx
+  const sbid = since().match(/sandbox (\w+) tier CONTAINER: create \(runc\) -> running/)[1];
+  restartWorker(s);
+  await eventually(async () => (await stateOf(A, sbid)) === 'running', { timeout: 15000, what: 'running after restart' })
+    .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify((await getSb(A, sbid)).body)}\n${since()}`); });
+  await eventually(() => logOf(s).split(`sandbox ${sbid} tier CONTAINER: create`).length === 3,
+    { what: 'the create delivered and applied a second time' });
+  const list = await ctrsOf(s.id, sbid);
+  assert.equal(list.length, 1, 'exactly one container');
   assert.equal(list[0].State, 'running');
 });
 
-test('control plane outage: backoff, then a full report of true states', async () => {
-  const sb = cp.create(w, { template: 'exit3' });
-  await waitFor('running or exited', () => w.states.get(sb.id));
-  const port = cp.port;
-  await cp.close();
-  await sleep(3000); // exit3 dies during the outage
-  const beats = w.beats.length;
-  await cp.listen(port);
-  await waitFor('heartbeat after outage', () => w.beats.length > beats, 20000);
-  const b = w.beats[beats];
-  assert.equal(b.full, true);
-  assert.deepEqual(b.sandboxes.find((s) => s.id === sb.id), { id: sb.id, state: 'exited', reason: 'exit code 3' });
-  assert.match(readFileSync(files.log, 'utf8'), /heartbeat: POST \/v1\/worker\/heartbeat: /);
+test('control plane outage: heartbeats fail, then a full report carries the true states', async () => {
+  const r = await createSb(A);
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  const envd = await envdOf(s.id, sbid);
+  await freshLease(A, s.id);
+  killApi(1);
+  killApi(2);
+  try {
+    await envdRun(envd, 'kill -TERM 1', { user: 'root' }).catch(() => {}); // dies during the outage
+    await eventually(() => /heartbeat answered 502/.test(logOf(s).split(sbid).at(-1)), { timeout: 3000, what: 'a failed heartbeat' });
+  } finally {
+    stack('start-api', '1');
+    stack('start-api', '2');
+  }
+  const g = await eventually(async () => { const x = await getSb(A, sbid); return x.body.state === 'exited' && x; },
+    { timeout: 10000, what: 'the exit reported after the outage' });
+  assert.equal(g.body.reason, 'exit code 0');
+  assert.equal((await workerView(A, s.id)).state, 'alive', 'within the lease: the same worker, alive');
 });
 
-test('410: the worker handshakes again as itself', async () => {
-  w.dead = true;
-  const hs = cp.handshakes.length;
-  await waitFor('re-handshake', () => cp.handshakes.length > hs, 20000);
-  w.dead = false;
-  assert.equal(cp.handshakes.at(-1).worker_id, w.id);
-  const beats = w.beats.length;
-  await waitFor('polling again', () => w.beats.length > beats);
-  assert.equal(w.beats[beats].resume, true);
+test('lease expiry: 410, then the worker handshakes again as itself; its lost sandbox is removed', async () => {
+  const r = await createSb(A);
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  s.wd.proc.kill('SIGSTOP');
+  try {
+    await eventually(async () => (await workerView(A, s.id)).state !== 'alive', { timeout: 12000, what: 'the worker declared dead' });
+    await eventually(async () => (await stateOf(A, sbid)) === 'lost', { what: 'its sandbox lost' });
+  } finally {
+    s.wd.proc.kill('SIGCONT');
+  }
+  await eventually(() => /heartbeat answered 410/.test(logOf(s)), { timeout: 10000, what: '410' });
+  await eventually(async () => (await workerView(A, s.id))?.state === 'alive', { timeout: 10000, what: 'alive again' });
+  assert.deepEqual([...new Set(enrolledAs(s.files.log))], [s.id], 'handshakes again as itself');
+  await eventually(async () => (await ctrsOf(s.id, sbid)).length === 0,
+    { timeout: 10000, what: 'the lost sandbox\'s container killed when reported' });
+  await untouched();
+});
+
+test('a stray container of our worker id is killed; the slots backstop refuses a create over them', async () => {
+  const B = newWorkspace();
+  const w = await stackWorker(B, { extra: 'slots = 1\ncpu_cores = 64\nmemory_mb = 65536' });
+  await eventually(async () => (await workerView(B, w.id))?.state === 'alive', { what: 'alive' });
+  // Stopped right after a poll began: it stays within its lease (5 s) throughout.
+  await freshLease(B, w.id);
+  w.wd.proc.kill('SIGSTOP');
+  await sleep(2300); // the poll in flight has been answered (empty) by now
+  const stray = hex(10);
+  await startLabelled(`corral-${stray}-${w.id}`, { 'corral.worker': w.id, 'corral.sandbox': stray, 'corral.tier': 'CONTAINER' });
+  const pending = createSb(B); // the control plane counts 0 of 1 slots used: placed here
+  await sleep(300);
+  w.wd.proc.kill('SIGCONT');
+  const r = await pending;
+  assert.equal(r.status, 502, r.raw);
+  assert.match(r.body.message, /no free slot \(1 in use\)/);
+  await eventually(async () => (await ctrsOf(w.id, stray)).length === 0, { what: 'the stray killed' });
+  assert.match(logOf(w), new RegExp(`sandbox ${stray} tier CONTAINER: found running \\(adopted\\)`));
+  await untouched();
+});
+
+test('a deleted worker (403 on its identity) enrols afresh and removes its old containers', async () => {
+  const C = newWorkspace();
+  const w = await stackWorker(C, { extra: 'cpu_cores = 64\nmemory_mb = 65536' });
+  const r = await createSb(C);
+  assert.equal(r.status, 201, r.raw);
+  const del = await api('DELETE', `/v1/workers/${w.id}`, { key: C.owner });
+  assert.equal(del.status, 204, del.raw);
+  const fresh = await eventually(() => enrolledAs(w.files.log).find((id) => id !== w.id), { timeout: 20000, what: 'a new enrolment' });
+  assert.match(logOf(w), new RegExp(`enrolled as new worker ${fresh} \\(worker ${w.id} was refused\\)`));
+  await eventually(async () => (await ctrsOf(w.id)).length === 0, { what: 'the old worker\'s containers removed' });
+  await untouched();
 });
