@@ -5,6 +5,7 @@
  * plane refuses the saved identity (the worker was deleted), workerd enrols
  * afresh and removes the containers of its old worker id: nobody will ever
  * ask for them again, and the id was ours (it is in our state file). */
+#include "dataplane.h"
 #include "worker.h"
 
 #include "log.h"
@@ -115,6 +116,7 @@ static int handshake_once(struct worker *w, int with_identity)
         return 1;
     }
     if (status == 200 && take_answer(w, ans, &got) == 0) {
+        dataplane_set_identity(got.worker_id, json_string_value(json_object_get(ans, "data_key")));
         json_decref(ans);
         adopt_identity(w, &got);
         log_info("enrolled as worker %s (workspace \"%s\", poll %ld ms, lease %ld ms)",

@@ -8,6 +8,7 @@
  * missing or group/world-readable join token file, or a dockerd that does not
  * answer. SIGTERM/SIGINT: the poll in flight finishes, then workerd exits
  * without touching its sandboxes. */
+#include "dataplane.h"
 #include "worker.h"
 
 #include "config.h"
@@ -136,6 +137,10 @@ static int prepare(struct worker *w, char *err, size_t errlen)
         log_info("identity found: worker %s", w->id.worker_id);
     if (probe_runtimes(&w->dk, c, w->rts, &w->n_rts, err, errlen) != 0)
         return -1;
+    if (dataplane_start(c) != 0) {
+        snprintf(err, errlen, "data_addr %s: cannot listen", c->data_addr);
+        return -1;
+    }
     return 0;
 }
 
