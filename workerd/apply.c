@@ -15,25 +15,19 @@
 
 static int record(struct worker *w, const struct ctr_state *st)
 {
-    struct sb_entry *e;
-
-    if (sbtable_put(&w->table, st) != 0) {
+    if (sbtable_record(&w->table, st, strcmp(st->state, "failed") == 0) != 0) {
         log_err("out of memory recording sandbox %s", st->sbid);
         return -1;
     }
-    e = sbtable_get(&w->table, st->sbid);
-    pthread_mutex_lock(&w->table.mu);
-    e->dirty = 1; /* a create is always answered, even when nothing changed */
-    e->drop = strcmp(st->state, "failed") == 0;
-    pthread_mutex_unlock(&w->table.mu);
     return 0;
 }
 
-/* One slot per sandbox: the scheduler counts them, this is the backstop. */
+/* One slot per sandbox: the scheduler counts them, this is the backstop.
+ * Creates applied in parallel (apply_batch.c) may each see the same count, so
+ * the backstop can be passed by at most the batch width. */
 static int slot_free(struct worker *w, const char *sbid)
 {
-    return sbtable_get(&w->table, sbid) != NULL ||
-           sbtable_count_running(&w->table) < w->conf->slots;
+    return sbtable_has(&w->table, sbid) || sbtable_count_running(&w->table) < w->conf->slots;
 }
 
 /* How long a create waits for envd: the configured bound, but never more than
@@ -45,7 +39,7 @@ static long envd_wait_ms(const struct worker *w)
     return w->conf->envd_ready_ms < cap ? w->conf->envd_ready_ms : cap;
 }
 
-static int apply_create(struct worker *w, json_t *sb)
+int apply_create(struct worker *w, struct docker *dk, json_t *sb)
 {
     const char *sbid = json_string_value(json_object_get(sb, "id"));
     const char *rt = json_string_value(json_object_get(sb, "runtime"));
@@ -61,7 +55,7 @@ static int apply_create(struct worker *w, json_t *sb)
                  json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN");
         rc = 1;
     } else {
-        rc = containers_create(&w->dk, w->conf, w->id.worker_id, sb, envd_wait_ms(w), &st);
+        rc = containers_create(dk, w->conf, w->id.worker_id, sb, envd_wait_ms(w), &st);
     }
     if (rc < 0)
         return -1;
@@ -97,7 +91,7 @@ int apply_command(struct worker *w, json_t *cmd)
     const char *type = json_string_value(json_object_get(cmd, "type"));
 
     if (type && strcmp(type, "create") == 0)
-        return apply_create(w, json_object_get(cmd, "sandbox"));
+        return apply_create(w, &w->dk, json_object_get(cmd, "sandbox"));
     if (type && strcmp(type, "kill") == 0)
         return apply_kill(w, json_string_value(json_object_get(cmd, "sandbox_id")));
     /* pause, resume, ... arrive with later issues: acknowledge so they do not

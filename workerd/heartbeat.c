@@ -96,6 +96,30 @@ static void forget_told(struct worker *w, size_t n_acks)
     json_decref(exited);
 }
 
+/* Applies the creates at the head of the backlog together, acknowledging each
+ * applied one. -1 when dockerd was unreachable (the backlog is dropped: the
+ * unacknowledged commands come again). */
+static int apply_head_creates(struct worker *w)
+{
+    int results[APPLY_PARALLEL], n = apply_creates_parallel(w, w->backlog, results), failed = 0;
+
+    for (int i = 0; i < n; i++) {
+        const char *id =
+            json_string_value(json_object_get(json_array_get(w->backlog, (size_t)i), "id"));
+        if (results[i] != 0)
+            failed = 1;
+        else if (id)
+            json_array_append_new(w->acks, json_string(id));
+    }
+    if (failed) {
+        json_array_clear(w->backlog);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        json_array_remove(w->backlog, 0);
+    return 0;
+}
+
 /* Applies the backlog, then what this answer brought, for at most a quarter
  * of the lease: a big batch must not keep us from heartbeating, or the
  * control plane declares us dead while we work. What is left waits in the
@@ -108,6 +132,10 @@ static void apply_all(struct worker *w, json_t *ans)
     json_array_extend(w->backlog, json_object_get(ans, "commands"));
     while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
         const char *id;
+        if (apply_head_creates(w) != 0)
+            return;
+        if (json_array_size(w->backlog) == 0)
+            break;
         cmd = json_incref(json_array_get(w->backlog, 0));
         id = json_string_value(json_object_get(cmd, "id"));
         if (apply_command(w, cmd) != 0) {

@@ -82,8 +82,10 @@ int sbtable_count_running(struct sbtable *t)
 {
     int n = 0;
 
+    pthread_mutex_lock(&t->mu);
     for (int i = 0; i < t->n; i++)
         n += strcmp(t->v[i].st.state, "running") == 0;
+    pthread_mutex_unlock(&t->mu);
     return n;
 }
 
@@ -97,4 +99,30 @@ int sbtable_expect_running(struct sbtable *t, const char *sbid)
     yes = e && strcmp(e->st.state, "running") == 0;
     pthread_mutex_unlock(&t->mu);
     return yes;
+}
+
+int sbtable_record(struct sbtable *t, const struct ctr_state *st, int drop)
+{
+    struct sb_entry *e;
+
+    if (sbtable_put(t, st) != 0)
+        return -1;
+    pthread_mutex_lock(&t->mu);
+    e = find(t, st->sbid);
+    if (e) {
+        e->dirty = 1;
+        e->drop = drop;
+    }
+    pthread_mutex_unlock(&t->mu);
+    return 0;
+}
+
+int sbtable_has(struct sbtable *t, const char *sbid)
+{
+    int has;
+
+    pthread_mutex_lock(&t->mu);
+    has = find(t, sbid) != NULL;
+    pthread_mutex_unlock(&t->mu);
+    return has;
 }

@@ -32,6 +32,11 @@ int sbtable_put(struct sbtable *t, const struct ctr_state *st);
 struct sb_entry *sbtable_get(struct sbtable *t, const char *sbid);
 void sbtable_del(struct sbtable *t, const char *sbid);
 int sbtable_count_running(struct sbtable *t);
+/* Thread-safe: records st and marks it to be reported (a create is always
+ * answered); drop: forget it once reported. -1 out of memory. */
+int sbtable_record(struct sbtable *t, const struct ctr_state *st, int drop);
+/* Thread-safe: 1 when sbid is recorded at all. */
+int sbtable_has(struct sbtable *t, const char *sbid);
 /* Thread-safe: 1 when sbid is recorded as running. */
 int sbtable_expect_running(struct sbtable *t, const char *sbid);
 

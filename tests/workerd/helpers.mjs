@@ -64,18 +64,23 @@ export async function waitFor(what, fn, timeoutMs = 30000, stepMs = 200) {
 
 export const sleep = (ms) => new Promise((s) => setTimeout(s, ms));
 
+// Each workerd serves its own data port: a distinct loopback port per config.
+let portSeq = 0;
+const nextDataPort = () => 21000 + ((process.pid * 31 + portSeq++) % 8000);
+
 // A config file and token file for one workerd; returns paths.
 export function workerdFiles({ url, ca, token, extra = '' }) {
   const dir = mkdtempSync(join(tmpdir(), 'corral-wd-'));
+  const dataAddr = `127.0.0.1:${nextDataPort()}`;
   writeFileSync(`${dir}/token`, `${token}\n`);
   chmodSync(`${dir}/token`, 0o600);
   writeFileSync(`${dir}/workerd.conf`, [
     `control_url = ${url}`, `ca_file = ${ca}`, `join_token_file = ${dir}/token`,
-    `state_dir = ${dir}/state`, `docker_socket = ${SOCK}`, 'data_addr = 127.0.0.1:7001',
+    `state_dir = ${dir}/state`, `docker_socket = ${SOCK}`, `data_addr = ${dataAddr}`,
     'slots = 8', 'cpu_cores = 4', 'memory_mb = 4096', 'backoff_max_ms = 2000',
     `envd_bin = ${ENVD}`, 'template.base = corral/base', 'template.noimg = corral/no-such-image',
     extra, ''].join('\n'));
-  return { dir, conf: `${dir}/workerd.conf`, token: `${dir}/token`, log: `${dir}/workerd.log` };
+  return { dir, conf: `${dir}/workerd.conf`, token: `${dir}/token`, log: `${dir}/workerd.log`, dataAddr };
 }
 
 // Starts workerd; its log goes to files.log. Returns {proc, exited (promise)}.

@@ -27,7 +27,7 @@ test('the handshake shows in GET /v1/workers: capacity, egress false, templates,
   assert.equal(w.cpu_cores, 64);
   assert.equal(w.memory_mb, 65536);
   assert.equal(w.egress, false);
-  assert.equal(w.data_addr, '127.0.0.1:7001');
+  assert.equal(w.data_addr, s.files.dataAddr);
   assert.deepEqual([...w.templates].sort(), ['base', 'noimg']);
   const tiers = Object.fromEntries(w.runtimes.map((r) => [r.name, r.tier]));
   assert.equal(tiers.runc, 'CONTAINER');
