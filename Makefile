@@ -73,11 +73,13 @@ images: deps
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
-LINT_SRCS = $$(git ls-files 'common/*.c' 'scheduler/*.c' 'handlers/*.c' 'tests/unit/*.c' 'tests/bench/*.c')
+LINT_SRCS = $$(git ls-files 'common/*.c' 'scheduler/*.c' 'handlers/*.c' 'workerd/*.c' 'workerd/envd/*.c' \
+	  'tests/unit/*.c' 'tests/bench/*.c')
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers $(LINT_SRCS)
-	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon -Ischeduler -Ihandlers
+	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd $(LINT_SRCS)
+	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon \
+	  -Ischeduler -Ihandlers -Iworkerd -Iworkerd/envd
 	clang-format --dry-run --Werror $(LINT_SRCS)
 
 clean:

@@ -152,7 +152,10 @@ void h_e2b_templates(struct request *req)
             t = rconn_cmd(req->rc, 0, "HGET %s templates_json", wkey);
             json_t *list = reply_str(t) ? json_loads(reply_str(t), 0, NULL) : NULL;
             size_t k;
-            json_array_foreach(list, k, v) json_object_set(seen, json_string_value(v), json_true());
+            json_array_foreach(list, k, v)
+            {
+                json_object_set(seen, json_string_value(v), json_true());
+            }
             json_decref(list);
             if (t)
                 freeReplyObject(t);

@@ -21,7 +21,7 @@ struct job {
 static void *run_job(void *arg)
 {
     struct job *j = arg;
-    struct docker dk;
+    struct docker dk = {0};
 
     if (docker_init(&dk, j->w->conf->docker_socket) != 0) {
         j->result = -1;

@@ -93,7 +93,7 @@ static void follow(struct docker *d, struct stream *s)
 static void *events_main(void *arg)
 {
     struct worker *w = arg;
-    struct docker d;
+    struct docker d = {0};
     struct stream *s = calloc(1, sizeof(*s));
     char err[256];
     int broken = 0;
@@ -110,10 +110,8 @@ static void *events_main(void *arg)
             sleep_unless_stopped(1000, w->stop);
             continue;
         }
-        if (broken) {
+        if (broken)
             atomic_store(&w->docker_back, 1);
-            broken = 0;
-        }
         follow(&d, s);
         broken = 1; /* events may have been lost while the stream was down */
         sleep_unless_stopped(200, w->stop);

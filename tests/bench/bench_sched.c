@@ -26,7 +26,8 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    struct sched_conf conf = {.create_timeout_ms = 60000, .grace_ms = 5000, .gateway_secret = "bench"};
+    struct sched_conf conf = {
+        .create_timeout_ms = 60000, .grace_ms = 5000, .gateway_secret = "bench"};
     struct sandbox_spec spec = {.timeout_s = 300, .cpu_cores = 0.5, .memory_mb = 256};
     struct sched_error err;
     struct rconn rc;
