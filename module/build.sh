@@ -36,8 +36,9 @@ if [ ! -f "$STAMP" ] || [ "$MODDIR/config" -nt "$STAMP" ] || [ "$SRC/conf_flags"
     touch "$STAMP"
 fi
 
-make -s -C "$TREE" -f objs/Makefile modules > "$OUT/make.log" 2>&1 \
+# Our own make, not a sub-make of the caller's (its jobserver is not ours).
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TREE" -f objs/Makefile modules > "$OUT/make.log" 2>&1 \
     || { cat "$OUT/make.log" >&2; die "make failed"; }
-grep -i 'warning' "$OUT/make.log" >&2 && die "compiler warnings (see above)"
+grep 'warning:' "$OUT/make.log" | grep -v '^make' >&2 && die "compiler warnings (see above)"
 cp "$TREE/objs/ngx_http_corral_module.so" "$OUT/ngx_http_corral_module.so"
 echo "$OUT/ngx_http_corral_module.so"
