@@ -110,6 +110,20 @@ CONF
         | awk -v ups="$ups" -v extra="$extra" \
             '{ if ($0 == "@UPSTREAMS@") printf "%s", ups; else if ($0 == "@EXTRA_LOCATIONS@") print extra; else print }' \
         > "$RUN/nginx.conf"
+    render_gateway "$RUN/gateway.conf" off "*.$DOMAIN" "$PORT" "$DATA_PORT"
+    rm -f "$RUN/gateway-bypass.conf"
+    if [ "$PROFILE" = bench ]; then
+        render_gateway "$RUN/gateway-bypass.conf" on "_" "$((PORT + 2))"
+    fi
+}
+
+render_gateway() { # file, cache bypass (on|off), server names, listen ports...
+    local out=$1 bypass=$2 names=$3 listen="" p
+    shift 3
+    for p in "$@"; do listen+="    listen 127.0.0.1:$p ssl http2;"$'\n'; done
+    sed -e "s|@RUN@|$RUN|g" -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|$bypass|g" \
+        -e "s|@GATEWAY_NAMES@|$names|g" "$ROOT/conf/nginx-gateway.conf.in" \
+        | awk -v listen="$listen" '{ if ($0 == "@GATEWAY_LISTEN@") printf "%s", listen; else print }' > "$out"
 }
 
 start_redis() {

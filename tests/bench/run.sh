@@ -57,7 +57,25 @@ echo
 E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$(field owner_key <<<"$ws2_json")" \
     E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" node tests/e2b/bench_dataplane.mjs
 
-# 4. Admission + placement with 1,000 registered workers.
+# 4. Data-plane requests per second, the module's route cache against a lookup
+# on every request (the same gateway server rendered with the cache bypassed,
+# on port +2), both at envd's /health of one sandbox.
+dp_sb=$(curl -s --cacert "$NODE_EXTRA_CA_CERTS" -H "X-API-Key: $(field owner_key <<<"$ws2_json")" \
+    -X POST "$CORRAL_URL/v1/sandboxes" -d '{"template":"base","cpu_cores":0.1,"memory_mb":128}' \
+    | sed -E 's/.*"sandbox_id":"([^"]*)".*/\1/')
+dp_wrk() {
+    wrk -t2 -c16 -d"${DURATION}s" --latency -H "E2b-Sandbox-Id: $dp_sb" -H "E2b-Sandbox-Port: 49983" \
+        "https://localhost:$1/health" 2>&1 | parse
+}
+read -r c_rps c_p99 c_bad <<<"$(dp_wrk $((CORRAL_PORT + 1)))"
+read -r b_rps b_p99 b_bad <<<"$(dp_wrk $((CORRAL_PORT + 2)))"
+echo
+echo "data plane: GET envd /health through the gateway, wrk 16 connections, ${DURATION}s:"
+printf '  route cache       %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n' "$c_rps" "$c_p99" "$c_bad"
+printf '  lookup every time %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n' "$b_rps" "$b_p99" "$b_bad"
+awk -v a="$c_rps" -v b="$b_rps" 'BEGIN {printf "  ratio cache/lookup: %.2f\n", a/b}'
+
+# 5. Admission + placement with 1,000 registered workers.
 node tests/bench/register_workers.mjs "$ws" 1000
 echo "admission + placement, 1000 workers (500 in the workspace, 500 in the fleet):"
 printf '  '; build/bin/bench_sched "$CORRAL_REDIS_PORT" "$ws" 2000
