@@ -45,12 +45,15 @@ start_bg() { # name, then the command; its pid goes to $RUN/pids/name.pid
     echo $! > "$RUN/pids/$name.pid"
 }
 
+# A process that exited but was not reaped (a zombie) counts as gone.
+running() { [ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat" 2>/dev/null; }
+
 stop_pid() { # name [signal]
     local f="$RUN/pids/$1.pid" pid
     [ -f "$f" ] || return 0
     pid=$(cat "$f")
     kill "-${2:-TERM}" "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 100); do running "$pid" || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
     rm -f "$f"
 }
@@ -178,6 +181,8 @@ up() {
     start_redis
     for i in $(seq 1 $API_PROCS); do start_api "$i"; done
     start_bg sched "$BIN/corral-sched" -c "$RUN/corral.conf"
+    # Tests run two sweepers: corral-sched must be safe as several copies.
+    [ "$PROFILE" = test ] && start_bg sched-2 "$BIN/corral-sched" -c "$RUN/corral.conf"
     nginx -t -q -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" \
         || die "nginx rejected $RUN/nginx.conf"
     nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log"
@@ -193,6 +198,7 @@ down() {
     fi
     stop_pid workerd
     stop_pid sched
+    stop_pid sched-2
     for i in $(seq 1 $API_PROCS); do stop_pid "api-$i"; done
     stop_pid redis
 }
