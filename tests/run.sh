@@ -31,15 +31,16 @@ fuzz() {
 }
 step "fuzz request parsing (${FUZZ_SECONDS}s)" fuzz
 
-integration() {
+# A subshell: its exports (CORRAL_RUN, ...) must not leak into later steps.
+integration() (
     export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-test.XXXXXX)
     export CORRAL_PORT=${CORRAL_TEST_PORT:-18443} CORRAL_REDIS_PORT=${CORRAL_TEST_REDIS_PORT:-16390}
     export CORRAL_PROFILE=test CORRAL_BUILD="$ROOT/build-san/bin"
     export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
     export ASAN_OPTIONS="detect_leaks=1:log_path=$CORRAL_RUN/log/asan"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$CORRAL_RUN/log/ubsan"
-    trap 'conf/stack.sh down' RETURN
-    conf/stack.sh up || { tail -20 "$CORRAL_RUN"/log/*.log; return 1; }
+    trap 'conf/stack.sh down' EXIT
+    conf/stack.sh up || { tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
     node --test --test-concurrency=1 --test-reporter=spec tests/integration/
     local rc=$?
     conf/stack.sh down
@@ -48,8 +49,8 @@ integration() {
         rc=1
     fi
     [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
-    return "$rc"
-}
+    exit "$rc"
+)
 step "integration: control plane over HTTPS (ASan+UBSan)" integration
 step "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
 step "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh

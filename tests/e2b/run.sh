@@ -16,7 +16,7 @@ export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error) || { echo "npm ci failed"; exit 1; }
 make -s all >/dev/null || { echo "build failed"; exit 1; }
 trap 'conf/stack.sh down >/dev/null 2>&1' EXIT
-conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -20 "$CORRAL_RUN"/log/*.log; exit 1; }
+conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
 
 ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
 member_key() {
@@ -33,5 +33,7 @@ CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" CORRAL_SANDBOX_
 echo "--- routing by headers: E2B_SANDBOX_URL=https://localhost:$((CORRAL_PORT + 1))"
 CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
     node --test --test-concurrency=1 --test-reporter=spec tests/e2b/ || rc=1
-[ "$rc" = 0 ] || tail -30 "$CORRAL_RUN/log/workerd.log"
+[ "$rc" = 0 ] || tail -n 30 "$CORRAL_RUN/log/workerd.log"
+conf/stack.sh down >/dev/null 2>&1
+[ "$rc" = 0 ] && rm -rf "$CORRAL_RUN"
 exit "$rc"

@@ -8,7 +8,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 
-export CORRAL_RUN=${CORRAL_RUN:-$(mktemp -d /tmp/corral-wtest.XXXXXX)}
+export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-wtest.XXXXXX)
 export CORRAL_PORT=${CORRAL_TEST_PORT:-18643} CORRAL_REDIS_PORT=${CORRAL_TEST_REDIS_PORT:-16590}
 export CORRAL_PROFILE=test CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin}
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
@@ -28,9 +28,10 @@ trap cleanup EXIT
 make -s all >/dev/null || { echo "build failed"; make all; exit 1; }
 bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
 bash tests/lib/images.sh >"$LOGS/images.log" 2>&1 || { tail -20 "$LOGS/images.log"; exit 1; }
-conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -20 "$CORRAL_RUN"/log/*.log; exit 1; }
+conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
 
 node --test --test-concurrency=1 --test-reporter=spec tests/workerd/
 rc=$?
+conf/stack.sh down >/dev/null 2>&1
 [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
 exit "$rc"
