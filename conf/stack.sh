@@ -99,7 +99,8 @@ sweep_ms = $SWEEP
 CONF
     umask 022
     local ups="" i
-    for i in $(seq 1 $API_PROCS); do ups+="        server unix:$RUN/api-$i.sock;"$'\n'; done
+    # A restarted handler is used again within a second (nginx would wait 10 s).
+    for i in $(seq 1 $API_PROCS); do ups+="        server unix:$RUN/api-$i.sock max_fails=1 fail_timeout=1s;"$'\n'; done
     local extra=""
     if [ "$PROFILE" = bench ]; then
         mkdir -p "$RUN/www" && echo '{"status":"ok"}' > "$RUN/www/static.json"

@@ -66,19 +66,16 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
     return record(w, &st);
 }
 
-static int apply_kill(struct worker *w, const char *sbid)
+int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
 {
-    struct sb_entry *e;
     char err[256], tier[16] = "UNKNOWN";
 
     if (!sbid)
         return 0;
-    e = sbtable_get(&w->table, sbid);
-    if (e)
-        snprintf(tier, sizeof(tier), "%s", e->st.tier);
+    sbtable_tier(&w->table, sbid, tier, sizeof(tier));
     /* Forget it first: the "die" this causes is no news to report. */
     sbtable_del(&w->table, sbid);
-    if (containers_kill(&w->dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
+    if (containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
         log_warn("sandbox %s tier %s: kill: %s", sbid, tier, err);
         return -1;
     }
@@ -93,7 +90,7 @@ int apply_command(struct worker *w, json_t *cmd)
     if (type && strcmp(type, "create") == 0)
         return apply_create(w, &w->dk, json_object_get(cmd, "sandbox"));
     if (type && strcmp(type, "kill") == 0)
-        return apply_kill(w, json_string_value(json_object_get(cmd, "sandbox_id")));
+        return apply_kill(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")));
     /* pause, resume, ... arrive with later issues: acknowledge so they do not
      * loop, and say so. */
     log_warn("command type %s not supported; acknowledged without effect", type ? type : "(none)");

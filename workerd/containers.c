@@ -235,7 +235,7 @@ static int await_envd(struct docker *d, const char *name, long ready_ms, struct 
                      ENVD_PORT, ready_ms);
             return give_up(d, name, st);
         }
-        clock_sleep_ms(50);
+        clock_sleep_ms(10); /* envd starts in milliseconds: poll often, briefly */
     }
 }
 

@@ -96,12 +96,12 @@ static void forget_told(struct worker *w, size_t n_acks)
     json_decref(exited);
 }
 
-/* Applies the creates at the head of the backlog together, acknowledging each
- * applied one. -1 when dockerd was unreachable (the backlog is dropped: the
- * unacknowledged commands come again). */
-static int apply_head_creates(struct worker *w)
+/* Applies the creates (or kills) at the head of the backlog together,
+ * acknowledging each applied one. The number taken, or -1 when dockerd was
+ * unreachable (the backlog is dropped: the unacknowledged commands come again). */
+static int apply_head_batch(struct worker *w)
 {
-    int results[APPLY_PARALLEL], n = apply_creates_parallel(w, w->backlog, results), failed = 0;
+    int results[APPLY_PARALLEL], n = apply_batch_parallel(w, w->backlog, results), failed = 0;
 
     for (int i = 0; i < n; i++) {
         const char *id =
@@ -117,7 +117,7 @@ static int apply_head_creates(struct worker *w)
     }
     for (int i = 0; i < n; i++)
         json_array_remove(w->backlog, 0);
-    return 0;
+    return n;
 }
 
 /* Applies the backlog, then what this answer brought, for at most a quarter
@@ -132,10 +132,11 @@ static void apply_all(struct worker *w, json_t *ans)
     json_array_extend(w->backlog, json_object_get(ans, "commands"));
     while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
         const char *id;
-        if (apply_head_creates(w) != 0)
+        int taken = apply_head_batch(w);
+        /* After a batch, report it at once (the next poll does not wait while
+         * a backlog remains): a create's caller should not wait for the rest. */
+        if (taken != 0)
             return;
-        if (json_array_size(w->backlog) == 0)
-            break;
         cmd = json_incref(json_array_get(w->backlog, 0));
         id = json_string_value(json_object_get(cmd, "id"));
         if (apply_command(w, cmd) != 0) {

@@ -1,5 +1,7 @@
 #include "sbtable.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,4 +127,15 @@ int sbtable_has(struct sbtable *t, const char *sbid)
     has = find(t, sbid) != NULL;
     pthread_mutex_unlock(&t->mu);
     return has;
+}
+
+void sbtable_tier(struct sbtable *t, const char *sbid, char *out, size_t len)
+{
+    struct sb_entry *e;
+
+    pthread_mutex_lock(&t->mu);
+    e = find(t, sbid);
+    if (e)
+        snprintf(out, len, "%s", e->st.tier);
+    pthread_mutex_unlock(&t->mu);
 }

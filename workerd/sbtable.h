@@ -35,6 +35,8 @@ int sbtable_count_running(struct sbtable *t);
 /* Thread-safe: records st and marks it to be reported (a create is always
  * answered); drop: forget it once reported. -1 out of memory. */
 int sbtable_record(struct sbtable *t, const struct ctr_state *st, int drop);
+/* Thread-safe: copies sbid's tier into out (left as is when unknown). */
+void sbtable_tier(struct sbtable *t, const char *sbid, char *out, size_t len);
 /* Thread-safe: 1 when sbid is recorded at all. */
 int sbtable_has(struct sbtable *t, const char *sbid);
 /* Thread-safe: 1 when sbid is recorded as running. */

@@ -55,14 +55,16 @@ void reconcile(struct worker *w);
 
 /* apply.c: applies one command. 0 applied (ack it), -1 not (comes again). */
 int apply_command(struct worker *w, json_t *cmd);
-/* The create part, on a given dockerd connection (one per thread). */
+/* Creates and kills on a given dockerd connection (one per thread). */
 int apply_create(struct worker *w, struct docker *dk, json_t *sandbox);
+int apply_kill(struct worker *w, struct docker *dk, const char *sbid);
 
-/* apply_batch.c: up to APPLY_PARALLEL creates at the head of cmds applied at
- * once, each on its own thread and dockerd connection; results[i] as
- * apply_command's. Returns how many it took (0 when the head is no create). */
+/* apply_batch.c: up to APPLY_PARALLEL commands of one kind (create or kill)
+ * at the head of cmds applied at once, each on its own thread and dockerd
+ * connection; results[i] as apply_command's. Returns how many it took (0 when
+ * the head is neither). */
 #define APPLY_PARALLEL 8
-int apply_creates_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
+int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
 
 /* heartbeat.c: the loop, until *stop. */
 void heartbeat_run(struct worker *w);
