@@ -97,6 +97,10 @@ test('gzip upload (Content-Encoding) and gzip download (Accept-Encoding)', async
   res = await fetch(url({ path: 'gz.txt' }), { headers: { 'Accept-Encoding': 'gzip' } });
   assert.equal(res.headers.get('content-encoding'), 'gzip');
   assert.equal(await res.text(), text); // fetch decodes gzip
+  // A generic accept list (fetch's default) gets the file as it is.
+  res = await fetch(url({ path: 'gz.txt' }), { headers: { 'Accept-Encoding': 'gzip, deflate' } });
+  assert.equal(res.headers.get('content-encoding'), null);
+  assert.equal(await res.text(), text);
 });
 
 test('metadata headers become xattrs reported on Stat and the upload answer', async () => {

@@ -86,14 +86,19 @@ static int errno_status(int err)
     }
 }
 
-/* True when Accept-Encoding lists gzip without q=0. */
+/* True when the client asked for gzip itself: Accept-Encoding names gzip alone
+ * (what the SDK sends with {gzip: true}), without q=0. A generic list such as
+ * fetch's default "gzip, deflate" gets the file as it is: compressing on the
+ * fly costs far more throughput than it saves on loopback or a fast network. */
 static int accepts_gzip(const struct http_req *r)
 {
     const char *ae = http_header(r, "Accept-Encoding");
     const char *g = ae ? strcasestr(ae, "gzip") : NULL;
     const char *q;
 
-    if (g == NULL)
+    while (ae != NULL && *ae == ' ')
+        ae++;
+    if (g == NULL || g != ae || strchr(ae, ','))
         return 0;
     q = g + 4;
     while (*q == ' ')
