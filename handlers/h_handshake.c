@@ -8,6 +8,7 @@
 #include "respond.h"
 #include "sandbox_spec_parse.h"
 #include "secret.h"
+#include "worker_registry.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -124,9 +125,7 @@ static int returning_worker(struct request *req, const json_t *b, char wid[33], 
 {
     const char *id = json_string_value(json_object_get(b, "worker_id"));
     const char *secret = json_string_value(json_object_get(b, "worker_secret"));
-    char key[160], mac[SECRET_MAC_HEX];
-    redisReply *r;
-    int ok;
+    int ok, alive = 0;
 
     if (!id)
         return 0;
@@ -134,16 +133,12 @@ static int returning_worker(struct request *req, const json_t *b, char wid[33], 
         respond_error(req, 403, "worker_id needs the worker_secret it was given");
         return -1;
     }
-    snprintf(key, sizeof(key), K_WORKER, req->cred.ws, id);
-    r = rconn_cmd(req->rc, 0, "HMGET %s secret_mac state", key);
-    if (!r) {
+    ok = worker_check_secret(req, id, secret, &alive);
+    if (ok < 0) {
         respond_error(req, 503, "state store unavailable; retry shortly");
         return -1;
     }
-    secret_mac_hex(req->conf->server_secret, secret, mac);
-    ok = reply_str(r->element[0]) && secret_equal(reply_str(r->element[0]), mac);
-    *was_dead = ok && reply_str(r->element[1]) && strcmp(reply_str(r->element[1]), "alive") != 0;
-    freeReplyObject(r);
+    *was_dead = ok && !alive;
     if (!ok) {
         respond_error(req, 403,
                       "worker_id is not a worker this workspace enrolled with that secret");

@@ -8,39 +8,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-int worker_authenticate(struct request *req, char wid[33])
+int worker_check_secret(struct request *req, const char *id, const char *secret, int *alive)
 {
-    const char *id = request_header(req, "HTTP_X_WORKER_ID");
-    const char *secret = request_header(req, "HTTP_X_WORKER_SECRET");
     char key[160], mac[SECRET_MAC_HEX];
     const char *stored, *state;
     redisReply *r;
     int ok;
 
-    if (!id || !secret || !token_is_id(id)) {
-        respond_error(req, 403, "X-Worker-Id and X-Worker-Secret of an enrolled worker required");
-        return 0;
-    }
     snprintf(key, sizeof(key), K_WORKER, req->cred.ws, id);
     r = rconn_cmd(req->rc, 0, "HMGET %s secret_mac state", key);
-    if (!r) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+    if (!r)
         return -1;
-    }
     secret_mac_hex(req->conf->server_secret, secret, mac);
     stored = reply_str(r->element[0]);
     state = reply_str(r->element[1]);
     ok = stored && secret_equal(stored, mac);
+    *alive = ok && state && strcmp(state, "alive") == 0;
+    freeReplyObject(r);
+    return ok;
+}
+
+int worker_authenticate(struct request *req, char wid[33])
+{
+    const char *id = request_header(req, "HTTP_X_WORKER_ID");
+    const char *secret = request_header(req, "HTTP_X_WORKER_SECRET");
+    int ok, alive = 0;
+
+    if (!id || !secret || !token_is_id(id)) {
+        respond_error(req, 403, "X-Worker-Id and X-Worker-Secret of an enrolled worker required");
+        return 0;
+    }
+    ok = worker_check_secret(req, id, secret, &alive);
+    if (ok < 0) {
+        respond_error(req, 503, "state store unavailable; retry shortly");
+        return -1;
+    }
     if (!ok)
         respond_error(req, 403,
                       "this join token did not enroll that worker, or its secret is wrong");
-    else if (!state || strcmp(state, "alive") != 0)
+    else if (!alive)
         respond_error(req, 410, "worker %s is no longer enrolled: handshake again", id);
-    if (ok && state && strcmp(state, "alive") == 0)
+    else
         snprintf(wid, 33, "%s", id);
-    ok = ok && state && strcmp(state, "alive") == 0;
-    freeReplyObject(r);
-    return ok;
+    return ok && alive;
 }
 
 json_t *worker_view(const redisReply *rec, const char *wid)

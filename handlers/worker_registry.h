@@ -9,6 +9,10 @@
  * token. 1 ok (wid filled), 0 answered 403/410, -1 answered 503. */
 int worker_authenticate(struct request *req, char wid[33]);
 
+/* Whether secret is the one this pool's worker id was given: 1 yes (*alive
+ * says whether it is still enrolled and alive), 0 no, -1 Redis failed. */
+int worker_check_secret(struct request *req, const char *id, const char *secret, int *alive);
+
 json_t *worker_view(const redisReply *rec, const char *wid);
 
 #endif

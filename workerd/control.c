@@ -1,13 +1,9 @@
+#include "curl_buf.h"
 #include "control.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct buf {
-    char *p;
-    size_t len;
-};
 
 /* Answers of the control plane are small; past this something is wrong. */
 #define CONTROL_MAX_ANSWER (8 * 1024 * 1024)
@@ -24,24 +20,6 @@ void control_close(struct control *ctl)
     if (ctl->curl)
         curl_easy_cleanup(ctl->curl);
     ctl->curl = NULL;
-}
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-    struct buf *b = ud;
-    size_t n = size * nmemb;
-    char *p;
-
-    if (b->len + n > CONTROL_MAX_ANSWER)
-        return 0;
-    p = realloc(b->p, b->len + n + 1);
-    if (!p)
-        return 0;
-    memcpy(p + b->len, ptr, n);
-    b->len += n;
-    p[b->len] = '\0';
-    b->p = p;
-    return n;
 }
 
 static struct curl_slist *headers(const struct control *ctl, const struct worker_identity *id)
@@ -62,7 +40,7 @@ static struct curl_slist *headers(const struct control *ctl, const struct worker
 }
 
 static void prepare(struct control *ctl, const char *path, const char *text, long timeout_ms,
-                    struct curl_slist *hdrs, struct buf *b)
+                    struct curl_slist *hdrs, struct curl_buf *b)
 {
     char url[WCONF_STR + 128];
     CURL *c = ctl->curl;
@@ -79,7 +57,7 @@ static void prepare(struct control *ctl, const char *path, const char *text, lon
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_buf_write);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
 }
 
@@ -87,7 +65,7 @@ int control_post(struct control *ctl, const char *path, json_t *body,
                  const struct worker_identity *id, long timeout_ms, long *status, json_t **out,
                  char *err, size_t errlen)
 {
-    struct buf b = {0};
+    struct curl_buf b = {0, 0, CONTROL_MAX_ANSWER};
     struct curl_slist *hdrs;
     char *text = json_dumps(body, JSON_COMPACT);
     CURLcode rc;

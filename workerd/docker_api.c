@@ -1,3 +1,4 @@
+#include "curl_buf.h"
 #include "docker_api.h"
 
 #include <stdio.h>
@@ -7,11 +8,6 @@
 /* Engine API version: dockerd 20.10 speaks 1.41; pinning it keeps the JSON
  * shapes we parse stable across daemon upgrades. */
 #define DOCKER_API_PREFIX "http://docker/v1.41"
-
-struct buf {
-    char *p;
-    size_t len;
-};
 
 int docker_init(struct docker *d, const char *sock)
 {
@@ -27,23 +23,8 @@ void docker_close(struct docker *d)
     d->curl = NULL;
 }
 
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-    struct buf *b = ud;
-    size_t n = size * nmemb;
-    char *p = realloc(b->p, b->len + n + 1);
-
-    if (!p)
-        return 0; /* curl turns this into CURLE_WRITE_ERROR */
-    memcpy(p + b->len, ptr, n);
-    b->len += n;
-    p[b->len] = '\0';
-    b->p = p;
-    return n;
-}
-
 static void prepare(struct docker *d, const char *method, const char *path, long timeout_ms,
-                    struct buf *b)
+                    struct curl_buf *b)
 {
     char url[2048];
 
@@ -55,7 +36,7 @@ static void prepare(struct docker *d, const char *method, const char *path, long
     curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
     curl_easy_setopt(d->curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, curl_buf_write);
     curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, b);
 }
 
@@ -75,7 +56,7 @@ static int perform(struct docker *d, const char *method, const char *path, long 
 int docker_call(struct docker *d, const char *method, const char *path, json_t *body,
                 long timeout_ms, long *status, json_t **out, char *err, size_t errlen)
 {
-    struct buf b = {0};
+    struct curl_buf b = {0, 0, 0};
     struct curl_slist *hdrs = NULL;
     char *text = NULL;
     int rc;
@@ -106,7 +87,7 @@ int docker_call(struct docker *d, const char *method, const char *path, json_t *
 int docker_call_raw(struct docker *d, const char *method, const char *path, long timeout_ms,
                     long *status, char **buf, size_t *len, char *err, size_t errlen)
 {
-    struct buf b = {0};
+    struct curl_buf b = {0, 0, 0};
     int rc;
 
     prepare(d, method, path, timeout_ms, &b);
