@@ -52,6 +52,26 @@ try {
   console.log(`  gateway  write ${g.up.toFixed(0)}  read ${g.down.toFixed(0)}`);
   console.log(`  direct   write ${d.up.toFixed(0)}  read ${d.down.toFixed(0)}`);
   console.log(`  ratio write ${(g.up / d.up).toFixed(2)}  read ${(g.down / d.down).toFixed(2)}  (goal > 0.7 and >= 200 MB/s through the gateway)`);
+
+  // The same 100 MB with curl (HTTP/1.1, one stream), to separate the
+  // gateway's cost from the Node client's.
+  const file = '/tmp/corral-bench-100m.bin';
+  execFileSync('sh', ['-c', `head -c 104857600 /dev/urandom > ${file}`]);
+  const auth = ['-H', `Authorization: Basic ${Buffer.from('user:').toString('base64')}`,
+    '-H', `X-Access-Token: ${sbx.envdAccessToken}`];
+  const gwArgs = ['--cacert', process.env.NODE_EXTRA_CA_CERTS, '-H', `E2b-Sandbox-Id: ${sbx.sandboxId}`,
+    '-H', 'E2b-Sandbox-Port: 49983', ...auth];
+  const curl = (base, extra, method) => Number(execFileSync('curl', ['-s', '--http1.1', '-o', '/dev/null',
+    '-w', method === 'POST' ? '%{speed_upload}' : '%{speed_download}', ...extra,
+    ...(method === 'POST' ? ['-X', 'POST', '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${file}`] : []),
+    `${base}/files?path=/tmp/curl.bin`], { encoding: 'utf8' })) / 1e6;
+  const gwBase = process.env.E2B_SANDBOX_URL;
+  const cg = { up: curl(gwBase, gwArgs, 'POST'), down: curl(gwBase, gwArgs, 'GET') };
+  const cd = { up: curl(`http://${ip}:49983`, auth, 'POST'), down: curl(`http://${ip}:49983`, auth, 'GET') };
+  console.log('100 MB file with curl (MB/s):');
+  console.log(`  gateway  write ${cg.up.toFixed(0)}  read ${cg.down.toFixed(0)}`);
+  console.log(`  direct   write ${cd.up.toFixed(0)}  read ${cd.down.toFixed(0)}`);
+  console.log(`  ratio write ${(cg.up / cd.up).toFixed(2)}  read ${(cg.down / cd.down).toFixed(2)}`);
 } finally {
   await sbx.kill();
 }

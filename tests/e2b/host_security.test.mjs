@@ -69,3 +69,18 @@ test(`[${MODE}] tenancy: workspace B cannot see, connect to, reach envd of, or k
     assert.equal(await sbx.isRunning(), true, "A's sandbox is untouched");
   });
 });
+
+test(`[${MODE}] an upload with a Content-Length over nginx's default body cap passes the gateway`, async () => {
+  await withSandbox({}, async (sbx) => {
+    const { url, headers } = gatewayUrl(sbx, 49983);
+    const body = Buffer.alloc(5 * 1024 * 1024, 7);
+    const r = await fetch(`${url}/files?path=/tmp/cl.bin`, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/octet-stream', 'Content-Length': String(body.length),
+        'X-Access-Token': sbx.envdAccessToken, Authorization: `Basic ${Buffer.from('user:').toString('base64')}` },
+      body,
+    });
+    assert.equal(r.status, 200, await r.text());
+    assert.equal((await sbx.files.read('/tmp/cl.bin', { format: 'bytes' })).length, body.length);
+  });
+});
