@@ -74,7 +74,7 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 LINT_SRCS = $$(git ls-files 'common/*.c' 'scheduler/*.c' 'handlers/*.c' 'workerd/*.c' 'workerd/envd/*.c' \
-	  'tests/unit/*.c' 'tests/bench/*.c')
+	  'tests/unit/*.c' 'tests/bench/*.c' 'tests/workerd/*.c')
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd $(LINT_SRCS)

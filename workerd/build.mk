@@ -9,3 +9,12 @@ BINS += $(BIN)/workerd
 $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl
+
+# Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
+UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c workerd/backoff.c workerd/probe.c \
+                     workerd/worker_conf.c workerd/containers.c workerd/docker_api.c \
+                     workerd/envd_ready.c workerd/curl_buf.c
+$(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl
+$(OBJ)/tests/workerd/unit_workerd.o: CFLAGS += -Iworkerd
