@@ -56,6 +56,11 @@ const plain = await timeEach(N, plainRun);
 await Promise.all(plain.ids.map(plainRemove));
 const corral = await timeEach(N, corralRun);
 const busy = rss();
+// envd idle in one of those sandboxes: PID 1 of its container, seen from the host.
+const ctrs = await docker('GET', '/containers/json');
+const one = ctrs.body.find((c) => c.Names.some((n) => n.includes(corral.ids[0])));
+const envdPid = (await docker('GET', `/containers/${one.Id}/json`)).body.State.Pid;
+const envdRss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${envdPid}/status`, 'utf8'))[1]);
 await Promise.all(corral.ids.map(corralRemove));
 console.log(`create-to-running, ${N} sequential (ms):`);
 console.log(`  corral      p50 ${pct(corral.t, 0.5).toFixed(1)}  p95 ${pct(corral.t, 0.95).toFixed(1)}`);
@@ -71,4 +76,5 @@ const cids = await Promise.all(Array.from({ length: 20 }, corralRun));
 const corralWall = performance.now() - s;
 await Promise.all(cids.map(corralRemove));
 console.log(`20 concurrent creates, wall time: corral ${corralWall.toFixed(0)} ms, docker API ${plainWall.toFixed(0)} ms, ratio ${(corralWall / plainWall).toFixed(2)}`);
+console.log(`envd RSS in an idle sandbox: ${(envdRss / 1024).toFixed(1)} MB (goal < 5 MB)`);
 console.log(`workerd RSS: idle ${(idle / 1024).toFixed(1)} MB (goal < 20 MB); with ${N} sandboxes ${(busy / 1024).toFixed(1)} MB, ${((busy - idle) / N).toFixed(1)} KB per sandbox (goal < 100 KB)`);
