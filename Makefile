@@ -33,10 +33,7 @@ include common/build.mk
 include scheduler/build.mk
 include handlers/build.mk
 include workerd/envd/build.mk
-# workerd is wired in once it builds and passes its tests (see tests/run.sh).
-ifneq ($(wildcard workerd/READY),)
 include workerd/build.mk
-endif
 include tests/build.mk
 
 .PHONY: all deps test bench up down images clean format lint module
