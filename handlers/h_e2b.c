@@ -102,22 +102,15 @@ static long body_timeout(struct request *req, int required)
 void h_e2b_timeout(struct request *req)
 {
     long t = body_timeout(req, 1);
-    redisReply *rec;
-    int n;
 
-    if (t < 0)
-        return;
-    rec = running_record(req);
-    if (!rec)
-        return;
-    freeReplyObject(rec);
-    n = sandbox_set_deadline(req->rc, req->cred.ws, req->params[0], clock_now_ms() + t * 1000, 0);
-    if (n < 0)
-        respond_error(req, 503, "state store unavailable; retry shortly");
-    else if (n == 0)
-        NOT_FOUND_SANDBOX(req);
-    else
-        respond_empty(req, 204);
+    /* The deadline script itself refuses a sandbox that is not running (0). */
+    if (t >= 0)
+        respond_change(req,
+                       token_is_id(req->params[0])
+                           ? sandbox_set_deadline(req->rc, req->cred.ws, req->params[0],
+                                                  clock_now_ms() + t * 1000, 0)
+                           : 0,
+                       "sandbox");
 }
 
 void h_e2b_connect(struct request *req)

@@ -63,20 +63,10 @@ void h_key_create(struct request *req)
                            "workspace", req->cred.ws));
 }
 
-static void answer_delete(struct request *req, int n, const char *what)
-{
-    if (n < 0)
-        respond_error(req, 503, "state store unavailable; retry shortly");
-    else if (n == 0)
-        respond_error(req, 404, "%s not found", what);
-    else
-        respond_empty(req, 204);
-}
-
 void h_key_delete(struct request *req)
 {
     int n = token_is_id(req->params[0]) ? apikey_delete(req->rc, req->cred.ws, req->params[0]) : 0;
-    answer_delete(req, n, "key");
+    respond_change(req, n, "key");
 }
 
 void h_jointoken_create(struct request *req)
@@ -114,5 +104,5 @@ void h_jointoken_delete(struct request *req)
 {
     int n =
         token_is_id(req->params[0]) ? jointoken_revoke(req->rc, req->cred.ws, req->params[0]) : 0;
-    answer_delete(req, n, "join token");
+    respond_change(req, n, "join token");
 }

@@ -128,12 +128,7 @@ void h_sandbox_delete(struct request *req)
                 ? sandbox_kill(req->rc, req->cred.ws, req->params[0], "deleted")
                 : 0;
 
-    if (n < 0)
-        respond_error(req, 503, "state store unavailable; retry shortly");
-    else if (n == 0)
-        NOT_FOUND_SANDBOX(req);
-    else
-        respond_empty(req, 204);
+    respond_change(req, n, "sandbox");
 }
 
 /* metadata filter: "k=v&k2=v2" (URL-encoded as one query value, as E2B does). */

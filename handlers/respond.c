@@ -101,3 +101,13 @@ void respond_empty(struct request *req, int status)
 {
     write_head(req, status, NULL);
 }
+
+void respond_change(struct request *req, int n, const char *what)
+{
+    if (n < 0)
+        respond_error(req, 503, "state store unavailable; retry shortly");
+    else if (n == 0)
+        respond_error(req, 404, "%s not found", what);
+    else
+        respond_empty(req, 204);
+}

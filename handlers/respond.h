@@ -15,4 +15,8 @@ void respond_add_header(struct request *req, const char *name, const char *value
 
 #define NOT_FOUND_SANDBOX(req) respond_error(req, 404, "sandbox not found")
 
+/* The answer to a change of something by id: n < 0 the state store failed
+ * (503), 0 there was no such thing (404 "<what> not found"), else 204. */
+void respond_change(struct request *req, int n, const char *what);
+
 #endif
