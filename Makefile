@@ -16,7 +16,7 @@ BIN     := $(BUILD)/bin
 OBJ     := $(BUILD)/obj
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Ischeduler -Ihandlers $(SANFLAGS)
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Ischeduler -Ihandlers -Itests/lib $(SANFLAGS)
 LDFLAGS += -pthread $(SANFLAGS)
 LIBS    := -lhiredis -ljansson -lcrypto -lm
 
@@ -74,9 +74,9 @@ LINT_SRCS = $$(git ls-files 'common/*.c' 'scheduler/*.c' 'handlers/*.c' 'workerd
 	  'tests/unit/*.c' 'tests/bench/*.c' 'tests/workerd/*.c')
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd $(LINT_SRCS)
+	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd -Itests/lib $(LINT_SRCS)
 	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon \
-	  -Ischeduler -Ihandlers -Iworkerd -Iworkerd/envd
+	  -Ischeduler -Ihandlers -Iworkerd -Iworkerd/envd -Itests/lib
 	clang-format --dry-run --Werror $(LINT_SRCS)
 
 clean:

@@ -1,49 +1,11 @@
 #include "respond.h"
 
+#include "http_status.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *reason_phrase(int status)
-{
-    switch (status) {
-    case 200:
-        return "OK";
-    case 201:
-        return "Created";
-    case 204:
-        return "No Content";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 403:
-        return "Forbidden";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 409:
-        return "Conflict";
-    case 410:
-        return "Gone";
-    case 413:
-        return "Payload Too Large";
-    case 429:
-        return "Too Many Requests";
-    case 501:
-        return "Not Implemented";
-    case 502:
-        return "Bad Gateway";
-    case 503:
-        return "Service Unavailable";
-    case 504:
-        return "Gateway Timeout";
-    default:
-        return "Internal Server Error";
-    }
-}
 
 static __thread char extra_headers[512];
 
@@ -57,7 +19,7 @@ void respond_add_header(struct request *req, const char *name, const char *value
 
 static void write_head(struct request *req, int status, const char *type)
 {
-    FCGX_FPrintF(req->fcgi->out, "Status: %d %s\r\n", status, reason_phrase(status));
+    FCGX_FPrintF(req->fcgi->out, "Status: %d %s\r\n", status, http_status_text(status));
     if (type)
         FCGX_FPrintF(req->fcgi->out, "Content-Type: %s\r\n", type);
     FCGX_FPrintF(req->fcgi->out, "Cache-Control: no-store\r\n%s\r\n", extra_headers);

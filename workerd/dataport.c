@@ -20,6 +20,7 @@
  * more than nginx's TLS in front of it, and it keeps the partial-write and
  * back-pressure handling obvious.
  */
+#include "http_status.h"
 #include "dataport.h"
 
 #include "log.h"
@@ -134,26 +135,7 @@ static void reply_error(int fd, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    switch (code) {
-    case 400:
-        reason = "Bad Request";
-        break;
-    case 403:
-        reason = "Forbidden";
-        break;
-    case 404:
-        reason = "Not Found";
-        break;
-    case 431:
-        reason = "Request Header Fields Too Large";
-        break;
-    case 502:
-        reason = "Bad Gateway";
-        break;
-    default:
-        reason = "Service Unavailable";
-        break;
-    }
+    reason = http_status_text(code);
     /* msg holds no quote or backslash: every caller passes checked text */
     blen = snprintf(body, sizeof(body), "{\"code\":%d,\"message\":\"%s\"}", code, msg);
     n = snprintf(out, sizeof(out),

@@ -1,5 +1,6 @@
 /* Unit tests of Corral's pure functions: token shapes, secrets, validation.
  * Prints "N passed, N failed" and exits non-zero on any failure. */
+#include "check.h"
 #include "e2b_spec.h"
 #include "request.h"
 #include "sandbox_spec_parse.h"
@@ -10,17 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
+CHECK_COUNTERS;
 
 static void test_tokens(void)
 {
@@ -153,6 +144,5 @@ int main(void)
     test_spec();
     test_misc();
     test_e2b_spec();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return CHECK_SUMMARY();
 }

@@ -1,5 +1,6 @@
 /* Unit tests of workerd's pure functions: backoff, the gVisor probe's verdict,
  * sandbox ids, configuration. Prints "N passed, N failed". */
+#include "check.h"
 #include "containers.h"
 #include "probe.h"
 #include "worker.h"
@@ -8,17 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int passed, failed;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            passed++;                                                                              \
-        } else {                                                                                   \
-            failed++;                                                                              \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
+CHECK_COUNTERS;
 
 static void test_backoff(void)
 {
@@ -75,6 +66,5 @@ int main(void)
     test_probe();
     test_ids();
     test_conf();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return CHECK_SUMMARY();
 }

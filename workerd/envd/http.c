@@ -5,6 +5,7 @@
  * either sized or chunked; streams use chunked encoding, which every fetch
  * implementation accepts and which keeps the connection reusable.
  */
+#include "http_status.h"
 #include "http.h"
 
 #include <ctype.h>
@@ -17,52 +18,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-
-static const char *status_text(int status)
-{
-    switch (status) {
-    case 100:
-        return "Continue";
-    case 200:
-        return "OK";
-    case 204:
-        return "No Content";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 403:
-        return "Forbidden";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 406:
-        return "Not Acceptable";
-    case 408:
-        return "Request Timeout";
-    case 409:
-        return "Conflict";
-    case 413:
-        return "Payload Too Large";
-    case 415:
-        return "Unsupported Media Type";
-    case 429:
-        return "Too Many Requests";
-    case 499:
-        return "Client Closed Request";
-    case 501:
-        return "Not Implemented";
-    case 503:
-        return "Service Unavailable";
-    case 504:
-        return "Gateway Timeout";
-    case 507:
-        return "Insufficient Storage";
-    default:
-        return status >= 500 ? "Internal Server Error" : "Error";
-    }
-}
 
 /* Fills the buffer with at least one more byte. 1 ok, 0 EOF, -1 error. */
 static int conn_fill(struct http_conn *c)
@@ -433,7 +388,7 @@ int http_send_head(struct http_req *r, int status, const char *content_type,
     char head[2048];
     int n;
 
-    n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n", status, status_text(status));
+    n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n", status, http_status_text(status));
     if (content_type != NULL)
         n += snprintf(head + n, sizeof(head) - (size_t)n, "Content-Type: %s\r\n", content_type);
     if (status == 204 || status == 304)
