@@ -100,3 +100,46 @@ test('over the per-key rate limit: 429 in the JSON error shape', async () => {
   assertError(limited[0], 429, /rate limit/);
   assert.ok(results.some((r) => r.status === 200));
 });
+
+test('owner routes validate their bodies: key role, join-token ttl, unknown fields', async () => {
+  assertError(await api('POST', '/v1/keys', { key: A.owner, body: { role: 'admin' } }), 400, /^role/);
+  assertError(await api('POST', '/v1/keys', { key: A.owner, body: { role: 'member', scope: 'x' } }), 400, /^scope: unknown field/);
+  assertError(await api('POST', '/v1/join-tokens', { key: A.owner, body: { ttl_seconds: 5 } }), 400, /^ttl_seconds/);
+  assertError(await api('POST', '/v1/join-tokens', { key: A.owner, body: { ttl_seconds: '1h' } }), 400, /^ttl_seconds/);
+});
+
+test('worker routes validate their bodies, naming the field, and change nothing', async () => {
+  const jt = corralctl('join-token', 'create', '--workspace', A.id).token;
+  const auth = { Authorization: `Bearer ${jt}` };
+  const good = { runtimes: [{ name: 'runc', tier: 'CONTAINER' }], cpu_cores: 1, memory_mb: 1, slots: 1,
+    data_addr: '127.0.0.1:1', templates: ['base'] };
+  const before = (await api('GET', '/v1/workers', { key: A.member })).body.workers.length;
+  const bad = [
+    [{ ...good, slots: 0 }, /^slots/], [{ ...good, runtimes: [{ name: 'runc', tier: 'SUPER' }] }, /^runtimes\[0\]/],
+    [{ ...good, runtimes: [] }, /^runtimes/], [{ ...good, data_addr: '' }, /^data_addr/],
+    [{ ...good, templates: ['../x'] }, /^templates\[0\]/], [{ ...good, egress: 'yes' }, /^egress/],
+    [{ ...good, cpu_cores: -1 }, /^cpu_cores/],
+  ];
+  for (const [body, msg] of bad) assertError(await api('POST', '/v1/worker/handshake', { headers: auth, body }), 400, msg);
+  assert.equal((await api('GET', '/v1/workers', { key: A.member })).body.workers.length, before, 'no worker enrolled');
+  const hs = worker;
+  assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { acks: ['nope'] } }), 400, /^acks\[0\]/);
+  assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { sandboxes: [{ id: 'zz', state: 'running' }] } }), 400, /^sandboxes\[0\]/);
+  assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { sandboxes: [{ id: '0123456789abcdef0123', state: 'paused' }] } }), 400, /^sandboxes\[0\]/);
+});
+
+test('corralctl refuses what it must, with a message and a non-zero exit', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const run = (...args) => spawnSync(`${process.env.CORRAL_BUILD}/corralctl`, ['-c', `${process.env.CORRAL_RUN}/corral.conf`, ...args], { encoding: 'utf8' });
+  let r = run('key', 'create', '--workspace', '00000000deadbeef', '--role', 'member');
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /no such workspace/);
+  r = run('key', 'create', '--workspace', A.id, '--role', 'admin');
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /--role/);
+  r = run('join-token', 'revoke', 'ffffffffffffffff');
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /no such join token/);
+  r = run('frobnicate');
+  assert.equal(r.status, 2);
+});
