@@ -179,6 +179,8 @@ static char *ngx_http_corral_merge_loc_conf(ngx_conf_t *cf, void *parent,
 static ngx_int_t ngx_http_corral_init(ngx_conf_t *cf);
 static ngx_int_t ngx_http_corral_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
+static ngx_int_t ngx_http_corral_parse_ttl(ngx_conf_t *cf, ngx_str_t *arg,
+    size_t prefix, ngx_msec_t *out);
 static char *ngx_http_corral_cache(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_corral_secret_file(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -1591,6 +1593,26 @@ ngx_http_corral_init_zone(ngx_shm_zone_t *shm_zone, void *data)
 
 /* corral_cache zone=NAME:SIZE [ttl=TIME] [negative_ttl=TIME]; */
 
+/* "ttl=2s" and "negative_ttl=1s": the time after the prefix. */
+static ngx_int_t
+ngx_http_corral_parse_ttl(ngx_conf_t *cf, ngx_str_t *arg, size_t prefix,
+    ngx_msec_t *out)
+{
+    ngx_str_t  s;
+
+    s.data = arg->data + prefix;
+    s.len = arg->len - prefix;
+
+    *out = ngx_parse_time(&s, 0);
+    if (*out == (ngx_msec_t) NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "invalid \"%V\"", arg);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
 static char *
 ngx_http_corral_cache(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
@@ -1651,32 +1673,18 @@ ngx_http_corral_cache(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         }
 
         if (ngx_strncmp(value[i].data, "ttl=", 4) == 0) {
-
-            s.data = value[i].data + 4;
-            s.len = value[i].len - 4;
-
-            ttl = ngx_parse_time(&s, 0);
-            if (ttl == (ngx_msec_t) NGX_ERROR) {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                                   "invalid ttl \"%V\"", &value[i]);
+            if (ngx_http_corral_parse_ttl(cf, &value[i], 4, &ttl) != NGX_OK) {
                 return NGX_CONF_ERROR;
             }
-
             continue;
         }
 
         if (ngx_strncmp(value[i].data, "negative_ttl=", 13) == 0) {
-
-            s.data = value[i].data + 13;
-            s.len = value[i].len - 13;
-
-            negative_ttl = ngx_parse_time(&s, 0);
-            if (negative_ttl == (ngx_msec_t) NGX_ERROR) {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                                   "invalid negative_ttl \"%V\"", &value[i]);
+            if (ngx_http_corral_parse_ttl(cf, &value[i], 13, &negative_ttl)
+                != NGX_OK)
+            {
                 return NGX_CONF_ERROR;
             }
-
             continue;
         }
 
