@@ -4,13 +4,20 @@ import assert from 'node:assert/strict';
 import { api, corralctl, newWorkspace, sleep } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
-test('an unacknowledged command is delivered again after the worker re-handshakes as itself', async () => {
+// A worker that applies commands but never acknowledges them, and a sandbox
+// created on it.
+async function createOnForgetfulWorker() {
   const A = newWorkspace();
   const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token, { autoAck: false });
   await w.handshake();
   w.start();
   const r = await api('POST', '/v1/sandboxes', { key: A.member, body: {} });
   assert.equal(r.status, 201);
+  return { w, r };
+}
+
+test('an unacknowledged command is delivered again after the worker re-handshakes as itself', async () => {
+  const { w, r } = await createOnForgetfulWorker();
   await w.stop();
   const first = w.received.filter((c) => c.type === 'create');
   assert.equal(first.length, 1);
@@ -37,12 +44,7 @@ test('an unacknowledged command is delivered again after the worker re-handshake
 });
 
 test('an unacknowledged command is delivered again to a later poll served by any handler after 10 s', async () => {
-  const A = newWorkspace();
-  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token, { autoAck: false });
-  await w.handshake();
-  w.start();
-  const r = await api('POST', '/v1/sandboxes', { key: A.member, body: {} });
-  assert.equal(r.status, 201);
+  const { w, r } = await createOnForgetfulWorker();
   const end = Date.now() + 16000;
   while (Date.now() < end && w.received.filter((c) => c.type === 'create').length < 2) await sleep(200);
   await w.stop();
