@@ -169,7 +169,15 @@ static int stream_process(struct rpc_call *call, struct proc *p, struct proc_sub
         struct proc_frame *f;
         while ((f = proc_sub_pop(p, sub)) != NULL) {
             int end = f->is_end;
-            int rc = rpc_stream_send_frame(call, f->data, f->len);
+            int rc;
+            /* The pump kills the process at the deadline, so its end event can
+             * arrive before the wait below sees the deadline: it is the deadline. */
+            if (end && call->deadline_ms > 0 && envd_now_ms() >= call->deadline_ms) {
+                proc_frame_unref(f);
+                rpc_fail(&call->err, "deadline_exceeded", "deadline exceeded");
+                return -1;
+            }
+            rc = rpc_stream_send_frame(call, f->data, f->len);
             proc_frame_unref(f);
             if (rc < 0)
                 return -1;
