@@ -34,6 +34,7 @@ include scheduler/build.mk
 include handlers/build.mk
 include workerd/envd/build.mk
 include workerd/build.mk
+include workerd/egress/build.mk
 include tests/build.mk
 
 .PHONY: all deps test bench up down images clean format lint module
@@ -71,7 +72,7 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 LINT_SRCS = $$(git ls-files 'common/*.c' 'scheduler/*.c' 'handlers/*.c' 'workerd/*.c' 'workerd/envd/*.c' \
-	  'tests/unit/*.c' 'tests/bench/*.c' 'tests/workerd/*.c')
+	  'tests/unit/*.c' 'tests/bench/*.c' 'tests/workerd/*.c' 'workerd/egress/*.c' 'tests/egress/*.c')
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd -Itests/lib $(LINT_SRCS)

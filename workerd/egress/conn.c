@@ -1,0 +1,241 @@
+/* conn.c: a connection's life: read the head, judge the destination, dial
+ * one of the addresses that were judged, answer, relay. Every refusal is
+ * answered, logged and closed here. */
+#include "conn.h"
+
+#include "addr_class.h"
+#include "decide.h"
+#include "dial.h"
+#include "http_head.h"
+#include "io.h"
+#include "relay.h"
+#include "reply.h"
+#include "resolve.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define HEAD_TIMEOUT_MS 30000
+#define DIAL_TIMEOUT_MS 10000
+#define WRITE_TIMEOUT_MS 30000
+#define IDLE_TIMEOUT_MS (10 * 60 * 1000)
+#define THREAD_STACK (1024 * 1024) /* getaddrinfo and ASan's redzones */
+
+static atomic_int active;
+
+struct conn {
+    int fd;
+    const struct egress_conf *conf;
+    char buf[HTTP_HEAD_MAX];
+    size_t got, head_len;
+    struct http_req req;
+};
+
+struct target {
+    bool literal;
+    char name[HOSTNAME_MAX + 1];
+    struct ipaddr addrs[RESOLVE_MAX]; /* resolved, or the literal */
+    size_t n;
+    struct ipaddr ok[RESOLVE_MAX]; /* judged and allowed: the only ones dialled */
+    size_t n_ok;
+};
+
+/* 0 with a complete head, an HTTP status to answer, or -1 to just close. */
+static int read_head(struct conn *c)
+{
+    int64_t deadline = io_now_ms() + HEAD_TIMEOUT_MS;
+
+    for (;;) {
+        enum head_scan s = http_head_scan(c->buf, c->got, &c->head_len);
+        if (s == HEAD_COMPLETE)
+            return 0;
+        if (s == HEAD_BAD)
+            return 400;
+        if (c->got == sizeof(c->buf))
+            return 431;
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        int left = io_left_ms(deadline), r = left ? poll(&pfd, 1, left) : 0;
+        if (r == 0)
+            return 408;
+        ssize_t n = r > 0 ? recv(c->fd, c->buf + c->got, sizeof(c->buf) - c->got, 0) : -1;
+        if (n > 0)
+            c->got += (size_t)n;
+        else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            return -1;
+    }
+}
+
+static void refuse(struct conn *c, int status, const struct ipaddr *addr, const char *reason,
+                   const char *body)
+{
+    reply_log(c->conf->sandbox, false, c->head_len ? &c->req : NULL, addr, reason);
+    reply_error(c->fd, status, body, io_now_ms() + WRITE_TIMEOUT_MS);
+}
+
+static void refuse_verdict(struct conn *c, enum verdict v, const struct target *t)
+{
+    const char *host = c->req.host;
+    const struct ipaddr *addr = t->n ? &t->addrs[0] : NULL;
+    char body[HOSTNAME_MAX + 128];
+
+    for (size_t i = 0; v == V_DENY_PRIVATE && i < t->n; i++)
+        if (addr_is_blocked(&t->addrs[i]))
+            addr = &t->addrs[i]; /* the log names the address that refused it */
+    if (v == V_CANNOT_RESOLVE) {
+        snprintf(body, sizeof(body), "corral egress: cannot resolve %s", host);
+        refuse(c, 502, NULL, "cannot-resolve", body);
+    } else if (v == V_DENY_PRIVATE) {
+        snprintf(body, sizeof(body), "corral egress: %s %s a private or reserved address", host,
+                 t->literal ? "is" : "resolves to");
+        refuse(c, 403, addr, "private-address", body);
+    } else if (v == V_DENY_LITERAL) {
+        snprintf(body, sizeof(body), "corral egress: %s: IP literal not allowed by this sandbox's policy",
+                 host);
+        refuse(c, 403, addr, "ip-literal", body);
+    } else {
+        snprintf(body, sizeof(body), "corral egress: %s is not allowed by this sandbox's policy",
+                 host);
+        refuse(c, 403, v == V_DENY_NAME && t->n ? addr : NULL, "policy", body);
+    }
+}
+
+/* The policy's answer; on V_ALLOW t->ok holds the addresses to dial. */
+static enum verdict judge(const struct policy *p, const struct http_req *r, struct target *t)
+{
+    if (ipaddr_parse(r->host, &t->addrs[0]) == 0) {
+        t->literal = true;
+        t->n = 1;
+        enum verdict v = decide_literal(p, &t->addrs[0]);
+        t->ok[0] = t->addrs[0];
+        t->n_ok = v == V_ALLOW;
+        return v;
+    }
+    enum verdict early = decide_name_early(p, t->name);
+    if (early == V_DENY_NAME)
+        return early;
+    t->n = resolve_name(t->name, t->addrs, RESOLVE_MAX);
+    return decide_name_addrs(p, early, t->addrs, t->n, t->ok, &t->n_ok);
+}
+
+/* Sends what must precede the relay: the 200 of a tunnel, or the rewritten
+ * request; then whatever the client sent after its head. */
+static int start(struct conn *c, int up)
+{
+    int64_t deadline = io_now_ms() + WRITE_TIMEOUT_MS;
+    static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+    int rc;
+
+    if (c->req.kind == HTTP_CONNECT) {
+        rc = io_write_all(c->fd, established, sizeof(established) - 1, deadline);
+    } else {
+        size_t cap = c->head_len + HOSTNAME_MAX + 64;
+        char *out = malloc(cap);
+        long n = out ? http_head_rewrite(c->buf, c->head_len, &c->req, out, cap) : -1;
+        rc = n < 0 ? -1 : io_write_all(up, out, (size_t)n, deadline);
+        free(out);
+    }
+    if (rc == 0 && c->got > c->head_len)
+        rc = io_write_all(up, c->buf + c->head_len, c->got - c->head_len, deadline);
+    return rc;
+}
+
+static void serve(struct conn *c)
+{
+    struct target t = {0};
+    const char *why;
+    char body[160];
+    size_t used;
+    int st = read_head(c);
+
+    if (st != 0) {
+        c->head_len = 0;
+        if (st == 400)
+            refuse(c, 400, NULL, "bad-request", "corral egress: malformed request head");
+        else if (st == 408)
+            refuse(c, 408, NULL, "head-timeout", "corral egress: request head not received in time");
+        else if (st == 431)
+            refuse(c, 431, NULL, "head-too-large", "corral egress: request head over 16 KiB");
+        return;
+    }
+    if (http_head_parse(c->buf, c->head_len, &c->req, &why) != 0) {
+        c->head_len = 0;
+        snprintf(body, sizeof(body), "corral egress: bad request: %s", why);
+        refuse(c, 400, NULL, "bad-request", body);
+        return;
+    }
+    if (ipaddr_parse(c->req.host, &t.addrs[0]) != 0 &&
+        (c->req.bracketed || hostname_normalize(c->req.host, t.name) != 0)) {
+        refuse(c, 400, NULL, "bad-host", "corral egress: bad request: not a host name or IP address");
+        return;
+    }
+    enum verdict v = judge(&c->conf->policy, &c->req, &t);
+    if (v != V_ALLOW) {
+        refuse_verdict(c, v, &t);
+        return;
+    }
+    int up = dial_first(t.ok, t.n_ok, c->req.port, DIAL_TIMEOUT_MS, &used);
+    if (up < 0) {
+        snprintf(body, sizeof(body), "corral egress: cannot connect to %.64s port %u", c->req.host,
+                 c->req.port);
+        refuse(c, 502, &t.ok[0], "connect-failed", body);
+        return;
+    }
+    reply_log(c->conf->sandbox, true, &c->req, &t.ok[used], "ok");
+    if (start(c, up) == 0)
+        relay_run(c->fd, up, IDLE_TIMEOUT_MS);
+    close(up);
+}
+
+static void *conn_main(void *arg)
+{
+    struct conn *c = arg;
+    int one = 1;
+
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    serve(c);
+    reply_close(c->fd);
+    free(c);
+    atomic_fetch_sub(&active, 1);
+    return NULL;
+}
+
+/* Answered from the accept loop: no waiting on the client. */
+static void reply_busy(int fd)
+{
+    reply_error(fd, 503, "corral egress: too many connections", io_now_ms());
+    shutdown(fd, SHUT_WR);
+    close(fd);
+}
+
+bool conn_start(int fd, const struct egress_conf *conf)
+{
+    pthread_attr_t attr;
+    pthread_t tid;
+    struct conn *c = NULL;
+    int rc = -1;
+
+    if (atomic_fetch_add(&active, 1) < CONN_MAX && (c = malloc(sizeof(*c)))) {
+        c->fd = fd;
+        c->conf = conf;
+        c->got = c->head_len = 0;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, THREAD_STACK);
+        rc = pthread_create(&tid, &attr, conn_main, c);
+        pthread_attr_destroy(&attr);
+    }
+    if (rc == 0)
+        return true;
+    free(c);
+    atomic_fetch_sub(&active, 1);
+    reply_busy(fd);
+    return false;
+}

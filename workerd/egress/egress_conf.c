@@ -1,0 +1,111 @@
+#include "egress_conf.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_LISTEN "0.0.0.0:3128"
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+                                                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "a.b.c.d:port" or "[v6]:port". */
+static int listen_parse(const char *s, struct egress_conf *c)
+{
+    char host[IPADDR_STRLEN + 1];
+    const char *colon = strrchr(s, ':'), *h = s;
+    size_t hlen;
+
+    if (!colon)
+        return -1;
+    hlen = (size_t)(colon - s);
+    if (s[0] == '[') {
+        if (hlen < 2 || s[hlen - 1] != ']')
+            return -1;
+        h = s + 1;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen > IPADDR_STRLEN)
+        return -1;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    if (ipaddr_parse(host, &c->listen_addr) != 0 || (s[0] == '[') != (strchr(host, ':') != NULL))
+        return -1;
+    const char *p = colon + 1;
+    if (*p == '\0' || strlen(p) > 5 || strspn(p, "0123456789") != strlen(p))
+        return -1;
+    long port = strtol(p, NULL, 10);
+    if (port < 1 || port > 65535)
+        return -1;
+    c->listen_port = (unsigned)port;
+    return 0;
+}
+
+/* Ids appear in every log line: nothing that could forge one. */
+static int sandbox_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > SANDBOX_ID_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+            return 0;
+    return 1;
+}
+
+static int set(struct egress_conf *c, const char *flag, const char *val, const char **policy,
+               char *err, size_t errlen)
+{
+    if (strcmp(flag, "listen") == 0) {
+        if (listen_parse(val, c) != 0)
+            return fail(err, errlen, "-listen: want ADDR:PORT or [V6]:PORT, got \"%.64s\"",
+                            val);
+    } else if (strcmp(flag, "sandbox") == 0) {
+        if (!sandbox_ok(val))
+            return fail(err, errlen, "-sandbox: want 1-%d of [A-Za-z0-9._-]", SANDBOX_ID_MAX);
+        snprintf(c->sandbox, sizeof(c->sandbox), "%s", val);
+    } else if (strcmp(flag, "policy") == 0) {
+        *policy = val;
+    } else {
+        return fail(err, errlen, "unknown flag -%.32s", flag);
+    }
+    return 0;
+}
+
+int egress_conf_parse(int argc, char **argv, struct egress_conf *c, char *err, size_t errlen)
+{
+    const char *policy = NULL;
+
+    memset(c, 0, sizeof(*c));
+    if (listen_parse(DEFAULT_LISTEN, c) != 0)
+        return fail(err, errlen, "bad default listen address");
+    for (int i = 1; i < argc; i += 2) {
+        const char *flag = argv[i];
+        if (flag[0] != '-')
+            return fail(err, errlen, "unexpected argument \"%.64s\"", flag);
+        flag += flag[1] == '-' ? 2 : 1;
+        if (i + 1 >= argc)
+            return fail(err, errlen, "-%.32s needs a value", flag);
+        if (set(c, flag, argv[i + 1], &policy, err, errlen) != 0)
+            return -1;
+    }
+    if (c->sandbox[0] == '\0')
+        return fail(err, errlen, "-sandbox is required");
+    if (!policy)
+        return fail(err, errlen, "-policy is required (\"{}\" allows every public host)");
+    return policy_parse(policy, &c->policy, err, errlen);
+}
+
+void egress_conf_free(struct egress_conf *c)
+{
+    policy_free(&c->policy);
+}

@@ -1,0 +1,15 @@
+/* hostname.h: what counts as a DNS host name here. Pure. */
+#ifndef CORRAL_EGRESS_HOSTNAME_H
+#define CORRAL_EGRESS_HOSTNAME_H
+
+#include <stddef.h>
+
+#define HOSTNAME_MAX 253
+
+/* Copies `in` lowercased, without one trailing dot, into out[HOSTNAME_MAX+1].
+ * Refuses (-1) anything but LDH labels (and '_') of 1..63 bytes, and names
+ * whose last label does not start with a letter: getaddrinfo would read
+ * "2130706433" or "0x7f.1" as an IPv4 number, which is a literal in disguise. */
+int hostname_normalize(const char *in, char *out);
+
+#endif

@@ -1,0 +1,102 @@
+/* corral-egress: the egress proxy sidecar of one sandbox (README.md).
+ * main.c: flags, the listening socket, the accept loop, clean exit on
+ * SIGTERM/SIGINT. */
+#include "conn.h"
+#include "egress_conf.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define USAGE "usage: corral-egress [-listen ADDR:PORT] -sandbox ID -policy JSON\n"
+
+static volatile sig_atomic_t stopping;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
+static int listen_on(const struct egress_conf *c)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = ipaddr_to_sockaddr(&c->listen_addr, c->listen_port, &ss);
+    int fd = socket(c->listen_addr.family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, CONN_MAX) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The stop signals are blocked everywhere (threads inherit the mask) and
+ * unblocked only inside ppoll, so a signal can never slip in between the check
+ * of `stopping` and the wait. */
+static void accept_loop(int lfd, const struct egress_conf *c, const sigset_t *waitmask)
+{
+    while (!stopping) {
+        struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+        if (ppoll(&pfd, 1, NULL, waitmask) <= 0)
+            continue;
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            conn_start(fd, c);
+        } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            struct timespec pause = {0, 100 * 1000 * 1000}; /* let connections finish */
+            ppoll(NULL, 0, &pause, waitmask);
+        }
+    }
+}
+
+static void signals_setup(sigset_t *waitmask)
+{
+    struct sigaction sa = {.sa_handler = on_stop}; /* no SA_RESTART: ppoll must return */
+    sigset_t stop;
+
+    signal(SIGPIPE, SIG_IGN);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, waitmask);
+    sigdelset(waitmask, SIGTERM);
+    sigdelset(waitmask, SIGINT);
+}
+
+int main(int argc, char **argv)
+{
+    struct egress_conf conf;
+    char err[256], addr[IPADDR_STRLEN];
+    sigset_t waitmask;
+
+    if (egress_conf_parse(argc, argv, &conf, err, sizeof(err)) != 0) {
+        fprintf(stderr, "corral-egress: %s\n" USAGE, err);
+        return 2;
+    }
+    signals_setup(&waitmask);
+    ipaddr_format(&conf.listen_addr, addr, sizeof(addr));
+    int lfd = listen_on(&conf);
+    if (lfd < 0) {
+        fprintf(stderr, "corral-egress: cannot listen on %s port %u: %s\n", addr, conf.listen_port,
+                strerror(errno));
+        egress_conf_free(&conf);
+        return 1;
+    }
+    fprintf(stderr, "egress sandbox=%s listening on %s port %u\n", conf.sandbox, addr,
+            conf.listen_port);
+    accept_loop(lfd, &conf, &waitmask);
+    close(lfd);
+    fprintf(stderr, "egress sandbox=%s stopping\n", conf.sandbox);
+    /* Relay threads still hold &conf: the process exit ends them, not a free. */
+    return 0;
+}

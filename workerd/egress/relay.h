@@ -1,0 +1,11 @@
+/* relay.h: the two-way byte copy of a tunnel or a forwarded request. */
+#ifndef CORRAL_EGRESS_RELAY_H
+#define CORRAL_EGRESS_RELAY_H
+
+/* Copies a->b and b->a on non-blocking sockets until both directions have
+ * ended, one side fails, or nothing moved for idle_ms. An end of input on one
+ * side becomes shutdown(SHUT_WR) on the other once its bytes are written, so
+ * half-closed protocols work. Does not close a or b. */
+void relay_run(int a, int b, int idle_ms);
+
+#endif
