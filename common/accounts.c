@@ -59,6 +59,52 @@ int workspace_exists(struct rconn *rc, const char *ws)
     return n > 0;
 }
 
+const struct ws_limit_def ws_limit_defs[WS_LIMIT_COUNT] = {
+    [WS_LIMIT_MAX_CONCURRENT] = {"max_concurrent_sandboxes", "max_concurrent", 0, 100000,
+                                 ACCOUNTS_DEFAULT_MAX_CONCURRENT},
+    [WS_LIMIT_PIDS] = {"sandbox_pids_limit", "pids_limit", 64, 65536, 1024},
+    [WS_LIMIT_DISK_MB] = {"sandbox_disk_mb", "disk_mb", 256, 1048576, 10240},
+};
+
+int workspace_info(struct rconn *rc, const char *ws, char *name, size_t namelen,
+                   long limits[WS_LIMIT_COUNT])
+{
+    char key[128];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_WS_INFO, ws);
+    r = rconn_cmd(rc, 0, "HMGET %s name %s %s %s", key, ws_limit_defs[0].field,
+                  ws_limit_defs[1].field, ws_limit_defs[2].field);
+    if (!r || r->elements != 1 + WS_LIMIT_COUNT) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    snprintf(name, namelen, "%s", reply_str(r->element[0]) ? reply_str(r->element[0]) : "");
+    for (int i = 0; i < WS_LIMIT_COUNT; i++)
+        limits[i] = (long)reply_int(r->element[i + 1], ws_limit_defs[i].dflt);
+    freeReplyObject(r);
+    return 0;
+}
+
+int workspace_limits_set(struct rconn *rc, const char *ws, const long limits[WS_LIMIT_COUNT],
+                         const int set[WS_LIMIT_COUNT])
+{
+    char key[128], values[WS_LIMIT_COUNT][24];
+    const char *argv[2 + 2 * WS_LIMIT_COUNT] = {"HSET", key};
+    int argc = 2;
+
+    snprintf(key, sizeof(key), K_WS_INFO, ws);
+    for (int i = 0; i < WS_LIMIT_COUNT; i++) {
+        if (!set[i])
+            continue;
+        snprintf(values[i], sizeof(values[i]), "%ld", limits[i]);
+        argv[argc++] = ws_limit_defs[i].field;
+        argv[argc++] = values[i];
+    }
+    return argc == 2 ? 0 : cmd_ok(rconn_cmdargv(rc, 0, argc, argv, NULL));
+}
+
 int apikey_create(struct rconn *rc, const char *server_secret, const char *ws, enum role role,
                   char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX])
 {

@@ -10,6 +10,16 @@
 
 #define ACCOUNTS_DEFAULT_MAX_CONCURRENT 20
 
+/* A workspace's limits, changed by its owner (PATCH /v1/workspace): the one
+ * table of their API names, Redis fields, ranges and defaults. */
+enum ws_limit { WS_LIMIT_MAX_CONCURRENT, WS_LIMIT_PIDS, WS_LIMIT_DISK_MB, WS_LIMIT_COUNT };
+struct ws_limit_def {
+    const char *name;  /* in the API */
+    const char *field; /* in the workspace's Redis hash */
+    long min, max, dflt;
+};
+extern const struct ws_limit_def ws_limit_defs[WS_LIMIT_COUNT];
+
 enum role { ROLE_NONE = 0, ROLE_MEMBER = 1, ROLE_OWNER = 2 };
 
 const char *role_name(enum role r);
@@ -18,6 +28,12 @@ enum role role_parse(const char *s); /* ROLE_NONE when neither "owner" nor "memb
 /* All return 0 on success, -1 when Redis failed. */
 int workspace_create(struct rconn *rc, const char *name, char ws_out[TOKEN_WS_MAX]);
 int workspace_exists(struct rconn *rc, const char *ws); /* 1, 0, or -1 */
+/* The workspace's name and limits (the default where unset). 0, or -1. */
+int workspace_info(struct rconn *rc, const char *ws, char *name, size_t namelen,
+                   long limits[WS_LIMIT_COUNT]);
+/* Stores limits[i] for every i with set[i]; the caller checked the ranges. 0, or -1. */
+int workspace_limits_set(struct rconn *rc, const char *ws, const long limits[WS_LIMIT_COUNT],
+                         const int set[WS_LIMIT_COUNT]);
 
 int apikey_create(struct rconn *rc, const char *server_secret, const char *ws, enum role role,
                   char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX]);

@@ -1,5 +1,6 @@
 #include "e2b_spec.h"
 
+#include "egress_policy.h"
 #include "sandbox_spec_parse.h"
 
 #include <stdio.h>
@@ -7,12 +8,31 @@
 
 #define ISOLATION_KEY "corral.require_isolation"
 
+/* Given: neither null nor an empty array or object. */
+static int given(const json_t *v)
+{
+    return v && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0) &&
+           !(json_is_object(v) && json_object_size(v) == 0);
+}
+
+/* network fields (of a create's "network" or of a network update) Corral does
+ * not implement: the first given one answers 501 naming it. */
+static int unsupported_network(const json_t *network, const char *prefix, char *err, size_t errlen)
+{
+    static const char *const net[] = {"maskRequestHost", "rules", "egressProxy", NULL};
+
+    for (int i = 0; net[i]; i++)
+        if (given(json_object_get(network, net[i]))) {
+            snprintf(err, errlen, "%s%s: not supported by Corral yet", prefix, net[i]);
+            return 501;
+        }
+    return 0;
+}
+
 /* Fields E2B defines that Corral does not implement: refused, never ignored. */
 static int unsupported(const json_t *body, char *err, size_t errlen)
 {
     static const char *const fields[] = {"mcp", "iam", "volumeMounts", NULL};
-    static const char *const net[] = {"denyOut", "maskRequestHost", "rules", "egressProxy", NULL};
-    const json_t *network = json_object_get(body, "network"), *v;
 
     if (json_is_true(json_object_get(body, "autoPause")) ||
         json_is_true(json_object_get(json_object_get(body, "autoResume"), "enabled"))) {
@@ -21,17 +41,43 @@ static int unsupported(const json_t *body, char *err, size_t errlen)
         return 501;
     }
     for (int i = 0; fields[i]; i++)
-        if ((v = json_object_get(body, fields[i])) && !json_is_null(v) &&
-            !(json_is_array(v) && json_array_size(v) == 0)) {
+        if (given(json_object_get(body, fields[i]))) {
             snprintf(err, errlen, "%s: not supported by Corral yet", fields[i]);
             return 501;
         }
-    for (int i = 0; net[i]; i++)
-        if ((v = json_object_get(network, net[i])) && !json_is_null(v) &&
-            !(json_is_array(v) && json_array_size(v) == 0)) {
-            snprintf(err, errlen, "network.%s: not supported by Corral yet", net[i]);
-            return 501;
-        }
+    return unsupported_network(json_object_get(body, "network"), "network.", err, errlen);
+}
+
+/* E2B's network fields as one policy (docs/decisions/0020): allowOut (names,
+ * wildcards, IPs, CIDRs) is the allow list, denyOut (IPs and CIDRs only, as
+ * E2B) the deny list, and allow_internet_access false adds 0.0.0.0/0 and ::/0
+ * to it. A policy exists when any of them is given non-empty, or false.
+ * prefix is "network." for a create body, "" for a network update. */
+static int e2b_egress(const json_t *allow_out, const json_t *deny_out, const char *prefix,
+                      int no_internet, char **egress_json, char *err, size_t errlen)
+{
+    char field[32];
+    json_t *allow, *deny;
+
+    *egress_json = NULL;
+    snprintf(field, sizeof(field), "%sallowOut", prefix);
+    if (allow_out && !json_is_null(allow_out) &&
+        egress_list_check(allow_out, field,
+                          EGRESS_RULE_NAME | EGRESS_RULE_WILDCARD | EGRESS_RULE_CIDR, 1, err,
+                          errlen))
+        return -1;
+    snprintf(field, sizeof(field), "%sdenyOut", prefix);
+    if (deny_out && !json_is_null(deny_out) &&
+        egress_list_check(deny_out, field, EGRESS_RULE_CIDR, 0, err, errlen))
+        return -1;
+    allow = json_is_array(allow_out) ? json_deep_copy(allow_out) : json_array();
+    deny = json_is_array(deny_out) ? json_deep_copy(deny_out) : json_array();
+    if (no_internet)
+        egress_deny_all(deny);
+    if (json_array_size(allow) + json_array_size(deny) > 0)
+        *egress_json = egress_policy_text(allow, deny);
+    json_decref(allow);
+    json_decref(deny);
     return 0;
 }
 
@@ -67,7 +113,6 @@ static int check_types(const json_t *body, char *err, size_t errlen)
 static json_t *native_body(const json_t *body)
 {
     const json_t *meta = json_object_get(body, "metadata");
-    const json_t *allow = json_object_get(json_object_get(body, "network"), "allowOut");
     const json_t *timeout = json_object_get(body, "timeout");
     json_t *n = json_object();
 
@@ -84,10 +129,6 @@ static json_t *native_body(const json_t *body)
         json_object_set(n, "require_isolation", json_object_get(meta, ISOLATION_KEY));
     if (json_object_get(body, "envVars") && !json_is_null(json_object_get(body, "envVars")))
         json_object_set(n, "env", json_object_get(body, "envVars"));
-    if (allow && !json_is_null(allow))
-        json_object_set_new(n, "allowed_domains", json_deep_copy(allow));
-    else if (json_is_false(json_object_get(body, "allow_internet_access")))
-        json_object_set_new(n, "allowed_domains", json_array());
     return n;
 }
 
@@ -96,7 +137,6 @@ static void rename_field(char *err, size_t errlen)
 {
     static const char *const map[][2] = {{"template", "templateID"},
                                          {"env", "envVars"},
-                                         {"allowed_domains", "network.allowOut"},
                                          {"require_isolation", "metadata." ISOLATION_KEY},
                                          {NULL, NULL}};
     char rest[256];
@@ -113,6 +153,7 @@ static void rename_field(char *err, size_t errlen)
 
 int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)
 {
+    const json_t *network, *internet;
     json_t *native;
     int status;
 
@@ -132,9 +173,60 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
         return 400;
     }
     json_decref(native);
+    network = json_object_get(body, "network");
+    internet = json_object_get(body, "allow_internet_access");
+    if (e2b_egress(json_object_get(network, "allowOut"), json_object_get(network, "denyOut"),
+                   "network.", json_is_false(internet), &spec->egress_json, err, errlen) != 0) {
+        sandbox_spec_free(spec);
+        return 400;
+    }
+    spec->egress_policy = spec->egress_json != NULL;
+    spec->internet = json_is_boolean(internet) ? json_is_true(internet) : -1;
     /* The SDK 2.x never sends "secure": secure unless the caller says otherwise. */
     spec->secure = !json_is_false(json_object_get(body, "secure"));
     spec->public_traffic =
         !json_is_false(json_object_get(json_object_get(body, "network"), "allowPublicTraffic"));
+    return 0;
+}
+
+static const char *const update_fields[] = {"allowOut", "denyOut",     "allow_internet_access",
+                                            "rules",    "egressProxy", NULL};
+
+static int check_update_fields(const json_t *body, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+
+    json_object_foreach((json_t *)body, k, v)
+    {
+        int known = 0;
+        for (int i = 0; update_fields[i]; i++)
+            known |= strcmp(k, update_fields[i]) == 0;
+        if (!known) {
+            snprintf(err, errlen, "%.64s: unknown field", k);
+            return -1;
+        }
+    }
+    v = json_object_get(body, "allow_internet_access");
+    if (v && !json_is_null(v) && !json_is_boolean(v)) {
+        snprintf(err, errlen, "allow_internet_access: must be true or false");
+        return -1;
+    }
+    return 0;
+}
+
+int e2b_network_parse(const json_t *body, char **egress_json, char *err, size_t errlen)
+{
+    int status;
+
+    *egress_json = NULL;
+    if (check_update_fields(body, err, errlen) != 0)
+        return 400;
+    if ((status = unsupported_network(body, "", err, errlen)) != 0)
+        return status;
+    if (e2b_egress(json_object_get(body, "allowOut"), json_object_get(body, "denyOut"), "",
+                   json_is_false(json_object_get(body, "allow_internet_access")), egress_json, err,
+                   errlen) != 0)
+        return 400;
     return 0;
 }

@@ -15,4 +15,10 @@
  * feature Corral does not offer yet) with err naming the field. */
 int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen);
 
+/* The body of PUT /sandboxes/{id}/network (E2B's SandboxNetworkUpdateConfig:
+ * allowOut, denyOut, allow_internet_access; an omitted field is cleared). 0
+ * with *egress_json the policy text (malloc'd) or NULL for none; otherwise the
+ * status to answer (400, 501) with err naming the field. */
+int e2b_network_parse(const json_t *body, char **egress_json, char *err, size_t errlen);
+
 #endif

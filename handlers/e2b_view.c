@@ -60,6 +60,26 @@ static void add_detail(json_t *o, const redisReply *rec)
     json_object_set_new(o, "state", json_string("running"));
 }
 
+/* SandboxDetail's allowInternetAccess (null: not given) and network, with the
+ * allow and deny lists of the policy in force (not one recorded for the next
+ * start: Corral applies a network update when the sandbox is next created). */
+static void add_network(json_t *o, const redisReply *rec)
+{
+    const char *internet = field(rec, "internet", "");
+    json_t *policy = sandbox_egress_field(rec, "egress");
+    json_t *net =
+        json_pack("{s:b}", "allowPublicTraffic", strcmp(field(rec, "public", "1"), "0") != 0);
+
+    json_object_set_new(o, "allowInternetAccess",
+                        *internet ? json_boolean(strcmp(internet, "1") == 0) : json_null());
+    if (json_is_object(policy)) {
+        json_object_set(net, "allowOut", json_object_get(policy, "allow"));
+        json_object_set(net, "denyOut", json_object_get(policy, "deny"));
+    }
+    json_decref(policy);
+    json_object_set_new(o, "network", net);
+}
+
 json_t *e2b_view(const redisReply *rec, enum e2b_shape shape, const struct corral_conf *conf)
 {
     json_t *o = base(rec);
@@ -72,14 +92,9 @@ json_t *e2b_view(const redisReply *rec, enum e2b_shape shape, const struct corra
     }
     add_detail(o, rec);
     if (shape == E2B_DETAIL) {
-        const char *allowed = reply_hget(rec, "allowed_domains");
-        json_t *allow = json_loads(allowed ? allowed : "[]", 0, NULL);
         add_tokens(o, rec, conf);
         json_object_del(o, "trafficAccessToken");
-        json_object_set_new(o, "network",
-                            json_pack("{s:b, s:o}", "allowPublicTraffic",
-                                      strcmp(field(rec, "public", "1"), "0") != 0, "allowOut",
-                                      allow ? allow : json_array()));
+        add_network(o, rec);
         json_object_set_new(o, "lifecycle",
                             json_pack("{s:s, s:b}", "onTimeout", "kill", "autoResume", 0));
     }

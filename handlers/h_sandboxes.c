@@ -8,6 +8,7 @@
 #include "sandbox_store.h"
 #include "sandbox_view.h"
 #include "keys.h"
+#include "sandbox_token.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +42,24 @@ static int wait_running(struct request *req, const char *sbid, char *why, size_t
     return rv;
 }
 
-static void answer_record(struct request *req, int status, const char *sbid)
+/* The envd access token is shown once, in the create answer: derived from the
+ * gateway secret exactly as E2B's envdAccessToken (common/sandbox_token.c). */
+static void add_envd_token(json_t *view, const redisReply *rec, const char *gateway_secret)
+{
+    char token[SECRET_MAC_HEX];
+    const char *secure = reply_hget(rec, "secure"), *id = reply_hget(rec, "id");
+
+    if (!secure || strcmp(secure, "1") != 0 || !id)
+        return;
+    sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, id, token);
+    json_object_set_new(view, "envd_access_token", json_string(token));
+}
+
+static void answer_record(struct request *req, int status, const char *sbid, int with_token)
 {
     int absent;
     redisReply *rec = sandbox_get(req->rc, req->cred.ws, sbid, &absent);
+    json_t *view;
 
     if (!rec) {
         if (absent)
@@ -53,7 +68,10 @@ static void answer_record(struct request *req, int status, const char *sbid)
             respond_error(req, 503, "state store unavailable; retry shortly");
         return;
     }
-    respond_json(req, status, sandbox_view(rec));
+    view = sandbox_view(rec);
+    if (with_token)
+        add_envd_token(view, rec, req->conf->gateway_secret);
+    respond_json(req, status, view);
     freeReplyObject(rec);
 }
 
@@ -110,7 +128,7 @@ void h_sandbox_create(struct request *req)
     }
     json_decref(body);
     if (sandbox_create_and_wait(req, &spec, sbid) == 0)
-        answer_record(req, 201, sbid);
+        answer_record(req, 201, sbid, 1);
 }
 
 void h_sandbox_get(struct request *req)
@@ -119,7 +137,7 @@ void h_sandbox_get(struct request *req)
         NOT_FOUND_SANDBOX(req);
         return;
     }
-    answer_record(req, 200, req->params[0]);
+    answer_record(req, 200, req->params[0], 0);
 }
 
 void h_sandbox_delete(struct request *req)

@@ -1,69 +1,82 @@
-/* GET/PATCH /v1/workspace: the caller's own workspace, nothing else. */
+/* GET/PATCH /v1/workspace: the caller's own workspace, nothing else. Its limits
+ * (names, ranges, defaults) are the one table ws_limit_defs in accounts.c. */
 #include "admission.h"
 #include "handlers.h"
-#include "keys.h"
 #include "respond.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 void h_workspace_get(struct request *req)
 {
-    char key[128];
-    redisReply *r;
-    long active;
+    char name[128];
+    long limits[WS_LIMIT_COUNT], active;
+    json_t *o;
 
-    snprintf(key, sizeof(key), K_WS_INFO, req->cred.ws);
-    r = rconn_cmd(req->rc, 0, "HMGET %s name max_concurrent", key);
     active = admission_count(req->rc, req->cred.ws);
-    if (!r || active < 0) {
-        if (r)
-            freeReplyObject(r);
+    if (active < 0 || workspace_info(req->rc, req->cred.ws, name, sizeof(name), limits) != 0) {
         respond_error(req, 503, "state store unavailable; retry shortly");
         return;
     }
-    respond_json(req, 200,
-                 json_pack("{s:s, s:s, s:I, s:I, s:s}", "id", req->cred.ws, "name",
-                           reply_str(r->element[0]) ? reply_str(r->element[0]) : "",
-                           "max_concurrent_sandboxes", (json_int_t)reply_int(r->element[1], 20),
-                           "active_sandboxes", (json_int_t)active, "role", role_name(req->role)));
-    freeReplyObject(r);
+    o = json_pack("{s:s, s:s, s:I, s:s}", "id", req->cred.ws, "name", name, "active_sandboxes",
+                  (json_int_t)active, "role", role_name(req->role));
+    for (int i = 0; i < WS_LIMIT_COUNT; i++)
+        json_object_set_new(o, ws_limit_defs[i].name, json_integer(limits[i]));
+    respond_json(req, 200, o);
+}
+
+static int limit_index(const char *name)
+{
+    for (int i = 0; i < WS_LIMIT_COUNT; i++)
+        if (strcmp(name, ws_limit_defs[i].name) == 0)
+            return i;
+    return -1;
+}
+
+/* Fills limits/set from the body; 0, or -1 with err naming the field. */
+static int parse_limits(const json_t *body, long limits[WS_LIMIT_COUNT], int set[WS_LIMIT_COUNT],
+                        char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+    int i;
+
+    json_object_foreach((json_t *)body, k, v)
+    {
+        if ((i = limit_index(k)) < 0) {
+            snprintf(err, errlen, "%.64s: unknown or read-only field", k);
+            return -1;
+        }
+        if (!json_is_integer(v) || json_integer_value(v) < ws_limit_defs[i].min ||
+            json_integer_value(v) > ws_limit_defs[i].max) {
+            snprintf(err, errlen, "%s: must be an integer in [%ld, %ld]", k, ws_limit_defs[i].min,
+                     ws_limit_defs[i].max);
+            return -1;
+        }
+        limits[i] = (long)json_integer_value(v);
+        set[i] = 1;
+    }
+    return 0;
 }
 
 void h_workspace_patch(struct request *req)
 {
-    json_t *body = request_json_body(req), *v;
-    const char *k;
-    char key[128];
-    redisReply *r;
+    json_t *body = request_json_body(req);
+    long limits[WS_LIMIT_COUNT] = {0};
+    int set[WS_LIMIT_COUNT] = {0}, rv;
+    char err[160];
 
     if (!body)
         return;
-    json_object_foreach(body, k, v)
-    {
-        if (strcmp(k, "max_concurrent_sandboxes") != 0) {
-            respond_error(req, 400, "%.64s: unknown or read-only field", k);
-            json_decref(body);
-            return;
-        }
-        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 100000) {
-            respond_error(req, 400, "max_concurrent_sandboxes: must be an integer in [0, 100000]");
-            json_decref(body);
-            return;
-        }
-    }
-    v = json_object_get(body, "max_concurrent_sandboxes");
-    snprintf(key, sizeof(key), K_WS_INFO, req->cred.ws);
-    r = v ? rconn_cmd(req->rc, 0, "HSET %s max_concurrent %lld", key,
-                      (long long)json_integer_value(v))
-          : NULL;
+    rv = parse_limits(body, limits, set, err, sizeof(err));
     json_decref(body);
-    if (v && !r) {
+    if (rv != 0) {
+        respond_error(req, 400, "%s", err);
+        return;
+    }
+    if (workspace_limits_set(req->rc, req->cred.ws, limits, set) != 0) {
         respond_error(req, 503, "state store unavailable; retry shortly");
         return;
     }
-    if (r)
-        freeReplyObject(r);
     h_workspace_get(req);
 }

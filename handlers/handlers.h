@@ -13,6 +13,7 @@ void h_sandbox_create(struct request *req);
 void h_sandbox_list(struct request *req);
 void h_sandbox_get(struct request *req);
 void h_sandbox_delete(struct request *req);
+void h_sandbox_network(struct request *req);
 
 void h_workspace_get(struct request *req);
 void h_workspace_patch(struct request *req);
@@ -42,6 +43,7 @@ void h_e2b_list_v2(struct request *req);
 void h_e2b_get(struct request *req);
 void h_e2b_timeout(struct request *req);
 void h_e2b_connect(struct request *req);
+void h_e2b_network(struct request *req);
 void h_e2b_templates(struct request *req);
 
 /* The route dispatcher: match, authenticate, authorize, call. */

@@ -22,6 +22,7 @@ static const struct route routes[] = {
     {"GET", "/v1/sandboxes", ACCESS_MEMBER, h_sandbox_list},
     {"GET", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_get},
     {"DELETE", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
+    {"PUT", "/v1/sandboxes/{}/network", ACCESS_MEMBER, h_sandbox_network},
     {"GET", "/v1/workspace", ACCESS_MEMBER, h_workspace_get},
     {"PATCH", "/v1/workspace", ACCESS_OWNER, h_workspace_patch},
     {"POST", "/v1/keys", ACCESS_OWNER, h_key_create},
@@ -41,6 +42,7 @@ static const struct route routes[] = {
     {"GET", "/sandboxes/{}", ACCESS_MEMBER, h_e2b_get},
     {"DELETE", "/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
     {"POST", "/sandboxes/{}/timeout", ACCESS_MEMBER, h_e2b_timeout},
+    {"PUT", "/sandboxes/{}/network", ACCESS_MEMBER, h_e2b_network},
     {"POST", "/v2/sandboxes/{}/connect", ACCESS_MEMBER, h_e2b_connect},
     {"GET", "/templates", ACCESS_MEMBER, h_e2b_templates},
     /* What the SDK may call that Corral does not serve yet: say so, never pretend. */

@@ -1,5 +1,7 @@
 #include "sandbox_spec_parse.h"
 
+#include "egress_policy.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +10,6 @@
 
 #define MAX_METADATA 64
 #define MAX_ENV 256
-#define MAX_DOMAINS 256
 
 int valid_name(const char *s, size_t max)
 {
@@ -19,31 +20,6 @@ int valid_name(const char *s, size_t max)
     for (size_t i = 0; i < n; i++)
         if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || strchr("._-", s[i])))
             return 0;
-    return 1;
-}
-
-int valid_domain(const char *s)
-{
-    size_t n, label = 0;
-
-    if (strncmp(s, "*.", 2) == 0)
-        s += 2;
-    n = strlen(s);
-    if (n == 0 || n > 253 || s[0] == '.' || s[n - 1] == '.' || s[0] == '-')
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '.') {
-            if (label == 0)
-                return 0;
-            label = 0;
-        } else if (isalnum(c) || c == '-') {
-            if (++label > 63)
-                return 0;
-        } else {
-            return 0;
-        }
-    }
     return 1;
 }
 
@@ -92,24 +68,62 @@ static int metadata_key_ok(const char *k)
     return n > 0 && n <= 128;
 }
 
-static int check_domains(const json_t *v, char *err, size_t errlen)
+/* allowed_domains (names and "*." wildcards) as a policy: those, and nothing else. */
+static int native_egress(const json_t *allowed, char **egress_json, char *err, size_t errlen)
 {
-    size_t i;
-    json_t *d;
+    json_t *deny;
 
-    if (!json_is_array(v) || json_array_size(v) > MAX_DOMAINS) {
-        snprintf(err, errlen, "allowed_domains: must be an array of at most %d host names",
-                 MAX_DOMAINS);
+    *egress_json = NULL;
+    if (!allowed || json_is_null(allowed))
+        return 0;
+    if (egress_list_check(allowed, "allowed_domains", EGRESS_RULE_NAME | EGRESS_RULE_WILDCARD, 1,
+                          err, errlen) != 0)
+        return -1;
+    deny = json_array();
+    egress_deny_all(deny);
+    *egress_json = egress_policy_text(allowed, deny);
+    json_decref(deny);
+    if (!*egress_json) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
-    json_array_foreach(v, i, d)
+    return 0;
+}
+
+int sandbox_network_parse(const json_t *body, char **egress_json, char *err, size_t errlen)
+{
+    const char *k;
+    json_t *v;
+
+    *egress_json = NULL;
+    json_object_foreach((json_t *)body, k, v)
     {
-        if (!json_is_string(d) || !valid_domain(json_string_value(d))) {
-            snprintf(err, errlen, "allowed_domains[%zu]: not a valid host name", i);
+        if (strcmp(k, "allowed_domains") != 0) {
+            snprintf(err, errlen,
+                     "%.64s: unknown field (send {\"allowed_domains\": [...]} or "
+                     "{\"allowed_domains\": null})",
+                     k);
             return -1;
         }
     }
-    return 0;
+    if (!json_object_get(body, "allowed_domains")) {
+        snprintf(err, errlen,
+                 "allowed_domains: required (an array of host names, or null for no policy)");
+        return -1;
+    }
+    return native_egress(json_object_get(body, "allowed_domains"), egress_json, err, errlen);
+}
+
+static int parse_secure(const json_t *v, char *err, size_t errlen)
+{
+    if (json_is_true(v))
+        return 0;
+    snprintf(err, errlen,
+             json_is_false(v) ? "secure: native sandboxes always have an envd access token; "
+                                "omit the field or send true"
+                              : "secure: must be true (native sandboxes always have an envd "
+                                "access token)");
+    return -1;
 }
 
 static int parse_isolation(const json_t *v, struct sandbox_spec *spec, char *err, size_t errlen)
@@ -158,8 +172,8 @@ static int parse_numbers(const json_t *body, struct sandbox_spec *spec, char *er
 }
 
 static const char *const known_fields[] = {
-    "template",  "timeout",         "metadata",          "env", "cpu_cores",
-    "memory_mb", "allowed_domains", "require_isolation", NULL};
+    "template",  "timeout",         "metadata",          "env",    "cpu_cores",
+    "memory_mb", "allowed_domains", "require_isolation", "secure", NULL};
 
 static int check_fields(const json_t *body, char *err, size_t errlen)
 {
@@ -217,15 +231,22 @@ int sandbox_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err,
     allowed = json_object_get(body, "allowed_domains");
     if ((meta && check_string_map(meta, "metadata", MAX_METADATA, metadata_key_ok, err, errlen)) ||
         (env && check_string_map(env, "env", MAX_ENV, valid_env_name, err, errlen)) ||
-        (allowed && check_domains(allowed, err, errlen)))
+        native_egress(allowed, &spec->egress_json, err, errlen) ||
+        ((v = json_object_get(body, "secure")) && parse_secure(v, err, errlen))) {
+        sandbox_spec_free(spec);
         return -1;
+    }
     if ((v = json_object_get(body, "require_isolation")) && !json_is_null(v) &&
-        parse_isolation(v, spec, err, errlen))
+        parse_isolation(v, spec, err, errlen)) {
+        sandbox_spec_free(spec);
         return -1;
-    spec->egress_policy = allowed != NULL;
+    }
+    spec->egress_policy = spec->egress_json != NULL;
+    spec->secure = 1;
+    spec->internet = -1;
     spec->metadata_json = dump_or(meta, "{}");
     spec->env_json = dump_or(env, "{}");
-    spec->allowed_json = dump_or(allowed, "[]");
+    spec->allowed_json = dump_or(json_is_null(allowed) ? NULL : allowed, "[]");
     if (!spec->metadata_json || !spec->env_json || !spec->allowed_json) {
         sandbox_spec_free(spec);
         snprintf(err, errlen, "out of memory");

@@ -3,6 +3,7 @@
 #ifndef CORRAL_SANDBOX_SPEC_PARSE_H
 #define CORRAL_SANDBOX_SPEC_PARSE_H
 
+#include "egress_rule.h"
 #include "scheduler.h"
 
 #include <jansson.h>
@@ -11,8 +12,12 @@
  * caller answers 400). spec must be freed with sandbox_spec_free on success. */
 int sandbox_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen);
 
-/* Shared field rules, also used by the worker routes. */
+/* The body of PUT /v1/sandboxes/{id}/network: {"allowed_domains": [...]} or
+ * {"allowed_domains": null}. 0 with *egress_json the policy text (malloc'd) or
+ * NULL for no policy; -1 with err naming the field. */
+int sandbox_network_parse(const json_t *body, char **egress_json, char *err, size_t errlen);
+
+/* Shared field rules, also used by the worker routes (valid_domain: egress_rule.h). */
 int valid_name(const char *s, size_t max); /* [a-z0-9][a-z0-9._-]* up to max */
-int valid_domain(const char *s);           /* host name, optionally "*." prefixed */
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void format_time_ms(int64_t ms, char *out, size_t outlen)
@@ -39,12 +40,42 @@ static json_t *str_or_null(const redisReply *rec, const char *field)
     return v && *v ? json_string(v) : json_null();
 }
 
+json_t *sandbox_egress_field(const redisReply *rec, const char *field)
+{
+    const char *v = reply_hget(rec, field);
+    json_t *j = v && *v ? json_loads(v, 0, NULL) : NULL;
+
+    return j ? j : json_null();
+}
+
+static json_t *int_or_null(const redisReply *rec, const char *field)
+{
+    const char *v = reply_hget(rec, field);
+    return v && *v ? json_integer(atoll(v)) : json_null();
+}
+
+/* The policy in force, one recorded for the next start (if any), the limits. */
+static void add_isolation(json_t *o, const redisReply *rec)
+{
+    const char *secure = reply_hget(rec, "secure");
+
+    json_object_set_new(o, "secure", json_boolean(secure && strcmp(secure, "1") == 0));
+    json_object_set_new(o, "egress", sandbox_egress_field(rec, "egress"));
+    json_object_set_new(o, "egress_next",
+                        reply_hget(rec, "egress_next")
+                            ? json_pack("{s:o, s:s}", "egress",
+                                        sandbox_egress_field(rec, "egress_next"), "applies",
+                                        "next_start")
+                            : json_null());
+    json_object_set_new(o, "pids_limit", int_or_null(rec, "pids_limit"));
+    json_object_set_new(o, "disk_mb", int_or_null(rec, "disk_mb"));
+}
+
 json_t *sandbox_view(const redisReply *rec)
 {
     const char *cpu = reply_hget(rec, "cpu_cores"), *mem = reply_hget(rec, "memory_mb");
     const char *timeout = reply_hget(rec, "timeout");
-
-    return json_pack(
+    json_t *o = json_pack(
         "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:I, s:I, s:o, s:o, s:o, s:o, "
         "s:o, s:o}",
         "sandbox_id", str_or_null(rec, "id"), "template", str_or_null(rec, "template"), "state",
@@ -56,4 +87,8 @@ json_t *sandbox_view(const redisReply *rec)
         json_field(rec, "allowed_domains", "[]"), "created_at", time_field(rec, "created_at"),
         "started_at", time_field(rec, "started_at"), "expires_at", time_field(rec, "expires_at"),
         "reason", str_or_null(rec, "reason"));
+
+    if (o)
+        add_isolation(o, rec);
+    return o;
 }

@@ -11,6 +11,10 @@
 
 json_t *sandbox_view(const redisReply *record);
 
+/* A policy field of the record ("egress", "egress_next") as JSON; null when
+ * absent, empty or "null" (no policy). */
+json_t *sandbox_egress_field(const redisReply *record, const char *field);
+
 /* Milliseconds since the epoch as RFC 3339 UTC text. */
 void format_time_ms(int64_t ms, char *out, size_t outlen);
 

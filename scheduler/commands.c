@@ -1,5 +1,6 @@
 #include "commands.h"
 
+#include "accounts.h"
 #include "keys.h"
 #include "sandbox_token.h"
 
@@ -23,26 +24,47 @@ static const char *field_or(const redisReply *rec, const char *field, const char
     return v ? v : dflt;
 }
 
-static char *create_payload(const redisReply *rec, const char *gateway_secret)
+static json_int_t int_field(const redisReply *rec, const char *field, long dflt)
+{
+    const char *v = reply_hget(rec, field);
+    return v && *v ? (json_int_t)atoll(v) : (json_int_t)dflt;
+}
+
+/* What the worker needs besides the basics: the egress policy (absent when the
+ * sandbox has none), the per-sandbox limits and a secure sandbox's envd token. */
+static void add_isolation(json_t *sb, const redisReply *rec, const char *gateway_secret)
 {
     char token[SECRET_MAC_HEX];
-    json_t *sb = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:o, s:f, s:I, s:o, s:I, s:o}", "id", field_or(rec, "id", ""),
-        "workspace", field_or(rec, "ws", ""), "template", field_or(rec, "template", ""), "runtime",
-        field_or(rec, "runtime", ""), "tier", field_or(rec, "tier", "UNKNOWN"), "env",
-        record_json(rec, "env", "{}"), "cpu_cores", atof(field_or(rec, "cpu_cores", "1")),
-        "memory_mb", (json_int_t)atoll(field_or(rec, "memory_mb", "512")), "allowed_domains",
-        record_json(rec, "allowed_domains", "[]"), "timeout",
-        (json_int_t)atoll(field_or(rec, "timeout", "300")), "metadata",
-        record_json(rec, "metadata", "{}"));
-    char *text;
+    const char *egress = reply_hget(rec, "egress");
 
-    if (sb && strcmp(field_or(rec, "secure", "0"), "1") == 0) {
+    if (egress && *egress)
+        json_object_set_new(sb, "egress", record_json(rec, "egress", "null"));
+    json_object_set_new(
+        sb, "pids_limit",
+        json_integer(int_field(rec, "pids_limit", ws_limit_defs[WS_LIMIT_PIDS].dflt)));
+    json_object_set_new(
+        sb, "disk_mb",
+        json_integer(int_field(rec, "disk_mb", ws_limit_defs[WS_LIMIT_DISK_MB].dflt)));
+    if (strcmp(field_or(rec, "secure", "0"), "1") == 0) {
         sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, field_or(rec, "id", ""), token);
         json_object_set_new(sb, "envd_access_token", json_string(token));
     }
-    text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;
+}
 
+static char *create_payload(const redisReply *rec, const char *gateway_secret)
+{
+    json_t *sb = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:o, s:f, s:I, s:I, s:o}", "id", field_or(rec, "id", ""),
+        "workspace", field_or(rec, "ws", ""), "template", field_or(rec, "template", ""), "runtime",
+        field_or(rec, "runtime", ""), "tier", field_or(rec, "tier", "UNKNOWN"), "env",
+        record_json(rec, "env", "{}"), "cpu_cores", atof(field_or(rec, "cpu_cores", "1")),
+        "memory_mb", int_field(rec, "memory_mb", 512), "timeout", int_field(rec, "timeout", 300),
+        "metadata", record_json(rec, "metadata", "{}"));
+    char *text;
+
+    if (sb)
+        add_isolation(sb, rec, gateway_secret);
+    text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;
     json_decref(sb);
     return text;
 }

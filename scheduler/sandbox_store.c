@@ -73,12 +73,31 @@ static struct rscript orphan_script = {
     "return 'skip'\n",
     ""};
 
+/* A move is a new start: the policy recorded by PUT .../network (egress_next,
+ * "null" for none) becomes the sandbox's policy, if it is still the one the
+ * caller read (a newer one stays recorded for the start after). */
 static struct rscript move_script = {
     "sandbox_move",
-    "local s = redis.call('HMGET', KEYS[1], 'state', 'worker')\n"
+    "local s = redis.call('HMGET', KEYS[1], 'state', 'worker', 'egress_next')\n"
     "if s[1] ~= 'pending' or s[2] ~= ARGV[1] then return 0 end\n"
     "redis.call('HSET', KEYS[1], 'pool', ARGV[2], 'worker', ARGV[3], 'runtime', ARGV[4],\n"
     "  'tier', ARGV[5])\n"
+    "if ARGV[6] ~= '' and s[3] == ARGV[6] then\n"
+    "  local none = ARGV[6] == 'null'\n"
+    "  redis.call('HSET', KEYS[1], 'egress', none and '' or ARGV[6],\n"
+    "    'egress_policy', none and '0' or '1')\n"
+    "  redis.call('HDEL', KEYS[1], 'egress_next')\n"
+    "end\n"
+    "return 1\n",
+    ""};
+
+/* Only a live (pending or running) sandbox takes a policy for its next start. */
+static struct rscript egress_next_script = {
+    "sandbox_set_egress_next",
+    "local st = redis.call('HGET', KEYS[1], 'state')\n"
+    "if not st then return 0 end\n"
+    "if st ~= 'pending' and st ~= 'running' then return 2 end\n"
+    "redis.call('HSET', KEYS[1], 'egress_next', ARGV[1])\n"
     "return 1\n",
     ""};
 
@@ -211,13 +230,23 @@ const char *sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, c
 }
 
 int sandbox_move(struct rconn *rc, const char *ws, const char *sbid, const char *old_wid,
-                 const char *pool, const char *wid, const char *runtime, const char *tier)
+                 const char *pool, const char *wid, const char *runtime, const char *tier,
+                 const char *egress_next)
 {
     char k_sb[160];
-    const char *argv[6] = {k_sb, old_wid, pool, wid, runtime, tier};
+    const char *argv[7] = {k_sb, old_wid, pool, wid, runtime, tier, egress_next};
 
     snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
-    return eval_int(rc, &move_script, 1, 5, argv);
+    return eval_int(rc, &move_script, 1, 6, argv);
+}
+
+int sandbox_set_egress_next(struct rconn *rc, const char *ws, const char *sbid, const char *policy)
+{
+    char k_sb[160];
+    const char *argv[2] = {k_sb, policy ? policy : "null"};
+
+    snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
+    return eval_int(rc, &egress_next_script, 1, 1, argv);
 }
 
 int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int64_t expires_ms,

@@ -37,9 +37,16 @@ const char *sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, c
                            char *buf, size_t buflen);
 
 /* Moves a pending sandbox from old_wid to a new placement; 1 moved, 0 no longer
- * pending on old_wid, -1. */
+ * pending on old_wid, -1. egress_next is the record's egress_next as read
+ * before placing ("" none): it becomes the sandbox's policy if still current. */
 int sandbox_move(struct rconn *rc, const char *ws, const char *sbid, const char *old_wid,
-                 const char *pool, const char *wid, const char *runtime, const char *tier);
+                 const char *pool, const char *wid, const char *runtime, const char *tier,
+                 const char *egress_next);
+
+/* Records the egress policy (JSON text; NULL: no policy) a live sandbox gets at
+ * its next start, leaving the running one alone. 1 recorded, 0 no such
+ * sandbox, 2 it has ended, -1 Redis. */
+int sandbox_set_egress_next(struct rconn *rc, const char *ws, const char *sbid, const char *policy);
 
 /* Moves the kill deadline of a running sandbox (E2B setTimeout / connect);
  * only_extend keeps a later one. 1 set, 0 not running, -1 Redis. */

@@ -1,5 +1,6 @@
 #include "scheduler.h"
 
+#include "accounts.h"
 #include "admission.h"
 #include "clock.h"
 #include "commands.h"
@@ -27,7 +28,8 @@ void sandbox_spec_free(struct sandbox_spec *s)
     free(s->metadata_json);
     free(s->env_json);
     free(s->allowed_json);
-    s->metadata_json = s->env_json = s->allowed_json = NULL;
+    free(s->egress_json);
+    s->metadata_json = s->env_json = s->allowed_json = s->egress_json = NULL;
 }
 
 static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
@@ -42,11 +44,19 @@ static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
     need->exclude = exclude;
 }
 
+static const char *internet_text(int internet)
+{
+    return internet < 0 ? "" : internet ? "1" : "0";
+}
+
+/* The workspace's limits are copied into the record, so that a redelivery or
+ * a later start uses the values the sandbox was created with. */
 static int record_and_send(struct rconn *rc, const char *gateway_secret, const char *ws,
                            const char *sbid, const struct sandbox_spec *spec,
-                           const struct placement *p, int64_t deadline)
+                           const struct placement *p, const long limits[WS_LIMIT_COUNT],
+                           int64_t deadline)
 {
-    char now[24], timeout[24], cpu[32], mem[24];
+    char now[24], timeout[24], cpu[32], mem[24], pids[24], disk[24];
     const char *fv[] = {"id",
                         sbid,
                         "ws",
@@ -84,7 +94,15 @@ static int record_and_send(struct rconn *rc, const char *gateway_secret, const c
                         "secure",
                         spec->secure ? "1" : "0",
                         "public",
-                        spec->public_traffic ? "1" : "0"};
+                        spec->public_traffic ? "1" : "0",
+                        "egress",
+                        spec->egress_json ? spec->egress_json : "",
+                        "internet",
+                        internet_text(spec->internet),
+                        "pids_limit",
+                        pids,
+                        "disk_mb",
+                        disk};
     redisReply *rec;
     int absent, rv;
 
@@ -92,6 +110,8 @@ static int record_and_send(struct rconn *rc, const char *gateway_secret, const c
     snprintf(timeout, sizeof(timeout), "%ld", spec->timeout_s);
     snprintf(cpu, sizeof(cpu), "%.3f", spec->cpu_cores);
     snprintf(mem, sizeof(mem), "%ld", spec->memory_mb);
+    snprintf(pids, sizeof(pids), "%ld", limits[WS_LIMIT_PIDS]);
+    snprintf(disk, sizeof(disk), "%ld", limits[WS_LIMIT_DISK_MB]);
     if (sandbox_insert(rc, ws, sbid, deadline, (int)(sizeof(fv) / sizeof(fv[0]) / 2), fv) != 0)
         return -1;
     rec = sandbox_get(rc, ws, sbid, &absent);
@@ -123,11 +143,16 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
     int64_t deadline = clock_now_ms() + c->create_timeout_ms + c->grace_ms;
     struct placement_need need;
     struct placement p;
-    long limit = 0;
+    long limit = 0, limits[WS_LIMIT_COUNT];
+    char ws_name[128];
     int admitted;
 
     if (secret_random_hex(sbid, 10) != 0) {
         sched_error_set(err, 500, "no randomness for a sandbox id");
+        return -1;
+    }
+    if (workspace_info(rc, ws, ws_name, sizeof(ws_name), limits) != 0) {
+        sched_error_set(err, 503, "state store unavailable");
         return -1;
     }
     admitted = admission_reserve(rc, ws, sbid, deadline, &limit);
@@ -147,7 +172,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         admission_release(rc, ws, sbid);
         return -1;
     }
-    if (record_and_send(rc, c->gateway_secret, ws, sbid, spec, &p, deadline) != 0) {
+    if (record_and_send(rc, c->gateway_secret, ws, sbid, spec, &p, limits, deadline) != 0) {
         undo_create(rc, ws, sbid, &p);
         sched_error_set(err, 503, "state store unavailable");
         return -1;
@@ -155,9 +180,14 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
     return 0;
 }
 
-/* Rebuilds the spec a pending sandbox was created with, for placing it again. */
+/* Rebuilds the spec a pending sandbox was created with, for placing it again.
+ * A policy recorded by PUT .../network (egress_next) applies from this new
+ * start on; until sandbox_move has made it the record's policy, either one may
+ * end up in force, so the worker must be egress-capable if either has one. */
 static void spec_from_record(const redisReply *rec, struct sandbox_spec *s)
 {
+    const char *next = reply_hget(rec, "egress_next");
+
     const char *req = reply_hget(rec, "require_isolation");
 
     memset(s, 0, sizeof(*s));
@@ -167,7 +197,8 @@ static void spec_from_record(const redisReply *rec, struct sandbox_spec *s)
     s->memory_mb = atol(reply_hget(rec, "memory_mb") ? reply_hget(rec, "memory_mb") : "512");
     s->has_require = req && *req && tier_parse(req, &s->require) == 0;
     s->egress_policy =
-        reply_hget(rec, "egress_policy") && !strcmp(reply_hget(rec, "egress_policy"), "1");
+        (reply_hget(rec, "egress_policy") && !strcmp(reply_hget(rec, "egress_policy"), "1")) ||
+        (next && *next && strcmp(next, "null") != 0);
 }
 
 int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *ws,
@@ -177,6 +208,7 @@ int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *
     struct placement_need need;
     struct placement p;
     redisReply *rec;
+    const char *next;
     int absent, moved;
 
     rec = sandbox_get(rc, ws, sbid, &absent);
@@ -186,11 +218,15 @@ int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *
         return -1;
     }
     spec_from_record(rec, &spec);
-    freeReplyObject(rec);
     need_from_spec(&spec, dead_wid, &need);
-    if (placement_reserve(rc, ws, &need, sbid, &p, err) != 0)
+    if (placement_reserve(rc, ws, &need, sbid, &p, err) != 0) {
+        freeReplyObject(rec);
         return -1;
-    moved = sandbox_move(rc, ws, sbid, dead_wid, p.pool, p.wid, p.runtime, tier_name(p.tier));
+    }
+    next = reply_hget(rec, "egress_next");
+    moved = sandbox_move(rc, ws, sbid, dead_wid, p.pool, p.wid, p.runtime, tier_name(p.tier),
+                         next ? next : "");
+    freeReplyObject(rec);
     rec = moved == 1 ? sandbox_get(rc, ws, sbid, &absent) : NULL;
     if (!rec || command_send_create(rc, c->gateway_secret, p.pool, p.wid, rec) != 0) {
         if (rec)

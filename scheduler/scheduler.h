@@ -24,8 +24,10 @@ struct sandbox_spec {
     enum tier require;   /* meaningful when has_require */
     char *metadata_json; /* JSON object text, owned */
     char *env_json;      /* JSON object text, owned */
-    char *allowed_json;  /* JSON array text, owned */
-    int egress_policy;   /* an allow-list was given (even empty): the worker must enforce it */
+    char *allowed_json;  /* JSON array text, owned: the native allowed_domains as given */
+    char *egress_json;   /* the egress policy {"allow","deny"} as JSON text, owned; NULL: none */
+    int egress_policy;   /* egress_json is set: placement needs an egress-capable worker */
+    int internet;        /* E2B allow_internet_access: 1, 0, or -1 not given */
     int secure;          /* E2B "secure": envd calls need the envd access token */
     int public_traffic;  /* 0: data-plane calls need the traffic access token */
 };

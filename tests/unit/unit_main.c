@@ -2,13 +2,16 @@
  * Prints "N passed, N failed" and exits non-zero on any failure. */
 #include "check.h"
 #include "e2b_spec.h"
+#include "egress_policy.h"
 #include "request.h"
 #include "sandbox_spec_parse.h"
 #include "secret.h"
 #include "tier.h"
 #include "token.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 CHECK_COUNTERS;
@@ -88,6 +91,20 @@ static void test_spec(void)
     CHECK(spec_error("{\"workspace\":\"x\"}", "workspace"));
     CHECK(spec_error("{\"template\":\"../x\"}", "template"));
     CHECK(spec_error("{}", "") == 0);
+    CHECK(spec_error("{\"secure\":false}",
+                     "secure: native sandboxes always have an envd access token"));
+    CHECK(spec_error("{\"secure\":1}", "secure: must be true"));
+    CHECK(spec_error("{\"allowed_domains\":[\"10.0.0.0/8\"]}", "allowed_domains[0]"));
+    j = json_loads("{\"secure\":true,\"allowed_domains\":[]}", 0, NULL);
+    CHECK(sandbox_spec_parse(j, &s, err, sizeof(err)) == 0 && s.secure && s.egress_policy &&
+          !strcmp(s.egress_json, "{\"allow\":[],\"deny\":[\"0.0.0.0/0\",\"::/0\"]}"));
+    sandbox_spec_free(&s);
+    json_decref(j);
+    j = json_loads("{}", 0, NULL);
+    CHECK(sandbox_spec_parse(j, &s, err, sizeof(err)) == 0 && s.secure && !s.egress_json &&
+          !s.egress_policy);
+    sandbox_spec_free(&s);
+    json_decref(j);
 }
 
 static int e2b_status(const char *json, const char *prefix)
@@ -121,6 +138,130 @@ static void test_e2b_spec(void)
     CHECK(e2b_status("{\"templateID\":\"base\",\"envVars\":{\"1\":\"x\"}}", "envVars") == 400);
     CHECK(e2b_status("{\"templateID\":\"base\",\"autoPause\":true}", "autoPause") == 501);
     CHECK(e2b_status("{\"templateID\":\"base\",\"allow_internet_access\":false}", "") == 0);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"8.8.8.8\"]}}", "") == 0);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"a.com\"]}}",
+                     "network.denyOut[0]") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"network\":{\"allowOut\":[\"x\",\"a b\"]}}",
+                     "network.allowOut[1]: not a host name, IP address or CIDR") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"x\"}}",
+                     "network.maskRequestHost") == 501);
+    j = json_loads("{\"templateID\":\"base\",\"secure\":false,\"allow_internet_access\":false,"
+                   "\"network\":{\"denyOut\":[\"::/0\"]}}",
+                   0, NULL);
+    CHECK(e2b_spec_parse(j, &s, err, sizeof(err)) == 0 && !s.secure && s.internet == 0 &&
+          s.egress_policy &&
+          !strcmp(s.egress_json, "{\"allow\":[],\"deny\":[\"::/0\",\"0.0.0.0/0\"]}"));
+    sandbox_spec_free(&s);
+    json_decref(j);
+    j = json_loads("{\"templateID\":\"base\",\"allow_internet_access\":true}", 0, NULL);
+    CHECK(e2b_spec_parse(j, &s, err, sizeof(err)) == 0 && s.internet == 1 && !s.egress_policy);
+    sandbox_spec_free(&s);
+    json_decref(j);
+}
+
+static int rule_kind(const char *text)
+{
+    struct egress_rule r;
+    return egress_rule_parse(text, &r) == 0 ? (int)r.kind : -1;
+}
+
+static int rule_private(const char *text)
+{
+    struct egress_rule r;
+    return egress_rule_parse(text, &r) == 0 && egress_rule_is_private(&r);
+}
+
+static void test_egress_rule(void)
+{
+    struct egress_rule r;
+    unsigned char a[4] = {10, 1, 2, 3};
+
+    CHECK(rule_kind("example.com") == EGRESS_RULE_NAME);
+    CHECK(rule_kind("*.example.com") == EGRESS_RULE_WILDCARD);
+    CHECK(rule_kind("8.8.8.8") == EGRESS_RULE_CIDR && rule_kind("8.8.8.0/24") == EGRESS_RULE_CIDR);
+    CHECK(rule_kind("2001:db8::/32") == EGRESS_RULE_CIDR && rule_kind("::/0") == EGRESS_RULE_CIDR);
+    CHECK(rule_kind("0.0.0.0/0") == EGRESS_RULE_CIDR);
+    CHECK(rule_kind("8.8.8.8/33") == -1 && rule_kind("::/129") == -1 && rule_kind("1.2.3/8") == -1);
+    CHECK(rule_kind("999.1.1.1") == -1 && rule_kind("1.2.3.4/") == -1 &&
+          rule_kind("1.2.3.4/08") == -1);
+    CHECK(rule_kind("*") == -1 && rule_kind("a..b") == -1 && rule_kind("exa mple.com") == -1);
+    CHECK(rule_kind("[::1]") == -1 && rule_kind("") == -1 && rule_kind("http://a.com") == -1);
+    CHECK(rule_private("10.0.0.0/8") && rule_private("10.1.2.3") && rule_private("127.0.0.1"));
+    CHECK(rule_private("100.64.0.1") && rule_private("169.254.169.254") &&
+          rule_private("172.31.0.0/16"));
+    CHECK(rule_private("192.168.1.0/24") && rule_private("::1") && rule_private("fd00::/8"));
+    CHECK(rule_private("fe80::1") && rule_private("::ffff:10.0.0.1"));
+    CHECK(!rule_private("0.0.0.0/0") && !rule_private("8.8.8.8") && !rule_private("172.32.0.1"));
+    CHECK(!rule_private("10.0.0.0/7") && !rule_private("100.128.0.1") &&
+          !rule_private("example.com"));
+    CHECK(egress_rule_parse("10.0.0.0/8", &r) == 0 && egress_rule_contains(&r, AF_INET, a));
+    a[0] = 11;
+    CHECK(!egress_rule_contains(&r, AF_INET, a));
+}
+
+static int list_error(const char *json, unsigned kinds, int is_allow, const char *prefix)
+{
+    char err[256] = "";
+    json_t *j = json_loads(json, 0, NULL);
+    int rv = egress_list_check(j, "f", kinds, is_allow, err, sizeof(err));
+
+    json_decref(j);
+    return rv == 0 ? 0 : strncmp(err, prefix, strlen(prefix)) == 0;
+}
+
+static void test_egress_policy(void)
+{
+    const unsigned all = EGRESS_RULE_NAME | EGRESS_RULE_WILDCARD | EGRESS_RULE_CIDR;
+    json_t *deny = json_pack("[s]", "::/0");
+    char *text;
+
+    CHECK(list_error("[\"a.com\",\"1.2.3.4/32\"]", all, 1, "") == 0);
+    CHECK(list_error("[\"a.com\",\"b c\"]", all, 1, "f[1]: not a host name, IP address or CIDR"));
+    CHECK(list_error("[\"a.com\"]", EGRESS_RULE_CIDR, 0, "f[0]: domain names are not supported"));
+    CHECK(list_error("[\"1.1.1.1\"]", EGRESS_RULE_NAME, 1, "f[0]: not a host name"));
+    CHECK(list_error("[\"10.0.0.1\"]", all, 1, "f[0]: 10.0.0.1 is a private destination"));
+    CHECK(list_error("[\"10.0.0.1\"]", all, 0, "") == 0);
+    CHECK(list_error("[7]", all, 1, "f[0]") &&
+          list_error("\"a.com\"", all, 1, "f: must be an array"));
+    egress_deny_all(deny);
+    text = egress_policy_text(json_pack("[]"), deny);
+    CHECK(text && !strcmp(text, "{\"allow\":[],\"deny\":[\"::/0\",\"0.0.0.0/0\"]}"));
+    free(text);
+    json_decref(deny);
+}
+
+static char *network_policy(const char *json, int e2b, int *status)
+{
+    char err[256], *policy = NULL;
+    json_t *j = json_loads(json, 0, NULL);
+
+    *status = e2b ? e2b_network_parse(j, &policy, err, sizeof(err))
+                  : sandbox_network_parse(j, &policy, err, sizeof(err));
+    json_decref(j);
+    return policy;
+}
+
+static void test_network_update(void)
+{
+    int st;
+    char *p;
+
+    p = network_policy("{\"allowed_domains\":[\"a.com\"]}", 0, &st);
+    CHECK(st == 0 && p && !strcmp(p, "{\"allow\":[\"a.com\"],\"deny\":[\"0.0.0.0/0\",\"::/0\"]}"));
+    free(p);
+    CHECK(network_policy("{\"allowed_domains\":null}", 0, &st) == NULL && st == 0);
+    CHECK(network_policy("{}", 0, &st) == NULL && st == -1);
+    CHECK(network_policy("{\"allowed_domains\":[\"1.2.3.4\"]}", 0, &st) == NULL && st == -1);
+    CHECK(network_policy("{\"x\":1,\"allowed_domains\":null}", 0, &st) == NULL && st == -1);
+    CHECK(network_policy("{}", 1, &st) == NULL && st == 0);
+    p = network_policy("{\"allowOut\":[\"1.1.1.1\"],\"allow_internet_access\":false}", 1, &st);
+    CHECK(st == 0 && p &&
+          !strcmp(p, "{\"allow\":[\"1.1.1.1\"],\"deny\":[\"0.0.0.0/0\",\"::/0\"]}"));
+    free(p);
+    CHECK(network_policy("{\"denyOut\":[\"a.com\"]}", 1, &st) == NULL && st == 400);
+    CHECK(network_policy("{\"egressProxy\":{\"address\":\"x\"}}", 1, &st) == NULL && st == 501);
+    CHECK(network_policy("{\"rules\":{}}", 1, &st) == NULL && st == 0);
+    CHECK(network_policy("{\"allow_internet_access\":\"no\"}", 1, &st) == NULL && st == 400);
 }
 
 static void test_misc(void)
@@ -144,5 +285,8 @@ int main(void)
     test_spec();
     test_misc();
     test_e2b_spec();
+    test_egress_rule();
+    test_egress_policy();
+    test_network_update();
     return CHECK_SUMMARY();
 }
