@@ -55,7 +55,7 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
                  json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN");
         rc = 1;
     } else {
-        rc = containers_create(dk, w->conf, w->id.worker_id, sb, envd_wait_ms(w), &st);
+        rc = containers_create(dk, w->conf, &w->caps, w->id.worker_id, sb, envd_wait_ms(w), &st);
     }
     if (rc < 0)
         return -1;

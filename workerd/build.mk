@@ -3,18 +3,20 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/probe.c workerd/state_file.c workerd/control.c workerd/sbtable.c \
                 workerd/backoff.c workerd/enrol.c workerd/reconcile.c workerd/apply.c \
                 workerd/heartbeat.c workerd/events.c workerd/envd_ready.c workerd/dataplane.c workerd/apply_batch.c workerd/curl_buf.c \
-                workerd/dataport.c
+                workerd/dataport.c workerd/netguard.c workerd/sbnet.c workerd/sandbox_body.c \
+                workerd/egress_proxy.c workerd/hostcaps.c
 
 BINS += $(BIN)/workerd
 $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 
 # Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
 UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c workerd/backoff.c workerd/probe.c \
                      workerd/worker_conf.c workerd/containers.c workerd/docker_api.c \
-                     workerd/envd_ready.c workerd/curl_buf.c
+                     workerd/envd_ready.c workerd/curl_buf.c workerd/netguard.c workerd/sbnet.c \
+                     workerd/sandbox_body.c workerd/egress_proxy.c
 $(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 $(OBJ)/tests/workerd/unit_workerd.o: CFLAGS += -Iworkerd

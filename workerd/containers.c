@@ -1,8 +1,11 @@
 #include "containers.h"
 
 #include "clock.h"
+#include "egress_proxy.h"
 #include "envd_ready.h"
 #include "log.h"
+#include "sandbox_body.h"
+#include "sbnet.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,72 +35,6 @@ static void st_set(struct ctr_state *st, const char *state, const char *fmt, con
 {
     snprintf(st->state, sizeof(st->state), "%s", state);
     snprintf(st->reason, sizeof(st->reason), fmt, arg);
-}
-
-/* The container's environment: the sandbox's env vars (envd hands them to
- * every process it starts), then, for a secure sandbox, envd's access token,
- * which envd takes out of its environment before it runs anything. The token
- * travels only in this request body to dockerd: never in argv, never in a log. */
-static json_t *env_array(json_t *sb)
-{
-    json_t *arr = json_array(), *v;
-    const char *k, *token = json_string_value(json_object_get(sb, "envd_access_token"));
-    char *kv;
-
-    json_object_foreach(json_object_get(sb, "env"), k, v)
-    {
-        if (!json_is_string(v) || !*k || strchr(k, '=') || strcmp(k, ENVD_TOKEN_ENV) == 0)
-            continue;
-        if (asprintf(&kv, "%s=%s", k, json_string_value(v)) < 0)
-            continue;
-        json_array_append_new(arr, json_string(kv));
-        free(kv);
-    }
-    if (token && *token && asprintf(&kv, "%s=%s", ENVD_TOKEN_ENV, token) >= 0) {
-        json_array_append_new(arr, json_string(kv));
-        explicit_bzero(kv, strlen(kv));
-        free(kv);
-    }
-    return arr;
-}
-
-static json_t *host_config(const struct worker_conf *c, json_t *sb)
-{
-    json_t *hc = json_object();
-    double cpu = json_number_value(json_object_get(sb, "cpu_cores"));
-    json_int_t mem = json_integer_value(json_object_get(sb, "memory_mb"));
-    const char *rt = json_string_value(json_object_get(sb, "runtime"));
-    char bind[WCONF_STR + 64];
-
-    json_object_set_new(hc, "Runtime", json_string(rt && *rt ? rt : "runc"));
-    if (cpu > 0)
-        json_object_set_new(hc, "NanoCpus", json_integer((json_int_t)(cpu * 1e9)));
-    if (mem > 0) {
-        /* MemorySwap = Memory: no swap, so over the limit means an OOM kill. */
-        json_object_set_new(hc, "Memory", json_integer(mem * 1024 * 1024));
-        json_object_set_new(hc, "MemorySwap", json_integer(mem * 1024 * 1024));
-    }
-    snprintf(bind, sizeof(bind), "%s:%s:ro", c->envd_bin, ENVD_MOUNT);
-    json_object_set_new(hc, "Binds", json_pack("[s]", bind));
-    return hc;
-}
-
-/* envd is the entrypoint (PID 1: it also reaps orphans) and runs as root, so
- * that it can start each process as the user a request names ("user", uid
- * 1000, in the templates) whatever USER the image declares. */
-static json_t *create_body(const struct worker_conf *c, const struct wtemplate *t, const char *wid,
-                           json_t *sb)
-{
-    json_t *labels = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s}", "corral.sandbox", json_string_value(json_object_get(sb, "id")),
-        "corral.workspace", json_string_value(json_object_get(sb, "workspace")) ?: "",
-        "corral.worker", wid, "corral.tier",
-        json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN", "corral.template", t->name);
-
-    return json_pack("{s:s, s:o, s:o, s:[s], s:[s,s], s:s, s:{s:{}}, s:o}", "Image", t->image,
-                     "Labels", labels, "Env", env_array(sb), "Entrypoint", ENVD_MOUNT, "Cmd",
-                     "-port", ENVD_PORT_STR, "User", "0", "ExposedPorts", ENVD_PORT_STR "/tcp",
-                     "HostConfig", host_config(c, sb));
 }
 
 /* Exit reason of a stopped container: OOMKilled wins over the exit code. */
@@ -156,9 +93,20 @@ static int remove_container(struct docker *d, const char *name, char *err, size_
     return 0;
 }
 
-/* Starts a created container; a start that fails removes it, so that the
- * sandbox is reported failed and leaves nothing behind. */
-static int start(struct docker *d, const char *name, struct ctr_state *st)
+/* Gives up on a create: the sandbox is reported failed with why, and its
+ * containers and networks are removed, so that nothing half-made is left. */
+static int give_up(struct docker *d, const char *wid, struct ctr_state *st)
+{
+    char err[256];
+
+    snprintf(st->state, sizeof(st->state), "failed");
+    if (containers_kill(d, wid, st->sbid, err, sizeof(err)) != 0)
+        log_warn("%s", err);
+    return 1;
+}
+
+/* Starts a created container; a start that fails gives up on the sandbox. */
+static int start(struct docker *d, const char *wid, const char *name, struct ctr_state *st)
 {
     char path[512], err[256];
     long status = 0;
@@ -177,27 +125,14 @@ static int start(struct docker *d, const char *name, struct ctr_state *st)
     }
     st_set(st, "failed", "start: %.200s", docker_errmsg(ans, status));
     json_decref(ans);
-    if (remove_container(d, name, err, sizeof(err)) != 0)
-        log_warn("%s", err);
-    return 1;
-}
-
-/* Gives up on a create: the sandbox is reported failed with why, and its
- * container is removed, so that nothing half-made is left behind. */
-static int give_up(struct docker *d, const char *name, struct ctr_state *st)
-{
-    char err[256];
-
-    snprintf(st->state, sizeof(st->state), "failed");
-    if (remove_container(d, name, err, sizeof(err)) != 0)
-        log_warn("%s", err);
-    return 1;
+    return give_up(d, wid, st);
 }
 
 /* A started container is running only once envd answers /health: polls its
  * address until ready_ms runs out (bounded, so that a broken image costs one
  * create, not the heartbeat). A container that stops meanwhile failed. */
-static int await_envd(struct docker *d, const char *name, long ready_ms, struct ctr_state *st)
+static int await_envd(struct docker *d, const char *wid, const char *name, long ready_ms,
+                      struct ctr_state *st)
 {
     int64_t deadline = clock_now_ms() + ready_ms;
     char err[256], ip[64];
@@ -212,7 +147,7 @@ static int await_envd(struct docker *d, const char *name, long ready_ms, struct 
         }
         if (rc == 1) {
             st_set(st, "failed", "%s", "container vanished during create");
-            return 1;
+            return give_up(d, wid, st);
         }
         state = json_object_get(info, "State");
         s = json_string_value(json_object_get(state, "Status"));
@@ -222,7 +157,7 @@ static int await_envd(struct docker *d, const char *name, long ready_ms, struct 
             json_decref(info);
             snprintf(st->reason, sizeof(st->reason), "sandbox stopped before envd answered (%.64s)",
                      err);
-            return give_up(d, name, st);
+            return give_up(d, wid, st);
         }
         rc = envd_container_ip(info, ip, sizeof(ip));
         json_decref(info);
@@ -233,14 +168,15 @@ static int await_envd(struct docker *d, const char *name, long ready_ms, struct 
         if (clock_now_ms() >= deadline) {
             snprintf(st->reason, sizeof(st->reason), "envd did not answer on port %d within %ld ms",
                      ENVD_PORT, ready_ms);
-            return give_up(d, name, st);
+            return give_up(d, wid, st);
         }
         clock_sleep_ms(10); /* envd starts in milliseconds: poll often, briefly */
     }
 }
 
 /* The container exists: bring it to what a create asks for, or report it. */
-static int settle(struct docker *d, const char *name, long ready_ms, struct ctr_state *st)
+static int settle(struct docker *d, const char *wid, const char *name, long ready_ms,
+                  struct ctr_state *st)
 {
     json_t *info = NULL, *state;
     char err[256];
@@ -257,38 +193,73 @@ static int settle(struct docker *d, const char *name, long ready_ms, struct ctr_
     state = json_object_get(info, "State");
     s = json_string_value(json_object_get(state, "Status"));
     if (s && strcmp(s, "created") == 0) {
-        rc = start(d, name, st);
+        rc = start(d, wid, name, st);
         if (rc == 0)
-            rc = await_envd(d, name, ready_ms, st);
+            rc = await_envd(d, wid, name, ready_ms, st);
     } else if (s && (strcmp(s, "exited") == 0 || strcmp(s, "dead") == 0)) {
         exit_reason(state, st);
     } else {
-        rc = await_envd(d, name, ready_ms, st); /* a create delivered again */
+        rc = await_envd(d, wid, name, ready_ms, st); /* a create delivered again */
     }
     json_decref(info);
     return rc;
 }
 
-static int create_refused(struct ctr_state *st, json_t *ans, long status, const char *image)
+/* A refusal after networks may exist: reported failed, everything removed. */
+static int refused(struct docker *d, const char *wid, struct ctr_state *st, const char *why)
 {
-    if (status == 404)
-        st_set(st, "failed", "image %.200s not found", image);
-    else
-        st_set(st, "failed", "create: %.200s", docker_errmsg(ans, status));
-    json_decref(ans);
-    return 1;
+    st_set(st, "failed", "%s", why);
+    return give_up(d, wid, st);
 }
 
-int containers_create(struct docker *d, const struct worker_conf *c, const char *wid, json_t *sb,
-                      long ready_ms, struct ctr_state *st)
+static int create_refused(struct docker *d, const char *wid, struct ctr_state *st, json_t *ans,
+                          long status, const char *image)
+{
+    char why[CTR_REASON_MAX];
+
+    if (status == 404)
+        snprintf(why, sizeof(why), "image %.200s not found", image);
+    else
+        snprintf(why, sizeof(why), "create: %.200s", docker_errmsg(ans, status));
+    json_decref(ans);
+    return refused(d, wid, st, why);
+}
+
+/* The sandbox's networks (and, with a policy, its proxy): the one network the
+ * container joins goes to net. 0, 1 refused (st says why), -1 dockerd down. */
+static int wire(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
+                const char *wid, json_t *sb, struct sandbox_net *net, char *netname, size_t len,
+                struct ctr_state *st)
+{
+    json_t *policy = json_object_get(sb, "egress");
+    char err[256];
+    int rc;
+
+    net->network = netname;
+    net->disk_quota = caps->disk_quota;
+    net->via_proxy = json_is_object(policy);
+    if (!caps->walled)
+        return refused(d, wid, st, "this worker's network isolation rules are not in place");
+    if (net->via_proxy && !caps->egress)
+        return refused(d, wid, st, "egress policy: this worker has no egress proxy");
+    sbnet_name(netname, len, st->sbid, wid, net->via_proxy ? SBNET_INTERNAL : SBNET_OPEN);
+    rc = sbnet_ensure(d, wid, st->sbid, net->via_proxy ? SBNET_INTERNAL : SBNET_OPEN, err,
+                      sizeof(err));
+    if (rc == 0 && net->via_proxy)
+        rc = sbnet_ensure(d, wid, st->sbid, SBNET_PROXY_OUT, err, sizeof(err));
+    if (rc == 0 && net->via_proxy)
+        rc = egress_proxy_start(d, c, wid, st->sbid, policy, err, sizeof(err));
+    if (rc < 0)
+        log_warn("%s", err);
+    return rc > 0 ? refused(d, wid, st, err) : rc;
+}
+
+/* The id, tier and template of a create; 1 (st failed) when unusable. */
+static int take_create(const struct worker_conf *c, json_t *sb, struct ctr_state *st,
+                       const struct wtemplate **t)
 {
     const char *sbid = json_string_value(json_object_get(sb, "id"));
     const char *tname = json_string_value(json_object_get(sb, "template"));
-    const struct wtemplate *t;
-    char name[256], path[512], err[256];
-    json_t *body, *ans = NULL;
-    long status = 0;
-    int rc;
 
     memset(st, 0, sizeof(*st));
     snprintf(st->sbid, sizeof(st->sbid), "%s", sbid && containers_id_ok(sbid) ? sbid : "");
@@ -298,17 +269,33 @@ int containers_create(struct docker *d, const struct worker_conf *c, const char 
         st_set(st, "failed", "%s", "bad sandbox id");
         return 1;
     }
-    t = tname ? wconf_template(c, tname) : NULL;
-    if (!t) {
+    *t = tname ? wconf_template(c, tname) : NULL;
+    if (!*t) {
         st_set(st, "failed", "unknown template %.64s", tname ? tname : "(none)");
         return 1;
     }
-    ctr_name(name, sizeof(name), sbid, wid);
-    body = create_body(c, t, wid, sb);
-    if (!body) {
-        st_set(st, "failed", "%s", "out of memory");
+    return 0;
+}
+
+int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
+                      const char *wid, json_t *sb, long ready_ms, struct ctr_state *st)
+{
+    const struct wtemplate *t;
+    char name[256], path[512], err[256], netname[SBNET_NAME_MAX];
+    struct sandbox_net net;
+    json_t *body, *ans = NULL;
+    long status = 0;
+    int rc;
+
+    if (take_create(c, sb, st, &t) != 0)
         return 1;
-    }
+    rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), st);
+    if (rc != 0)
+        return rc;
+    ctr_name(name, sizeof(name), st->sbid, wid);
+    body = sandbox_body(c, t, wid, sb, &net);
+    if (!body)
+        return refused(d, wid, st, "out of memory");
     snprintf(path, sizeof(path), "/containers/create?name=%s", name);
     rc = docker_call(d, "POST", path, body, DOCKER_TIMEOUT_MS, &status, &ans, err, sizeof(err));
     json_decref(body);
@@ -317,9 +304,9 @@ int containers_create(struct docker *d, const struct worker_conf *c, const char 
         return -1;
     }
     if (status != 201 && status != 409) /* 409: it exists, a create delivered again */
-        return create_refused(st, ans, status, t->image);
+        return create_refused(d, wid, st, ans, status, t->image);
     json_decref(ans);
-    return settle(d, name, ready_ms, st);
+    return settle(d, wid, name, ready_ms, st);
 }
 
 /* GET /{containers,networks}?filters=: the ids of objects labelled with this
@@ -411,8 +398,12 @@ static int entry_state(struct docker *d, json_t *ctr, struct ctr_state *st)
     const char *id = json_string_value(json_object_get(ctr, "Id"));
     char err[256];
 
+    const char *role = json_string_value(json_object_get(labels, "corral.role"));
+
     if (!sbid || !containers_id_ok(sbid) || !state || !id || strcmp(state, "created") == 0)
         return -1;
+    if (role && strcmp(role, "egress") == 0)
+        return -1; /* a sandbox's proxy: the sandbox itself is what is reported */
     memset(st, 0, sizeof(*st));
     snprintf(st->sbid, sizeof(st->sbid), "%s", sbid);
     snprintf(st->tier, sizeof(st->tier), "%s",

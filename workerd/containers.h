@@ -32,6 +32,15 @@ struct ctr_state {
     char tier[16];
 };
 
+/* What this worker can do for its sandboxes, found at start and kept checked:
+ * netguard's rules in place (without them no sandbox is created), an egress
+ * proxy available, and dockerd able to limit a container's writable layer. */
+struct host_caps {
+    int walled;
+    int egress;
+    int disk_quota;
+};
+
 /* 1 when s is safe in a container name, a label filter and a URL. */
 int containers_id_ok(const char *s);
 
@@ -41,10 +50,10 @@ int containers_id_ok(const char *s);
  * ready_ms (else "failed", and the container is removed).
  * 1: refused for good (st->state "failed", st->reason why). -1: dockerd did
  * not answer; nothing to acknowledge, the command will come again. */
-int containers_create(struct docker *d, const struct worker_conf *c, const char *wid,
-                      json_t *sandbox, long ready_ms, struct ctr_state *st);
+int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
+                      const char *wid, json_t *sandbox, long ready_ms, struct ctr_state *st);
 
-/* Kills and removes the sandbox's containers (and, later, its networks).
+/* Kills and removes the sandbox's containers (its proxy too) and networks.
  * A sandbox that is gone is killed already: 0. -1 when dockerd did not answer. */
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
 

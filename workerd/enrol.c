@@ -28,7 +28,7 @@ static json_t *handshake_body(const struct worker *w, int with_identity)
     for (int i = 0; i < c->n_templates; i++)
         json_array_append_new(tpls, json_string(c->templates[i].name));
     b = json_pack("{s:s, s:o, s:b, s:f, s:I, s:I, s:s, s:o}", "hostname", c->hostname, "runtimes",
-                  rts, "egress", 0, "cpu_cores", c->cpu_cores, "memory_mb",
+                  rts, "egress", w->caps.egress, "cpu_cores", c->cpu_cores, "memory_mb",
                   (json_int_t)c->memory_mb, "slots", (json_int_t)c->slots, "data_addr",
                   c->data_addr, "templates", tpls);
     if (b && with_identity) {

@@ -137,6 +137,8 @@ static int prepare(struct worker *w, char *err, size_t errlen)
         log_info("identity found: worker %s", w->id.worker_id);
     if (probe_runtimes(&w->dk, c, w->rts, &w->n_rts, err, errlen) != 0)
         return -1;
+    if (hostcaps_init(w, err, errlen) != 0)
+        return -1;
     if (dataplane_start(c) != 0) {
         snprintf(err, errlen, "data_addr %s: cannot listen", c->data_addr);
         return -1;

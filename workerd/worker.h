@@ -25,6 +25,7 @@ struct worker {
     long poll_ms, lease_ms;
     struct runtime rts[PROBE_MAX_RUNTIMES];
     int n_rts;
+    struct host_caps caps; /* written by the main thread only, between batches */
     struct sbtable table;
     json_t *acks;           /* command ids applied, not yet carried by a successful heartbeat */
     json_t *backlog;        /* commands received but not yet applied (a batch ran out of time) */
@@ -49,6 +50,12 @@ int sleep_unless_stopped(long ms, volatile sig_atomic_t *stop);
 
 /* enrol.c: handshake; persists the identity. 0, or -1 when stopped. */
 int enrol(struct worker *w);
+
+/* hostcaps.c: installs the network rules and finds what else the host can do
+ * (0, or -1 when sandboxes cannot be walled off); the recheck, run before
+ * every heartbeat, puts vanished rules back at most every few seconds. */
+int hostcaps_init(struct worker *w, char *err, size_t errlen);
+void hostcaps_recheck(struct worker *w);
 
 /* reconcile.c: lists our containers and updates the table. */
 void reconcile(struct worker *w);

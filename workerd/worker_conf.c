@@ -26,22 +26,23 @@ static long mem_total_mb(void)
     return kb > 0 ? kb / 1024 : 1024;
 }
 
-/* envd ships next to workerd: <directory of /proc/self/exe>/envd. */
-void wconf_default_envd(char *out, size_t len)
+/* envd and corral-egress ship next to workerd: <directory of /proc/self/exe>/NAME. */
+void wconf_default_bin(char *out, size_t len, const char *name)
 {
     char exe[WCONF_STR];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     char *slash;
 
     if (n <= 0) {
-        snprintf(out, len, "/usr/lib/corral/envd");
+        snprintf(out, len, "/usr/lib/corral/%s", name);
         return;
     }
     exe[n] = '\0';
     slash = strrchr(exe, '/');
     if (slash)
         *slash = '\0';
-    snprintf(out, len, "%.*s/envd", (int)(len > 6 ? len - 6 : 0), exe);
+    snprintf(out, len, "%.*s/%s", (int)(len > strlen(name) + 2 ? len - strlen(name) - 2 : 0), exe,
+             name);
 }
 
 void wconf_defaults(struct worker_conf *c)
@@ -61,7 +62,9 @@ void wconf_defaults(struct worker_conf *c)
     c->backoff_max_ms = 30000;
     c->probe_timeout_ms = 60000;
     c->envd_ready_ms = 10000;
-    wconf_default_envd(c->envd_bin, sizeof(c->envd_bin));
+    wconf_default_bin(c->envd_bin, sizeof(c->envd_bin), "envd");
+    wconf_default_bin(c->egress_bin, sizeof(c->egress_bin), "corral-egress");
+    snprintf(c->egress_image, sizeof(c->egress_image), "corral/base");
 }
 
 static int set_str(char *dst, size_t len, const char *value, char *err, size_t errlen)
@@ -165,7 +168,9 @@ static const struct str_key str_keys[] = {
     SK("join_token_file", token_file),  SK("data_addr", data_addr),
     SK("docker_socket", docker_socket), SK("state_dir", state_dir),
     SK("hostname", hostname),           SK("probe_image", probe_image),
-    SK("envd_bin", envd_bin),
+    SK("envd_bin", envd_bin),           SK("egress_bin", egress_bin),
+    SK("egress_image", egress_image),   SK("egress_hosts", egress_hosts),
+    SK("dns_servers", dns_servers),
 };
 
 int wconf_set(void *ud, const char *key, const char *value, char *err, size_t errlen)
@@ -231,24 +236,23 @@ static int load_token(struct worker_conf *c, char *err, size_t errlen)
     return 0;
 }
 
-/* envd must be an absolute path to an executable regular file: dockerd
- * bind-mounts it, and a missing source would otherwise become an empty
- * directory in every container. */
-static int check_envd(const char *path, char *err, size_t errlen)
+/* A bind-mounted binary must be an absolute path to an executable regular
+ * file: a missing source would otherwise become an empty directory in every
+ * container. */
+int wconf_check_bin(const char *key, const char *path, char *err, size_t errlen)
 {
     struct stat st;
 
     if (path[0] != '/') {
-        snprintf(err, errlen, "envd_bin %s: must be an absolute path", path);
+        snprintf(err, errlen, "%s %s: must be an absolute path", key, path);
         return -1;
     }
     if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "envd_bin %s: %s (build it with make build/bin/envd)", path,
-                 strerror(errno));
+        snprintf(err, errlen, "%s %s: %s (build it with make)", key, path, strerror(errno));
         return -1;
     }
     if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
-        snprintf(err, errlen, "envd_bin %s: not an executable file", path);
+        snprintf(err, errlen, "%s %s: not an executable file", key, path);
         return -1;
     }
     return 0;
@@ -283,7 +287,7 @@ int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
         snprintf(err, errlen, "no template.NAME = IMAGE configured");
         return -1;
     }
-    if (check_envd(c->envd_bin, err, errlen) != 0)
+    if (wconf_check_bin("envd_bin", c->envd_bin, err, errlen) != 0)
         return -1;
     return load_token(c, err, errlen);
 }

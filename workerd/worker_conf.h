@@ -29,6 +29,10 @@ struct worker_conf {
     char hostname[WCONF_STR];
     char probe_image[WCONF_STR]; /* image of the runtime probe container */
     char envd_bin[WCONF_STR];    /* envd, bind-mounted read-only into every sandbox */
+    char egress_bin[WCONF_STR];  /* corral-egress, bind-mounted into each egress proxy */
+    char egress_image[WCONF_STR];
+    char egress_hosts[WCONF_STR]; /* "name:ip,..." added to each proxy's /etc/hosts */
+    char dns_servers[WCONF_STR];  /* resolvers open to sandboxes on port 53 (else resolv.conf's) */
     long slots;
     double cpu_cores;
     long memory_mb;
@@ -42,8 +46,10 @@ struct worker_conf {
 /* Defaults (nproc x 4 cpu, MemTotal, 16 slots, /var/run/docker.sock, envd next
  * to the workerd binary ...). */
 void wconf_defaults(struct worker_conf *c);
-/* <directory of the running binary>/envd. */
-void wconf_default_envd(char *out, size_t len);
+/* <directory of the running binary>/name. */
+void wconf_default_bin(char *out, size_t len, const char *name);
+/* 0 when path is an absolute path to an executable file; -1 naming key. */
+int wconf_check_bin(const char *key, const char *path, char *err, size_t errlen);
 /* Applies one key = value (file line or flag). 0, or -1 with err set. */
 int wconf_set(void *ud, const char *key, const char *value, char *err, size_t errlen);
 /* Checks what must be present and loads the join token. 0, or -1 with err. */

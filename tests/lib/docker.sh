@@ -10,6 +10,16 @@
 #
 # There is no systemd here: dockerd runs in the background, logs to a file, and
 # a pid file under $CORRAL_RUN remembers that we started it. Loops are bounded.
+#
+# What Corral needs of dockerd (docs/decisions/0023-network-per-sandbox.md):
+#   - address pools for thousands of per-sandbox networks (default-address-pools
+#     in daemon.json: Docker's own defaults allow about 30 bridge networks);
+#   - storage that can limit a container's writable layer (StorageOpt size):
+#     overlay2 can only on xfs with project quotas, which kernels without quota
+#     support (this one) cannot mount, so the dockerd we start keeps its data
+#     on a btrfs file system in a sparse file, with the btrfs storage driver
+#     (qgroups are btrfs's own, no quota support needed): $CORRAL_DOCKER_FS,
+#     default /var/lib/corral-docker.btrfs.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,6 +29,11 @@ PID_FILE=$RUN_DIR/dockerd.pid
 LOG_FILE=$RUN_DIR/dockerd.log
 SOCK=${DOCKER_SOCK:-/var/run/docker.sock}
 DAEMON_JSON=/etc/docker/daemon.json
+FS_IMG=${CORRAL_DOCKER_FS:-/var/lib/corral-docker.btrfs}
+FS_DIR=${FS_IMG%.btrfs}
+FS_SIZE=${CORRAL_DOCKER_FS_SIZE:-64G}
+# 16,384 networks of 16 addresses; override when 10.200.0.0/14 is in use nearby.
+POOL_BASE=${CORRAL_DOCKER_POOL:-10.200.0.0/14}
 
 die() { echo "docker.sh: $*" >&2; exit 1; }
 
@@ -27,6 +42,8 @@ install_missing() {
     command -v dockerd >/dev/null || need+=(docker.io)
     command -v runsc >/dev/null || need+=(runsc)
     command -v debootstrap >/dev/null || need+=(debootstrap)
+    command -v mkfs.btrfs >/dev/null || need+=(btrfs-progs)
+    command -v nft >/dev/null || need+=(nftables)
     [ ${#need[@]} -eq 0 ] && return 0
     echo "docker.sh: installing ${need[*]}" >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}" >&2 ||
@@ -34,25 +51,39 @@ install_missing() {
 }
 
 # runsc refuses to start here without host networking, hence runtimeArgs.
-register_runsc() {
+# Both settings are merged into an existing daemon.json, never replacing it.
+configure_daemon() {
     local want
-    want='{"runtimes":{"runsc":{"path":"'"$(command -v runsc)"'","runtimeArgs":["--network=host"]}}}'
+    want='{"runtimes":{"runsc":{"path":"'"$(command -v runsc)"'","runtimeArgs":["--network=host"]}},'
+    want+='"default-address-pools":[{"base":"'"$POOL_BASE"'","size":28}]}'
     mkdir -p /etc/docker
-    if [ -f "$DAEMON_JSON" ] && grep -q '"runsc"' "$DAEMON_JSON"; then
-        return 0
-    fi
-    if [ -s "$DAEMON_JSON" ]; then
-        command -v python3 >/dev/null || die "$DAEMON_JSON exists; need python3 to merge runsc into it"
-        python3 - "$DAEMON_JSON" "$want" <<'PY'
+    [ -s "$DAEMON_JSON" ] || echo '{}' >"$DAEMON_JSON"
+    command -v python3 >/dev/null || die "need python3 to merge settings into $DAEMON_JSON"
+    python3 - "$DAEMON_JSON" "$want" <<'PY'
 import json, sys
 path, want = sys.argv[1], json.loads(sys.argv[2])
 cur = json.load(open(path))
-cur.setdefault("runtimes", {}).update(want["runtimes"])
-json.dump(cur, open(path, "w"), indent=2)
+new = dict(cur)
+new.setdefault("runtimes", {}).update(want["runtimes"])
+new.setdefault("default-address-pools", want["default-address-pools"])
+if new != cur:
+    json.dump(new, open(path, "w"), indent=2)
 PY
-    else
-        printf '%s\n' "$want" >"$DAEMON_JSON"
+}
+
+# A btrfs file system for dockerd's data, when we can make one; prints the
+# dockerd flags to use it (nothing: dockerd's defaults, and no disk limits).
+btrfs_data_root() {
+    if ! mountpoint -q "$FS_DIR" 2>/dev/null; then
+        if [ ! -s "$FS_IMG" ]; then
+            truncate -s "$FS_SIZE" "$FS_IMG.part" && mkfs.btrfs -q "$FS_IMG.part" >/dev/null 2>&1 &&
+                mv "$FS_IMG.part" "$FS_IMG" || { rm -f "$FS_IMG.part"; return 0; }
+        fi
+        mkdir -p "$FS_DIR"
+        mount -o loop "$FS_IMG" "$FS_DIR" >&2 || return 0
     fi
+    btrfs quota enable "$FS_DIR" >&2 || return 0
+    echo "--data-root $FS_DIR --storage-driver btrfs"
 }
 
 answers() {
@@ -70,7 +101,7 @@ wait_socket() {
 
 start() {
     install_missing
-    register_runsc
+    configure_daemon
     mkdir -p "$RUN_DIR"
     if answers; then
         echo "docker.sh: dockerd already answers on $SOCK" >&2
@@ -78,7 +109,11 @@ start() {
     fi
     # A stale pid file from a killed run: forget it.
     rm -f "$PID_FILE"
-    setsid dockerd --host "unix://$SOCK" >>"$LOG_FILE" 2>&1 </dev/null &
+    local args
+    args=$(btrfs_data_root)
+    [ -n "$args" ] || echo "docker.sh: no btrfs for dockerd's data: sandboxes get no disk limit" >&2
+    # shellcheck disable=SC2086 # the flags are words
+    setsid dockerd --host "unix://$SOCK" $args >>"$LOG_FILE" 2>&1 </dev/null &
     echo $! >"$PID_FILE"
     wait_socket || die "dockerd did not answer on $SOCK within 30 s (see $LOG_FILE)"
     echo "docker.sh: dockerd started (pid $(cat "$PID_FILE"), log $LOG_FILE)" >&2

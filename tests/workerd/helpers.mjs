@@ -172,7 +172,8 @@ export async function freshLease(ws, wid) {
 }
 
 // ---- envd inside a sandbox, reached on the container's bridge address ----
-export async function envdOf(wid, sbid, token) {
+// Every native sandbox is secure: the token defaults to the one the control plane derives.
+export async function envdOf(wid, sbid, token = envdToken(sbid)) {
   const [c] = await ctrsOf(wid, sbid);
   if (!c) throw new Error(`no container for sandbox ${sbid}`);
   const info = await inspect(c.Id);

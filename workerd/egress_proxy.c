@@ -1,0 +1,109 @@
+#include "egress_proxy.h"
+
+#include "sandbox_body.h"
+#include "sbnet.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROXY_TIMEOUT_MS 60000L
+#define PROXY_MEMORY (128LL * 1024 * 1024)
+#define PROXY_PIDS 600 /* its threads: at most 512 connections at once */
+
+/* "name:ip,name:ip" from the config, as Docker's ExtraHosts. */
+static json_t *extra_hosts(const char *list)
+{
+    json_t *arr = json_array();
+    char item[WCONF_STR];
+
+    while (list && *list) {
+        size_t n = strcspn(list, ", ");
+        if (n > 0 && n < sizeof(item)) {
+            snprintf(item, sizeof(item), "%.*s", (int)n, list);
+            json_array_append_new(arr, json_string(item));
+        }
+        list += n + (list[n] != '\0');
+    }
+    return arr;
+}
+
+json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
+                          json_t *policy)
+{
+    char net[SBNET_NAME_MAX], bind[WCONF_STR + 64];
+    char *pol = json_dumps(policy, JSON_COMPACT);
+    json_t *body;
+
+    if (!pol)
+        return NULL;
+    sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
+    snprintf(bind, sizeof(bind), "%s:%s:ro", c->egress_bin, EGRESS_MOUNT);
+    body = json_pack(
+        "{s:s, s:[s], s:[s,s,s,s,s,s], s:s, s:{s:s, s:s, s:s},"
+        " s:{s:[s], s:s, s:[s], s:b, s:I, s:I, s:I, s:o},"
+        " s:{s:{s:{s:[s]}}}}",
+        "Image", c->egress_image, "Entrypoint", EGRESS_MOUNT, "Cmd", "-listen",
+        "0.0.0.0:" EGRESS_PORT_STR, "-sandbox", sbid, "-policy", pol, "User", "65534:65534",
+        "Labels", "corral.sandbox", sbid, "corral.worker", wid, "corral.role", "egress",
+        "HostConfig", "Binds", bind, "NetworkMode", net, "CapDrop", "ALL", "ReadonlyRootfs", 1,
+        "PidsLimit", (json_int_t)PROXY_PIDS, "Memory", (json_int_t)PROXY_MEMORY, "MemorySwap",
+        (json_int_t)PROXY_MEMORY, "ExtraHosts", extra_hosts(c->egress_hosts), "NetworkingConfig",
+        "EndpointsConfig", net, "Aliases", EGRESS_ALIAS);
+    free(pol);
+    return body;
+}
+
+/* One Engine API call whose acceptable answers are given; 0, 1 refused, -1 down. */
+static int call(struct docker *d, const char *method, const char *path, json_t *body,
+                const long ok[3], const char *what, char *err, size_t errlen)
+{
+    json_t *ans = NULL;
+    long status = 0;
+
+    if (docker_call(d, method, path, body, PROXY_TIMEOUT_MS, &status, &ans, err, errlen) != 0)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        if (status == ok[i]) {
+            json_decref(ans);
+            return 0;
+        }
+    /* Connecting again what is connected: a create delivered again. */
+    if (strstr(docker_errmsg(ans, status), "already exists")) {
+        json_decref(ans);
+        return 0;
+    }
+    snprintf(err, errlen, "egress proxy %s: %.200s", what, docker_errmsg(ans, status));
+    json_decref(ans);
+    return 1;
+}
+
+int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,
+                       const char *sbid, json_t *policy, char *err, size_t errlen)
+{
+    static const long created[3] = {201, 409, 409}, connected[3] = {200, 200, 200},
+                      started[3] = {204, 304, 304};
+    char name[SBNET_NAME_MAX + 16], out[SBNET_NAME_MAX], path[SBNET_NAME_MAX * 2 + 64];
+    json_t *body = egress_proxy_body(c, wid, sbid, policy);
+    int rc;
+
+    if (!body) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
+    snprintf(name, sizeof(name), "corral-%s-%s-egress", sbid, wid);
+    snprintf(path, sizeof(path), "/containers/create?name=%s", name);
+    rc = call(d, "POST", path, body, created, "create", err, errlen);
+    json_decref(body);
+    if (rc != 0)
+        return rc;
+    sbnet_name(out, sizeof(out), sbid, wid, SBNET_PROXY_OUT);
+    snprintf(path, sizeof(path), "/networks/%s/connect", out);
+    body = json_pack("{s:s}", "Container", name);
+    rc = call(d, "POST", path, body, connected, "connect", err, errlen);
+    json_decref(body);
+    if (rc != 0)
+        return rc;
+    snprintf(path, sizeof(path), "/containers/%s/start", name);
+    return call(d, "POST", path, NULL, started, "start", err, errlen);
+}

@@ -1,0 +1,28 @@
+/* egress_proxy.h: the egress proxy beside a sandbox that has an egress policy.
+ *
+ * One proxy container per such sandbox (corral-<sandbox>-<worker>-egress): the
+ * corral-egress binary (workerd/egress/) bind-mounted read-only into the
+ * egress image, running as nobody with no capability and a read-only root,
+ * attached to the sandbox's internal network (as EGRESS_ALIAS) and to an open
+ * network of its own. It is the sandbox's one way out and enforces the policy
+ * it is given on its command line (the policy is not secret). */
+#ifndef WORKERD_EGRESS_PROXY_H
+#define WORKERD_EGRESS_PROXY_H
+
+#include "docker_api.h"
+#include "worker_conf.h"
+
+#include <jansson.h>
+
+#define EGRESS_MOUNT "/.corral/egress"
+
+/* Creates, connects and starts the proxy of sandbox sbid (idempotent: a
+ * create delivered again finds it). 0; 1 refused (err); -1 dockerd down. */
+int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,
+                       const char *sbid, json_t *policy, char *err, size_t errlen);
+
+/* The body of its POST /containers/create. Pure. */
+json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
+                          json_t *policy);
+
+#endif
