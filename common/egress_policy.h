@@ -3,8 +3,8 @@
  * an allow entry wins over a deny entry; a destination matching neither is
  * allowed; "0.0.0.0/0" and "::/0" in deny close everything not allowed.
  * Private destinations are closed whatever the policy says. */
-#ifndef CORRAL_EGRESS_POLICY_H
-#define CORRAL_EGRESS_POLICY_H
+#ifndef CORRAL_COMMON_EGRESS_POLICY_H
+#define CORRAL_COMMON_EGRESS_POLICY_H
 
 #include "egress_rule.h"
 
