@@ -194,18 +194,12 @@ static const char *const update_fields[] = {"allowOut", "denyOut",     "allow_in
 
 static int check_update_fields(const json_t *body, char *err, size_t errlen)
 {
-    const char *k;
-    json_t *v;
+    const char *k = first_unknown_field(body, update_fields);
+    const json_t *v;
 
-    json_object_foreach((json_t *)body, k, v)
-    {
-        int known = 0;
-        for (int i = 0; update_fields[i]; i++)
-            known |= strcmp(k, update_fields[i]) == 0;
-        if (!known) {
-            snprintf(err, errlen, "%.64s: unknown field", k);
-            return -1;
-        }
+    if (k) {
+        snprintf(err, errlen, "%.64s: unknown field", k);
+        return -1;
     }
     v = json_object_get(body, "allow_internet_access");
     if (v && !json_is_null(v) && !json_is_boolean(v)) {

@@ -33,20 +33,32 @@ static int record_next(struct request *req, const char *policy, int ended_status
     return n == 1 ? 0 : -1;
 }
 
-void h_sandbox_network(struct request *req)
+typedef int (*network_parser)(const json_t *body, char **policy, char *err, size_t errlen);
+
+/* Reads the body and parses it with parse (-1 means 400, else the status). 0
+ * with *policy (NULL: no policy), or -1 after answering. */
+static int read_policy(struct request *req, network_parser parse, char **policy)
 {
     json_t *body = request_json_body(req);
-    char *policy = NULL, err[256];
-    int rv;
+    char err[256];
+    int status;
 
+    *policy = NULL;
     if (!body)
-        return;
-    rv = sandbox_network_parse(body, &policy, err, sizeof(err));
+        return -1;
+    status = parse(body, policy, err, sizeof(err));
     json_decref(body);
-    if (rv != 0) {
-        respond_error(req, 400, "%s", err);
+    if (status != 0)
+        respond_error(req, status < 0 ? 400 : status, "%s", err);
+    return status != 0 ? -1 : 0;
+}
+
+void h_sandbox_network(struct request *req)
+{
+    char *policy;
+
+    if (read_policy(req, sandbox_network_parse, &policy) != 0)
         return;
-    }
     if (record_next(req, policy, 409) == 0)
         respond_json(req, 200,
                      json_pack("{s:s, s:o, s:s, s:s}", "sandbox_id", req->params[0], "egress",
@@ -60,18 +72,10 @@ void h_sandbox_network(struct request *req)
  * as docs/api.md says. */
 void h_e2b_network(struct request *req)
 {
-    json_t *body = request_json_body(req);
-    char *policy = NULL, err[256];
-    int status;
+    char *policy;
 
-    if (!body)
+    if (read_policy(req, e2b_network_parse, &policy) != 0)
         return;
-    status = e2b_network_parse(body, &policy, err, sizeof(err));
-    json_decref(body);
-    if (status != 0) {
-        respond_error(req, status, "%s", err);
-        return;
-    }
     if (record_next(req, policy, 404) == 0)
         respond_empty(req, 204);
     free(policy);

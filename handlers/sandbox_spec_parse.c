@@ -92,19 +92,16 @@ static int native_egress(const json_t *allowed, char **egress_json, char *err, s
 
 int sandbox_network_parse(const json_t *body, char **egress_json, char *err, size_t errlen)
 {
-    const char *k;
-    json_t *v;
+    static const char *const fields[] = {"allowed_domains", NULL};
+    const char *k = first_unknown_field(body, fields);
 
     *egress_json = NULL;
-    json_object_foreach((json_t *)body, k, v)
-    {
-        if (strcmp(k, "allowed_domains") != 0) {
-            snprintf(err, errlen,
-                     "%.64s: unknown field (send {\"allowed_domains\": [...]} or "
-                     "{\"allowed_domains\": null})",
-                     k);
-            return -1;
-        }
+    if (k) {
+        snprintf(err, errlen,
+                 "%.64s: unknown field (send {\"allowed_domains\": [...]} or "
+                 "{\"allowed_domains\": null})",
+                 k);
+        return -1;
     }
     if (!json_object_get(body, "allowed_domains")) {
         snprintf(err, errlen,
@@ -175,25 +172,34 @@ static const char *const known_fields[] = {
     "template",  "timeout",         "metadata",          "env",    "cpu_cores",
     "memory_mb", "allowed_domains", "require_isolation", "secure", NULL};
 
-static int check_fields(const json_t *body, char *err, size_t errlen)
+const char *first_unknown_field(const json_t *body, const char *const known[])
 {
     const char *k;
     json_t *v;
 
     json_object_foreach((json_t *)body, k, v)
     {
-        int known = 0;
-        for (int i = 0; known_fields[i]; i++)
-            known |= strcmp(k, known_fields[i]) == 0;
-        if (strcmp(k, "workspace") == 0 || strcmp(k, "workspace_id") == 0 ||
-            strcmp(k, "tenant") == 0) {
-            snprintf(err, errlen, "%s: the workspace comes from the API key; do not send it", k);
-            return -1;
-        }
-        if (!known) {
-            snprintf(err, errlen, "%.64s: unknown field", k);
-            return -1;
-        }
+        int found = 0;
+        for (int i = 0; known[i]; i++)
+            found |= strcmp(k, known[i]) == 0;
+        if (!found)
+            return k;
+    }
+    return NULL;
+}
+
+static int check_fields(const json_t *body, char *err, size_t errlen)
+{
+    const char *k = first_unknown_field(body, known_fields);
+
+    if (k && (strcmp(k, "workspace") == 0 || strcmp(k, "workspace_id") == 0 ||
+              strcmp(k, "tenant") == 0)) {
+        snprintf(err, errlen, "%s: the workspace comes from the API key; do not send it", k);
+        return -1;
+    }
+    if (k) {
+        snprintf(err, errlen, "%.64s: unknown field", k);
+        return -1;
     }
     return 0;
 }

@@ -17,6 +17,9 @@ int sandbox_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err,
  * NULL for no policy; -1 with err naming the field. */
 int sandbox_network_parse(const json_t *body, char **egress_json, char *err, size_t errlen);
 
+/* The first key of body not in the NULL-terminated list known, or NULL. */
+const char *first_unknown_field(const json_t *body, const char *const known[]);
+
 /* Shared field rules, also used by the worker routes (valid_domain: egress_rule.h). */
 int valid_name(const char *s, size_t max); /* [a-z0-9][a-z0-9._-]* up to max */
 
