@@ -1,18 +1,34 @@
 # corral-egress: the egress proxy sidecar of one sandbox (workerd/egress/README.md).
-EGRESS_LIB_SRCS := workerd/egress/ipaddr.c workerd/egress/addr_class.c workerd/egress/hostname.c \
-                   workerd/egress/policy.c workerd/egress/decide.c workerd/egress/http_head.c \
-                   workerd/egress/egress_conf.c
-EGRESS_SRCS := $(EGRESS_LIB_SRCS) workerd/egress/main.c workerd/egress/conn.c \
+# Like envd it is bind-mounted into a container of corral/base, which has
+# neither jansson nor the sanitizer runtimes: one static binary, and sanitizer
+# flags are filtered out of its objects even when SANITIZE=1 (the unit tests
+# below still run its pure parts under ASan+UBSan).
+EGRESS_PURE_SRCS := workerd/egress/ipaddr.c workerd/egress/addr_class.c workerd/egress/hostname.c \
+                    workerd/egress/policy.c workerd/egress/decide.c workerd/egress/http_head.c \
+                    workerd/egress/egress_conf.c common/egress_rule.c
+EGRESS_SRCS := $(EGRESS_PURE_SRCS) workerd/egress/main.c workerd/egress/conn.c \
                workerd/egress/io.c workerd/egress/resolve.c workerd/egress/dial.c \
                workerd/egress/relay.c workerd/egress/reply.c common/http_status.c
+EGRESS_OBJ := $(BUILD)/obj-egress
+EGRESS_OBJS := $(patsubst %.c,$(EGRESS_OBJ)/%.o,$(EGRESS_SRCS))
+EGRESS_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
+
+$(EGRESS_OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(EGRESS_CFLAGS) -MMD -MP -c $< -o $@
 
 BINS += $(BIN)/corral-egress
-$(BIN)/corral-egress: $(call objs,$(EGRESS_SRCS))
+# glibc's static getaddrinfo warns that it needs NSS modules at run time; since
+# glibc 2.34 files and dns are built in, which is all the proxy uses. The
+# linker's output is shown only when the link fails.
+$(BIN)/corral-egress: $(EGRESS_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
+	$(CC) -static -pthread -o $@ $^ -ljansson 2>$(EGRESS_OBJ)/link.log || { cat $(EGRESS_OBJ)/link.log; exit 1; }
 
-# Unit tests of the pure parts: policy, blocked ranges, request heads, flags.
-$(BIN)/unit-egress: $(call objs,tests/egress/unit_egress.c $(EGRESS_LIB_SRCS))
+# Unit tests of the pure parts: policy, decision, blocked ranges, request heads, flags.
+$(BIN)/unit-egress: $(call objs,tests/egress/unit_egress.c $(EGRESS_PURE_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
 $(OBJ)/tests/egress/unit_egress.o: CFLAGS += -Iworkerd
+
+-include $(shell find $(EGRESS_OBJ) -name '*.d' 2>/dev/null)

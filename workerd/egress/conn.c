@@ -97,8 +97,8 @@ static void refuse_verdict(struct conn *c, enum verdict v, const struct target *
                  t->literal ? "is" : "resolves to");
         refuse(c, 403, addr, "private-address", body);
     } else if (v == V_DENY_LITERAL) {
-        snprintf(body, sizeof(body), "corral egress: %s: IP literal not allowed by this sandbox's policy",
-                 host);
+        snprintf(body, sizeof(body),
+                 "corral egress: %s: IP literal not allowed by this sandbox's policy", host);
         refuse(c, 403, addr, "ip-literal", body);
     } else {
         snprintf(body, sizeof(body), "corral egress: %s is not allowed by this sandbox's policy",
@@ -160,7 +160,8 @@ static void serve(struct conn *c)
         if (st == 400)
             refuse(c, 400, NULL, "bad-request", "corral egress: malformed request head");
         else if (st == 408)
-            refuse(c, 408, NULL, "head-timeout", "corral egress: request head not received in time");
+            refuse(c, 408, NULL, "head-timeout",
+                   "corral egress: request head not received in time");
         else if (st == 431)
             refuse(c, 431, NULL, "head-too-large", "corral egress: request head over 16 KiB");
         return;
@@ -172,8 +173,10 @@ static void serve(struct conn *c)
         return;
     }
     if (ipaddr_parse(c->req.host, &t.addrs[0]) != 0 &&
-        (c->req.bracketed || hostname_normalize(c->req.host, t.name) != 0)) {
-        refuse(c, 400, NULL, "bad-host", "corral egress: bad request: not a host name or IP address");
+        (c->req.bracketed || hostname_normalize(c->req.host, t.name) != 0 ||
+         !hostname_resolvable(t.name))) {
+        refuse(c, 400, NULL, "bad-host",
+               "corral egress: bad request: not a host name or IP address");
         return;
     }
     enum verdict v = judge(&c->conf->policy, &c->req, &t);

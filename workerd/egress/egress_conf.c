@@ -67,8 +67,7 @@ static int set(struct egress_conf *c, const char *flag, const char *val, const c
 {
     if (strcmp(flag, "listen") == 0) {
         if (listen_parse(val, c) != 0)
-            return fail(err, errlen, "-listen: want ADDR:PORT or [V6]:PORT, got \"%.64s\"",
-                            val);
+            return fail(err, errlen, "-listen: want ADDR:PORT or [V6]:PORT, got \"%.64s\"", val);
     } else if (strcmp(flag, "sandbox") == 0) {
         if (!sandbox_ok(val))
             return fail(err, errlen, "-sandbox: want 1-%d of [A-Za-z0-9._-]", SANDBOX_ID_MAX);

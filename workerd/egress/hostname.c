@@ -16,21 +16,24 @@ int hostname_normalize(const char *in, char *out)
         len--;
     if (len == 0 || len > HOSTNAME_MAX)
         return -1;
-    size_t label = 0, last_start = 0;
+    size_t label = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)in[i];
         if (c == '.') {
             if (label == 0)
                 return -1;
             label = 0;
-            last_start = i + 1;
         } else if (!label_char(c) || ++label > 63) {
             return -1;
         }
         out[i] = (char)tolower(c);
     }
     out[len] = '\0';
-    if (label == 0 || !isalpha((unsigned char)out[last_start]))
-        return -1;
-    return 0;
+    return label == 0 ? -1 : 0;
+}
+
+int hostname_resolvable(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return isalpha((unsigned char)(dot ? dot[1] : name[0]));
 }

@@ -225,8 +225,7 @@ long http_head_rewrite(const char *head, size_t head_len, const struct http_req 
     while (off < head_len - 2) {
         const char *line = head + off, *eol = find_crlf(line, head + head_len);
         size_t name_len = (size_t)((const char *)memchr(line, ':', (size_t)(eol - line)) - line);
-        if (!header_dropped(line, name_len) &&
-            !put(out, cap, &len, line, (size_t)(eol - line) + 2))
+        if (!header_dropped(line, name_len) && !put(out, cap, &len, line, (size_t)(eol - line) + 2))
             return -1;
         off = (size_t)(eol - head) + 2;
     }

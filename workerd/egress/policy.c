@@ -1,7 +1,10 @@
 /* policy.c: parsing is strict (unknown keys, non-strings and unparseable
  * entries are refused, naming the entry) because a typo in a deny list that
- * was silently ignored would open the sandbox. */
+ * was silently ignored would open the sandbox. An entry is read by
+ * common/egress_rule.c, as corral-api read it when the policy was set. */
 #include "policy.h"
+
+#include "egress_rule.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -10,12 +13,16 @@
 
 static int entry_parse(const char *s, struct pentry *e)
 {
+    struct egress_rule r;
+
     memset(e, 0, sizeof(*e));
-    if (ipaddr_parse_cidr(s, &e->net, &e->bits) == 0) {
+    if (egress_rule_parse(s, &r) != 0)
+        return -1;
+    if (r.kind == EGRESS_RULE_CIDR) {
         e->kind = PE_CIDR;
-        return 0;
+        return ipaddr_parse_cidr(s, &e->net, &e->bits); /* folds ::ffff:a.b.c.d */
     }
-    if (strncmp(s, "*.", 2) == 0) {
+    if (r.kind == EGRESS_RULE_WILDCARD) {
         e->kind = PE_WILDCARD;
         e->name[0] = '.';
         return hostname_normalize(s + 2, e->name + 1);
@@ -32,8 +39,8 @@ static int list_parse(json_t *arr, const char *key, struct plist *l, bool *deny_
         return -1;
     }
     l->n = json_array_size(arr);
-    if (l->n > POLICY_MAX_ENTRIES) {
-        snprintf(err, errlen, "policy: \"%s\" has more than %d entries", key, POLICY_MAX_ENTRIES);
+    if (l->n > EGRESS_RULE_MAX_LIST) {
+        snprintf(err, errlen, "policy: \"%s\" has more than %d entries", key, EGRESS_RULE_MAX_LIST);
         return -1;
     }
     l->e = calloc(l->n ? l->n : 1, sizeof(*l->e));

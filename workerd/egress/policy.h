@@ -9,8 +9,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define POLICY_MAX_ENTRIES 1024
-
 enum pentry_kind { PE_NAME, PE_WILDCARD, PE_CIDR };
 
 struct pentry {

@@ -48,8 +48,8 @@ static void dir_close(struct dir *d)
 static int dir_drain(struct dir *d)
 {
     if (d->queued > 0) {
-        ssize_t r = splice(d->pipe[0], NULL, d->dst, NULL, d->queued,
-                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        ssize_t r =
+            splice(d->pipe[0], NULL, d->dst, NULL, d->queued, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (r > 0)
             d->queued -= (size_t)r;
         else if (r < 0 && errno != EAGAIN && errno != EINTR)

@@ -44,8 +44,8 @@ void reply_close(int fd)
     close(fd);
 }
 
-void reply_log(const char *sandbox, bool allow, const struct http_req *r,
-               const struct ipaddr *addr, const char *reason)
+void reply_log(const char *sandbox, bool allow, const struct http_req *r, const struct ipaddr *addr,
+               const char *reason)
 {
     char a[IPADDR_STRLEN] = "-";
 

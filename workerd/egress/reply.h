@@ -17,7 +17,7 @@ void reply_close(int fd);
 
 /* One line on stderr: egress sandbox=ID allow|refuse METHOD HOST:PORT ADDR
  * REASON, "-" for what is unknown. Never headers or bodies: they hold secrets. */
-void reply_log(const char *sandbox, bool allow, const struct http_req *r,
-               const struct ipaddr *addr, const char *reason);
+void reply_log(const char *sandbox, bool allow, const struct http_req *r, const struct ipaddr *addr,
+               const char *reason);
 
 #endif
