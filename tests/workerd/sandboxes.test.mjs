@@ -20,13 +20,14 @@ after(cleanupWorkers);
 const running = (sbid) => eventually(async () => (await getSb(A, sbid)).body.state === 'running',
   { timeout: 15000, what: `${sbid} running` });
 
-test('the handshake shows in GET /v1/workers: capacity, egress false, templates, verified tiers', async () => {
+test('the handshake shows in GET /v1/workers: capacity, egress true (proxy binary and image present), templates, verified tiers', async () => {
   const w = await workerView(A, s.id);
   assert.equal(w.state, 'alive');
   assert.equal(w.slots, 8);
   assert.equal(w.cpu_cores, 64);
   assert.equal(w.memory_mb, 65536);
-  assert.equal(w.egress, false);
+  assert.equal(w.egress, true);
+  assert.match(logOf(s), /network isolation rules in place .*egress policies on; disk limits on/);
   assert.equal(w.data_addr, s.files.dataAddr);
   assert.deepEqual([...w.templates].sort(), ['base', 'noimg']);
   const tiers = Object.fromEntries(w.runtimes.map((r) => [r.name, r.tier]));
@@ -35,7 +36,7 @@ test('the handshake shows in GET /v1/workers: capacity, egress false, templates,
   assert.doesNotMatch(logOf(s), /jn_/, 'the join token is never logged');
 });
 
-test('create: one running container with labels, env, NanoCpus, Memory, envd as entrypoint', async () => {
+test('create: one running container with labels, env, NanoCpus, Memory, limits, dropped capabilities, its own network, envd as entrypoint', async () => {
   const r = await createSb(A, { env: { FOO: 'bar', E2B: 'x=y' }, cpu_cores: 1.5, memory_mb: 300 });
   assert.equal(r.status, 201, r.raw);
   assert.equal(r.body.state, 'running');
@@ -52,7 +53,18 @@ test('create: one running container with labels, env, NanoCpus, Memory, envd as 
     { sb: sbid, ws: A.id, wk: s.id, tier: 'CONTAINER', tpl: 'base' });
   assert.ok(c.Config.Env.includes('FOO=bar'));
   assert.ok(c.Config.Env.includes('E2B=x=y'));
-  assert.ok(!c.Config.Env.some((e) => e.startsWith('CORRAL_ENVD_ACCESS_TOKEN=')), 'not secure: no token');
+  assert.ok(c.Config.Env.includes(`CORRAL_ENVD_ACCESS_TOKEN=${envdToken(sbid)}`), 'every native sandbox is secure');
+  assert.ok(!c.Config.Env.some((e) => /_PROXY=/i.test(e)), 'no policy: no proxy');
+  assert.ok(['NET_RAW', 'MKNOD', 'SETFCAP', 'SETPCAP', 'SYS_CHROOT'].every((cap) => c.HostConfig.CapDrop.includes(cap)),
+    JSON.stringify(c.HostConfig.CapDrop));
+  assert.equal(c.HostConfig.PidsLimit, 1024, 'the workspace default');
+  assert.equal(c.HostConfig.StorageOpt?.size, '10240M', 'the workspace default disk size');
+  const nets = Object.keys(c.NetworkSettings.Networks);
+  assert.deepEqual(nets, [`corral-${sbid}-${s.id}`], 'alone on a network of its own');
+  const net = (await docker('GET', `/networks/${nets[0]}`)).body;
+  assert.match(net.Options['com.docker.network.bridge.name'], /^crl[0-9a-f]{12}$/);
+  assert.equal(net.Internal, false);
+  assert.equal(net.Labels['corral.sandbox'], sbid);
   assert.equal(c.HostConfig.NanoCpus, 1.5e9);
   assert.equal(c.HostConfig.Memory, 300 * 1024 * 1024);
   assert.equal(c.HostConfig.Runtime, 'runc');
