@@ -4,7 +4,7 @@
 // per-sandbox limits come from the workspace. Real stack, real worker routes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, assertError, corralctl, newWorkspace, RUN } from '../lib/corral.mjs';
+import { api, assertError, corralctl, eventually, newWorkspace, RUN } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -249,4 +249,25 @@ test('workspace sandbox limits: defaults, owner-only changes, ranges, copied int
   const kept = (await api('GET', `/v1/sandboxes/${first.sandbox_id}`, { key: W.member })).body;
   assert.equal(kept.pids_limit, 1024, 'a sandbox keeps the limits it was created with');
   assert.equal(kept.disk_mb, 10240);
+});
+
+test('redelivery is a new start: the policy recorded by PUT network is the one the new worker gets', async () => {
+  const R = newWorkspace();
+  // A silent worker takes the create but never polls; after its lease (4 s in
+  // the test profile) the create moves to a live one.
+  const silent = new TestWorker(corralctl('join-token', 'create', '--workspace', R.id).token, { slots: 1, egress: true });
+  await silent.handshake();
+  const creating = native({ allowed_domains: ['a.com'] }, R.member);
+  const pending = await eventually(async () => (await api('GET', '/v1/sandboxes?state=pending', { key: R.member })).body.sandboxes[0],
+    { what: 'the pending sandbox' });
+  const put = await api('PUT', `/v1/sandboxes/${pending.sandbox_id}/network`, { key: R.member, body: { allowed_domains: ['b.com'] } });
+  assert.equal(put.status, 200, put.raw);
+  const live = await worker(R, { egress: true });
+  const r = await creating;
+  assert.equal(r.status, 201, r.raw);
+  assert.equal(r.body.worker_id, live.id);
+  assert.deepEqual(sentTo(live, r.body.sandbox_id).egress, { allow: ['b.com'], deny: DENY_ALL });
+  const got = (await api('GET', `/v1/sandboxes/${r.body.sandbox_id}`, { key: R.member })).body;
+  assert.deepEqual(got.egress, { allow: ['b.com'], deny: DENY_ALL });
+  assert.equal(got.egress_next, null);
 });
