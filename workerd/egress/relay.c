@@ -1,5 +1,8 @@
 /* relay.c: splice(2) through one pipe per direction, so payload bytes never
- * cross into user space (a 100 MB download must run near wire speed).
+ * cross into user space. Measured against copying through 64 KiB-256 KiB
+ * buffers: similar throughput on a loaded 2-CPU host, a third or less of the
+ * proxy's CPU time (18 vs 41-65 ticks per 500 MB), which is what a host full
+ * of sidecars runs out of first.
  *
  * A direction reads only when its pipe is empty and then drains at once. That
  * is what keeps the loop from spinning: a pipe can refuse a splice for want
@@ -14,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define RELAY_PIPE_SIZE (1 << 20)
+#define RELAY_PIPE_SIZE (256 * 1024) /* more than one TCP read returns */
 
 struct dir {
     int src, dst;
@@ -62,15 +65,24 @@ static int dir_drain(struct dir *d)
     return 0;
 }
 
+/* Moves as much as both sides take without waiting: one poll per burst,
+ * not per pipeful, keeps syscalls per megabyte low. */
 static int dir_fill(struct dir *d)
 {
-    ssize_t r = splice(d->src, NULL, d->pipe[1], NULL, d->chunk, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (r > 0)
-        d->queued += (size_t)r;
-    else if (r == 0)
-        d->eof = true;
-    else if (errno != EAGAIN && errno != EINTR)
-        return -1;
+    while (!d->eof && d->queued == 0) {
+        ssize_t r =
+            splice(d->src, NULL, d->pipe[1], NULL, d->chunk, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (r > 0)
+            d->queued += (size_t)r;
+        else if (r == 0)
+            d->eof = true;
+        else if (errno == EAGAIN || errno == EINTR)
+            break;
+        else
+            return -1;
+        if (dir_drain(d) != 0)
+            return -1;
+    }
     return dir_drain(d);
 }
 
