@@ -211,8 +211,9 @@ static void *conn_main(void *arg)
 }
 
 /* Answered from the accept loop: no waiting on the client. */
-static void reply_busy(int fd)
+static void reply_busy(int fd, const char *sandbox)
 {
+    reply_log(sandbox, false, NULL, NULL, "too-many-connections");
     reply_error(fd, 503, "corral egress: too many connections", io_now_ms());
     shutdown(fd, SHUT_WR);
     close(fd);
@@ -239,6 +240,6 @@ bool conn_start(int fd, const struct egress_conf *conf)
         return true;
     free(c);
     atomic_fetch_sub(&active, 1);
-    reply_busy(fd);
+    reply_busy(fd, conf->sandbox);
     return false;
 }
