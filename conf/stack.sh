@@ -159,6 +159,7 @@ state_dir = $RUN/workerd-state
 template.base = corral/base
 probe_image = corral/base
 slots = ${CORRAL_WORKERD_SLOTS:-16}
+${CORRAL_WORKERD_EXTRA:-}
 CONF
     start_bg workerd "$BIN/workerd" -c "$RUN/workerd.conf"
     wait_for "workerd to enrol" grep -q "enrolled\|handshake" "$RUN/log/workerd.log"

@@ -225,33 +225,51 @@ static int create_refused(struct docker *d, const char *wid, struct ctr_state *s
     return refused(d, wid, st, why);
 }
 
-/* The sandbox's networks (and, with a policy, its proxy): the one network the
- * container joins goes to net. 0, 1 refused (st says why), -1 dockerd down. */
+/* The network the sandbox's container joins (own open one, or with a policy
+ * the internal one it shares with its proxy, whose start *job begins here).
+ * 0, 1 refused (st says why), -1 dockerd down. */
 static int wire(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
                 const char *wid, json_t *sb, struct sandbox_net *net, char *netname, size_t len,
-                struct ctr_state *st)
+                struct egress_job *job, struct ctr_state *st)
 {
-    json_t *policy = json_object_get(sb, "egress");
+    enum sbnet_kind kind = json_is_object(json_object_get(sb, "egress")) ? SBNET_INTERNAL
+                                                                         : SBNET_OPEN;
     char err[256];
     int rc;
 
     net->network = netname;
     net->disk_quota = caps->disk_quota;
-    net->via_proxy = json_is_object(policy);
+    net->via_proxy = kind == SBNET_INTERNAL;
     if (!caps->walled)
         return refused(d, wid, st, "this worker's network isolation rules are not in place");
     if (net->via_proxy && !caps->egress)
         return refused(d, wid, st, "egress policy: this worker has no egress proxy");
-    sbnet_name(netname, len, st->sbid, wid, net->via_proxy ? SBNET_INTERNAL : SBNET_OPEN);
-    rc = sbnet_ensure(d, wid, st->sbid, net->via_proxy ? SBNET_INTERNAL : SBNET_OPEN, err,
-                      sizeof(err));
-    if (rc == 0 && net->via_proxy)
-        rc = sbnet_ensure(d, wid, st->sbid, SBNET_PROXY_OUT, err, sizeof(err));
-    if (rc == 0 && net->via_proxy)
-        rc = egress_proxy_start(d, c, wid, st->sbid, policy, err, sizeof(err));
+    sbnet_name(netname, len, st->sbid, wid, kind);
+    rc = sbnet_ensure(d, wid, st->sbid, kind, err, sizeof(err));
     if (rc < 0)
         log_warn("%s", err);
-    return rc > 0 ? refused(d, wid, st, err) : rc;
+    if (rc != 0)
+        return rc > 0 ? refused(d, wid, st, err) : rc;
+    *job = (struct egress_job){.c = c, .wid = wid, .sbid = st->sbid,
+                               .policy = json_object_get(sb, "egress")};
+    if (net->via_proxy && egress_proxy_spawn(job) != 0)
+        return refused(d, wid, st, job->err);
+    return 0;
+}
+
+/* The proxy must be up before the sandbox counts as running. */
+static int proxy_joined(struct docker *d, const char *wid, struct egress_job *job, int rc,
+                        struct ctr_state *st)
+{
+    int prc = egress_proxy_join(job);
+
+    if (rc == 1) /* removed already, but the proxy's thread may have made more since */
+        return give_up(d, wid, st);
+    if (prc < 0)
+        log_warn("%s", job->err);
+    if (prc > 0)
+        return refused(d, wid, st, job->err);
+    return rc != 0 ? rc : prc;
 }
 
 /* The id, tier and template of a create; 1 (st failed) when unusable. */
@@ -277,23 +295,18 @@ static int take_create(const struct worker_conf *c, json_t *sb, struct ctr_state
     return 0;
 }
 
-int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
-                      const char *wid, json_t *sb, long ready_ms, struct ctr_state *st)
+/* The sandbox's own container: created (or found) and brought to running. */
+static int create_and_settle(struct docker *d, const struct worker_conf *c,
+                             const struct wtemplate *t, const char *wid, json_t *sb,
+                             const struct sandbox_net *net, long ready_ms, struct ctr_state *st)
 {
-    const struct wtemplate *t;
-    char name[256], path[512], err[256], netname[SBNET_NAME_MAX];
-    struct sandbox_net net;
+    char name[256], path[512], err[256];
     json_t *body, *ans = NULL;
     long status = 0;
     int rc;
 
-    if (take_create(c, sb, st, &t) != 0)
-        return 1;
-    rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), st);
-    if (rc != 0)
-        return rc;
     ctr_name(name, sizeof(name), st->sbid, wid);
-    body = sandbox_body(c, t, wid, sb, &net);
+    body = sandbox_body(c, t, wid, sb, net);
     if (!body)
         return refused(d, wid, st, "out of memory");
     snprintf(path, sizeof(path), "/containers/create?name=%s", name);
@@ -307,6 +320,24 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
         return create_refused(d, wid, st, ans, status, t->image);
     json_decref(ans);
     return settle(d, wid, name, ready_ms, st);
+}
+
+int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
+                      const char *wid, json_t *sb, long ready_ms, struct ctr_state *st)
+{
+    const struct wtemplate *t;
+    char netname[SBNET_NAME_MAX];
+    struct sandbox_net net;
+    struct egress_job job;
+    int rc;
+
+    if (take_create(c, sb, st, &t) != 0)
+        return 1;
+    rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
+    if (rc != 0)
+        return rc;
+    rc = create_and_settle(d, c, t, wid, sb, &net, ready_ms, st);
+    return net.via_proxy ? proxy_joined(d, wid, &job, rc, st) : rc;
 }
 
 /* GET /{containers,networks}?filters=: the ids of objects labelled with this

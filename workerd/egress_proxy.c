@@ -107,3 +107,38 @@ int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char
     snprintf(path, sizeof(path), "/containers/%s/start", name);
     return call(d, "POST", path, NULL, started, "start", err, errlen);
 }
+
+/* The proxy's own open network, then the proxy. */
+static void *proxy_thread(void *arg)
+{
+    struct egress_job *j = arg;
+    struct docker d = {0};
+
+    if (docker_init(&d, j->c->docker_socket) != 0) {
+        snprintf(j->err, sizeof(j->err), "out of memory");
+        j->rc = 1;
+        return NULL;
+    }
+    j->rc = sbnet_ensure(&d, j->wid, j->sbid, SBNET_PROXY_OUT, j->err, sizeof(j->err));
+    if (j->rc == 0)
+        j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->policy, j->err, sizeof(j->err));
+    docker_close(&d);
+    return NULL;
+}
+
+int egress_proxy_spawn(struct egress_job *j)
+{
+    j->rc = 0;
+    j->err[0] = '\0';
+    if (pthread_create(&j->th, NULL, proxy_thread, j) != 0) {
+        snprintf(j->err, sizeof(j->err), "cannot start a thread");
+        return -1;
+    }
+    return 0;
+}
+
+int egress_proxy_join(struct egress_job *j)
+{
+    pthread_join(j->th, NULL);
+    return j->rc;
+}

@@ -13,6 +13,7 @@
 #include "worker_conf.h"
 
 #include <jansson.h>
+#include <pthread.h>
 
 #define EGRESS_MOUNT "/.corral/egress"
 
@@ -20,6 +21,21 @@
  * create delivered again finds it). 0; 1 refused (err); -1 dockerd down. */
 int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,
                        const char *sbid, json_t *policy, char *err, size_t errlen);
+
+/* The same on a thread of its own (with its own dockerd connection), so that
+ * the proxy comes up while the sandbox's container is created and started:
+ * start it once the internal network exists, join it before the sandbox is
+ * reported. The join gives what egress_proxy_start would have, err included. */
+struct egress_job {
+    pthread_t th;
+    const struct worker_conf *c;
+    const char *wid, *sbid;
+    json_t *policy;
+    int rc;
+    char err[256];
+};
+int egress_proxy_spawn(struct egress_job *j);
+int egress_proxy_join(struct egress_job *j);
 
 /* The body of its POST /containers/create. Pure. */
 json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
