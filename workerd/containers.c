@@ -232,8 +232,8 @@ static int wire(struct docker *d, const struct worker_conf *c, const struct host
                 const char *wid, json_t *sb, struct sandbox_net *net, char *netname, size_t len,
                 struct egress_job *job, struct ctr_state *st)
 {
-    enum sbnet_kind kind = json_is_object(json_object_get(sb, "egress")) ? SBNET_INTERNAL
-                                                                         : SBNET_OPEN;
+    enum sbnet_kind kind =
+        json_is_object(json_object_get(sb, "egress")) ? SBNET_INTERNAL : SBNET_OPEN;
     char err[256];
     int rc;
 
@@ -250,8 +250,8 @@ static int wire(struct docker *d, const struct worker_conf *c, const struct host
         log_warn("%s", err);
     if (rc != 0)
         return rc > 0 ? refused(d, wid, st, err) : rc;
-    *job = (struct egress_job){.c = c, .wid = wid, .sbid = st->sbid,
-                               .policy = json_object_get(sb, "egress")};
+    *job = (struct egress_job){
+        .c = c, .wid = wid, .sbid = st->sbid, .policy = json_object_get(sb, "egress")};
     if (net->via_proxy && egress_proxy_spawn(job) != 0)
         return refused(d, wid, st, job->err);
     return 0;

@@ -39,17 +39,17 @@ json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const ch
         return NULL;
     sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
     snprintf(bind, sizeof(bind), "%s:%s:ro", c->egress_bin, EGRESS_MOUNT);
-    body = json_pack(
-        "{s:s, s:[s], s:[s,s,s,s,s,s], s:s, s:{s:s, s:s, s:s},"
-        " s:{s:[s], s:s, s:[s], s:b, s:I, s:I, s:I, s:o},"
-        " s:{s:{s:{s:[s]}}}}",
-        "Image", c->egress_image, "Entrypoint", EGRESS_MOUNT, "Cmd", "-listen",
-        "0.0.0.0:" EGRESS_PORT_STR, "-sandbox", sbid, "-policy", pol, "User", "65534:65534",
-        "Labels", "corral.sandbox", sbid, "corral.worker", wid, "corral.role", "egress",
-        "HostConfig", "Binds", bind, "NetworkMode", net, "CapDrop", "ALL", "ReadonlyRootfs", 1,
-        "PidsLimit", (json_int_t)PROXY_PIDS, "Memory", (json_int_t)PROXY_MEMORY, "MemorySwap",
-        (json_int_t)PROXY_MEMORY, "ExtraHosts", extra_hosts(c->egress_hosts), "NetworkingConfig",
-        "EndpointsConfig", net, "Aliases", EGRESS_ALIAS);
+    body = json_pack("{s:s, s:[s], s:[s,s,s,s,s,s], s:s, s:{s:s, s:s, s:s},"
+                     " s:{s:[s], s:s, s:[s], s:b, s:I, s:I, s:I, s:o},"
+                     " s:{s:{s:{s:[s]}}}}",
+                     "Image", c->egress_image, "Entrypoint", EGRESS_MOUNT, "Cmd", "-listen",
+                     "0.0.0.0:" EGRESS_PORT_STR, "-sandbox", sbid, "-policy", pol, "User",
+                     "65534:65534", "Labels", "corral.sandbox", sbid, "corral.worker", wid,
+                     "corral.role", "egress", "HostConfig", "Binds", bind, "NetworkMode", net,
+                     "CapDrop", "ALL", "ReadonlyRootfs", 1, "PidsLimit", (json_int_t)PROXY_PIDS,
+                     "Memory", (json_int_t)PROXY_MEMORY, "MemorySwap", (json_int_t)PROXY_MEMORY,
+                     "ExtraHosts", extra_hosts(c->egress_hosts), "NetworkingConfig",
+                     "EndpointsConfig", net, "Aliases", EGRESS_ALIAS);
     free(pol);
     return body;
 }

@@ -97,8 +97,8 @@ static int disk_quota_available(struct docker *d, const struct worker_conf *c)
     json_decref(ans);
     snprintf(path, sizeof(path), "/containers/corral-diskprobe-%ld?force=1", (long)getpid());
     ans = NULL;
-    if (ok && docker_call(d, "DELETE", path, NULL, CAPS_TIMEOUT_MS, &status, &ans, err,
-                          sizeof(err)) == 0)
+    if (ok &&
+        docker_call(d, "DELETE", path, NULL, CAPS_TIMEOUT_MS, &status, &ans, err, sizeof(err)) == 0)
         json_decref(ans);
     return ok;
 }

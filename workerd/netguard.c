@@ -10,10 +10,9 @@
 
 /* Destinations no sandbox may reach directly, whatever its policy. */
 #define BLOCKED4                                                                                   \
-    "0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, "          \
+    "0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, "           \
     "192.0.0.0/24, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/3"
-#define BLOCKED6                                                                                   \
-    "::/127, ::ffff:0:0/96, 64:ff9b::/96, 2002::/16, fc00::/7, fe80::/10, ff00::/8"
+#define BLOCKED6 "::/127, ::ffff:0:0/96, 64:ff9b::/96, 2002::/16, fc00::/7, fe80::/10, ff00::/8"
 
 static int is_v4(const char *s)
 {
@@ -92,15 +91,20 @@ char *netguard_ruleset(const struct netguard_dns *dns)
     fprintf(f, "  set blocked6 { type ipv6_addr; flags interval; elements = { " BLOCKED6 " } }\n");
     dns_set(f, "dns4", "ipv4_addr", dns->v4, dns->n4);
     dns_set(f, "dns6", "ipv6_addr", dns->v6, dns->n6);
-    fprintf(f, "  chain sandbox_forward {\n    type filter hook forward priority -10; policy accept;\n");
+    fprintf(
+        f,
+        "  chain sandbox_forward {\n    type filter hook forward priority -10; policy accept;\n");
     fprintf(f, "    iifname \"%s\" oifname \"%s\" accept\n", in, in);
     fprintf(f, "    iifname \"%s\" drop\n    oifname \"%s\" drop\n", in, in);
     fprintf(f, "    iifname \"%s\" oifname \"%s\" drop\n", o, o);
-    fprintf(f, "    iifname \"%s\" ip daddr @dns4 meta l4proto { tcp, udp } th dport 53 accept\n", o);
-    fprintf(f, "    iifname \"%s\" ip6 daddr @dns6 meta l4proto { tcp, udp } th dport 53 accept\n", o);
+    fprintf(f, "    iifname \"%s\" ip daddr @dns4 meta l4proto { tcp, udp } th dport 53 accept\n",
+            o);
+    fprintf(f, "    iifname \"%s\" ip6 daddr @dns6 meta l4proto { tcp, udp } th dport 53 accept\n",
+            o);
     fprintf(f, "    iifname \"%s\" ip daddr @blocked4 drop\n", o);
     fprintf(f, "    iifname \"%s\" ip6 daddr @blocked6 drop\n  }\n", o);
-    fprintf(f, "  chain sandbox_input {\n    type filter hook input priority -10; policy accept;\n");
+    fprintf(f,
+            "  chain sandbox_input {\n    type filter hook input priority -10; policy accept;\n");
     fprintf(f, "    iifname \"%s\" ct state established,related accept\n", o);
     fprintf(f, "    iifname \"%s\" ct state established,related accept\n", in);
     fprintf(f, "    iifname \"%s\" drop\n    iifname \"%s\" drop\n  }\n}\n", o, in);
@@ -148,7 +152,10 @@ int netguard_install(const struct netguard_dns *dns, char *err, size_t errlen)
 
 int netguard_check(char *err, size_t errlen)
 {
-    static const char *const must[] = {"hook forward", "hook input", "@blocked4", "@blocked6",
+    static const char *const must[] = {"hook forward",
+                                       "hook input",
+                                       "@blocked4",
+                                       "@blocked6",
                                        "iifname \"" SBNET_IF_OPEN "*\" drop",
                                        "iifname \"" SBNET_IF_INTERNAL "*\" drop"};
     char *out = NULL;

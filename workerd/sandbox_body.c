@@ -70,7 +70,8 @@ static void set_limits(json_t *hc, json_t *sb, int disk_quota)
         json_object_set_new(hc, "Memory", json_integer(mem * 1024 * 1024));
         json_object_set_new(hc, "MemorySwap", json_integer(mem * 1024 * 1024));
     }
-    json_object_set_new(hc, "PidsLimit", json_integer(int_or(sb, "pids_limit", SANDBOX_PIDS_DEFAULT)));
+    json_object_set_new(hc, "PidsLimit",
+                        json_integer(int_or(sb, "pids_limit", SANDBOX_PIDS_DEFAULT)));
     if (disk_quota) {
         snprintf(size, sizeof(size), "%lldM",
                  (long long)int_or(sb, "disk_mb", SANDBOX_DISK_MB_DEFAULT));
@@ -89,9 +90,9 @@ static json_t *host_config(const struct worker_conf *c, json_t *sb, const struct
     snprintf(bind, sizeof(bind), "%s:%s:ro", c->envd_bin, ENVD_MOUNT);
     json_object_set_new(hc, "Binds", json_pack("[s]", bind));
     json_object_set_new(hc, "NetworkMode", json_string(net->network));
-    json_object_set_new(hc, "CapDrop",
-                        json_pack("[s,s,s,s,s]", "NET_RAW", "MKNOD", "SETFCAP", "SETPCAP",
-                                  "SYS_CHROOT"));
+    json_object_set_new(
+        hc, "CapDrop",
+        json_pack("[s,s,s,s,s]", "NET_RAW", "MKNOD", "SETFCAP", "SETPCAP", "SYS_CHROOT"));
     return hc;
 }
 
@@ -101,16 +102,16 @@ static json_t *host_config(const struct worker_conf *c, json_t *sb, const struct
 json_t *sandbox_body(const struct worker_conf *c, const struct wtemplate *t, const char *wid,
                      json_t *sb, const struct sandbox_net *net)
 {
-    json_t *labels = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s}", "corral.sandbox",
-        json_string_value(json_object_get(sb, "id")), "corral.workspace",
-        json_string_value(json_object_get(sb, "workspace")) ?: "", "corral.worker", wid,
-        "corral.tier", json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN",
-        "corral.template", t->name, "corral.role", "sandbox");
+    json_t *labels =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "corral.sandbox",
+                  json_string_value(json_object_get(sb, "id")), "corral.workspace",
+                  json_string_value(json_object_get(sb, "workspace")) ?: "", "corral.worker", wid,
+                  "corral.tier", json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN",
+                  "corral.template", t->name, "corral.role", "sandbox");
 
-    return json_pack("{s:s, s:o, s:o, s:[s], s:[s,s], s:s, s:{s:{}}, s:o, s:{s:{s:{}}}}",
-                     "Image", t->image, "Labels", labels, "Env", env_array(sb, net->via_proxy),
-                     "Entrypoint", ENVD_MOUNT, "Cmd", "-port", ENVD_PORT_STR, "User", "0",
-                     "ExposedPorts", ENVD_PORT_STR "/tcp", "HostConfig", host_config(c, sb, net),
+    return json_pack("{s:s, s:o, s:o, s:[s], s:[s,s], s:s, s:{s:{}}, s:o, s:{s:{s:{}}}}", "Image",
+                     t->image, "Labels", labels, "Env", env_array(sb, net->via_proxy), "Entrypoint",
+                     ENVD_MOUNT, "Cmd", "-port", ENVD_PORT_STR, "User", "0", "ExposedPorts",
+                     ENVD_PORT_STR "/tcp", "HostConfig", host_config(c, sb, net),
                      "NetworkingConfig", "EndpointsConfig", net->network);
 }

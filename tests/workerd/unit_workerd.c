@@ -1,12 +1,18 @@
 /* Unit tests of workerd's pure functions: backoff, the gVisor probe's verdict,
- * sandbox ids, configuration. Prints "N passed, N failed". */
+ * sandbox ids, configuration, the network rules, per-sandbox networks, the
+ * container bodies. Prints "N passed, N failed". */
 #include "check.h"
 #include "containers.h"
+#include "egress_proxy.h"
+#include "netguard.h"
+#include "sandbox_body.h"
+#include "sbnet.h"
 #include "probe.h"
 #include "worker.h"
 #include "worker_conf.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 CHECK_COUNTERS;
@@ -60,8 +66,144 @@ static void test_conf(void)
     wconf_free(&c);
 }
 
+static void test_resolvers(void)
+{
+    struct netguard_dns d;
+    char err[128];
+
+    memset(&d, 0, sizeof(d));
+    netguard_parse_resolv("# comment\nnameserver 10.255.255.53\nnameserver 127.0.0.53\n"
+                          "search x\nnameserver ::1\nnameserver 2001:db8::53\nnameserver bogus",
+                          &d);
+    CHECK(d.n4 == 1 && strcmp(d.v4[0], "10.255.255.53") == 0); /* loopback stub skipped */
+    CHECK(d.n6 == 1 && strcmp(d.v6[0], "2001:db8::53") == 0);
+    memset(&d, 0, sizeof(d));
+    CHECK(netguard_parse_list("1.1.1.1, 9.9.9.9", &d, err, sizeof(err)) == 0 && d.n4 == 2);
+    CHECK(netguard_parse_list("1.1.1.1,evil.com", &d, err, sizeof(err)) != 0 &&
+          strstr(err, "evil.com") != NULL);
+}
+
+static void test_ruleset(void)
+{
+    struct netguard_dns d = {.v4 = {"10.255.255.53"}, .n4 = 1};
+    char *r = netguard_ruleset(&d), *empty;
+
+    CHECK(r != NULL);
+    CHECK(strstr(r, "delete table inet corral") != NULL); /* replaced atomically */
+    CHECK(strstr(r, "10.0.0.0/8") && strstr(r, "100.64.0.0/10") && strstr(r, "169.254.0.0/16") &&
+          strstr(r, "172.16.0.0/12") && strstr(r, "192.168.0.0/16") && strstr(r, "127.0.0.0/8"));
+    CHECK(strstr(r, "fc00::/7") && strstr(r, "fe80::/10") && strstr(r, "::/127"));
+    CHECK(strstr(r, "elements = { 10.255.255.53 }") != NULL);
+    CHECK(strstr(r, "hook input") && strstr(r, "iifname \"crl*\" drop") &&
+          strstr(r, "iifname \"cri*\" drop"));
+    CHECK(strstr(r, "iifname \"crl*\" oifname \"crl*\" drop") != NULL);
+    /* DNS accepted before private ranges are dropped, or it would never match. */
+    CHECK(strstr(r, "@dns4") < strstr(r, "ip daddr @blocked4 drop"));
+    empty = netguard_ruleset(&(struct netguard_dns){0});
+    CHECK(empty && strstr(empty, "set dns4 { type ipv4_addr; }") != NULL);
+    free(r);
+    free(empty);
+}
+
+static void test_sbnet(void)
+{
+    char a[SBNET_NAME_MAX], b[SBNET_IF_MAX], c[SBNET_IF_MAX];
+
+    sbnet_name(a, sizeof(a), "sb1", "w1", SBNET_INTERNAL);
+    CHECK(strcmp(a, "corral-sb1-w1-int") == 0);
+    sbnet_bridge(b, sizeof(b), a, SBNET_INTERNAL);
+    CHECK(strlen(b) == 15 && strncmp(b, "cri", 3) == 0);
+    sbnet_name(a, sizeof(a), "sb1", "w1", SBNET_PROXY_OUT);
+    sbnet_bridge(c, sizeof(c), a, SBNET_PROXY_OUT);
+    CHECK(strncmp(c, "crl", 3) == 0 && strcmp(b + 3, c + 3) != 0);
+}
+
+static json_t *sandbox(const char *extra)
+{
+    json_t *sb = json_loads("{\"id\":\"sb1\",\"workspace\":\"ws\",\"tier\":\"CONTAINER\","
+                            "\"env\":{\"A\":\"b\"},\"envd_access_token\":\"tok\"}",
+                            0, NULL);
+    json_t *more = extra ? json_loads(extra, 0, NULL) : NULL;
+
+    if (more)
+        json_object_update(sb, more);
+    json_decref(more);
+    return sb;
+}
+
+static int env_has(json_t *body, const char *kv)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(json_object_get(body, "Env"), i,
+                       v) if (strcmp(json_string_value(v), kv) == 0) return 1;
+    return 0;
+}
+
+static void test_sandbox_body(void)
+{
+    struct worker_conf c;
+    struct wtemplate t = {"base", "corral/base"};
+    struct sandbox_net open = {"net-open", 0, 0}, pol = {"net-int", 1, 1};
+    json_t *sb = sandbox("{\"pids_limit\":200,\"disk_mb\":512}"), *b1, *b2, *hc;
+
+    wconf_defaults(&c);
+    b1 = sandbox_body(&c, &t, "w1", sb, &open);
+    hc = json_object_get(b1, "HostConfig");
+    CHECK(strcmp(json_string_value(json_object_get(hc, "NetworkMode")), "net-open") == 0);
+    CHECK(json_integer_value(json_object_get(hc, "PidsLimit")) == 200);
+    CHECK(json_object_get(hc, "StorageOpt") == NULL); /* no disk quota on this host */
+    CHECK(json_array_size(json_object_get(hc, "CapDrop")) == 5 &&
+          strcmp(json_string_value(json_array_get(json_object_get(hc, "CapDrop"), 0)), "NET_RAW") ==
+              0);
+    CHECK(env_has(b1, "A=b") && env_has(b1, ENVD_TOKEN_ENV "=tok") && !env_has(b1, "HTTP_PROXY="));
+    CHECK(
+        json_object_get(json_object_get(json_object_get(b1, "NetworkingConfig"), "EndpointsConfig"),
+                        "net-open") != NULL);
+    b2 = sandbox_body(&c, &t, "w1", sb, &pol);
+    hc = json_object_get(b2, "HostConfig");
+    CHECK(strcmp(json_string_value(json_object_get(json_object_get(hc, "StorageOpt"), "size")),
+                 "512M") == 0);
+    CHECK(env_has(b2, "HTTPS_PROXY=http://" EGRESS_ALIAS ":" EGRESS_PORT_STR) &&
+          env_has(b2, "NO_PROXY=localhost,127.0.0.1,::1"));
+    json_decref(b1);
+    json_decref(b2);
+    json_decref(sb);
+}
+
+static void test_proxy_body(void)
+{
+    struct worker_conf c;
+    json_t *pol = json_loads("{\"allow\":[\"a.test\"],\"deny\":[\"0.0.0.0/0\"]}", 0, NULL);
+    json_t *b, *hc;
+    char err[64];
+
+    wconf_defaults(&c);
+    CHECK(wconf_set(&c, "egress_hosts", "a.test:198.51.100.10,b.test:198.51.100.11", err,
+                    sizeof(err)) == 0);
+    b = egress_proxy_body(&c, "w1", "sb1", pol);
+    hc = json_object_get(b, "HostConfig");
+    CHECK(strcmp(json_string_value(json_object_get(b, "User")), "65534:65534") == 0);
+    CHECK(strcmp(json_string_value(json_array_get(json_object_get(hc, "CapDrop"), 0)), "ALL") == 0);
+    CHECK(json_is_true(json_object_get(hc, "ReadonlyRootfs")));
+    CHECK(strcmp(json_string_value(json_object_get(hc, "NetworkMode")), "corral-sb1-w1-int") == 0);
+    CHECK(json_array_size(json_object_get(hc, "ExtraHosts")) == 2);
+    CHECK(strcmp(json_string_value(json_array_get(json_object_get(b, "Cmd"), 5)),
+                 "{\"allow\":[\"a.test\"],\"deny\":[\"0.0.0.0/0\"]}") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(json_object_get(b, "Labels"), "corral.role")),
+                 "egress") == 0);
+    json_decref(b);
+    json_decref(pol);
+}
+
 int main(void)
 {
+    test_resolvers();
+    test_ruleset();
+    test_sbnet();
+    test_sandbox_body();
+    test_proxy_body();
     test_backoff();
     test_probe();
     test_ids();
