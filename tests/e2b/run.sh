@@ -12,6 +12,9 @@ export CORRAL_PORT=${CORRAL_E2B_PORT:-18843} CORRAL_REDIS_PORT=${CORRAL_E2B_REDI
 export CORRAL_PROFILE=test CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin} CORRAL_WORKERD=1
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_E2B_WORKERD_PORT:-17901} CORRAL_WORKERD_SLOTS=16
 export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
+# The egress proxies resolve the stand-in hosts' names (tests/lib/standins.mjs).
+export CORRAL_WORKERD_EXTRA; CORRAL_WORKERD_EXTRA=$(node -e \
+    "import('./tests/lib/standins.mjs').then((m) => console.log(m.egressHostsConf()))")
 
 (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error) || { echo "npm ci failed"; exit 1; }
 make -s all >/dev/null || { echo "build failed"; exit 1; }
