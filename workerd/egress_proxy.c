@@ -97,7 +97,7 @@ int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char
     json_decref(body);
     if (rc != 0)
         return rc;
-    sbnet_name(out, sizeof(out), sbid, wid, SBNET_PROXY_OUT);
+    sbnet_name(out, sizeof(out), sbid, wid, SBNET_EGRESS);
     snprintf(path, sizeof(path), "/networks/%s/connect", out);
     body = json_pack("{s:s}", "Container", name);
     rc = call(d, "POST", path, body, connected, "connect", err, errlen);
@@ -108,7 +108,6 @@ int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char
     return call(d, "POST", path, NULL, started, "start", err, errlen);
 }
 
-/* The proxy's own open network, then the proxy. */
 static void *proxy_thread(void *arg)
 {
     struct egress_job *j = arg;
@@ -119,9 +118,7 @@ static void *proxy_thread(void *arg)
         j->rc = 1;
         return NULL;
     }
-    j->rc = sbnet_ensure(&d, j->wid, j->sbid, SBNET_PROXY_OUT, j->err, sizeof(j->err));
-    if (j->rc == 0)
-        j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->policy, j->err, sizeof(j->err));
+    j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->policy, j->err, sizeof(j->err));
     docker_close(&d);
     return NULL;
 }

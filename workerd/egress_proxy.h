@@ -3,9 +3,9 @@
  * One proxy container per such sandbox (corral-<sandbox>-<worker>-egress): the
  * corral-egress binary (workerd/egress/) bind-mounted read-only into the
  * egress image, running as nobody with no capability and a read-only root,
- * attached to the sandbox's internal network (as EGRESS_ALIAS) and to an open
- * network of its own. It is the sandbox's one way out and enforces the policy
- * it is given on its command line (the policy is not secret). */
+ * attached to the sandbox's internal network (as EGRESS_ALIAS) and to the
+ * worker's egress network (sbnet.h), which must exist. It is the sandbox's one way out and enforces
+ * the policy it is given on its command line (the policy is not secret). */
 #ifndef WORKERD_EGRESS_PROXY_H
 #define WORKERD_EGRESS_PROXY_H
 

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "log.h"
 #include "netguard.h"
+#include "sbnet.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,10 @@ static int egress_available(struct docker *d, const struct worker_conf *c)
     }
     if (!image_exists(d, c->egress_image)) {
         log_warn("egress policies unavailable: image %s not found (make images)", c->egress_image);
+        return 0;
+    }
+    if (sbnet_ensure(d, "", "", SBNET_EGRESS, err, sizeof(err)) != 0) {
+        log_warn("egress policies unavailable: %s", err);
         return 0;
     }
     return 1;

@@ -6,11 +6,12 @@
 
 #define NET_TIMEOUT_MS 60000L
 
-static const char *const suffix[] = {"", "-int", "-out"};
-
 void sbnet_name(char *out, size_t len, const char *sbid, const char *wid, enum sbnet_kind k)
 {
-    snprintf(out, len, "corral-%s-%s%s", sbid, wid, suffix[k]);
+    if (k == SBNET_EGRESS)
+        snprintf(out, len, "corral-egress");
+    else
+        snprintf(out, len, "corral-%s-%s%s", sbid, wid, k == SBNET_INTERNAL ? "-int" : "");
 }
 
 void sbnet_bridge(char *out, size_t len, const char *netname, enum sbnet_kind k)
@@ -26,15 +27,20 @@ void sbnet_bridge(char *out, size_t len, const char *netname, enum sbnet_kind k)
 static json_t *create_body(const char *name, const char *wid, const char *sbid, enum sbnet_kind k)
 {
     char br[SBNET_IF_MAX];
+    json_t *labels = json_pack("{s:s}", "corral.role", k == SBNET_EGRESS ? "egress" : "sandbox");
 
+    if (k != SBNET_EGRESS) { /* the egress network is the host's, no worker's */
+        json_object_set_new(labels, "corral.worker", json_string(wid));
+        json_object_set_new(labels, "corral.sandbox", json_string(sbid));
+    }
     sbnet_bridge(br, sizeof(br), name, k);
     /* CheckDuplicate: Docker would otherwise happily make a second network of
-     * the same name when a create is delivered again. */
-    return json_pack("{s:s, s:b, s:s, s:b, s:{s:s, s:s, s:s}, s:{s:s}}", "Name", name,
-                     "CheckDuplicate", 1, "Driver", "bridge", "Internal", k == SBNET_INTERNAL,
-                     "Labels", "corral.sandbox", sbid, "corral.worker", wid, "corral.role",
-                     k == SBNET_PROXY_OUT ? "egress" : "sandbox", "Options",
-                     "com.docker.network.bridge.name", br);
+     * the same name when a create is delivered again. Proxies on the egress
+     * network have no business with each other: no inter-container traffic. */
+    return json_pack("{s:s, s:b, s:s, s:b, s:o, s:{s:s, s:s}}", "Name", name, "CheckDuplicate", 1,
+                     "Driver", "bridge", "Internal", k == SBNET_INTERNAL, "Labels", labels,
+                     "Options", "com.docker.network.bridge.name", br,
+                     "com.docker.network.bridge.enable_icc", k == SBNET_EGRESS ? "false" : "true");
 }
 
 int sbnet_ensure(struct docker *d, const char *wid, const char *sbid, enum sbnet_kind k, char *err,

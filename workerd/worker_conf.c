@@ -248,7 +248,9 @@ int wconf_check_bin(const char *key, const char *path, char *err, size_t errlen)
         return -1;
     }
     if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s %s: %s (build it with make)", key, path, strerror(errno));
+        const char *base = strrchr(path, '/');
+        snprintf(err, errlen, "%s %s: %s (build it with make build/bin/%s)", key, path,
+                 strerror(errno), base ? base + 1 : path);
         return -1;
     }
     if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {

@@ -174,7 +174,7 @@ export async function freshLease(ws, wid) {
 // ---- envd inside a sandbox, reached on the container's bridge address ----
 // Every native sandbox is secure: the token defaults to the one the control plane derives.
 export async function envdOf(wid, sbid, token = envdToken(sbid)) {
-  const [c] = await ctrsOf(wid, sbid);
+  const [c] = await containersLabelled(`corral.worker=${wid}`, `corral.sandbox=${sbid}`, 'corral.role=sandbox');
   if (!c) throw new Error(`no container for sandbox ${sbid}`);
   const info = await inspect(c.Id);
   const ip = info.NetworkSettings.IPAddress || Object.values(info.NetworkSettings.Networks)[0]?.IPAddress;
