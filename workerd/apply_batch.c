@@ -11,14 +11,24 @@
 
 #include "log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 struct job {
     struct worker *w;
     json_t *cmd;
     int is_create;
     int result;
+    struct batch *batch;
+};
+
+/* How many jobs of a batch are still running, for the main thread's wait. */
+struct batch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int running;
 };
 
 static int apply_on(struct job *j, struct docker *dk)
@@ -33,13 +43,40 @@ static void *run_job(void *arg)
     struct job *j = arg;
     struct docker dk = {0};
 
-    if (docker_init(&dk, j->w->conf->docker_socket) != 0) {
+    if (docker_init(&dk, j->w->conf->docker_socket) != 0)
         j->result = -1;
-        return NULL;
-    }
-    j->result = apply_on(j, &dk);
+    else
+        j->result = apply_on(j, &dk);
     docker_close(&dk);
+    pthread_mutex_lock(&j->batch->mu);
+    j->batch->running--;
+    pthread_cond_signal(&j->batch->cv);
+    pthread_mutex_unlock(&j->batch->mu);
     return NULL;
+}
+
+/* Waits for the batch's threads, renewing the lease every third of it. */
+static void await_batch(struct worker *w, struct batch *b)
+{
+    long every = w->lease_ms > 0 ? w->lease_ms / 3 : 5000;
+
+    pthread_mutex_lock(&b->mu);
+    while (b->running > 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += every / 1000;
+        until.tv_nsec += (every % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&b->cv, &b->mu, &until) == ETIMEDOUT && b->running > 0) {
+            pthread_mutex_unlock(&b->mu);
+            heartbeat_keepalive(w);
+            pthread_mutex_lock(&b->mu);
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
 }
 
 /* 1 create, 0 kill, -1 anything else. */
@@ -58,16 +95,27 @@ int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARAL
     pthread_t th[APPLY_PARALLEL];
     int started[APPLY_PARALLEL] = {0};
     int n = 0, k = json_array_size(cmds) ? kind(json_array_get(cmds, 0)) : -1;
+    struct batch b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
 
     while (k >= 0 && n < APPLY_PARALLEL && (size_t)n < json_array_size(cmds) &&
            kind(json_array_get(cmds, (size_t)n)) == k)
         n++;
+    if (k == 1 && n > 0)
+        hostcaps_recheck(w, 1); /* the rules, checked right before sandboxes start */
     for (int i = 0; i < n; i++) {
-        jobs[i] = (struct job){w, json_array_get(cmds, (size_t)i), k, -1};
+        jobs[i] = (struct job){w, json_array_get(cmds, (size_t)i), k, -1, &b};
+        pthread_mutex_lock(&b.mu);
+        b.running++;
+        pthread_mutex_unlock(&b.mu);
         started[i] = n > 1 && pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
-        if (!started[i]) /* one command, or no thread to be had: on the main connection */
+        if (!started[i]) { /* one command, or no thread to be had: on the main connection */
+            pthread_mutex_lock(&b.mu);
+            b.running--;
+            pthread_mutex_unlock(&b.mu);
             jobs[i].result = apply_on(&jobs[i], &w->dk);
+        }
     }
+    await_batch(w, &b);
     for (int i = 0; i < n; i++) {
         if (started[i])
             pthread_join(th[i], NULL);

@@ -151,6 +151,25 @@ static void apply_all(struct worker *w, json_t *ans)
     }
 }
 
+void heartbeat_keepalive(struct worker *w)
+{
+    json_t *body = json_pack("{s:[], s:[], s:b, s:b, s:b}", "acks", "sandboxes", "full", 0,
+                             "resume", 0, "wait", 0),
+           *ans = NULL;
+    long status = 0;
+    char err[512];
+
+    if (!body)
+        return;
+    if (control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, w->lease_ms, &status, &ans, err,
+                     sizeof(err)) != 0)
+        log_warn("heartbeat (keepalive): %s", err);
+    else if (status == 200) /* what it brought is applied after the batch */
+        json_array_extend(w->backlog, json_object_get(ans, "commands"));
+    json_decref(body);
+    json_decref(ans);
+}
+
 /* One heartbeat. 0 answered, 1 transport failure, 3 re-enrol. */
 static int beat(struct worker *w)
 {

@@ -128,12 +128,12 @@ int hostcaps_init(struct worker *w, char *err, size_t errlen)
     return 0;
 }
 
-void hostcaps_recheck(struct worker *w)
+void hostcaps_recheck(struct worker *w, int now)
 {
     struct netguard_dns dns;
     char err[512];
 
-    if (clock_now_ms() < next_check_ms)
+    if (!now && clock_now_ms() < next_check_ms)
         return;
     next_check_ms = clock_now_ms() + RECHECK_MS;
     if (netguard_check(err, sizeof(err)) == 0) {

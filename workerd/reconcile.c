@@ -45,7 +45,7 @@ void reconcile(struct worker *w)
     char err[256];
     int n = 0;
 
-    hostcaps_recheck(w);
+    hostcaps_recheck(w, 0);
     if (containers_list(&w->dk, w->id.worker_id, &v, &n, err, sizeof(err)) != 0) {
         if (!w->docker_down)
             log_warn("dockerd: %s; reports paused until it answers", err);

@@ -52,10 +52,11 @@ int sleep_unless_stopped(long ms, volatile sig_atomic_t *stop);
 int enrol(struct worker *w);
 
 /* hostcaps.c: installs the network rules and finds what else the host can do
- * (0, or -1 when sandboxes cannot be walled off); the recheck, run before
- * every heartbeat, puts vanished rules back at most every few seconds. */
+ * (0, or -1 when sandboxes cannot be walled off); the recheck puts vanished
+ * rules back: before every heartbeat at most every few seconds, and (now = 1)
+ * before every batch of creates, so that no sandbox starts unwalled. */
 int hostcaps_init(struct worker *w, char *err, size_t errlen);
-void hostcaps_recheck(struct worker *w);
+void hostcaps_recheck(struct worker *w, int now);
 
 /* reconcile.c: lists our containers and updates the table. */
 void reconcile(struct worker *w);
@@ -75,6 +76,10 @@ int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARAL
 
 /* heartbeat.c: the loop, until *stop. */
 void heartbeat_run(struct worker *w);
+/* A heartbeat that only renews the lease (no acks, no reports, no wait), sent
+ * while a batch is applied: a worker busy creating must not be taken for dead.
+ * Commands it brings join the backlog. Main thread only. */
+void heartbeat_keepalive(struct worker *w);
 
 /* events.c: the events thread. */
 int events_start(struct worker *w, pthread_t *th);

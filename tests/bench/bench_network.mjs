@@ -5,10 +5,8 @@
 // against the same download without it; 300 sandboxes on this host, the time
 // per create from the first to the last. Every target is a stand-in namespace
 // (tests/lib/standins.mjs). Usage: bench_network.mjs OWNER_KEY
-import http from 'node:http';
-import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { api } from '../lib/corral.mjs';
+import { docker, sandboxIp } from '../lib/engine.mjs';
 import { startStandins, INET, PORT } from '../lib/standins.mjs';
 import { stream as envdStream, unb64 } from '../envd/lib.mjs';
 
@@ -16,19 +14,6 @@ const key = process.argv[2];
 const N = Number(process.env.BENCH_CREATES || 30);
 const MANY = Number(process.env.BENCH_MANY || 300);
 const MB = 100;
-
-function docker(method, path, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath: '/var/run/docker.sock', method, path,
-      headers: body ? { 'Content-Type': 'application/json' } : {} }, (res) => {
-      let data = '';
-      res.on('data', (c) => { data += c; });
-      res.on('end', () => resolve({ status: res.statusCode, body: data ? JSON.parse(data) : null }));
-    });
-    req.on('error', reject);
-    req.end(body ? JSON.stringify(body) : undefined);
-  });
-}
 
 async function plainRun(ownNet) {
   const name = `corral-bench-${process.pid}-${Math.random().toString(16).slice(2, 10)}`;
@@ -67,9 +52,7 @@ async function timeEach(n, fn) {
 
 // Runs cmd in a sandbox through envd on its container address (the worker's hop).
 async function run(sb, cmd) {
-  const f = encodeURIComponent(JSON.stringify({ label: [`corral.sandbox=${sb.sandbox_id}`, 'corral.role=sandbox'] }));
-  const [c] = (await docker('GET', `/containers/json?filters=${f}`)).body;
-  const ip = Object.values(c.NetworkSettings.Networks)[0].IPAddress;
+  const ip = await sandboxIp(sb.sandbox_id);
   const out = { stdout: '' };
   const req = { process: { cmd: '/bin/bash', args: ['-c', cmd] }, stdin: false };
   for await (const m of envdStream({ base: `http://${ip}:49983`, token: sb.envd_access_token }, 'process.Process/Start', req, { user: 'user' })) {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ALL_TRAFFIC } from 'e2b';
 import { withSandbox, Sandbox } from './lib.mjs';
 import { startStandins, INET, PRIV, PORT } from '../lib/standins.mjs';
-import { docker } from '../workerd/helpers.mjs';
+import { sandboxIp } from '../lib/engine.mjs';
 
 let standins;
 before(async () => { standins = await startStandins(); });
@@ -64,9 +64,7 @@ test('allowPublicTraffic: false: another sandbox cannot reach its services direc
   await withSandbox({ network: { allowPublicTraffic: false } }, async (priv8) => {
     await priv8.commands.run('python3 -m http.server 8002', { background: true });
     await priv8.commands.run('for i in $(seq 50); do python3 -c "import socket; socket.create_connection((\'127.0.0.1\', 8002), 1)" 2>/dev/null && break; sleep 0.1; done');
-    const f = encodeURIComponent(JSON.stringify({ label: [`corral.sandbox=${priv8.sandboxId}`, 'corral.role=sandbox'] }));
-    const [c] = (await docker('GET', `/containers/json?filters=${f}`)).body;
-    const ip = Object.values(c.NetworkSettings.Networks)[0].IPAddress;
+    const ip = await sandboxIp(priv8.sandboxId);
     await withSandbox({ secure: false }, async (other8) => {
       const got = await fetchFrom(other8, [`http://${ip}:8002/`, `http://${ip}:49983/health`]);
       for (const [u, r] of Object.entries(got)) assert.match(r, /Error|timeout/i, `${u}: ${r}`);

@@ -123,8 +123,28 @@ start() {
     # shellcheck disable=SC2086 # the flags are words
     setsid dockerd --host "unix://$SOCK" $args >>"$LOG_FILE" 2>&1 </dev/null &
     echo $! >"$PID_FILE"
-    wait_socket || die "dockerd did not answer on $SOCK within 30 s (see $LOG_FILE)"
+    if ! wait_socket && ! recover_network_store "$args"; then
+        die "dockerd did not answer on $SOCK within 30 s (see $LOG_FILE)"
+    fi
     echo "docker.sh: dockerd started (pid $(cat "$PID_FILE"), log $LOG_FILE)" >&2
+}
+
+# Docker 20.10 can leave a network without its address pool in its store when it
+# is stopped in the middle of creating one, and then panics at every start
+# (libnetwork reservePools: index out of range). The store holds only networks,
+# which workerd makes again on demand: set it aside once and start again.
+recover_network_store() {
+    local store root
+    grep -q 'reservePools' "$LOG_FILE" 2>/dev/null || return 1
+    root=$(sed -nE 's/.*--data-root ([^ ]+).*/\1/p' <<<"$1"); root=${root:-/var/lib/docker}
+    store=$root/network/files/local-kv.db
+    [ -f "$store" ] || return 1
+    echo "docker.sh: dockerd's network store is damaged; moving it to $store.damaged" >&2
+    mv "$store" "$store.damaged"
+    # shellcheck disable=SC2086 # the flags are words
+    setsid dockerd --host "unix://$SOCK" $1 >>"$LOG_FILE" 2>&1 </dev/null &
+    echo $! >"$PID_FILE"
+    wait_socket
 }
 
 stop() {

@@ -1,38 +1,20 @@
 // Helpers for workerd's tests: real dockerd (Engine API over its unix socket,
 // with node:http), real workerd processes, bounded waits.
-import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, chmodSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createHmac } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, corralctl, eventually, redis } from '../lib/corral.mjs';
+import { docker, SOCK } from '../lib/engine.mjs';
+
+export { docker, SOCK };
 import { stream as envdStream, unary as envdUnary, unb64 } from '../envd/lib.mjs';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const WORKERD = process.env.WORKERD_BIN || `${ROOT}build/bin/workerd`;
 // envd is static and built without sanitizers: always the one next to the plain build.
 export const ENVD = process.env.ENVD_BIN || `${ROOT}build/bin/envd`;
-export const SOCK = process.env.DOCKER_SOCK || '/var/run/docker.sock';
-
-export function docker(method, path, body) {
-  return new Promise((ok, fail) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request({ socketPath: SOCK, method, path: `/v1.41${path}`,
-      headers: data ? { 'Content-Type': 'application/json' } : {} }, (res) => {
-      let raw = '';
-      res.on('data', (c) => { raw += c; });
-      res.on('end', () => {
-        let json = null;
-        try { json = raw ? JSON.parse(raw) : null; } catch { json = raw; }
-        ok({ status: res.statusCode, body: json });
-      });
-    });
-    req.setTimeout(60000, () => req.destroy(new Error(`dockerd ${method} ${path}: timeout`)));
-    req.on('error', fail);
-    req.end(data);
-  });
-}
 
 // Containers carrying a label (all states).
 export async function containersLabelled(...labels) {
