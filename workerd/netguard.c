@@ -96,7 +96,8 @@ char *netguard_ruleset(const struct netguard_dns *dns)
         "  chain sandbox_forward {\n    type filter hook forward priority -10; policy accept;\n");
     fprintf(f, "    iifname \"%s\" oifname \"%s\" accept\n", in, in);
     fprintf(f, "    iifname \"%s\" drop\n    oifname \"%s\" drop\n", in, in);
-    fprintf(f, "    iifname \"%s\" oifname \"%s\" drop\n", o, o);
+    fprintf(f, "    oifname \"%s\" ct state established,related accept\n", o);
+    fprintf(f, "    oifname \"%s\" drop\n", o);
     fprintf(f, "    iifname \"%s\" ip daddr @dns4 meta l4proto { tcp, udp } th dport 53 accept\n",
             o);
     fprintf(f, "    iifname \"%s\" ip6 daddr @dns6 meta l4proto { tcp, udp } th dport 53 accept\n",
@@ -107,7 +108,11 @@ char *netguard_ruleset(const struct netguard_dns *dns)
             "  chain sandbox_input {\n    type filter hook input priority -10; policy accept;\n");
     fprintf(f, "    iifname \"%s\" ct state established,related accept\n", o);
     fprintf(f, "    iifname \"%s\" ct state established,related accept\n", in);
-    fprintf(f, "    iifname \"%s\" drop\n    iifname \"%s\" drop\n  }\n}\n", o, in);
+    fprintf(f, "    iifname \"%s\" drop\n    iifname \"%s\" drop\n  }\n", o, in);
+    /* Sandboxes leave with the host's address whether or not dockerd
+     * manages iptables (0023: it need not). */
+    fprintf(f, "  chain sandbox_nat {\n    type nat hook postrouting priority 110; policy accept;\n");
+    fprintf(f, "    iifname \"%s\" oifname != \"%s\" masquerade\n  }\n}\n", o, o);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -4,15 +4,18 @@
  * one sandbox ever reaches another's segment. What remains is routed traffic,
  * and one table, `inet corral`, owns it, matched on bridge-name prefixes so the
  * rule set stays the same size whatever the number of sandboxes:
- *   - from an open sandbox bridge (crl*): nothing to another sandbox bridge,
- *     nothing to private, loopback, link-local, CGNAT, multicast or reserved
- *     addresses (DNS to the host's own resolvers excepted), public open;
+ *   - from an open sandbox bridge (crl*): nothing to private, loopback,
+ *     link-local, CGNAT, multicast or reserved addresses (DNS to the host's own
+ *     resolvers excepted), public open, masqueraded as the host;
+ *   - into an open bridge: only answers (nothing new, from another sandbox or
+ *     from anywhere else);
  *   - from an internal bridge (cri*: a sandbox with an egress policy and its
  *     proxy): bridged traffic between the two only, nothing routed;
  *   - to the host itself from either: only answers to connections the host
  *     opened (workerd -> envd), so no port of the host is reachable.
  * The table is separate from Docker's, so Docker rewriting its own chains
- * (restarts, new networks) never touches it. */
+ * (restarts, new networks) never touches it, and it does not need them: it
+ * holds with dockerd's iptables management on or off. */
 #ifndef WORKERD_NETGUARD_H
 #define WORKERD_NETGUARD_H
 

@@ -44,12 +44,20 @@ for i in 1 2; do
 done
 
 # 2. Sandboxes on a real workerd and dockerd: create-to-running and RSS.
-CORRAL_WORKERD_SLOTS=64 conf/stack.sh start-workerd
+# Room for the 300 sandboxes of bench_network.mjs; its proxies resolve the stand-ins.
+CORRAL_WORKERD_EXTRA="$(node -e "import('./tests/lib/standins.mjs').then((m) => console.log(m.egressHostsConf()))")
+cpu_cores = 64
+memory_mb = 65536" CORRAL_WORKERD_SLOTS=400 conf/stack.sh start-workerd
 echo
 # A second workspace: its creates can only go to the fleet, i.e. this workerd.
 ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_json")
 redis-cli -p "$CORRAL_REDIS_PORT" HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
 node tests/bench/bench_workerd.mjs "$(field owner_key <<<"$ws2_json")" "$(cat "$CORRAL_RUN/pids/workerd.pid")"
+
+# 2b. Network isolation: creates with and without a policy, downloads through the
+# egress proxy, 300 sandboxes on this host.
+echo
+node tests/bench/bench_network.mjs "$(field owner_key <<<"$ws2_json")"
 
 # 3. The data plane with the real e2b SDK: through the gateway vs straight to envd.
 (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
