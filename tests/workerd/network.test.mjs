@@ -186,15 +186,19 @@ test('with a policy: the allowed name answers through the proxy; other names, pr
 
 test('with a policy: connections that ignore the proxy fail, and DNS gives nothing usable', async () => {
   const got = await py(sbs.p1, `
-import json, socket
+import json, socket, threading
 r = {}
-for host, port in [('${INET.addrs[0]}', ${PORT}), ('${INET.host}', ${hostPort}), ('${sbs.p1.gw}', ${hostPort})]:
+def tcp(host, port):
     s = socket.socket(); s.settimeout(1.5)
     try: s.connect((host, port)); r[host] = 'open'
     except Exception as e: r[host] = type(e).__name__
-for name in ['api.allowed.test', 'other.test', 'example.com']:
-    try: r[name] = socket.getaddrinfo(name, 80)[0][4][0]
-    except Exception as e: r[name] = type(e).__name__
+def name(n):
+    try: r[n] = socket.getaddrinfo(n, 80)[0][4][0]
+    except Exception as e: r[n] = type(e).__name__
+ts = [threading.Thread(target=tcp, args=a) for a in [('${INET.addrs[0]}', ${PORT}), ('${INET.host}', ${hostPort}), ('${sbs.p1.gw}', ${hostPort})]]
+ts += [threading.Thread(target=name, args=(n,)) for n in ['api.allowed.test', 'other.test', 'example.com']]
+for t in ts: t.start()
+for t in ts: t.join()
 print(json.dumps(r))`);
   for (const h of [INET.addrs[0], INET.host, sbs.p1.gw]) assert.notEqual(got[h], 'open', `direct to ${h}`);
   for (const n of ['api.allowed.test', 'other.test', 'example.com']) assert.equal(got[n], 'gaierror', `${n} resolved to ${got[n]}`);
