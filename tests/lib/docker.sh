@@ -138,6 +138,9 @@ start() {
     args=$(btrfs_data_root)
     [ -n "$args" ] || echo "docker.sh: no btrfs for dockerd's data: sandboxes get no disk limit" >&2
     args+=" --iptables=false"
+    # With address pools set, Docker would carve docker0 out of them (16
+    # addresses): keep the usual /16 for containers that are not sandboxes.
+    grep -q '"bip"' "$DAEMON_JSON" 2>/dev/null || args+=" --bip 172.17.0.1/16"
     forward_policy_left_by_docker
     # shellcheck disable=SC2086 # the flags are words
     setsid dockerd --host "unix://$SOCK" $args >>"$LOG_FILE" 2>&1 </dev/null &
