@@ -245,7 +245,7 @@ static int wire(struct docker *d, const struct worker_conf *c, const struct host
     if (net->via_proxy && !caps->egress)
         return refused(d, wid, st, "egress policy: this worker has no egress proxy");
     sbnet_name(netname, len, st->sbid, wid, kind);
-    rc = sbnet_ensure(d, wid, st->sbid, kind, err, sizeof(err));
+    rc = sbnet_ensure(d, wid, st->sbid, kind, NULL, err, sizeof(err));
     if (rc < 0)
         log_warn("%s", err);
     if (rc != 0)

@@ -74,7 +74,7 @@ static int egress_available(struct docker *d, const struct worker_conf *c)
         log_warn("egress policies unavailable: image %s not found (make images)", c->egress_image);
         return 0;
     }
-    if (sbnet_ensure(d, "", "", SBNET_EGRESS, err, sizeof(err)) != 0) {
+    if (sbnet_ensure(d, "", "", SBNET_EGRESS, c->egress_subnet, err, sizeof(err)) != 0) {
         log_warn("egress policies unavailable: %s", err);
         return 0;
     }

@@ -111,7 +111,8 @@ char *netguard_ruleset(const struct netguard_dns *dns)
     fprintf(f, "    iifname \"%s\" drop\n    iifname \"%s\" drop\n  }\n", o, in);
     /* Sandboxes leave with the host's address whether or not dockerd
      * manages iptables (0023: it need not). */
-    fprintf(f, "  chain sandbox_nat {\n    type nat hook postrouting priority 110; policy accept;\n");
+    fprintf(f,
+            "  chain sandbox_nat {\n    type nat hook postrouting priority 110; policy accept;\n");
     fprintf(f, "    iifname \"%s\" oifname != \"%s\" masquerade\n  }\n}\n", o, o);
     if (fclose(f) != 0) {
         free(buf);

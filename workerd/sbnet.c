@@ -24,7 +24,8 @@ void sbnet_bridge(char *out, size_t len, const char *netname, enum sbnet_kind k)
              md[4], md[5]);
 }
 
-static json_t *create_body(const char *name, const char *wid, const char *sbid, enum sbnet_kind k)
+static json_t *create_body(const char *name, const char *wid, const char *sbid, enum sbnet_kind k,
+                           const char *subnet)
 {
     char br[SBNET_IF_MAX];
     json_t *labels = json_pack("{s:s}", "corral.role", k == SBNET_EGRESS ? "egress" : "sandbox");
@@ -37,14 +38,19 @@ static json_t *create_body(const char *name, const char *wid, const char *sbid, 
     /* CheckDuplicate: Docker would otherwise happily make a second network of
      * the same name when a create is delivered again. Proxies on the egress
      * network have no business with each other: no inter-container traffic. */
-    return json_pack("{s:s, s:b, s:s, s:b, s:o, s:{s:s, s:s}}", "Name", name, "CheckDuplicate", 1,
-                     "Driver", "bridge", "Internal", k == SBNET_INTERNAL, "Labels", labels,
-                     "Options", "com.docker.network.bridge.name", br,
-                     "com.docker.network.bridge.enable_icc", k == SBNET_EGRESS ? "false" : "true");
+    json_t *body =
+        json_pack("{s:s, s:b, s:s, s:b, s:o, s:{s:s, s:s}}", "Name", name, "CheckDuplicate", 1,
+                  "Driver", "bridge", "Internal", k == SBNET_INTERNAL, "Labels", labels, "Options",
+                  "com.docker.network.bridge.name", br, "com.docker.network.bridge.enable_icc",
+                  k == SBNET_EGRESS ? "false" : "true");
+
+    if (body && subnet && *subnet) /* the pools' /28s are for sandboxes, not all proxies */
+        json_object_set_new(body, "IPAM", json_pack("{s:[{s:s}]}", "Config", "Subnet", subnet));
+    return body;
 }
 
-int sbnet_ensure(struct docker *d, const char *wid, const char *sbid, enum sbnet_kind k, char *err,
-                 size_t errlen)
+int sbnet_ensure(struct docker *d, const char *wid, const char *sbid, enum sbnet_kind k,
+                 const char *subnet, char *err, size_t errlen)
 {
     char name[SBNET_NAME_MAX];
     json_t *body, *ans = NULL;
@@ -52,7 +58,7 @@ int sbnet_ensure(struct docker *d, const char *wid, const char *sbid, enum sbnet
     int rc;
 
     sbnet_name(name, sizeof(name), sbid, wid, k);
-    body = create_body(name, wid, sbid, k);
+    body = create_body(name, wid, sbid, k, subnet);
     if (!body) {
         snprintf(err, errlen, "out of memory");
         return 1;

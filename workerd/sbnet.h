@@ -31,11 +31,12 @@ void sbnet_name(char *out, size_t len, const char *sbid, const char *wid, enum s
  * of the network name (15 characters, the kernel's limit). Pure. */
 void sbnet_bridge(char *out, size_t len, const char *netname, enum sbnet_kind k);
 
-/* Creates the network unless it exists (a create delivered again; for
+/* Creates the network unless it exists (subnet: its addresses, or NULL for
+ * one from dockerd's pools) (a create delivered again; for
  * SBNET_EGRESS, any start of a worker after the first; sbid and wid ignored). 0; 1 when
  * dockerd refused (err says why: address pools exhausted, ...); -1 when
  * dockerd did not answer. */
-int sbnet_ensure(struct docker *d, const char *wid, const char *sbid, enum sbnet_kind k, char *err,
-                 size_t errlen);
+int sbnet_ensure(struct docker *d, const char *wid, const char *sbid, enum sbnet_kind k,
+                 const char *subnet, char *err, size_t errlen);
 
 #endif

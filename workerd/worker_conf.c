@@ -65,6 +65,7 @@ void wconf_defaults(struct worker_conf *c)
     wconf_default_bin(c->envd_bin, sizeof(c->envd_bin), "envd");
     wconf_default_bin(c->egress_bin, sizeof(c->egress_bin), "corral-egress");
     snprintf(c->egress_image, sizeof(c->egress_image), "corral/base");
+    snprintf(c->egress_subnet, sizeof(c->egress_subnet), "10.199.0.0/16");
 }
 
 static int set_str(char *dst, size_t len, const char *value, char *err, size_t errlen)
@@ -180,6 +181,8 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
     for (size_t i = 0; i < sizeof(str_keys) / sizeof(str_keys[0]); i++)
         if (strcmp(key, str_keys[i].key) == 0)
             return set_str((char *)c + str_keys[i].off, WCONF_STR, value, err, errlen);
+    if (strcmp(key, "egress_subnet") == 0)
+        return set_str(c->egress_subnet, sizeof(c->egress_subnet), value, err, errlen);
     if (strcmp(key, "slots") == 0)
         return set_long(&c->slots, value, 1, 10000, err, errlen);
     if (strcmp(key, "memory_mb") == 0)

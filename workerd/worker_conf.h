@@ -32,6 +32,7 @@ struct worker_conf {
     char egress_bin[WCONF_STR];  /* corral-egress, bind-mounted into each egress proxy */
     char egress_image[WCONF_STR];
     char egress_hosts[WCONF_STR]; /* "name:ip,..." added to each proxy's /etc/hosts */
+    char egress_subnet[64];       /* the host's egress network: one address per proxy */
     char dns_servers[WCONF_STR];  /* resolvers open to sandboxes on port 53 (else resolv.conf's) */
     long slots;
     double cpu_cores;
