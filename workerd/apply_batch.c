@@ -89,6 +89,43 @@ static int kind(json_t *cmd)
     return type && strcmp(type, "kill") == 0 ? 0 : -1;
 }
 
+/* The sandbox a command is about. */
+static const char *sbid_of(json_t *cmd)
+{
+    const char *id = json_string_value(json_object_get(cmd, "sandbox_id"));
+
+    return id ? id : json_string_value(json_object_get(json_object_get(cmd, "sandbox"), "id"));
+}
+
+/* 1 when a kill of sbid stands in cmds before index end. */
+static int killed_before(json_t *cmds, size_t end, const char *sbid)
+{
+    for (size_t i = 0; sbid && i < end; i++) {
+        const char *k = sbid_of(json_array_get(cmds, i));
+        if (kind(json_array_get(cmds, i)) == 0 && k && strcmp(k, sbid) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void apply_order(json_t *cmds)
+{
+    json_t *first = json_array(), *rest = json_array();
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(cmds, i, c)
+    {
+        int ahead = kind(c) == 1 && !killed_before(cmds, i, sbid_of(c));
+        json_array_append(ahead ? first : rest, c);
+    }
+    json_array_clear(cmds);
+    json_array_extend(cmds, first);
+    json_array_extend(cmds, rest);
+    json_decref(first);
+    json_decref(rest);
+}
+
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL])
 {
     struct job jobs[APPLY_PARALLEL];

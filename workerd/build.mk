@@ -12,10 +12,7 @@ $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 
 # Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
-UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c workerd/backoff.c workerd/probe.c \
-                     workerd/worker_conf.c workerd/containers.c workerd/docker_api.c \
-                     workerd/envd_ready.c workerd/curl_buf.c workerd/netguard.c workerd/sbnet.c \
-                     workerd/sandbox_body.c workerd/egress_proxy.c
+UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c $(filter-out workerd/main.c,$(WORKERD_SRCS))
 $(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables

@@ -130,6 +130,7 @@ static void apply_all(struct worker *w, json_t *ans)
     int64_t deadline = clock_now_ms() + w->lease_ms / 4;
 
     json_array_extend(w->backlog, json_object_get(ans, "commands"));
+    apply_order(w->backlog);
     while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
         const char *id;
         int taken = apply_head_batch(w);

@@ -73,6 +73,10 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid);
  * the head is neither). */
 #define APPLY_PARALLEL 8
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
+/* Creates first: a caller waits on a create, nobody waits on a kill (it is
+ * answered before it is applied), and a batch of kills costs seconds. A create
+ * never passes a kill of its own sandbox; the rest keep their order. */
+void apply_order(json_t *cmds);
 
 /* heartbeat.c: the loop, until *stop. */
 void heartbeat_run(struct worker *w);

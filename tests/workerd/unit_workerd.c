@@ -202,8 +202,27 @@ static void test_proxy_body(void)
     json_decref(pol);
 }
 
+static void test_apply_order(void)
+{
+    json_t *cmds = json_loads("[{\"id\":\"1\",\"type\":\"kill\",\"sandbox_id\":\"a\"},"
+                              "{\"id\":\"2\",\"type\":\"create\",\"sandbox\":{\"id\":\"b\"}},"
+                              "{\"id\":\"3\",\"type\":\"create\",\"sandbox\":{\"id\":\"a\"}},"
+                              "{\"id\":\"4\",\"type\":\"kill\",\"sandbox_id\":\"c\"},"
+                              "{\"id\":\"5\",\"type\":\"create\",\"sandbox\":{\"id\":\"d\"}}]",
+                              0, NULL);
+    const char *want[] = {"2", "5", "1", "3", "4"}; /* create a stays behind kill a */
+
+    apply_order(cmds);
+    CHECK(json_array_size(cmds) == 5);
+    for (size_t i = 0; i < 5; i++)
+        CHECK(strcmp(json_string_value(json_object_get(json_array_get(cmds, i), "id")), want[i]) ==
+              0);
+    json_decref(cmds);
+}
+
 int main(void)
 {
+    test_apply_order();
     test_resolvers();
     test_ruleset();
     test_sbnet();
