@@ -87,10 +87,8 @@ int apply_command(struct worker *w, json_t *cmd)
 {
     const char *type = json_string_value(json_object_get(cmd, "type"));
 
-    if (type && strcmp(type, "create") == 0) {
-        hostcaps_recheck(w, 1);
+    if (type && strcmp(type, "create") == 0)
         return apply_create(w, &w->dk, json_object_get(cmd, "sandbox"));
-    }
     if (type && strcmp(type, "kill") == 0)
         return apply_kill(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")));
     /* pause, resume, ... arrive with later issues: acknowledge so they do not

@@ -81,18 +81,32 @@ static int egress_available(struct docker *d, const struct worker_conf *c)
     return 1;
 }
 
+static void remove_probe(struct docker *d, const char *name)
+{
+    char path[160], err[256];
+    json_t *ans = NULL;
+    long status = 0;
+
+    snprintf(path, sizeof(path), "/containers/%s?force=1", name);
+    if (docker_call(d, "DELETE", path, NULL, CAPS_TIMEOUT_MS, &status, &ans, err, sizeof(err)) == 0)
+        json_decref(ans);
+}
+
 /* dockerd refuses StorageOpt size at create unless its storage supports it
- * (overlay2 on xfs with pquota), so a throwaway create tells. */
+ * (overlay2 on xfs with pquota, btrfs), so a throwaway create tells. It is
+ * removed whatever happened, and any leftover of a crashed start first. */
 static int disk_quota_available(struct docker *d, const struct worker_conf *c)
 {
-    char path[128], err[256];
+    char name[64], path[128], err[256];
     json_t *body = json_pack("{s:s, s:{s:{s:s}}}", "Image", c->probe_image, "HostConfig",
                              "StorageOpt", "size", "1G"),
            *ans = NULL;
     long status = 0;
     int ok;
 
-    snprintf(path, sizeof(path), "/containers/create?name=corral-diskprobe-%ld", (long)getpid());
+    snprintf(name, sizeof(name), "corral-diskprobe-%ld", (long)getpid());
+    remove_probe(d, name);
+    snprintf(path, sizeof(path), "/containers/create?name=%s", name);
     if (docker_call(d, "POST", path, body, CAPS_TIMEOUT_MS, &status, &ans, err, sizeof(err)) != 0)
         status = 0;
     json_decref(body);
@@ -100,11 +114,7 @@ static int disk_quota_available(struct docker *d, const struct worker_conf *c)
     if (!ok)
         log_warn("disk limits unavailable: dockerd says %.200s", docker_errmsg(ans, status));
     json_decref(ans);
-    snprintf(path, sizeof(path), "/containers/corral-diskprobe-%ld?force=1", (long)getpid());
-    ans = NULL;
-    if (ok &&
-        docker_call(d, "DELETE", path, NULL, CAPS_TIMEOUT_MS, &status, &ans, err, sizeof(err)) == 0)
-        json_decref(ans);
+    remove_probe(d, name);
     return ok;
 }
 
