@@ -72,7 +72,8 @@ async function sandbox(name, ws, worker, body = {}) {
 
 before(async () => {
   standins = await startStandins();
-  hostListener = net.createServer((c) => c.end('host service\n'));
+  // Speaks HTTP, so that a fetch that reached it would say so unmistakably.
+  hostListener = net.createServer((c) => c.end('HTTP/1.0 200 OK\r\n\r\nhost service\n'));
   await new Promise((ok) => hostListener.listen(0, '0.0.0.0', ok));
   hostPort = hostListener.address().port;
   A = newWorkspace();
@@ -202,6 +203,25 @@ for t in ts: t.join()
 print(json.dumps(r))`);
   for (const h of [INET.addrs[0], INET.host, sbs.p1.gw]) assert.notEqual(got[h], 'open', `direct to ${h}`);
   for (const n of ['api.allowed.test', 'other.test', 'example.com']) assert.equal(got[n], 'gaierror', `${n} resolved to ${got[n]}`);
+});
+
+test('a default-allow policy (E2B denyOut of one range): the proxy reaches the public stand-in, never the host or another proxy', async () => {
+  const r = await api('POST', '/sandboxes', { key: A.member,
+    body: { templateID: 'base', timeout: 300, network: { denyOut: ['203.0.113.0/24'] } } });
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandboxID;
+  const envd = await envdOf(wA.id, sbid, r.body.envdAccessToken);
+  const proxyIps = async (id) => Object.values((await inspect(`corral-${id}-${wA.id}-egress`))
+    .NetworkSettings.Networks).map((n) => n.IPAddress);
+  const egressGw = (await proxyIps(sbid)).find((ip) => ip.startsWith('10.199.')).replace(/\.\d+$/, '.1');
+  const pub = `http://${INET.addrs[0]}:${PORT}/`, host = `http://${INET.host}:${hostPort}/`;
+  const privates = [`http://${egressGw}:${hostPort}/`, ...(await proxyIps(sbs.p1.sbid)).map((ip) => `http://${ip}:3128/`)];
+  const got = await py({ envd }, FETCH([pub, host, ...privates]));
+  assert.equal(got[pub], 'public stand-in', 'default allow: a public IP literal goes through the proxy');
+  // The host's public-range address: the proxy may try, the host's rules drop it.
+  assert.notEqual(got[host], 'host service', `${host} reached through the proxy`);
+  for (const u of privates) assert.match(got[u], /^HTTP 403/, `${u}: ${got[u]}`);
+  await api('DELETE', `/sandboxes/${sbid}`, { key: A.member });
 });
 
 test('an empty allow-list (no egress at all) reaches nothing, not even allowed-looking names', async () => {
