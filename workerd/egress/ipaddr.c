@@ -35,43 +35,17 @@ int ipaddr_parse(const char *s, struct ipaddr *out)
     return -1;
 }
 
-int ipaddr_parse_cidr(const char *s, struct ipaddr *net, int *bits)
+void ipaddr_from_rule(const struct egress_rule *r, struct ipaddr *net, int *bits)
 {
-    char addr[IPADDR_STRLEN + 1];
-    const char *slash = strchr(s, '/');
-    size_t alen = slash ? (size_t)(slash - s) : strlen(s);
-
-    if (alen == 0 || alen > IPADDR_STRLEN)
-        return -1;
-    memcpy(addr, s, alen);
-    addr[alen] = '\0';
-    /* Parse without folding: "::ffff:0:0/96" must keep its IPv6 meaning. */
     memset(net, 0, sizeof(*net));
-    if (inet_pton(AF_INET, addr, net->b) == 1)
-        net->family = AF_INET;
-    else if (inet_pton(AF_INET6, addr, net->b) == 1)
-        net->family = AF_INET6;
-    else
-        return -1;
-    int max = net->family == AF_INET ? 32 : 128;
-    if (!slash) {
-        *bits = max;
-        fold_mapped(net);
-        return 0;
-    }
-    const char *p = slash + 1;
-    char *end;
-    if (*p < '0' || *p > '9' || strlen(p) > 3)
-        return -1;
-    long n = strtol(p, &end, 10);
-    if (*end != '\0' || n < 0 || n > max)
-        return -1;
-    *bits = (int)n;
+    net->family = r->family;
+    memcpy(net->b, r->addr, r->family == AF_INET ? 4 : 16);
+    *bits = r->prefix;
+    /* "::ffff:0:0/96" keeps its IPv6 meaning; narrower mapped ranges are IPv4's. */
     if (net->family == AF_INET6 && *bits >= 96 && memcmp(net->b, v4_mapped_prefix, 12) == 0) {
         fold_mapped(net);
         *bits -= 96;
     }
-    return 0;
 }
 
 void ipaddr_from_sockaddr(const struct sockaddr *sa, struct ipaddr *out)

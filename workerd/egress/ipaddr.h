@@ -5,6 +5,8 @@
 #ifndef CORRAL_EGRESS_IPADDR_H
 #define CORRAL_EGRESS_IPADDR_H
 
+#include "egress_rule.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -18,8 +20,9 @@ struct ipaddr {
 
 /* A numeric literal (inet_pton only: no "127.1", no octal, no zone ids). */
 int ipaddr_parse(const char *s, struct ipaddr *out);
-/* "a.b.c.d/n" or "x::/n"; a bare literal is its own /32 or /128. */
-int ipaddr_parse_cidr(const char *s, struct ipaddr *net, int *bits);
+/* The network of a CIDR entry common/egress_rule.c parsed (a bare address is
+ * its own /32 or /128), with IPv4-mapped ranges folded to IPv4. */
+void ipaddr_from_rule(const struct egress_rule *r, struct ipaddr *net, int *bits);
 void ipaddr_from_sockaddr(const struct sockaddr *sa, struct ipaddr *out);
 socklen_t ipaddr_to_sockaddr(const struct ipaddr *a, unsigned port, struct sockaddr_storage *ss);
 bool ipaddr_in_prefix(const struct ipaddr *a, const struct ipaddr *net, int bits);

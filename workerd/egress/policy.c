@@ -20,7 +20,8 @@ static int entry_parse(const char *s, struct pentry *e)
         return -1;
     if (r.kind == EGRESS_RULE_CIDR) {
         e->kind = PE_CIDR;
-        return ipaddr_parse_cidr(s, &e->net, &e->bits); /* folds ::ffff:a.b.c.d */
+        ipaddr_from_rule(&r, &e->net, &e->bits); /* folds ::ffff:a.b.c.d */
+        return 0;
     }
     if (r.kind == EGRESS_RULE_WILDCARD) {
         e->kind = PE_WILDCARD;
