@@ -4,7 +4,9 @@
  * request. A sandbox's address comes from the Engine API (its container's IP on
  * its network), cached for a few seconds: a data-plane request must not cost a
  * dockerd round trip each time, and a container keeps its address while it runs.
- * The data port's threads each get their own dockerd connection. */
+ * Lookups share a few dockerd connections, lent out under the lock: a
+ * connection per data-port thread was never closed when its thread ended, and
+ * leaked a socket pair and a dockerd connection per client connection. */
 #include "dataplane.h"
 
 #include "clock.h"
@@ -34,8 +36,44 @@ static struct {
     struct cached cache[CACHE_SLOTS];
 } dp = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static __thread struct docker thread_docker;
-static __thread int thread_docker_ready;
+/* More lookups at once than this wait: each is one short call, cached after. */
+#define DOCKER_HANDLES 4
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t freed;
+    struct docker h[DOCKER_HANDLES];
+    int ready[DOCKER_HANDLES], busy[DOCKER_HANDLES];
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .freed = PTHREAD_COND_INITIALIZER};
+
+static struct docker *docker_borrow(void)
+{
+    struct docker *d;
+    int i;
+
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        for (i = 0; i < DOCKER_HANDLES && pool.busy[i]; i++)
+            ;
+        if (i < DOCKER_HANDLES)
+            break;
+        pthread_cond_wait(&pool.freed, &pool.mu);
+    }
+    if (!pool.ready[i] && docker_init(&pool.h[i], dp.sock) == 0)
+        pool.ready[i] = 1;
+    pool.busy[i] = pool.ready[i];
+    d = pool.ready[i] ? &pool.h[i] : NULL;
+    pthread_mutex_unlock(&pool.mu);
+    return d;
+}
+
+static void docker_return(struct docker *d)
+{
+    pthread_mutex_lock(&pool.mu);
+    pool.busy[d - pool.h] = 0;
+    pthread_cond_signal(&pool.freed);
+    pthread_mutex_unlock(&pool.mu);
+}
 
 void dataplane_set_identity(const char *worker_id, const char *data_key)
 {
@@ -74,16 +112,16 @@ static int inspect_ip(const char *sbid, const char *wid, char *ip, size_t len)
     json_t *ans = NULL, *nets, *net;
     const char *name, *addr = NULL;
     long status = 0;
+    struct docker *d = docker_borrow();
+    int rc;
 
-    if (!thread_docker_ready) {
-        if (docker_init(&thread_docker, dp.sock) != 0)
-            return -1;
-        thread_docker_ready = 1;
-    }
+    if (!d)
+        return -1;
     snprintf(path, sizeof(path), "/containers/corral-%s-%s/json", sbid, wid);
-    if (docker_call(&thread_docker, "GET", path, NULL, 2000, &status, &ans, err, sizeof(err)) !=
-            0 ||
-        status != 200 || !json_is_true(json_object_get(json_object_get(ans, "State"), "Running"))) {
+    rc = docker_call(d, "GET", path, NULL, 2000, &status, &ans, err, sizeof(err));
+    docker_return(d);
+    if (rc != 0 || status != 200 ||
+        !json_is_true(json_object_get(json_object_get(ans, "State"), "Running"))) {
         json_decref(ans);
         return -1;
     }
