@@ -166,6 +166,10 @@ static int store_worker(struct request *req, const char *wid, const struct caps 
                         key, c->hostname, c->runtimes, rt, c->templates, tm, c->egress, c->slots,
                         c->cpu, c->mem, c->data_addr, lease, mac, req->cred.id, data_key)
             : NULL;
+    if (r) { /* a poll still open from before this handshake is superseded */
+        freeReplyObject(r);
+        r = rconn_cmd(req->rc, 0, "HINCRBY %s poll_seq 1", key);
+    }
     if (r) {
         freeReplyObject(r);
         r = reset_usage ? rconn_cmd(req->rc, 0, "HSET %s used 0 cpu_used 0 mem_used 0", key)
@@ -199,10 +203,44 @@ static int store_worker(struct request *req, const char *wid, const struct caps 
     return rv;
 }
 
+/* The key a returning worker signed with until now. Gateways cache a route
+ * (and its key) for a few seconds, so the worker keeps accepting the previous
+ * key that long after re-enrolling: no request fails in between. */
+#define PREVIOUS_KEY_GRACE_MS 10000
+
+static void previous_data_key(struct request *req, const char *wid, char *out, size_t len)
+{
+    char key[160];
+    redisReply *r;
+
+    out[0] = '\0';
+    snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
+    r = rconn_cmd(req->rc, 0, "HGET %s data_key", key);
+    if (r && reply_str(r))
+        snprintf(out, len, "%s", reply_str(r));
+    if (r)
+        freeReplyObject(r);
+}
+
+static json_t *handshake_answer(struct request *req, const char *wid, const char *secret,
+                                const char *data_key, const char *prev_key)
+{
+    json_t *a = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "worker_id", wid, "workspace",
+                          req->cred.ws, "worker_secret", secret, "data_key", data_key, "poll_ms",
+                          (json_int_t)req->conf->poll_ms, "lease_ms", (json_int_t)req->conf->lease_ms);
+
+    if (a && prev_key[0]) {
+        json_object_set_new(a, "previous_data_key", json_string(prev_key));
+        json_object_set_new(a, "previous_valid_ms", json_integer(PREVIOUS_KEY_GRACE_MS));
+    }
+    return a;
+}
+
 void h_worker_handshake(struct request *req)
 {
     json_t *body = request_json_body(req);
     char wid[33], secret[TOKEN_SECRET_MAX], mac[SECRET_MAC_HEX], err[256], data_key[65];
+    char prev_key[65] = "";
     struct caps caps;
     int again, was_dead = 0;
 
@@ -229,14 +267,12 @@ void h_worker_handshake(struct request *req)
         return;
     }
     secret_mac_hex(req->conf->server_secret, secret, mac);
+    if (again)
+        previous_data_key(req, wid, prev_key, sizeof(prev_key));
     if (store_worker(req, wid, &caps, mac, data_key, !again || was_dead) != 0) {
         respond_error(req, 503, "state store unavailable; retry shortly");
     } else {
-        respond_json(req, 200,
-                     json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "worker_id", wid, "workspace",
-                               req->cred.ws, "worker_secret", secret, "data_key", data_key,
-                               "poll_ms", (json_int_t)req->conf->poll_ms, "lease_ms",
-                               (json_int_t)req->conf->lease_ms));
+        respond_json(req, 200, handshake_answer(req, wid, secret, data_key, prev_key));
     }
     json_decref(body);
 }

@@ -24,7 +24,9 @@
 #define REDELIVER_IDLE_MS 10000
 #define MAX_BATCH 1000
 
-static int renew_lease(struct request *req, const char *wid)
+/* The lease, and what the worker says stops it taking sandboxes ("" when
+ * nothing does): placement passes over a worker that names a problem. */
+static int renew_lease(struct request *req, const char *wid, const char *problem)
 {
     char key[160], leases[128];
     long long lease = clock_now_ms() + req->conf->lease_ms;
@@ -32,7 +34,7 @@ static int renew_lease(struct request *req, const char *wid)
 
     snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
     snprintf(leases, sizeof(leases), K_LEASES, req->cred.ws);
-    r = rconn_cmd(req->rc, 0, "HSET %s lease_until %lld", key, lease);
+    r = rconn_cmd(req->rc, 0, "HSET %s lease_until %lld problem %s", key, lease, problem);
     if (!r)
         return -1;
     freeReplyObject(r);
@@ -72,12 +74,17 @@ static int apply_acks(struct request *req, const char *stream, const json_t *ack
 static int check_body(const json_t *b, char *err, size_t errlen)
 {
     const json_t *acks = json_object_get(b, "acks"), *sbs = json_object_get(b, "sandboxes");
+    const json_t *problem = json_object_get(b, "problem");
     size_t i;
     json_t *v;
 
     if ((acks && (!json_is_array(acks) || json_array_size(acks) > MAX_BATCH)) ||
         (sbs && (!json_is_array(sbs) || json_array_size(sbs) > 100000))) {
         snprintf(err, errlen, "acks and sandboxes: must be arrays");
+        return -1;
+    }
+    if (problem && (!json_is_string(problem) || json_string_length(problem) > 255)) {
+        snprintf(err, errlen, "problem: must be a string of at most 255 bytes");
         return -1;
     }
     json_array_foreach(acks, i, v) if (!json_is_string(v) || !valid_stream_id(json_string_value(v)))
@@ -155,18 +162,14 @@ static void append_entries(json_t *out, const redisReply *entries)
     }
 }
 
-/* XREADGROUP answers [[stream, entries]] or nil. */
-static int read_group(struct request *req, const char *stream, const char *from, long block_ms,
-                      json_t *out)
+/* XREADGROUP without blocking (blocking waits go through wait_for_commands);
+ * it answers [[stream, entries]] or nil. */
+static int read_group(struct request *req, const char *stream, const char *from, json_t *out)
 {
-    redisReply *r = block_ms > 0 ? rconn_cmd(req->rc, (int)block_ms,
-                                             "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER
-                                             " COUNT 100 BLOCK %ld STREAMS %s %s",
-                                             block_ms, stream, from)
-                                 : rconn_cmd(req->rc, 0,
-                                             "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER
-                                             " COUNT 100 STREAMS %s %s",
-                                             stream, from);
+    redisReply *r = rconn_cmd(req->rc, 0,
+                              "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER
+                              " COUNT 100 STREAMS %s %s",
+                              stream, from);
 
     if (!r)
         return -1;
@@ -190,24 +193,95 @@ static int reclaim_stale(struct request *req, const char *stream, json_t *out)
     return 0;
 }
 
-static int collect_commands(struct request *req, const char *stream, int resume, int wait,
-                            json_t *out, int *over_budget)
+/* Takes new commands only while this poll is the worker's latest: a poll the
+ * worker abandoned (it restarted, or cut the poll short) must not swallow a
+ * command whose answer would go nowhere. So a waiting poll takes a number
+ * (poll_seq, also bumped by every handshake), waits with a plain XREAD that
+ * takes nothing, and reads through the group only in this script, which checks
+ * the number first. Answers {1, entries}, {0, last id} (nothing new: wait for
+ * ids after it) or {-1} (superseded). */
+static struct rscript take_script = {
+    "heartbeat_take",
+    "if redis.call('HGET', KEYS[1], 'poll_seq') ~= ARGV[1] then return {-1} end\n"
+    "local r = redis.call('XREADGROUP', 'GROUP', '" CMD_GROUP "', '" CMD_CONSUMER "',\n"
+    "  'COUNT', 100, 'STREAMS', KEYS[2], '>')\n"
+    "if r and r[1] and #r[1][2] > 0 then return {1, r[1][2]} end\n"
+    "local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)\n"
+    "if last[1] then return {0, last[1][1]} end\n"
+    "return {0, '0-0'}\n",
+    ""};
+
+/* 1 took commands (or was superseded: nothing more to do), 0 nothing new with
+ * last set, -1 Redis failed. */
+static int take_if_current(struct request *req, const char *wkey, const char *stream,
+                           const char *seq, json_t *out, char *last, size_t lastlen)
+{
+    const char *argv[3] = {wkey, stream, seq};
+    redisReply *r = rconn_eval(req->rc, &take_script, 2, 1, argv);
+    int rv = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1) {
+        rv = r->element[0]->integer != 0;
+        if (r->element[0]->integer == 1 && r->elements == 2)
+            append_entries(out, r->element[1]);
+        else if (r->element[0]->integer == 0 && r->elements == 2 && r->element[1]->str)
+            snprintf(last, lastlen, "%s", r->element[1]->str);
+    }
+    if (r)
+        freeReplyObject(r);
+    return rv;
+}
+
+/* The long wait: until a command comes for this poll, it is superseded, or
+ * poll_ms pass. */
+static int wait_for_commands(struct request *req, const char *wid, const char *stream, json_t *out)
+{
+    char wkey[160], seq[32], last[48];
+    int64_t deadline = clock_now_ms() + req->conf->poll_ms;
+    redisReply *r;
+    int rv;
+
+    snprintf(wkey, sizeof(wkey), K_WORKER, req->cred.ws, wid);
+    r = rconn_cmd(req->rc, 0, "HINCRBY %s poll_seq 1", wkey);
+    if (!r || r->type != REDIS_REPLY_INTEGER) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    snprintf(seq, sizeof(seq), "%lld", r->integer);
+    freeReplyObject(r);
+    for (;;) {
+        int64_t left = deadline - clock_now_ms();
+        if ((rv = take_if_current(req, wkey, stream, seq, out, last, sizeof(last))) != 0)
+            return rv < 0 ? -1 : 0;
+        if (left <= 0)
+            return 0;
+        r = rconn_cmd(req->rc, (int)left, "XREAD COUNT 1 BLOCK %lld STREAMS %s %s", (long long)left,
+                      stream, last);
+        if (!r)
+            return -1;
+        freeReplyObject(r);
+    }
+}
+
+static int collect_commands(struct request *req, const char *wid, const char *stream, int resume,
+                            int wait, json_t *out, int *over_budget)
 {
     struct server *srv = req->thread->srv;
     int rv;
 
-    if ((resume ? read_group(req, stream, "0", 0, out) : reclaim_stale(req, stream, out)) != 0)
+    if ((resume ? read_group(req, stream, "0", out) : reclaim_stale(req, stream, out)) != 0)
         return -1;
     if (json_array_size(out) > 0)
         return 0;
     if (!wait) /* a worker with work in hand reports without waiting */
-        return read_group(req, stream, ">", 0, out);
+        return read_group(req, stream, ">", out);
     if (atomic_fetch_add(&srv->longpolls, 1) >= srv->conf.longpoll_max) {
         atomic_fetch_sub(&srv->longpolls, 1);
         *over_budget = 1;
-        return read_group(req, stream, ">", 0, out);
+        return read_group(req, stream, ">", out);
     }
-    rv = read_group(req, stream, ">", req->conf->poll_ms, out);
+    rv = wait_for_commands(req, wid, stream, out);
     atomic_fetch_sub(&srv->longpolls, 1);
     return rv;
 }
@@ -225,7 +299,8 @@ void h_worker_heartbeat(struct request *req)
         json_decref(body);
         return;
     }
-    if (worker_authenticate(req, wid) != 1 || renew_lease(req, wid) != 0) {
+    if (worker_authenticate(req, wid) != 1 ||
+        renew_lease(req, wid, json_string_value(json_object_get(body, "problem")) ?: "") != 0) {
         if (!req->responded)
             respond_error(req, 503, "state store unavailable; retry shortly");
         json_decref(body);
@@ -236,7 +311,7 @@ void h_worker_heartbeat(struct request *req)
     if (apply_acks(req, stream, json_object_get(body, "acks")) != 0 ||
         (apply_reports(req, wid, json_object_get(body, "sandboxes"),
                        json_is_true(json_object_get(body, "full"))),
-         collect_commands(req, stream, json_is_true(json_object_get(body, "resume")),
+         collect_commands(req, wid, stream, json_is_true(json_object_get(body, "resume")),
                           !json_is_false(json_object_get(body, "wait")), cmds,
                           &over_budget) != 0)) {
         json_decref(cmds);

@@ -32,6 +32,8 @@ static struct {
     pthread_mutex_t mu;
     char wid[CTR_ID_MAX];
     char key[128];
+    char prev_key[128]; /* accepted until prev_until */
+    int64_t prev_until;
     char sock[256];
     struct cached cache[CACHE_SLOTS];
 } dp = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -75,13 +77,28 @@ static void docker_return(struct docker *d)
     pthread_mutex_unlock(&pool.mu);
 }
 
-void dataplane_set_identity(const char *worker_id, const char *data_key)
+void dataplane_set_identity(const char *worker_id, const char *data_key, const char *prev_key,
+                            long prev_valid_ms)
 {
     pthread_mutex_lock(&dp.mu);
     snprintf(dp.wid, sizeof(dp.wid), "%s", worker_id);
     snprintf(dp.key, sizeof(dp.key), "%s", data_key ? data_key : "");
+    snprintf(dp.prev_key, sizeof(dp.prev_key), "%s", prev_key ? prev_key : "");
+    dp.prev_until = prev_key && *prev_key ? clock_now_ms() + prev_valid_ms : 0;
     memset(dp.cache, 0, sizeof(dp.cache));
     pthread_mutex_unlock(&dp.mu);
+}
+
+static int previous_key(void *ud, char *out, size_t len)
+{
+    int ok;
+
+    (void)ud;
+    pthread_mutex_lock(&dp.mu);
+    ok = dp.prev_key[0] != '\0' && clock_now_ms() < dp.prev_until;
+    snprintf(out, len, "%s", ok ? dp.prev_key : "");
+    pthread_mutex_unlock(&dp.mu);
+    return ok ? 0 : -1;
 }
 
 static int worker_key(void *ud, char *out, size_t len)
@@ -170,7 +187,8 @@ static int resolve(void *ud, const char *sbid, char *ip, size_t len)
 
 int dataplane_start(const struct worker_conf *conf)
 {
-    struct dataport_hooks hooks = {.ud = NULL, .worker_key = worker_key, .resolve = resolve};
+    struct dataport_hooks hooks = {
+        .ud = NULL, .worker_key = worker_key, .previous_key = previous_key, .resolve = resolve};
 
     snprintf(dp.sock, sizeof(dp.sock), "%s", conf->docker_socket);
     if (dataport_start(conf->data_addr, &hooks) != 0) {

@@ -10,7 +10,9 @@
 int dataplane_start(const struct worker_conf *conf);
 
 /* After every handshake: the worker id (container names) and the data key
- * gateway signatures are checked with. */
-void dataplane_set_identity(const char *worker_id, const char *data_key);
+ * gateway signatures are checked with; the previous key (may be NULL) is
+ * still accepted for prev_valid_ms, while gateways' route caches hold it. */
+void dataplane_set_identity(const char *worker_id, const char *data_key, const char *prev_key,
+                            long prev_valid_ms);
 
 #endif

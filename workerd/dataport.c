@@ -22,6 +22,7 @@
  */
 #include "http_status.h"
 #include "dataport.h"
+#include "clock.h"
 
 #include "log.h"
 #include "secret.h"
@@ -61,6 +62,32 @@ struct dataport {
     struct dataport_hooks hooks;
     atomic_int conns;
 };
+
+/* The last accept failure, for the worker's health (health.c). */
+static struct {
+    pthread_mutex_t mu;
+    int64_t when;
+    char why[128];
+} trouble = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+int64_t dataport_accept_trouble(char *why, size_t len)
+{
+    int64_t when;
+
+    pthread_mutex_lock(&trouble.mu);
+    when = trouble.when;
+    snprintf(why, len, "%s", trouble.why);
+    pthread_mutex_unlock(&trouble.mu);
+    return when;
+}
+
+static void note_trouble(int err)
+{
+    pthread_mutex_lock(&trouble.mu);
+    trouble.when = clock_now_ms();
+    snprintf(trouble.why, sizeof(trouble.why), "%s", strerror(err));
+    pthread_mutex_unlock(&trouble.mu);
+}
 
 struct conn {
     struct dataport *dp;
@@ -320,6 +347,11 @@ static int check_signature(struct dataport *dp, const struct head *h, const char
     snprintf(msg, sizeof(msg), "%s:%s:%s", h->sandbox, h->port, secs);
     secret_mac_hex(key, msg, mac);
     ok = secret_equal(mac, colon + 1);
+    if (!ok && dp->hooks.previous_key &&
+        dp->hooks.previous_key(dp->hooks.ud, key, sizeof(key)) == 0) {
+        secret_mac_hex(key, msg, mac);
+        ok = secret_equal(mac, colon + 1);
+    }
     explicit_bzero(key, sizeof(key));
     if (!ok) {
         *why = "invalid gateway signature";
@@ -580,6 +612,7 @@ static void *accept_main(void *arg)
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
             log_err("dataport: accept: %s", strerror(errno));
+            note_trouble(errno);
             /* EMFILE and friends: back off rather than spin */
             usleep(100000);
             continue;

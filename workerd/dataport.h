@@ -20,6 +20,7 @@
 #define CORRAL_DATAPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct dataport_hooks {
     void *ud;
@@ -28,6 +29,9 @@ struct dataport_hooks {
      * Called on every request, from the data port's threads, so a key that
      * changes at re-enrolment takes effect at once. */
     int (*worker_key)(void *ud, char *out, size_t len);
+    /* Optional: the key before the last re-enrolment, while gateways may still
+     * sign with it (their route cache); 0 with it in out, -1 when none. */
+    int (*previous_key)(void *ud, char *out, size_t len);
     /* Writes the IP address of sandbox_id's container into ip_out; 0, or -1
      * when this worker does not run that sandbox. Called from the data
      * port's threads. */
@@ -38,5 +42,8 @@ struct dataport_hooks {
  * from threads of its own. The hooks are copied. 0 once listening, or -1
  * (logged) when the address cannot be used. */
 int dataport_start(const char *listen_addr, const struct dataport_hooks *hooks);
+
+/* When accept() last failed (clock_now_ms), and why; 0 if it never has. */
+int64_t dataport_accept_trouble(char *why, size_t len);
 
 #endif

@@ -33,6 +33,7 @@ static json_t *report_of(const struct sb_entry *e)
 static json_t *build_body(struct worker *w)
 {
     json_t *sbs = json_array();
+    char problem[256];
 
     for (int i = 0; i < w->table.n; i++) {
         const struct sb_entry *e = &w->table.v[i];
@@ -40,9 +41,10 @@ static json_t *build_body(struct worker *w)
         if (e->dirty || (w->need_full && full_ok))
             json_array_append_new(sbs, report_of(e));
     }
-    return json_pack("{s:O, s:o, s:b, s:b, s:b}", "acks", w->acks, "sandboxes", sbs, "full",
+    health_problem(w, problem, sizeof(problem));
+    return json_pack("{s:O, s:o, s:b, s:b, s:b, s:s}", "acks", w->acks, "sandboxes", sbs, "full",
                      w->need_full && !w->docker_down, "resume", w->resume, "wait",
-                     json_array_size(w->backlog) == 0);
+                     json_array_size(w->backlog) == 0, "problem", problem);
 }
 
 /* A container that exited and whose exit the control plane has now heard of

@@ -58,6 +58,10 @@ int enrol(struct worker *w);
 int hostcaps_init(struct worker *w, char *err, size_t errlen);
 void hostcaps_recheck(struct worker *w, int now);
 
+/* health.c: "" when this worker can take sandboxes, else what stops it
+ * (dockerd unreachable, accept failing, file descriptors nearly exhausted). */
+void health_problem(const struct worker *w, char *out, size_t len);
+
 /* reconcile.c: lists our containers and updates the table. */
 void reconcile(struct worker *w);
 

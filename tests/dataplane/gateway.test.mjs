@@ -196,14 +196,16 @@ test('a killed sandbox is 404 once its cached route expires', async () => {
   jsonError(await gw('GET', '/health', { target }), 404, /sandbox not found/);
 });
 
-test('worker unreachable: 502 JSON from the gateway', async () => {
+test('worker unreachable: 503 JSON with Retry-After from the gateway', async () => {
   const ws2 = (await import('../lib/corral.mjs')).newWorkspace();
   const join = corralctl('join-token', 'create', '--workspace', ws2.id).token;
   const dead = await new Worker(join, '127.0.0.1:9').handshake(); // port 9: nothing listens
   dead.start();
   try {
     const c = await createSandbox(ws2.member, {});
-    jsonError(await gw('GET', '/health', { target: { id: c.sandboxID, port: 49983 } }), 502, /unreachable/);
+    const r = await gw('GET', '/health', { target: { id: c.sandboxID, port: 49983 } });
+    jsonError(r, 503, /unreachable; retry shortly/);
+    assert.equal(r.headers['retry-after'], '1');
   } finally { await dead.stop(); }
 });
 

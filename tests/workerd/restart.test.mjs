@@ -121,7 +121,7 @@ test('control plane outage: heartbeats fail, then a full report carries the true
   killApi(2);
   try {
     await envdRun(envd, 'kill -TERM 1', { user: 'root' }).catch(() => {}); // dies during the outage
-    await eventually(() => /heartbeat answered 502/.test(logOf(s).split(sbid).at(-1)), { timeout: 3000, what: 'a failed heartbeat' });
+    await eventually(() => /heartbeat answered 503/.test(logOf(s).split(sbid).at(-1)), { timeout: 3000, what: 'a failed heartbeat' });
   } finally {
     stack('start-api', '1');
     stack('start-api', '2');
