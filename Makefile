@@ -84,3 +84,14 @@ clean:
 	rm -rf build build-san
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+
+# --- install (issue 8) ------------------------------------------------------
+# make install [DESTDIR=/staging/root] [PREFIX=/usr/local]: binaries and the
+# nginx module under PREFIX, systemd units in DESTDIR/lib/systemd/system,
+# example configs in DESTDIR/etc/corral (conf/install.sh, conf/systemd/README.md).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+.PHONY: install
+install: all
+	@bash conf/install.sh "$(DESTDIR)" "$(PREFIX)" "$(BIN)" "$(NGINX_MODULE)"
+# --- end install --------------------------------------------------------------

@@ -22,6 +22,7 @@ bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
 make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress >/dev/null || { echo "build failed"; make all; exit 1; }
 make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress >/dev/null || { echo "sanitized build failed"; exit 1; }
 
+step "install: make install and systemd units" bash tests/install/run.sh
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress
