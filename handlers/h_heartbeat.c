@@ -25,7 +25,8 @@
 #define MAX_BATCH 1000
 
 /* The lease, and what the worker says stops it taking sandboxes ("" when
- * nothing does): placement passes over a worker that names a problem. */
+ * nothing does; NULL: not said, unchanged): placement passes over a worker
+ * that names a problem. */
 static int renew_lease(struct request *req, const char *wid, const char *problem)
 {
     char key[160], leases[128];
@@ -34,7 +35,8 @@ static int renew_lease(struct request *req, const char *wid, const char *problem
 
     snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
     snprintf(leases, sizeof(leases), K_LEASES, req->cred.ws);
-    r = rconn_cmd(req->rc, 0, "HSET %s lease_until %lld problem %s", key, lease, problem);
+    r = problem ? rconn_cmd(req->rc, 0, "HSET %s lease_until %lld problem %s", key, lease, problem)
+                : rconn_cmd(req->rc, 0, "HSET %s lease_until %lld", key, lease);
     if (!r)
         return -1;
     freeReplyObject(r);
@@ -300,9 +302,16 @@ void h_worker_heartbeat(struct request *req)
         return;
     }
     if (worker_authenticate(req, wid) != 1 ||
-        renew_lease(req, wid, json_string_value(json_object_get(body, "problem")) ?: "") != 0) {
+        renew_lease(req, wid, json_string_value(json_object_get(body, "problem"))) != 0) {
         if (!req->responded)
             respond_error(req, 503, "state store unavailable; retry shortly");
+        json_decref(body);
+        return;
+    }
+    if (json_is_true(json_object_get(body, "report_only"))) {
+        /* A death reported beside the long-poll: no acks, no commands. */
+        apply_reports(req, wid, json_object_get(body, "sandboxes"), 0);
+        respond_json(req, 200, json_pack("{s:[]}", "commands"));
         json_decref(body);
         return;
     }

@@ -420,6 +420,26 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
     return remove_networks(d, wid, sbid, err, errlen);
 }
 
+int containers_state(struct docker *d, const char *wid, const char *sbid, struct ctr_state *st)
+{
+    char name[160], err[256];
+    json_t *info = NULL, *state;
+    int rc;
+
+    ctr_name(name, sizeof(name), sbid, wid);
+    if ((rc = inspect(d, name, &info, err, sizeof(err))) != 0)
+        return rc;
+    memset(st, 0, sizeof(*st));
+    snprintf(st->sbid, sizeof(st->sbid), "%s", sbid);
+    state = json_object_get(info, "State");
+    if (json_is_true(json_object_get(state, "Running")))
+        st_set(st, "running", "%s", "");
+    else
+        exit_reason(state, st);
+    json_decref(info);
+    return 0;
+}
+
 /* One entry of GET /containers/json as a state; 0 when it is to be reported. */
 static int entry_state(struct docker *d, json_t *ctr, struct ctr_state *st)
 {

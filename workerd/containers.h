@@ -57,6 +57,11 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
  * A sandbox that is gone is killed already: 0. -1 when dockerd did not answer. */
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
 
+/* One sandbox's container, inspected (the listing can lag a "die" event):
+ * 0 with st ("running", or "exited" with its reason), 1 absent, -1 dockerd
+ * did not answer. */
+int containers_state(struct docker *d, const char *wid, const char *sbid, struct ctr_state *st);
+
 /* Every container labelled with worker id wid, as states (exited ones with
  * their exit code or OOMKilled). Containers created but never started are left
  * out: their create was not acknowledged and will come again. *n entries in a

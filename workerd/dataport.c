@@ -166,9 +166,9 @@ static void reply_error(int fd, int code, const char *fmt, ...)
     /* msg holds no quote or backslash: every caller passes checked text */
     blen = snprintf(body, sizeof(body), "{\"code\":%d,\"message\":\"%s\"}", code, msg);
     n = snprintf(out, sizeof(out),
-                 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n%s"
                  "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-                 code, reason, blen, body);
+                 code, reason, code == 503 ? "Retry-After: 1\r\n" : "", blen, body);
     if (n > 0 && (size_t)n < sizeof(out) && send_all(fd, out, (size_t)n) == 0 && code != 503)
         linger_drain(fd);
 }
@@ -306,7 +306,7 @@ static int valid_id(const char *s)
 }
 
 /* 0 when X-Corral-Gateway is a fresh signature of sandbox:port; otherwise
- * -1 with the reason in why. */
+ * -1 with the reason in why (-2: this worker has no key yet, a 503). */
 static int check_signature(struct dataport *dp, const struct head *h, const char **why)
 {
     char key[DATAPORT_KEY_MAX], msg[160], mac[SECRET_MAC_HEX], secs[24];
@@ -341,8 +341,8 @@ static int check_signature(struct dataport *dp, const struct head *h, const char
         return -1;
     }
     if (dp->hooks.worker_key(dp->hooks.ud, key, sizeof(key)) != 0 || key[0] == '\0') {
-        *why = "this worker has no data key yet";
-        return -1;
+        *why = "worker starting (not enrolled yet); retry shortly";
+        return -2; /* not the client's fault: 503, to be retried */
     }
     snprintf(msg, sizeof(msg), "%s:%s:%s", h->sandbox, h->port, secs);
     secret_mac_hex(key, msg, mac);
@@ -539,7 +539,7 @@ static void serve(struct dataport *dp, int fd)
     const char *why = NULL;
     size_t got = 0;
     ssize_t hl;
-    int up, one = 1;
+    int up, rc, one = 1;
 
     if (!buf)
         return;
@@ -558,10 +558,10 @@ static void serve(struct dataport *dp, int fd)
         reply_error(fd, 400, "malformed request head");
         goto out;
     }
-    if (check_signature(dp, &h, &why) != 0) {
+    if ((rc = check_signature(dp, &h, &why)) != 0) {
         log_warn("dataport: refused a request for sandbox %.64s: %s",
                  valid_id(h.sandbox) ? h.sandbox : "?", why);
-        reply_error(fd, 403, "%s", why);
+        reply_error(fd, rc == -2 ? 503 : 403, "%s", why);
         goto out;
     }
     if (dp->hooks.resolve(dp->hooks.ud, h.sandbox, ip, sizeof(ip)) != 0) {

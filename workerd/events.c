@@ -6,10 +6,9 @@
  * down. What it does: when the stream comes back after a break (dockerd
  * restarted), it tells the main thread to report every sandbox.
  *
- * It no longer cuts the long-poll short on a death (docs/decisions/0016): a
- * poll abandoned by the worker leaves its handler blocked in XREADGROUP, and
- * that orphan takes the next command, which then waits 10 s for redelivery.
- * A death is reported when the poll in flight ends (at most poll_ms). */
+ * A death of a sandbox we expect running is reported at once, on a short
+ * request of its own beside the long-poll (deaths.c), and so is every death
+ * found when the stream comes back after dockerd restarted. */
 #include "worker.h"
 
 #include "log.h"
@@ -20,6 +19,8 @@
 
 struct stream {
     struct worker *w;
+    struct docker q;     /* queries while the stream's connection is busy */
+    struct control ctl;  /* death reports beside the long-poll */
     char line[16384];
     size_t len;
 };
@@ -30,9 +31,11 @@ static void on_event(struct stream *s, const char *text)
     json_t *attrs = json_object_get(json_object_get(ev, "Actor"), "Attributes");
     const char *sbid = json_string_value(json_object_get(attrs, "corral.sandbox"));
 
-    if (sbid && sbtable_expect_running(&s->w->table, sbid))
-        log_info("sandbox %s: container %s; reported with the next heartbeat", sbid,
+    if (sbid && sbtable_expect_running(&s->w->table, sbid)) {
+        log_info("sandbox %s: container %s; reporting it", sbid,
                  json_string_value(json_object_get(ev, "Action")) ?: "event");
+        deaths_report(s->w, &s->q, &s->ctl, sbid);
+    }
     json_decref(ev);
 }
 
@@ -98,7 +101,8 @@ static void *events_main(void *arg)
     char err[256];
     int broken = 0;
 
-    if (!s || docker_init(&d, w->conf->docker_socket) != 0) {
+    if (!s || docker_init(&d, w->conf->docker_socket) != 0 ||
+        docker_init(&s->q, w->conf->docker_socket) != 0 || control_init(&s->ctl, w->conf) != 0) {
         log_err("events thread: out of memory; deaths are found by polling only");
         free(s);
         return NULL;
@@ -110,13 +114,17 @@ static void *events_main(void *arg)
             sleep_unless_stopped(1000, w->stop);
             continue;
         }
-        if (broken)
+        if (broken) {
             atomic_store(&w->docker_back, 1);
+            deaths_report(w, &s->q, &s->ctl, NULL);
+        }
         follow(&d, s);
         broken = 1; /* events may have been lost while the stream was down */
         sleep_unless_stopped(200, w->stop);
     }
     docker_close(&d);
+    docker_close(&s->q);
+    control_close(&s->ctl);
     free(s);
     return NULL;
 }

@@ -2,7 +2,8 @@
  *
  * Two threads: the main thread runs the control channel (handshake,
  * heartbeat, applying commands, reconciling with dockerd); the events thread
- * follows dockerd's event stream and only ever flags the main thread. */
+ * follows dockerd's event stream, reports deaths on a request of its own and
+ * flags the main thread. */
 #ifndef WORKERD_WORKER_H
 #define WORKERD_WORKER_H
 
@@ -88,6 +89,11 @@ void heartbeat_run(struct worker *w);
  * while a batch is applied: a worker busy creating must not be taken for dead.
  * Commands it brings join the backlog. Main thread only. */
 void heartbeat_keepalive(struct worker *w);
+
+/* deaths.c: reports at once, on its own request (ctl) and dockerd connection
+ * (q), which of our sandboxes expected running have died: sbid only, or all
+ * when sbid is NULL. Events thread only. */
+void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid);
 
 /* events.c: the events thread. */
 int events_start(struct worker *w, pthread_t *th);

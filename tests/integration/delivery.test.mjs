@@ -73,3 +73,59 @@ test('long-polls cannot starve the API: over the budget a poll answers at once, 
   assert.ok(immediate.every(({ ms }) => ms < 1500), 'over-budget polls were not held');
   assert.ok(apiMs < 500, `API requests took ${apiMs} ms each while polls were held`);
 });
+
+// A long-poll whose client is gone: the request is sent, then its connection
+// dropped while the handler waits in Redis (what a worker killed with -9 leaves).
+function abandonedPoll(w) {
+  const ac = new AbortController();
+  const p = fetch(`${process.env.CORRAL_URL}/v1/worker/heartbeat`, {
+    method: 'POST', signal: ac.signal, headers: { ...w.headers(), 'Content-Type': 'application/json' },
+    body: JSON.stringify({ acks: [], sandboxes: [], wait: true }),
+  }).catch(() => {});
+  return sleep(300).then(() => { ac.abort(); return p; });
+}
+
+test('a poll abandoned by a restarted worker takes no command: the next create reaches the new poll at once', async () => {
+  const A = newWorkspace();
+  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
+  const first = await w.handshake();
+  await abandonedPoll(w); // its handler still blocks for up to poll_ms
+  const again = await w.handshake(); // the restarted worker, as itself
+  assert.equal(again.previous_data_key, first.data_key, 'the previous data key is handed back');
+  assert.ok(again.previous_valid_ms >= 2000, 'valid at least as long as a gateway caches a route');
+  const t0 = Date.now();
+  const poll = w.pollOnce();
+  await sleep(100);
+  const create = api('POST', '/v1/sandboxes', { key: A.member, body: {} });
+  await poll; // resume poll: answers at once with nothing pending, or with the create
+  let got = w.received.find((c) => c.type === 'create');
+  if (!got) { await w.pollOnce(); got = w.received.find((c) => c.type === 'create'); }
+  assert.ok(got, 'the create reached the live poll, not the abandoned one');
+  assert.ok(Date.now() - t0 < 1500, `the create waited ${Date.now() - t0} ms (the abandoned poll took it)`);
+  w.start();
+  const r = await create;
+  assert.equal(r.status, 201, r.raw);
+  await w.stop();
+});
+
+test('a report-only heartbeat (a death beside the long-poll) records states and takes no command', async () => {
+  const A = newWorkspace();
+  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
+  await w.handshake();
+  w.start();
+  const r = await api('POST', '/v1/sandboxes', { key: A.member, body: {} });
+  assert.equal(r.status, 201, r.raw);
+  await w.stop();
+  const sbid = r.body.sandbox_id;
+  const other = api('POST', '/v1/sandboxes', { key: A.member, body: {} }); // queued for the worker
+  await sleep(200);
+  const rep = await api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: {
+    acks: [], wait: false, report_only: true, sandboxes: [{ id: sbid, state: 'exited', reason: 'exit code 137' }] } });
+  assert.equal(rep.status, 200, rep.raw);
+  assert.deepEqual(rep.body.commands, [], 'a report takes no command');
+  const g = await api('GET', `/v1/sandboxes/${sbid}`, { key: A.member });
+  assert.equal(g.body.state, 'exited');
+  w.start(); // the queued create is still there for the long-poll
+  assert.equal((await other).status, 201);
+  await w.stop();
+});

@@ -1,0 +1,77 @@
+/* deaths.c: tells the control plane at once that a sandbox's container died.
+ *
+ * The main thread's long-poll stays open (abandoning it would strand its
+ * handler, decision 0016), so the events thread sends a second, short
+ * heartbeat of its own: "report_only", which renews nothing else, takes no
+ * command and acknowledges none. The listing before the next long-poll reports
+ * the same death again; reports are idempotent. */
+#include "worker.h"
+
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REPORT_TIMEOUT_MS 5000
+
+static void add_dead(json_t *out, const struct ctr_state *st)
+{
+    if (strcmp(st->state, "running") != 0)
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "id", st->sbid, "state",
+                                             st->state, "reason", st->reason));
+}
+
+/* The dead among the sandboxes we expect running: only sbid (inspected: the
+ * listing lags a "die" event), or all of them (NULL). */
+static json_t *dead_ones(struct worker *w, struct docker *q, const char *wid, const char *sbid)
+{
+    struct ctr_state one, *v = NULL;
+    int n = 0;
+    char err[256];
+    json_t *out = json_array();
+
+    if (sbid) {
+        if (containers_state(q, wid, sbid, &one) == 0)
+            add_dead(out, &one);
+        return out;
+    }
+    if (containers_list(q, wid, &v, &n, err, sizeof(err)) != 0) {
+        log_warn("death report: listing: %s", err);
+        return out;
+    }
+    for (int i = 0; i < n; i++)
+        if (sbtable_expect_running(&w->table, v[i].sbid))
+            add_dead(out, &v[i]);
+    free(v);
+    return out;
+}
+
+void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid)
+{
+    struct worker_identity id;
+    json_t *sbs, *body, *ans = NULL;
+    long status = 0;
+    char err[256];
+
+    pthread_mutex_lock(&w->id_mu);
+    id = w->id;
+    pthread_mutex_unlock(&w->id_mu);
+    if (!id.worker_id[0])
+        return;
+    sbs = dead_ones(w, q, id.worker_id, sbid);
+    if (json_array_size(sbs) == 0) {
+        json_decref(sbs);
+        return;
+    }
+    body = json_pack("{s:[], s:o, s:b, s:b}", "acks", "sandboxes", sbs, "wait", 0, "report_only", 1);
+    if (body && control_post(ctl, "/v1/worker/heartbeat", body, &id, REPORT_TIMEOUT_MS, &status,
+                             &ans, err, sizeof(err)) != 0)
+        log_warn("death report: %s", err);
+    else if (body && status != 200)
+        log_warn("death report answered %ld", status);
+    else if (body)
+        log_info("death of %zu sandbox(es) reported", json_array_size(sbs));
+    explicit_bzero(&id, sizeof(id));
+    json_decref(body);
+    json_decref(ans);
+}
