@@ -21,6 +21,8 @@
 #define K_TIMEOUTS "corral:{ws:%s}:timeouts" /* zset: sandbox -> kill deadline (ms) */
 #define K_PENDING "corral:{ws:%s}:pending"   /* zset: sandbox -> create deadline (ms) */
 #define K_READY "corral:{ws:%s}:ready:%s"    /* list: wakes the handler waiting on a create */
+#define K_WAITERS "corral:{ws:%s}:waiters"   /* zset: create -> its waiting handler's lease (ms) */
+#define K_IDEM "corral:{ws:%s}:idem:%s"      /* string: Idempotency-Key -> "sbid:fingerprint" */
 #define K_WORKERS "corral:{ws:%s}:workers"   /* zset: live workers by load (placement) */
 #define K_WORKERS_ALL "corral:{ws:%s}:wkall" /* set: every worker of the pool, live or dead */
 #define K_LEASES "corral:{ws:%s}:leases"     /* zset: worker -> lease deadline (ms) */

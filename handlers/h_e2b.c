@@ -50,12 +50,14 @@ void h_e2b_create(struct request *req)
     if (!body)
         return;
     status = e2b_spec_parse(body, &spec, msg, sizeof(msg));
-    json_decref(body);
     if (status != 0) {
+        json_decref(body);
         respond_error(req, status, "%s", msg);
         return;
     }
-    if (sandbox_create_and_wait(req, &spec, sbid) != 0)
+    status = sandbox_create_and_wait(req, &spec, body, sbid);
+    json_decref(body);
+    if (status != 0)
         return;
     rec = sandbox_get(req->rc, req->cred.ws, sbid, &absent);
     if (!rec) {

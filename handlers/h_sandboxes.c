@@ -14,34 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Waits for the worker to report the sandbox running (or failed). */
-static int wait_running(struct request *req, const char *sbid, char *why, size_t whylen)
-{
-    char key[160];
-    redisReply *r;
-    int rv;
-
-    snprintf(key, sizeof(key), K_READY, req->cred.ws, sbid);
-    r = rconn_cmd(req->rc, (int)req->conf->create_timeout_ms, "BLPOP %s %.3f", key,
-                  req->conf->create_timeout_ms / 1000.0);
-    if (!r) {
-        snprintf(why, whylen, "state store unavailable");
-        return -1;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-        freeReplyObject(r);
-        snprintf(why, whylen, "no worker started the sandbox within %ld ms",
-                 req->conf->create_timeout_ms);
-        return 0;
-    }
-    rv = strcmp(r->element[1]->str, "running") == 0 ? 1 : 0;
-    snprintf(why, whylen, "%s",
-             strncmp(r->element[1]->str, "failed:", 7) == 0 ? r->element[1]->str + 7
-                                                            : r->element[1]->str);
-    freeReplyObject(r);
-    return rv;
-}
-
 /* The envd access token is shown once, in the create answer: derived from the
  * gateway secret exactly as E2B's envdAccessToken (common/sandbox_token.c). */
 static void add_envd_token(json_t *view, const redisReply *rec, const char *gateway_secret)
@@ -75,44 +47,6 @@ static void answer_record(struct request *req, int status, const char *sbid, int
     freeReplyObject(rec);
 }
 
-int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec,
-                            char sbid[SANDBOX_ID_MAX])
-{
-    struct server *srv = req->thread->srv;
-    struct sched_error err;
-    char why[300];
-    int state;
-
-    /* A create holds its thread until the worker reports; bounded per process
-     * (see corral_conf.c) so that heartbeats always find a thread. */
-    if (atomic_fetch_add(&srv->create_waits, 1) >= srv->conf.create_wait_max) {
-        atomic_fetch_sub(&srv->create_waits, 1);
-        sandbox_spec_free(spec);
-        respond_error(req, 503, "too many creates in flight on this handler; retry shortly");
-        return -1;
-    }
-    if (scheduler_create(req->rc, &srv->sched, req->cred.ws, spec, sbid, &err)) {
-        atomic_fetch_sub(&srv->create_waits, 1);
-        sandbox_spec_free(spec);
-        respond_error(req, err.status, "%s", err.message);
-        return -1;
-    }
-    sandbox_spec_free(spec);
-    state = wait_running(req, sbid, why, sizeof(why));
-    atomic_fetch_sub(&srv->create_waits, 1);
-    if (state == 1)
-        return 0;
-    /* Nothing half-created survives a failed create. */
-    sandbox_kill(req->rc, req->cred.ws, sbid, why);
-    if (state == 0 && strstr(why, "within"))
-        respond_error(req, 504, "%s", why);
-    else if (state == 0)
-        respond_error(req, 502, "the worker could not start the sandbox: %s", why);
-    else
-        respond_error(req, 503, "%s", why);
-    return -1;
-}
-
 void h_sandbox_create(struct request *req)
 {
     struct sandbox_spec spec;
@@ -126,9 +60,9 @@ void h_sandbox_create(struct request *req)
         respond_error(req, 400, "%s", msg);
         return;
     }
-    json_decref(body);
-    if (sandbox_create_and_wait(req, &spec, sbid) == 0)
+    if (sandbox_create_and_wait(req, &spec, body, sbid) == 0)
         answer_record(req, 201, sbid, 1);
+    json_decref(body);
 }
 
 void h_sandbox_get(struct request *req)

@@ -29,10 +29,11 @@ void h_worker_delete(struct request *req);
 void h_worker_handshake(struct request *req);
 void h_worker_heartbeat(struct request *req);
 
-/* The create flow both APIs share: budget, scheduler_create, wait for
- * "running", clean up on failure. 0 when running (not yet answered), -1 when
- * the error was answered. Frees spec. */
-int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec,
+/* The create flow both APIs share (create_wait.c): budget, Idempotency-Key,
+ * scheduler_create, wait for "running" under a lease, clean up on failure.
+ * 0 when running (not yet answered), -1 when the error was answered. body is
+ * the request's JSON (its fingerprint). Frees spec. */
+int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec, const json_t *body,
                             char sbid[SANDBOX_ID_MAX]);
 int internal_caller(struct request *req);
 

@@ -212,6 +212,35 @@ int sweep_abandoned_creates(struct rconn *rc, const char *ws)
     return sweep_kill(rc, K_PENDING, ws, "no worker started it in time");
 }
 
+/* A create whose waiting handler stopped renewing its lease (it crashed, or
+ * its process was killed): nobody will receive the answer, so the sandbox is
+ * killed and its slot given back (handlers/create_wait.c). The entry is taken
+ * by ZREM first, so of several corral-sched copies only one kills it. */
+int sweep_abandoned_waits(struct rconn *rc, const char *ws)
+{
+    redisReply *r = due(rc, K_WAITERS, ws), *z;
+    char key[128];
+    int n = 0;
+
+    if (!r)
+        return -1;
+    snprintf(key, sizeof(key), K_WAITERS, ws);
+    for (size_t i = 0; i < r->elements; i++) {
+        const char *sbid = r->element[i]->str;
+        z = rconn_cmd(rc, 0, "ZREM %s %s", key, sbid);
+        if (reply_int(z, 0) == 1 &&
+            sandbox_kill(rc, ws, sbid, "abandoned: nobody was left waiting for its create") == 1) {
+            log_info("sandbox %s of workspace %s: create abandoned by its handler; killed", sbid,
+                     ws);
+            n++;
+        }
+        if (z)
+            freeReplyObject(z);
+    }
+    freeReplyObject(r);
+    return n;
+}
+
 /* A slot a worker holds for a sandbox whose record is gone or points elsewhere
  * (a handler died between placement and record, a kill lost halfway) is given
  * back. min_age_ms spares entries of creates still in flight. */

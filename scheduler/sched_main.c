@@ -34,6 +34,7 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
         sweep_dead_workers(rc, c, id);
         sweep_timeouts(rc, id);
         sweep_abandoned_creates(rc, id);
+        sweep_abandoned_waits(rc, id);
         if (tick % 10 == 0)
             sweep_worker_slots(rc, id, 30000);
     }

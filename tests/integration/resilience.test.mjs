@@ -1,7 +1,7 @@
 // Faults: a handler process killed mid-create, Redis stopped and restarted.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, corralctl, newWorkspace, setLimit, stack, sleep, eventually } from '../lib/corral.mjs';
+import { api, assertError, corralctl, newWorkspace, setLimit, stack, sleep, eventually } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 const workers = [];
@@ -39,6 +39,72 @@ test('kill -9 of a corral-api process mid-creates: no leaked reservation, no san
   const wk = (await api('GET', '/v1/workers', { key: A.member })).body.workers[0];
   await eventually(async () => (await api('GET', '/v1/workers', { key: A.member })).body.workers[0].used_slots === ids.length,
     { timeout: 40000, what: `worker slots (${wk.used_slots}) to match ${ids.length} sandboxes` });
+});
+
+const running = async (ws) => (await api('GET', '/v1/sandboxes', { key: ws.member })).body.sandboxes
+  .filter((x) => x.state === 'running').map((x) => x.sandbox_id).sort();
+const active = async (ws) => (await api('GET', '/v1/workspace', { key: ws.member })).body.active_sandboxes;
+
+// Both handler processes die (nginx may have sent every create to one of them:
+// it avoids a process that failed recently), so no client hears of any of
+// these sandboxes, which the worker creates all the same once it polls.
+test('kill -9 of the handlers during 20 concurrent creates: what nobody was told about is killed within seconds', async () => {
+  const A = newWorkspace();
+  await setLimit(A, 40);
+  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token, { slots: 100 });
+  await w.handshake(); // polls only later: every create is still waiting when the handlers die
+  const creates = Array.from({ length: 20 }, () => api('POST', '/v1/sandboxes', { key: A.member, body: {} }));
+  await sleep(500);
+  stack('kill-api', '1');
+  stack('kill-api', '2');
+  const results = await Promise.all(creates);
+  stack('start-api', '1');
+  stack('start-api', '2');
+  workers.push(w.start());
+  for (const r of results) {
+    assert.equal(r.status, 503, r.raw);
+    assert.equal(r.body.code, 503, `the status nginx sends matches the body: ${r.raw}`);
+  }
+  await eventually(() => w.running.size === 20, { what: 'the worker created all 20' });
+  await eventually(async () => (await running(A)).length === 0 && await active(A) === 0,
+    { timeout: 8000, what: 'no abandoned create still running or counted' });
+  const r = await api('POST', '/v1/sandboxes', { key: A.member, body: {} });
+  assert.equal(r.status, 201, r.raw);
+  assert.deepEqual(await running(A), [r.body.sandbox_id]);
+});
+
+test('Idempotency-Key: a retry returns the same sandbox, even after the handler serving the first died', async () => {
+  const A = newWorkspace();
+  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
+  await w.handshake();
+  const key = `retry-${Date.now()}`;
+  const first = api('POST', '/v1/sandboxes', { key: A.member, body: { metadata: { n: '1' } }, headers: { 'Idempotency-Key': key } });
+  await sleep(500);
+  stack('kill-api', '1');
+  stack('kill-api', '2');
+  const lost = await first; // both handlers are gone: the client never hears of its sandbox
+  assert.equal(lost.status, 503, lost.raw);
+  stack('start-api', '1');
+  stack('start-api', '2');
+  workers.push(w.start());
+  const again = await eventually(async () => {
+    const r = await api('POST', '/v1/sandboxes', { key: A.member, body: { metadata: { n: '1' } }, headers: { 'Idempotency-Key': key } });
+    return r.status !== 503 && r;
+  }, { timeout: 15000, what: 'the retry answered' });
+  assert.equal(again.status, 201, again.raw);
+  assert.match(again.body.envd_access_token, /^[0-9a-f]{64}$/);
+  const once = await api('POST', '/v1/sandboxes', { key: A.member, body: { metadata: { n: '1' } }, headers: { 'Idempotency-Key': key } });
+  assert.equal(once.status, 201, once.raw);
+  assert.equal(once.body.sandbox_id, again.body.sandbox_id, 'the same sandbox again');
+  assert.deepEqual(await running(A), [again.body.sandbox_id], 'one sandbox, not one per attempt');
+  assert.equal(w.running.size, 1);
+  const other = await api('POST', '/v1/sandboxes', { key: A.member, body: { metadata: { n: '2' } }, headers: { 'Idempotency-Key': key } });
+  assertError(other, 409, /Idempotency-Key: already used with a different request/);
+  for (const bad of ['has space', 'x'.repeat(256)]) {
+    const r = await api('POST', '/v1/sandboxes', { key: A.member, body: {}, headers: { 'Idempotency-Key': bad } });
+    assertError(r, 400, /Idempotency-Key/);
+  }
+  assert.deepEqual(await running(A), [again.body.sandbox_id], 'refused requests created nothing');
 });
 
 test('Redis stopped: 503 promptly; restarted: full service with nothing lost (AOF)', async () => {
