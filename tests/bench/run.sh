@@ -64,6 +64,7 @@ node tests/bench/bench_network.mjs "$(field owner_key <<<"$ws2_json")"
 echo
 E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$(field owner_key <<<"$ws2_json")" \
     E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" node tests/e2b/bench_dataplane.mjs
+echo; E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$(field owner_key <<<"$ws2_json")" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" CORRAL_ROUTING=url node tests/bench/bench_sustained.mjs
 
 # 4. Data-plane requests per second, the module's route cache against a lookup
 # on every request (the same gateway server rendered with the cache bypassed,

@@ -1,0 +1,43 @@
+// Sustained load with the real e2b SDK: BENCH_SUSTAINED_PARALLEL (4) loops of
+// tests/lib/churn.mjs (create, 3 x commands.run, a 1 MB file written and read
+// back, kill; plus a commands.run and a files.read in one long-lived sandbox)
+// for BENCH_SUSTAINED_SECONDS (120), at most BENCH_SUSTAINED_MAX rounds.
+// Prints rounds per minute, create and commands.run p50/p99, and each daemon's
+// fds and RSS before and after, side by side (tests/lib/procstat.mjs; both
+// readings at rest: the killed sandboxes removed, fd counts settled). "Before"
+// is cold, with no warm-up: pools fill during the run (each of corral-api's 64
+// threads opens its Redis connection when first used, about +60 fds each), so
+// growth here is not a leak by itself; tests/soak measures after a warm-up.
+// Needs E2B_API_URL, E2B_API_KEY, E2B_SANDBOX_URL, CORRAL_ROUTING=url,
+// CORRAL_RUN (the stack's state dir) and CORRAL_URL.
+import { Sandbox } from '../e2b/lib.mjs';
+import { churn, makeLong, removalsDone, pct } from '../lib/churn.mjs';
+import { stackDaemons, envdPidOf, settledSample, table } from '../lib/procstat.mjs';
+import { enrolledAs } from '../workerd/helpers.mjs';
+
+const RUN = process.env.CORRAL_RUN;
+const SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS || 120);
+const PARALLEL = Number(process.env.BENCH_SUSTAINED_PARALLEL || 4);
+const MAX = Number(process.env.BENCH_SUSTAINED_MAX || 5000);
+
+const long = await makeLong(Sandbox);
+try {
+  const workers = enrolledAs(`${RUN}/log/workerd.log`);
+  const daemons = stackDaemons(RUN, { envdPid: await envdPidOf(long.sandboxId) });
+  await removalsDone(workers, { keep: [long.sandboxId] });
+  const start = await settledSample(daemons);
+  const s = await churn({ Sandbox, parallel: PARALLEL, seconds: SECONDS, maxIterations: MAX, long, maxErrors: 50 });
+  const left = await removalsDone(workers, { keep: [long.sandboxId] });
+  const end = await settledSample(daemons);
+  const f = (xs, p) => pct(xs, p).toFixed(0);
+  console.log(`sustained churn, ${PARALLEL} in parallel, ${(s.elapsedMs / 1000).toFixed(0)} s ` +
+    '(create, 3 x commands.run, 1 MB write + read, kill; and a run + read in one long-lived sandbox):');
+  console.log(`  ${s.iterations} rounds, ${(s.iterations / (s.elapsedMs / 60000)).toFixed(1)} per minute, ${s.errors.length} failed` +
+    `${s.errors.length ? ` (first: ${s.errors[0]})` : ''}${left ? `, ${left} containers/networks not removed` : ''}`);
+  console.log(`  create        p50 ${f(s.createMs, 0.5)} ms  p99 ${f(s.createMs, 0.99)} ms`);
+  console.log(`  commands.run  p50 ${f(s.runMs, 0.5)} ms  p99 ${f(s.runMs, 0.99)} ms`);
+  console.log(`  1 MB write+read p50 ${f(s.fileMs, 0.5)} ms  p99 ${f(s.fileMs, 0.99)} ms`);
+  console.log(`  daemons before and after (at rest):\n${table(start, end, { startLabel: 'before', endLabel: 'after' }).replace(/^/gm, '    ')}`);
+} finally {
+  await long.kill().catch(() => {});
+}
