@@ -22,12 +22,32 @@ static int record(struct worker *w, const struct ctr_state *st)
     return 0;
 }
 
+/* Kills waiting in the backlog of sandboxes still running here. Creates are
+ * applied before kills (apply_order), but the control plane gave those slots
+ * back when it answered the kills: counting them would refuse creates it
+ * rightly placed here. The backlog is only read while a batch runs. */
+static int kills_queued(struct worker *w)
+{
+    json_t *cmd;
+    size_t i;
+    int n = 0;
+
+    json_array_foreach(w->backlog, i, cmd)
+    {
+        const char *type = json_string_value(json_object_get(cmd, "type"));
+        const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
+        n += type && sbid && strcmp(type, "kill") == 0 && sbtable_expect_running(&w->table, sbid);
+    }
+    return n;
+}
+
 /* One slot per sandbox: the scheduler counts them, this is the backstop.
  * Creates applied in parallel (apply_batch.c) may each see the same count, so
  * the backstop can be passed by at most the batch width. */
 static int slot_free(struct worker *w, const char *sbid)
 {
-    return sbtable_has(&w->table, sbid) || sbtable_count_running(&w->table) < w->conf->slots;
+    return sbtable_has(&w->table, sbid) ||
+           sbtable_count_running(&w->table) - kills_queued(w) < w->conf->slots;
 }
 
 /* How long a create waits for envd: the configured bound, but never more than

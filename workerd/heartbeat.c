@@ -105,6 +105,8 @@ static int apply_head_batch(struct worker *w)
 {
     int results[APPLY_PARALLEL], n = apply_batch_parallel(w, w->backlog, results), failed = 0;
 
+    json_array_extend(w->backlog, w->arrived);
+    json_array_clear(w->arrived);
     for (int i = 0; i < n; i++) {
         const char *id =
             json_string_value(json_object_get(json_array_get(w->backlog, (size_t)i), "id"));
@@ -167,8 +169,8 @@ void heartbeat_keepalive(struct worker *w)
     if (control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, w->lease_ms, &status, &ans, err,
                      sizeof(err)) != 0)
         log_warn("heartbeat (keepalive): %s", err);
-    else if (status == 200) /* what it brought is applied after the batch */
-        json_array_extend(w->backlog, json_object_get(ans, "commands"));
+    else if (status == 200) /* applied after the batch, whose threads read the backlog */
+        json_array_extend(w->arrived, json_object_get(ans, "commands"));
     json_decref(body);
     json_decref(ans);
 }

@@ -152,6 +152,7 @@ static void release(struct worker *w)
     control_close(&w->ctl);
     json_decref(w->acks);
     json_decref(w->backlog);
+    json_decref(w->arrived);
     sbtable_free(&w->table);
 }
 
@@ -167,6 +168,7 @@ static int run(struct worker_conf *conf)
     w.stop = &stop_flag;
     w.acks = json_array();
     w.backlog = json_array();
+    w.arrived = json_array();
     sbtable_init(&w.table);
     pthread_mutex_init(&w.id_mu, NULL);
     if (prepare(&w, err, sizeof(err)) != 0) {

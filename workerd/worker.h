@@ -30,6 +30,7 @@ struct worker {
     struct sbtable table;
     json_t *acks;           /* command ids applied, not yet carried by a successful heartbeat */
     json_t *backlog;        /* commands received but not yet applied (a batch ran out of time) */
+    json_t *arrived;        /* brought by keepalives during a batch: joins the backlog after it */
     int need_full;          /* next heartbeat lists every sandbox ("full": true) */
     int resume;             /* next heartbeat is the first after a handshake */
     int docker_down;        /* last listing failed: our view of the containers is stale */
