@@ -32,8 +32,8 @@
 
 struct idem {
     int on;
-    char key[200];                 /* Redis key: the header's MAC, never the header */
-    char print[SECRET_MAC_HEX];    /* the request body's fingerprint */
+    char key[200];              /* Redis key: the header's MAC, never the header */
+    char print[SECRET_MAC_HEX]; /* the request body's fingerprint */
 };
 
 /* 0 ready (im->on says whether a key was given), -1 answered 400. */
@@ -104,8 +104,8 @@ static int idem_claim(struct request *req, const struct idem *im, char sbid[SAND
 
 static void idem_record(struct request *req, const struct idem *im, const char *sbid)
 {
-    redisReply *r = rconn_cmd(req->rc, 0, "SET %s %s:%s PX %lld", im->key, sbid, im->print,
-                              IDEM_TTL_MS);
+    redisReply *r =
+        rconn_cmd(req->rc, 0, "SET %s %s:%s PX %lld", im->key, sbid, im->print, IDEM_TTL_MS);
 
     if (r)
         freeReplyObject(r);
@@ -126,7 +126,7 @@ static int hold(struct request *req, const char *sbid, long lease_ms)
     redisReply *r;
 
     snprintf(key, sizeof(key), K_WAITERS, req->cred.ws);
-    r = rconn_cmd(req->rc, 0, "ZADD %s %lld %s", key, (long long)(clock_now_ms() + lease_ms), sbid);
+    r = rconn_cmd(req->rc, 0, "ZADD %s %lld %s", key, (long long)clock_now_ms() + lease_ms, sbid);
     if (r)
         freeReplyObject(r);
     return r ? 0 : -1;
@@ -158,9 +158,9 @@ static int record_state(struct request *req, const char *sbid, char *why, size_t
             freeReplyObject(r);
         return -1;
     }
-    rv = strcmp(r->element[0]->str, "running") == 0 ? 1
+    rv = strcmp(r->element[0]->str, "running") == 0   ? 1
          : strcmp(r->element[0]->str, "pending") == 0 ? 0
-                                                       : -1;
+                                                      : -1;
     if (rv < 0)
         snprintf(why, whylen, "the sandbox ended while starting: %s",
                  r->element[1]->str ? r->element[1]->str : r->element[0]->str);
@@ -247,8 +247,8 @@ static int replay(struct request *req, const char *sbid, const struct idem *im)
     }
     /* It ended: the key is free again for a new attempt. */
     idem_forget(req, im);
-    respond_error(req, 409, "Idempotency-Key: its sandbox %s did not start or has ended (%s)",
-                  sbid, why);
+    respond_error(req, 409, "Idempotency-Key: its sandbox %s did not start or has ended (%s)", sbid,
+                  why);
     return -1;
 }
 

@@ -225,9 +225,10 @@ static void previous_data_key(struct request *req, const char *wid, char *out, s
 static json_t *handshake_answer(struct request *req, const char *wid, const char *secret,
                                 const char *data_key, const char *prev_key)
 {
-    json_t *a = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "worker_id", wid, "workspace",
-                          req->cred.ws, "worker_secret", secret, "data_key", data_key, "poll_ms",
-                          (json_int_t)req->conf->poll_ms, "lease_ms", (json_int_t)req->conf->lease_ms);
+    json_t *a =
+        json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "worker_id", wid, "workspace", req->cred.ws,
+                  "worker_secret", secret, "data_key", data_key, "poll_ms",
+                  (json_int_t)req->conf->poll_ms, "lease_ms", (json_int_t)req->conf->lease_ms);
 
     if (a && prev_key[0]) {
         json_object_set_new(a, "previous_data_key", json_string(prev_key));

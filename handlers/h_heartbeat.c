@@ -168,10 +168,9 @@ static void append_entries(json_t *out, const redisReply *entries)
  * it answers [[stream, entries]] or nil. */
 static int read_group(struct request *req, const char *stream, const char *from, json_t *out)
 {
-    redisReply *r = rconn_cmd(req->rc, 0,
-                              "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER
-                              " COUNT 100 STREAMS %s %s",
-                              stream, from);
+    redisReply *r = rconn_cmd(
+        req->rc, 0, "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER " COUNT 100 STREAMS %s %s",
+        stream, from);
 
     if (!r)
         return -1;

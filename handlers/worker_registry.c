@@ -63,14 +63,14 @@ json_t *worker_view(const redisReply *rec, const char *wid)
     json_t *v;
 
 #define FIELD(name) (reply_hget(rec, name) ? reply_hget(rec, name) : "")
-    v = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:f, s:I, s:s, s:I}", "worker_id",
-                     wid, "hostname", FIELD("hostname"), "state", FIELD("state"), "runtimes",
-                     runtimes ? runtimes : json_array(), "templates",
-                     templates ? templates : json_array(), "egress",
-                     strcmp(FIELD("egress"), "1") == 0, "slots", (json_int_t)atoll(FIELD("slots")),
-                     "used_slots", (json_int_t)atoll(FIELD("used")), "cpu_cores",
-                     atof(FIELD("cpu")), "memory_mb", (json_int_t)atoll(FIELD("mem")), "data_addr",
-                     FIELD("data_addr"), "lease_until_ms", (json_int_t)(lease ? atoll(lease) : 0));
+    v = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:f, s:I, s:s, s:I}", "worker_id", wid,
+                  "hostname", FIELD("hostname"), "state", FIELD("state"), "runtimes",
+                  runtimes ? runtimes : json_array(), "templates",
+                  templates ? templates : json_array(), "egress", strcmp(FIELD("egress"), "1") == 0,
+                  "slots", (json_int_t)atoll(FIELD("slots")), "used_slots",
+                  (json_int_t)atoll(FIELD("used")), "cpu_cores", atof(FIELD("cpu")), "memory_mb",
+                  (json_int_t)atoll(FIELD("mem")), "data_addr", FIELD("data_addr"),
+                  "lease_until_ms", (json_int_t)(lease ? atoll(lease) : 0));
     /* What the worker last said stops it taking sandboxes; "" when healthy. */
     json_object_set_new(v, "healthy", json_boolean(FIELD("problem")[0] == '\0'));
     json_object_set_new(v, "problem", json_string(FIELD("problem")));

@@ -17,8 +17,8 @@
 static void add_dead(json_t *out, const struct ctr_state *st)
 {
     if (strcmp(st->state, "running") != 0)
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "id", st->sbid, "state",
-                                             st->state, "reason", st->reason));
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "id", st->sbid, "state", st->state,
+                                             "reason", st->reason));
 }
 
 /* The dead among the sandboxes we expect running: only sbid (inspected: the
@@ -63,7 +63,8 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
         json_decref(sbs);
         return;
     }
-    body = json_pack("{s:[], s:o, s:b, s:b}", "acks", "sandboxes", sbs, "wait", 0, "report_only", 1);
+    body =
+        json_pack("{s:[], s:o, s:b, s:b}", "acks", "sandboxes", sbs, "wait", 0, "report_only", 1);
     if (body && control_post(ctl, "/v1/worker/heartbeat", body, &id, REPORT_TIMEOUT_MS, &status,
                              &ans, err, sizeof(err)) != 0)
         log_warn("death report: %s", err);

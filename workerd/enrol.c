@@ -116,10 +116,9 @@ static int handshake_once(struct worker *w, int with_identity)
         return 1;
     }
     if (status == 200 && take_answer(w, ans, &got) == 0) {
-        dataplane_set_identity(
-            got.worker_id, json_string_value(json_object_get(ans, "data_key")),
-            json_string_value(json_object_get(ans, "previous_data_key")),
-            (long)json_integer_value(json_object_get(ans, "previous_valid_ms")));
+        dataplane_set_identity(got.worker_id, json_string_value(json_object_get(ans, "data_key")),
+                               json_string_value(json_object_get(ans, "previous_data_key")),
+                               (long)json_integer_value(json_object_get(ans, "previous_valid_ms")));
         json_decref(ans);
         adopt_identity(w, &got);
         log_info("enrolled as worker %s (workspace \"%s\", poll %ld ms, lease %ld ms)",

@@ -19,8 +19,8 @@
 
 struct stream {
     struct worker *w;
-    struct docker q;     /* queries while the stream's connection is busy */
-    struct control ctl;  /* death reports beside the long-poll */
+    struct docker q;    /* queries while the stream's connection is busy */
+    struct control ctl; /* death reports beside the long-poll */
     char line[16384];
     size_t len;
 };
