@@ -44,7 +44,7 @@ static int kills_queued(struct worker *w)
 /* One slot per sandbox: the scheduler counts them, this is the backstop.
  * Creates applied in parallel (apply_batch.c) may each see the same count, so
  * the backstop can be passed by at most the batch width. */
-static int slot_free(struct worker *w, const char *sbid)
+int apply_slot_free(struct worker *w, const char *sbid)
 {
     return sbtable_has(&w->table, sbid) ||
            sbtable_count_running(&w->table) - kills_queued(w) < w->conf->slots;
@@ -66,7 +66,7 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
     struct ctr_state st;
     int rc;
 
-    if (sbid && containers_id_ok(sbid) && !slot_free(w, sbid)) {
+    if (sbid && containers_id_ok(sbid) && !apply_slot_free(w, sbid)) {
         memset(&st, 0, sizeof(st));
         snprintf(st.sbid, sizeof(st.sbid), "%s", sbid);
         snprintf(st.state, sizeof(st.state), "failed");

@@ -1,6 +1,7 @@
 #include "containers.h"
 
 #include "clock.h"
+#include "egress_pool.h"
 #include "egress_proxy.h"
 #include "envd_ready.h"
 #include "log.h"
@@ -400,6 +401,7 @@ static int remove_networks(struct docker *d, const char *wid, const char *sbid, 
 
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen)
 {
+    char name[256];
     json_t *ctrs, *ctr;
     size_t i;
 
@@ -417,6 +419,11 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
         }
     }
     json_decref(ctrs);
+    /* A proxy from the pool carries no sandbox label, only the name. */
+    snprintf(name, sizeof(name), "corral-%s-%s-egress", sbid, wid);
+    if (remove_container(d, name, err, errlen) != 0)
+        return -1;
+    egress_pool_forget(sbid);
     return remove_networks(d, wid, sbid, err, errlen);
 }
 

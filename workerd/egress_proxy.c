@@ -1,5 +1,7 @@
 #include "egress_proxy.h"
 
+#include "egress_pool.h"
+
 #include "sandbox_body.h"
 #include "sbnet.h"
 
@@ -28,30 +30,63 @@ static json_t *extra_hosts(const char *list)
     return arr;
 }
 
+/* What every proxy container shares: the binary, nobody, no capability, a
+ * read-only root, bounded memory and pids, the stand-in hosts. */
+static json_t *proxy_body(const struct worker_conf *c, json_t *cmd, json_t *labels,
+                          const char *network, const char *alias, const char *confdir)
+{
+    char bind[WCONF_STR + 64], conf[WCONF_STR + 160];
+    json_t *binds, *body;
+
+    snprintf(bind, sizeof(bind), "%s:%s:ro", c->egress_bin, EGRESS_MOUNT);
+    binds = json_pack("[s]", bind);
+    if (confdir) {
+        snprintf(conf, sizeof(conf), "%s:" EGRESS_CONF_DIR ":ro", confdir);
+        json_array_append_new(binds, json_string(conf));
+    }
+    body = json_pack("{s:s, s:[s], s:o, s:s, s:o,"
+                     " s:{s:o, s:s, s:[s], s:b, s:I, s:I, s:I, s:o},"
+                     " s:{s:{s:{s:o}}}}",
+                     "Image", c->egress_image, "Entrypoint", EGRESS_MOUNT, "Cmd", cmd, "User",
+                     "65534:65534", "Labels", labels, "HostConfig", "Binds", binds, "NetworkMode",
+                     network, "CapDrop", "ALL", "ReadonlyRootfs", 1, "PidsLimit",
+                     (json_int_t)PROXY_PIDS, "Memory", (json_int_t)PROXY_MEMORY, "MemorySwap",
+                     (json_int_t)PROXY_MEMORY, "ExtraHosts", extra_hosts(c->egress_hosts),
+                     "NetworkingConfig", "EndpointsConfig", network, "Aliases",
+                     alias ? json_pack("[s]", alias) : json_array());
+    return body;
+}
+
 json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
                           json_t *policy)
 {
-    char net[SBNET_NAME_MAX], bind[WCONF_STR + 64];
+    char net[SBNET_NAME_MAX];
     char *pol = json_dumps(policy, JSON_COMPACT);
     json_t *body;
 
     if (!pol)
         return NULL;
     sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
-    snprintf(bind, sizeof(bind), "%s:%s:ro", c->egress_bin, EGRESS_MOUNT);
-    body = json_pack("{s:s, s:[s], s:[s,s,s,s,s,s], s:s, s:{s:s, s:s, s:s},"
-                     " s:{s:[s], s:s, s:[s], s:b, s:I, s:I, s:I, s:o},"
-                     " s:{s:{s:{s:[s]}}}}",
-                     "Image", c->egress_image, "Entrypoint", EGRESS_MOUNT, "Cmd", "-listen",
-                     "0.0.0.0:" EGRESS_PORT_STR, "-sandbox", sbid, "-policy", pol, "User",
-                     "65534:65534", "Labels", "corral.sandbox", sbid, "corral.worker", wid,
-                     "corral.role", "egress", "HostConfig", "Binds", bind, "NetworkMode", net,
-                     "CapDrop", "ALL", "ReadonlyRootfs", 1, "PidsLimit", (json_int_t)PROXY_PIDS,
-                     "Memory", (json_int_t)PROXY_MEMORY, "MemorySwap", (json_int_t)PROXY_MEMORY,
-                     "ExtraHosts", extra_hosts(c->egress_hosts), "NetworkingConfig",
-                     "EndpointsConfig", net, "Aliases", EGRESS_ALIAS);
+    body = proxy_body(c,
+                      json_pack("[s,s,s,s,s,s]", "-listen", "0.0.0.0:" EGRESS_PORT_STR, "-sandbox",
+                                sbid, "-policy", pol),
+                      json_pack("{s:s, s:s, s:s}", "corral.sandbox", sbid, "corral.worker", wid,
+                                "corral.role", "egress"),
+                      net, EGRESS_ALIAS, NULL);
     free(pol);
     return body;
+}
+
+json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir)
+{
+    char net[SBNET_NAME_MAX];
+
+    sbnet_name(net, sizeof(net), "", wid, SBNET_EGRESS);
+    return proxy_body(c,
+                      json_pack("[s,s,s,s]", "-listen", "0.0.0.0:" EGRESS_PORT_STR, "-config-file",
+                                EGRESS_CONF_DIR "/config"),
+                      json_pack("{s:s, s:s}", "corral.worker", wid, "corral.role", "egress-pool"),
+                      net, NULL, confdir);
 }
 
 /* One Engine API call whose acceptable answers are given; 0, 1 refused, -1 down. */
@@ -118,7 +153,10 @@ static void *proxy_thread(void *arg)
         j->rc = 1;
         return NULL;
     }
-    j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->policy, j->err, sizeof(j->err));
+    /* A ready one from the pool if there is one (most of the time saved). */
+    j->rc = egress_pool_take(&d, j->sbid, j->policy, j->err, sizeof(j->err));
+    if (j->rc == 2)
+        j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->policy, j->err, sizeof(j->err));
     docker_close(&d);
     return NULL;
 }

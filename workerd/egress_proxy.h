@@ -16,6 +16,7 @@
 #include <pthread.h>
 
 #define EGRESS_MOUNT "/.corral/egress"
+#define EGRESS_CONF_DIR "/run/corral-egress" /* a ready proxy's config directory, read-only */
 
 /* Creates, connects and starts the proxy of sandbox sbid (idempotent: a
  * create delivered again finds it). 0; 1 refused (err); -1 dockerd down. */
@@ -40,5 +41,8 @@ int egress_proxy_join(struct egress_job *j);
 /* The body of its POST /containers/create. Pure. */
 json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
                           json_t *policy);
+/* The same for a ready proxy of the pool (egress_pool.h): on the egress network
+ * only, its sandbox and policy to come in confdir/config. Pure. */
+json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir);
 
 #endif

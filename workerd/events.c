@@ -110,8 +110,8 @@ static void *events_main(void *arg)
     s->w = w;
     while (!*w->stop) {
         if (docker_ping(&d, err, sizeof(err)) != 0) {
-            broken = 1;
-            sleep_unless_stopped(1000, w->stop);
+            broken = 1; /* asked often: deaths are reported as soon as it answers */
+            sleep_unless_stopped(200, w->stop);
             continue;
         }
         if (broken) {

@@ -10,6 +10,7 @@
  * without touching its sandboxes. */
 #include "dataplane.h"
 #include "worker.h"
+#include "egress_pool.h"
 
 #include "config.h"
 #include "log.h"
@@ -179,12 +180,15 @@ static int run(struct worker_conf *conf)
     log_info("workerd up: %ld slots, %.2f cpu, %ld MB, data %s, control %s", conf->slots,
              conf->cpu_cores, conf->memory_mb, conf->data_addr, conf->control_url);
     if (enrol(&w) == 0) {
+        if (w.caps.egress && egress_pool_start(conf, w.id.worker_id, (int)conf->egress_pool) != 0)
+            log_warn("egress pool did not start: every proxy is made when its sandbox is");
         started = events_start(&w, &ev) == 0;
         if (!started)
             log_warn("events thread did not start; deaths are found by polling only");
         heartbeat_run(&w);
     }
     log_info("stopping; sandboxes are left running");
+    egress_pool_stop();
     if (started)
         pthread_join(ev, NULL);
     release(&w);

@@ -40,6 +40,7 @@ struct worker_conf {
     long backoff_max_ms; /* cap of the reconnect backoff */
     long probe_timeout_ms;
     long envd_ready_ms; /* how long a create waits for envd's /health */
+    long egress_pool;   /* egress proxies kept started ahead of need (egress_pool.h) */
     int n_templates;
     struct wtemplate templates[WCONF_MAX_TEMPLATES];
 };

@@ -528,6 +528,22 @@ static void test_conf(void)
     CHECK(!conf_ok((const char *[]){"-sandbox", "s", NULL}, &c));
     CHECK(!conf_ok((const char *[]){"-sandbox", "s", "-policy", "{\"allow\":[1]}", NULL}, &c));
     CHECK(!conf_ok((const char *[]){"-sandbox", "a b", "-policy", "{}", NULL}, &c));
+    /* A pre-started proxy: its sandbox and policy come later, from the file. */
+    char err[256];
+    CHECK(conf_ok((const char *[]){"-config-file", "/run/corral-egress/config", NULL}, &c) &&
+          c.sandbox[0] == '\0' && strcmp(c.config_file, "/run/corral-egress/config") == 0);
+    CHECK(egress_conf_take_file(&c, "sb9\n{\"deny\":[\"0.0.0.0/0\"]}\n", err, sizeof(err)) == 0 &&
+          strcmp(c.sandbox, "sb9") == 0 && c.policy.deny_all);
+    egress_conf_free(&c);
+    CHECK(!conf_ok((const char *[]){"-config-file", "relative/path", NULL}, &c));
+    CHECK(!conf_ok((const char *[]){"-config-file", "/x", "-sandbox", "s", NULL}, &c));
+    CHECK(!conf_ok((const char *[]){"-config-file", "/x", "-policy", "{}", NULL}, &c));
+    CHECK(conf_ok((const char *[]){"-config-file", "/x", NULL}, &c));
+    CHECK(egress_conf_take_file(&c, "no newline", err, sizeof(err)) != 0 && err[0]);
+    CHECK(egress_conf_take_file(&c, "a b\n{}\n", err, sizeof(err)) != 0);
+    CHECK(egress_conf_take_file(&c, "\n{}\n", err, sizeof(err)) != 0);
+    CHECK(egress_conf_take_file(&c, "s\n{\"allow\":[1]}\n", err, sizeof(err)) != 0);
+    egress_conf_free(&c);
     CHECK(!conf_ok((const char *[]){"-sandbox", "s\nx", "-policy", "{}", NULL}, &c));
     CHECK(!conf_ok((const char *[]){"-sandbox", "s", "-policy", "{}", "-listen", NULL}, &c));
     CHECK(!conf_ok((const char *[]){"-sandbox", "s", "-policy", "{}", "-port", "1", NULL}, &c));

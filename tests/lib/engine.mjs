@@ -31,3 +31,8 @@ export async function sandboxIp(sbid) {
   if (!c) throw new Error(`no container for sandbox ${sbid}`);
   return Object.values(c.NetworkSettings.Networks)[0].IPAddress;
 }
+
+// An egress proxy workerd keeps started ahead of need (workerd/egress_pool.h):
+// never assigned to a sandbox, so not a leftover of one.
+export const isReadyProxy = (c) =>
+  c.Labels?.['corral.role'] === 'egress-pool' && (c.Names?.[0] || '').startsWith('/corral-p-');

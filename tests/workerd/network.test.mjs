@@ -7,10 +7,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { existsSync, readdirSync } from 'node:fs';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
 import { startStandins, egressHostsConf, INET, PRIV, PORT } from '../lib/standins.mjs';
 import { stackWorker, cleanupWorkers, createSb, deleteSb, ctrsOf, envdOf, envdRun, inspect,
   docker, containersLabelled } from './helpers.mjs';
+import { isReadyProxy } from '../lib/engine.mjs';
 
 let A, B, wA, wB, standins, hostListener, hostPort;
 const sbs = {};
@@ -261,8 +263,11 @@ test('kill removes the sandbox, its proxy and its networks', async () => {
     const { sbid, worker, ws } = sbs[name];
     assert.equal((await deleteSb(ws, sbid)).status, 204);
     const f = encodeURIComponent(JSON.stringify({ label: [`corral.sandbox=${sbid}`] }));
+    // A proxy from the pool carries no sandbox label: it is found by its name.
     await eventually(async () => (await ctrsOf(worker.id, sbid)).length === 0 &&
+      !(await inspect(`corral-${sbid}-${worker.id}-egress`)) &&
       (await docker('GET', `/networks?filters=${f}`)).body.length === 0, { timeout: 20000, what: `${name} gone` });
+    assert.ok(!existsSync(`${worker.files.dir}/state/egress/${sbid}`), 'its proxy config directory removed');
   }
 });
 
@@ -279,8 +284,16 @@ test('100 create/kill cycles (half with a policy) leave no container and no netw
   for (let i = 0; i < 100; i += 5) await Promise.all([0, 1, 2, 3, 4].map((k) => cycle(i + k)));
   console.log(`100 cycles in ${Date.now() - t0} ms; workerd log ${w.files.log}`);
   const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${w.id}`] }));
-  await eventually(async () => (await containersLabelled(`corral.worker=${w.id}`)).length === 0 &&
-    (await docker('GET', `/networks?filters=${f}`)).body.length === 0, { timeout: 60000, what: 'every kill applied' });
+  // What may stay: the proxies the pool keeps ready (never assigned, at most egress_pool = 2).
+  const ready = isReadyProxy;
+  let left;
+  await eventually(async () => {
+    const all = await containersLabelled(`corral.worker=${w.id}`);
+    left = { others: all.filter((c) => !ready(c)).map((c) => c.Names[0]), ready: all.filter(ready).length,
+      dirs: readdirSync(`${w.files.dir}/state/egress`).filter((n) => !n.startsWith('p-')),
+      nets: (await docker('GET', `/networks?filters=${f}`)).body.length };
+    return left.others.length === 0 && left.ready <= 2 && left.dirs.length === 0 && left.nets === 0;
+  }, { timeout: 60000, what: 'every kill applied' }).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(left)}`); });
   const ws = await api('GET', '/v1/workspace', { key: C.owner });
   assert.equal(ws.body.active_sandboxes, 0);
 });

@@ -199,6 +199,17 @@ static void test_proxy_body(void)
     CHECK(strcmp(json_string_value(json_object_get(json_object_get(b, "Labels"), "corral.role")),
                  "egress") == 0);
     json_decref(b);
+    /* A ready proxy of the pool: egress network only, no sandbox yet, its config dir mounted. */
+    b = egress_pool_body(&c, "w1", "/var/lib/x/egress/p-1");
+    hc = json_object_get(b, "HostConfig");
+    CHECK(strcmp(json_string_value(json_object_get(hc, "NetworkMode")), "corral-egress") == 0);
+    CHECK(!json_object_get(json_object_get(b, "Labels"), "corral.sandbox"));
+    CHECK(strcmp(json_string_value(json_array_get(json_object_get(b, "Cmd"), 2)), "-config-file") ==
+          0);
+    CHECK(strcmp(json_string_value(json_array_get(json_object_get(hc, "Binds"), 1)),
+                 "/var/lib/x/egress/p-1:/run/corral-egress:ro") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(b, "User")), "65534:65534") == 0);
+    json_decref(b);
     json_decref(pol);
 }
 
@@ -220,8 +231,33 @@ static void test_apply_order(void)
     json_decref(cmds);
 }
 
+static void test_slot_backstop(void)
+{
+    struct worker_conf c;
+    struct worker w;
+    struct ctr_state st = {.sbid = "aa", .state = "running", .tier = "CONTAINER"};
+
+    wconf_defaults(&c);
+    c.slots = 1;
+    memset(&w, 0, sizeof(w));
+    w.conf = &c;
+    w.backlog = json_array();
+    sbtable_init(&w.table);
+    sbtable_record(&w.table, &st, 0);
+    CHECK(apply_slot_free(&w, "aa"));  /* a create delivered again */
+    CHECK(!apply_slot_free(&w, "bb")); /* full */
+    json_array_append_new(w.backlog, json_pack("{s:s, s:s}", "type", "kill", "sandbox_id", "zz"));
+    CHECK(!apply_slot_free(&w, "bb")); /* a kill of something not running frees nothing */
+    json_array_append_new(w.backlog, json_pack("{s:s, s:s}", "type", "kill", "sandbox_id", "aa"));
+    CHECK(apply_slot_free(&w, "bb")); /* aa's slot was given back when its kill was answered */
+    json_decref(w.backlog);
+    sbtable_free(&w.table);
+    wconf_free(&c);
+}
+
 int main(void)
 {
+    test_slot_backstop();
     test_apply_order();
     test_resolvers();
     test_ruleset();

@@ -74,6 +74,11 @@ static int set(struct egress_conf *c, const char *flag, const char *val, const c
         snprintf(c->sandbox, sizeof(c->sandbox), "%s", val);
     } else if (strcmp(flag, "policy") == 0) {
         *policy = val;
+    } else if (strcmp(flag, "config-file") == 0) {
+        if (val[0] != '/' || strlen(val) > CONFIG_PATH_MAX)
+            return fail(err, errlen, "-config-file: want an absolute path of at most %d bytes",
+                        CONFIG_PATH_MAX);
+        memcpy(c->config_file, val, strlen(val) + 1);
     } else {
         return fail(err, errlen, "unknown flag -%.32s", flag);
     }
@@ -97,11 +102,32 @@ int egress_conf_parse(int argc, char **argv, struct egress_conf *c, char *err, s
         if (set(c, flag, argv[i + 1], &policy, err, errlen) != 0)
             return -1;
     }
+    if (c->config_file[0])
+        return c->sandbox[0] || policy
+                   ? fail(err, errlen, "-config-file replaces -sandbox and -policy")
+                   : 0;
     if (c->sandbox[0] == '\0')
         return fail(err, errlen, "-sandbox is required");
     if (!policy)
         return fail(err, errlen, "-policy is required (\"{}\" allows every public host)");
     return policy_parse(policy, &c->policy, err, errlen);
+}
+
+int egress_conf_take_file(struct egress_conf *c, const char *text, char *err, size_t errlen)
+{
+    const char *nl = strchr(text, '\n');
+    char id[SANDBOX_ID_MAX + 1];
+    size_t n = nl ? (size_t)(nl - text) : 0;
+
+    if (!nl || n == 0 || n > SANDBOX_ID_MAX)
+        return fail(err, errlen, "config file: want the sandbox id, a newline, the policy");
+    memcpy(id, text, n);
+    id[n] = '\0';
+    if (!sandbox_ok(id))
+        return fail(err, errlen, "config file: sandbox id: want 1-%d of [A-Za-z0-9._-]",
+                    SANDBOX_ID_MAX);
+    memcpy(c->sandbox, id, n + 1);
+    return policy_parse(nl + 1, &c->policy, err, errlen);
 }
 
 void egress_conf_free(struct egress_conf *c)

@@ -1,5 +1,8 @@
 /* egress_conf.h: corral-egress's one configuration struct, from its command
- * line: -listen ADDR:PORT -sandbox ID -policy JSON. */
+ * line: -listen ADDR:PORT and either -sandbox ID -policy JSON, or
+ * -config-file PATH (a pre-started proxy: the file, written when workerd
+ * assigns it to a sandbox, holds the sandbox id on its first line and the
+ * policy on its second). */
 #ifndef CORRAL_EGRESS_CONF_H
 #define CORRAL_EGRESS_CONF_H
 
@@ -9,16 +12,22 @@
 #include <stddef.h>
 
 #define SANDBOX_ID_MAX 128
+#define CONFIG_PATH_MAX 256
 
 struct egress_conf {
     struct ipaddr listen_addr;
     unsigned listen_port;
     char sandbox[SANDBOX_ID_MAX + 1];
+    char config_file[CONFIG_PATH_MAX + 1]; /* "" unless -config-file */
     struct policy policy;
 };
 
 /* 0, or -1 with err naming the bad flag and why. */
 int egress_conf_parse(int argc, char **argv, struct egress_conf *c, char *err, size_t errlen);
 void egress_conf_free(struct egress_conf *c);
+
+/* -config-file: the file's text, "ID\nPOLICY\n", as -sandbox and -policy.
+ * 0, or -1 with err. */
+int egress_conf_take_file(struct egress_conf *c, const char *text, char *err, size_t errlen);
 
 #endif

@@ -8,11 +8,16 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define USAGE "usage: corral-egress [-listen ADDR:PORT] -sandbox ID -policy JSON\n"
+#define USAGE                                                                                      \
+    "usage: corral-egress [-listen ADDR:PORT] -sandbox ID -policy JSON\n"                          \
+    "       corral-egress [-listen ADDR:PORT] -config-file PATH\n"
+#define CONFIG_POLL_NS (5 * 1000 * 1000)
+#define CONFIG_MAX (256 * 1024)
 
 static volatile sig_atomic_t stopping;
 
@@ -73,6 +78,43 @@ static void signals_setup(sigset_t *waitmask)
     sigdelset(waitmask, SIGINT);
 }
 
+/* The whole file, or NULL while it is absent (workerd writes it by rename). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf;
+    size_t n;
+
+    if (!f)
+        return NULL;
+    buf = malloc(CONFIG_MAX + 1);
+    n = buf ? fread(buf, 1, CONFIG_MAX, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+/* A pre-started proxy: waits (a few ms at a time) for its sandbox. Nothing
+ * listens before: no connection is ever served without a policy. */
+static int await_config(struct egress_conf *c, const sigset_t *waitmask, char *err, size_t errlen)
+{
+    struct timespec pause = {0, CONFIG_POLL_NS};
+    char *text;
+    int rc;
+
+    while (!(text = slurp(c->config_file))) {
+        if (stopping) {
+            snprintf(err, errlen, "stopped before its sandbox came");
+            return -1;
+        }
+        ppoll(NULL, 0, &pause, waitmask);
+    }
+    rc = egress_conf_take_file(c, text, err, errlen);
+    free(text);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct egress_conf conf;
@@ -84,6 +126,11 @@ int main(int argc, char **argv)
         return 2;
     }
     signals_setup(&waitmask);
+    if (conf.config_file[0] && await_config(&conf, &waitmask, err, sizeof(err)) != 0) {
+        fprintf(stderr, "corral-egress: %s\n", err);
+        egress_conf_free(&conf);
+        return stopping ? 0 : 2;
+    }
     ipaddr_format(&conf.listen_addr, addr, sizeof(addr));
     int lfd = listen_on(&conf);
     if (lfd < 0) {

@@ -1,0 +1,326 @@
+#include "egress_pool.h"
+
+#include "egress_proxy.h"
+#include "log.h"
+#include "sandbox_body.h"
+#include "sbnet.h"
+#include "secret.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define POOL_MAX 16
+#define POOL_TIMEOUT_MS 60000L
+#define POOL_RETRY_S 5
+#define MEMBER_PREFIX "p-"
+#define NAME_LEN 352              /* a container name: corral-<id>-<wid>-egress */
+#define DIR_LEN (WCONF_STR + 352) /* a config directory or file path */
+
+struct member {
+    char id[24]; /* MEMBER_PREFIX and hex: its container's and directory's name part */
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    pthread_t th;
+    int running, stop, size, n;
+    struct member ready[POOL_MAX];
+    const struct worker_conf *c;
+    char wid[64];
+    char root[WCONF_STR + 32]; /* <state_dir>/egress */
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static void member_name(char *out, size_t len, const char *id)
+{
+    snprintf(out, len, "corral-%s-%s-egress", id, pool.wid);
+}
+
+static void dir_of(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", pool.root, name);
+}
+
+/* Removes a config directory and its one file. */
+static void remove_dir(const char *name)
+{
+    char dir[DIR_LEN], file[DIR_LEN + 16];
+
+    dir_of(dir, sizeof(dir), name);
+    snprintf(file, sizeof(file), "%s/config", dir);
+    unlink(file);
+    rmdir(dir);
+}
+
+static int call(struct docker *d, const char *method, const char *path, json_t *body, long ok,
+                char *err, size_t errlen)
+{
+    json_t *ans = NULL;
+    long status = 0;
+    int rc = docker_call(d, method, path, body, POOL_TIMEOUT_MS, &status, &ans, err, errlen);
+
+    if (rc == 0 && status != ok) {
+        snprintf(err, errlen, "egress pool: %s %.200s: %.200s", method, path,
+                 docker_errmsg(ans, status));
+        rc = status == 409 ? 2 : 1;
+    }
+    json_decref(ans);
+    return rc;
+}
+
+/* One ready proxy: its directory, its container created and started. */
+static int make_member(struct docker *d, struct member *m, char *err, size_t errlen)
+{
+    char hex[17], dir[DIR_LEN], name[NAME_LEN], path[NAME_LEN + 64];
+    json_t *body;
+    int rc;
+
+    if (secret_random_hex(hex, 8) != 0) {
+        snprintf(err, errlen, "egress pool: no randomness");
+        return 1;
+    }
+    snprintf(m->id, sizeof(m->id), MEMBER_PREFIX "%s", hex);
+    dir_of(dir, sizeof(dir), m->id);
+    if (mkdir(dir, 0755) != 0) {
+        snprintf(err, errlen, "egress pool: mkdir %.200s: %s", dir, strerror(errno));
+        return 1;
+    }
+    member_name(name, sizeof(name), m->id);
+    body = egress_pool_body(pool.c, pool.wid, dir);
+    snprintf(path, sizeof(path), "/containers/create?name=%s", name);
+    rc = body ? call(d, "POST", path, body, 201, err, errlen) : 1;
+    json_decref(body);
+    if (rc == 0) {
+        snprintf(path, sizeof(path), "/containers/%s/start", name);
+        rc = call(d, "POST", path, NULL, 204, err, errlen);
+    }
+    if (rc != 0) {
+        snprintf(path, sizeof(path), "/containers/%s?force=1", name);
+        call(d, "DELETE", path, NULL, 204, err + strlen(err), 0);
+        remove_dir(m->id);
+    }
+    return rc;
+}
+
+static void *refill_main(void *arg)
+{
+    struct docker d = {0};
+    char err[512];
+
+    (void)arg;
+    if (docker_init(&d, pool.c->docker_socket) != 0)
+        return NULL;
+    pthread_mutex_lock(&pool.mu);
+    while (!pool.stop) {
+        struct member m;
+        int rc;
+        if (pool.n >= pool.size) {
+            pthread_cond_wait(&pool.wake, &pool.mu);
+            continue;
+        }
+        pthread_mutex_unlock(&pool.mu);
+        rc = make_member(&d, &m, err, sizeof(err));
+        if (rc != 0)
+            log_warn("%s", err);
+        pthread_mutex_lock(&pool.mu);
+        if (rc == 0)
+            pool.ready[pool.n++] = m;
+        else if (!pool.stop) { /* dockerd down or refusing: not in a tight loop */
+            pthread_mutex_unlock(&pool.mu);
+            sleep(POOL_RETRY_S);
+            pthread_mutex_lock(&pool.mu);
+        }
+    }
+    pthread_mutex_unlock(&pool.mu);
+    docker_close(&d);
+    return NULL;
+}
+
+/* Ready proxies of an earlier run are unknown to us now: removed. Directories
+ * of sandboxes whose proxy is gone: removed. */
+static void sweep_leftovers(struct docker *d)
+{
+    char filt[256], *enc, path[1024], err[256], name[NAME_LEN];
+    json_t *list = NULL, *ctr;
+    long status = 0;
+    size_t i;
+    DIR *dir;
+    struct dirent *e;
+
+    snprintf(filt, sizeof(filt),
+             "{\"label\":[\"corral.worker=%s\",\"corral.role=egress-pool\"],\"name\":["
+             "\"corral-" MEMBER_PREFIX "\"]}",
+             pool.wid);
+    enc = curl_easy_escape(d->curl, filt, 0);
+    snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", enc ? enc : "");
+    curl_free(enc);
+    if (docker_call(d, "GET", path, NULL, POOL_TIMEOUT_MS, &status, &list, err, sizeof(err)) == 0 &&
+        status == 200)
+        json_array_foreach(list, i, ctr)
+        {
+            snprintf(path, sizeof(path), "/containers/%s?force=1",
+                     json_string_value(json_object_get(ctr, "Id")) ?: "-");
+            call(d, "DELETE", path, NULL, 204, err, sizeof(err));
+        }
+    json_decref(list);
+    if (!(dir = opendir(pool.root)))
+        return;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        member_name(name, sizeof(name), e->d_name);
+        snprintf(path, sizeof(path), "/containers/%s/json", name);
+        if (strncmp(e->d_name, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) == 0 ||
+            call(d, "GET", path, NULL, 200, err, sizeof(err)) == 1)
+            remove_dir(e->d_name);
+    }
+    closedir(dir);
+}
+
+int egress_pool_start(const struct worker_conf *c, const char *wid, int size)
+{
+    struct docker d = {0};
+
+    pool.c = c;
+    pool.size = size < POOL_MAX ? size : POOL_MAX;
+    snprintf(pool.wid, sizeof(pool.wid), "%s", wid);
+    snprintf(pool.root, sizeof(pool.root), "%s/egress", c->state_dir);
+    if (mkdir(pool.root, 0755) != 0 && errno != EEXIST) {
+        log_err("egress pool: mkdir %s: %s", pool.root, strerror(errno));
+        return -1;
+    }
+    if (docker_init(&d, c->docker_socket) != 0)
+        return -1;
+    sweep_leftovers(&d);
+    docker_close(&d);
+    if (pool.size <= 0)
+        return 0;
+    if (pthread_create(&pool.th, NULL, refill_main, NULL) != 0)
+        return -1;
+    pool.running = 1;
+    return 0;
+}
+
+void egress_pool_stop(void)
+{
+    if (!pool.running)
+        return;
+    pthread_mutex_lock(&pool.mu);
+    pool.stop = 1;
+    pthread_cond_signal(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+    pthread_join(pool.th, NULL);
+    pool.running = 0;
+}
+
+/* The config file, written whole then renamed into place: the proxy never
+ * reads half of it. */
+static int write_config(const char *sbid, json_t *policy, char *err, size_t errlen)
+{
+    char dir[DIR_LEN], tmp[DIR_LEN + 16], dst[DIR_LEN + 16];
+    char *pol = json_dumps(policy, JSON_COMPACT);
+    FILE *f;
+    int ok;
+
+    dir_of(dir, sizeof(dir), sbid);
+    snprintf(tmp, sizeof(tmp), "%s/config.tmp", dir);
+    snprintf(dst, sizeof(dst), "%s/config", dir);
+    f = pol ? fopen(tmp, "w") : NULL;
+    ok = f && fprintf(f, "%s\n%s\n", sbid, pol) > 0;
+    ok = (f && fclose(f) == 0) && ok && chmod(tmp, 0644) == 0 && rename(tmp, dst) == 0;
+    if (!ok)
+        snprintf(err, errlen, "egress pool: writing %.200s: %s", dst, strerror(errno));
+    free(pol);
+    return ok ? 0 : 1;
+}
+
+/* The proxy joins the sandbox's internal network under the alias the
+ * sandbox's HTTP(S)_PROXY names; "already exists": a create delivered again. */
+static int connect_internal(struct docker *d, const char *name, const char *sbid, char *err,
+                            size_t errlen)
+{
+    char net[SBNET_NAME_MAX], path[SBNET_NAME_MAX + 32];
+    json_t *body =
+        json_pack("{s:s, s:{s:[s]}}", "Container", name, "EndpointConfig", "Aliases", EGRESS_ALIAS);
+    int rc;
+
+    sbnet_name(net, sizeof(net), sbid, pool.wid, SBNET_INTERNAL);
+    snprintf(path, sizeof(path), "/networks/%s/connect", net);
+    rc = body ? call(d, "POST", path, body, 200, err, errlen) : 1;
+    json_decref(body);
+    if (rc == 1 && strstr(err, "already exists"))
+        rc = 0;
+    return rc;
+}
+
+static int pop(struct member *m)
+{
+    int got;
+
+    pthread_mutex_lock(&pool.mu);
+    got = pool.n > 0;
+    if (got)
+        *m = pool.ready[--pool.n];
+    pthread_cond_signal(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+    return got;
+}
+
+/* Pops a ready proxy and renames it for sbid: from then on kill removes it
+ * by that name. One that will not be renamed (gone, e.g. removed with an old
+ * worker id) is dropped and the next tried. 0 (m set), 2 none left, -1 down. */
+static int claim(struct docker *d, const char *name, struct member *m, char *err, size_t errlen)
+{
+    char old[NAME_LEN], path[2 * NAME_LEN + 64];
+    int rc;
+
+    while (pop(m)) {
+        member_name(old, sizeof(old), m->id);
+        snprintf(path, sizeof(path), "/containers/%s/rename?name=%s", old, name);
+        if ((rc = call(d, "POST", path, NULL, 204, err, errlen)) <= 0)
+            return rc;
+        log_warn("%s; trying another", err);
+        snprintf(path, sizeof(path), "/containers/%s?force=1", old);
+        call(d, "DELETE", path, NULL, 204, old, 0);
+        remove_dir(m->id);
+    }
+    return 2;
+}
+
+int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *err, size_t errlen)
+{
+    char from[DIR_LEN], to[DIR_LEN], name[NAME_LEN];
+    struct member m;
+    int rc;
+
+    member_name(name, sizeof(name), sbid);
+    dir_of(to, sizeof(to), sbid);
+    if (access(to, F_OK) == 0) /* a create delivered again: it has its proxy */
+        return connect_internal(d, name, sbid, err, errlen);
+    if (!pool.running)
+        return 2;
+    if ((rc = claim(d, name, &m, err, errlen)) != 0)
+        return rc;
+    /* Its directory becomes the sandbox's (the bind mount follows it). */
+    dir_of(from, sizeof(from), m.id);
+    if (rename(from, to) != 0) {
+        snprintf(err, errlen, "egress pool: rename %.200s: %s", from, strerror(errno));
+        remove_dir(m.id);
+        return 1;
+    }
+    if ((rc = write_config(sbid, policy, err, errlen)) != 0)
+        return rc;
+    return connect_internal(d, name, sbid, err, errlen);
+}
+
+void egress_pool_forget(const char *sbid)
+{
+    if (pool.root[0])
+        remove_dir(sbid);
+}
