@@ -55,25 +55,31 @@ static void *run_job(void *arg)
     return NULL;
 }
 
-/* Waits for the batch's threads, renewing the lease every third of it. */
+/* Waits for the batch's threads, renewing the lease every third of it. The
+ * time of the next renewal is fixed when the last one went: a thread ending
+ * wakes the wait, and restarting the count there let a batch whose creates
+ * ended a second apart go without any renewal until the lease ran out. */
 static void await_batch(struct worker *w, struct batch *b)
 {
     long every = w->lease_ms > 0 ? w->lease_ms / 3 : 5000;
+    struct timespec until;
 
+    clock_gettime(CLOCK_REALTIME, &until);
     pthread_mutex_lock(&b->mu);
     while (b->running > 0) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += every / 1000;
         until.tv_nsec += (every % 1000) * 1000000L;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
-        if (pthread_cond_timedwait(&b->cv, &b->mu, &until) == ETIMEDOUT && b->running > 0) {
+        while (b->running > 0 && pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
+            ;
+        if (b->running > 0) {
             pthread_mutex_unlock(&b->mu);
             heartbeat_keepalive(w);
             pthread_mutex_lock(&b->mu);
+            clock_gettime(CLOCK_REALTIME, &until);
         }
     }
     pthread_mutex_unlock(&b->mu);
