@@ -108,6 +108,10 @@ static int make_member(struct docker *d, struct member *m, char *err, size_t err
     return rc;
 }
 
+static void sweep_leftovers(struct docker *d);
+
+/* Sweeps first (off the main thread: adopting sandboxes must not wait), then
+ * keeps the pool full. */
 static void *refill_main(void *arg)
 {
     struct docker d = {0};
@@ -116,6 +120,7 @@ static void *refill_main(void *arg)
     (void)arg;
     if (docker_init(&d, pool.c->docker_socket) != 0)
         return NULL;
+    sweep_leftovers(&d);
     pthread_mutex_lock(&pool.mu);
     while (!pool.stop) {
         struct member m;
@@ -185,26 +190,28 @@ static void sweep_leftovers(struct docker *d)
 
 int egress_pool_start(const struct worker_conf *c, const char *wid, int size)
 {
-    struct docker d = {0};
-
     pool.c = c;
     pool.size = size < POOL_MAX ? size : POOL_MAX;
+    pool.stop = 0;
+    pool.n = 0;
     snprintf(pool.wid, sizeof(pool.wid), "%s", wid);
     snprintf(pool.root, sizeof(pool.root), "%s/egress", c->state_dir);
     if (mkdir(pool.root, 0755) != 0 && errno != EEXIST) {
         log_err("egress pool: mkdir %s: %s", pool.root, strerror(errno));
         return -1;
     }
-    if (docker_init(&d, c->docker_socket) != 0)
-        return -1;
-    sweep_leftovers(&d);
-    docker_close(&d);
-    if (pool.size <= 0)
-        return 0;
     if (pthread_create(&pool.th, NULL, refill_main, NULL) != 0)
         return -1;
     pool.running = 1;
     return 0;
+}
+
+int egress_pool_restart(const char *wid)
+{
+    if (!pool.running)
+        return 0;
+    egress_pool_stop();
+    return egress_pool_start(pool.c, wid, pool.size);
 }
 
 void egress_pool_stop(void)

@@ -22,6 +22,9 @@
  * proxies ready (0: no pool; every proxy is made per create). 0, or -1. */
 int egress_pool_start(const struct worker_conf *c, const char *wid, int size);
 void egress_pool_stop(void);
+/* After enrolling under a new worker id (the old one's containers, ready
+ * proxies included, are removed): the pool starts again under wid. */
+int egress_pool_restart(const char *wid);
 
 /* Gives sandbox sbid a ready proxy. 0 done (or it had one already); 2 none
  * ready (make one the slow way); 1 refused (err); -1 dockerd down. */
