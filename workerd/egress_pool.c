@@ -206,11 +206,30 @@ int egress_pool_start(const struct worker_conf *c, const char *wid, int size)
     return 0;
 }
 
+/* The ready proxies, removed: they carry the old worker id. */
+static void drop_ready(void)
+{
+    struct docker d = {0};
+    char name[NAME_LEN], path[NAME_LEN + 32], err[256];
+
+    if (docker_init(&d, pool.c->docker_socket) != 0)
+        return;
+    for (int i = 0; i < pool.n; i++) {
+        member_name(name, sizeof(name), pool.ready[i].id);
+        snprintf(path, sizeof(path), "/containers/%s?force=1", name);
+        call(&d, "DELETE", path, NULL, 204, err, sizeof(err));
+        remove_dir(pool.ready[i].id);
+    }
+    pool.n = 0;
+    docker_close(&d);
+}
+
 int egress_pool_restart(const char *wid)
 {
     if (!pool.running)
         return 0;
     egress_pool_stop();
+    drop_ready();
     return egress_pool_start(pool.c, wid, pool.size);
 }
 

@@ -93,10 +93,10 @@ static void adopt_identity(struct worker *w, const struct worker_identity *got)
         log_err("cannot save the worker identity: %s", err);
     if (old[0] && strcmp(old, got->worker_id) != 0) {
         log_warn("enrolled as new worker %s (worker %s was refused)", got->worker_id, old);
-        egress_pool_stop(); /* it would go on making proxies under the old id */
-        drop_old_containers(w, old);
-        if (w->caps.egress && egress_pool_restart(got->worker_id) != 0)
+        /* Its ready proxies carry the old id: removed, and new ones made. */
+        if (egress_pool_restart(got->worker_id) != 0)
             log_warn("egress pool did not restart: every proxy is made when its sandbox is");
+        drop_old_containers(w, old);
         sbtable_free(&w->table);
         sbtable_init(&w->table);
     }

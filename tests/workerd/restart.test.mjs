@@ -186,6 +186,7 @@ test('a deleted worker (403 on its identity) enrols afresh and removes its old c
   assert.equal(del.status, 204, del.raw);
   const fresh = await eventually(() => enrolledAs(w.files.log).find((id) => id !== w.id), { timeout: 20000, what: 'a new enrolment' });
   assert.match(logOf(w), new RegExp(`enrolled as new worker ${fresh} \\(worker ${w.id} was refused\\)`));
-  await eventually(async () => (await ctrsOf(w.id)).length === 0, { what: 'the old worker\'s containers removed' });
+  await eventually(async () => (await ctrsOf(w.id)).length === 0, { what: 'the old worker\'s containers removed' })
+    .catch(async (e) => { throw new Error(`${e.message}: ${(await ctrsOf(w.id)).map((c) => c.Names[0] + ' ' + c.State).join(', ')}\n${logOf(w).slice(-2500)}`); });
   await untouched();
 });
