@@ -226,35 +226,59 @@ static int create_refused(struct docker *d, const char *wid, struct ctr_state *s
     return refused(d, wid, st, why);
 }
 
-/* The network the sandbox's container joins (own open one, or with a policy
- * the internal one it shares with its proxy, whose start *job begins here).
+/* With a policy: a ready network and proxy from the pool (the proxy is up:
+ * nothing to wait for), else the sandbox's own internal network, made now,
+ * and its proxy started on a thread (*job) while the sandbox starts. */
+static int wire_proxy(struct docker *d, const struct worker_conf *c, const char *wid, json_t *sb,
+                      char *netname, size_t len, struct egress_job *job, struct ctr_state *st)
+{
+    json_t *policy = json_object_get(sb, "egress");
+    char err[256];
+    int rc = egress_pool_take(d, st->sbid, policy, netname, len, err, sizeof(err));
+
+    *job = (struct egress_job){.c = c, .wid = wid, .sbid = st->sbid, .policy = policy};
+    if (rc != 2) {
+        job->pooled = 1;
+        if (rc < 0)
+            log_warn("%s", err);
+        return rc > 0 ? refused(d, wid, st, err) : rc;
+    }
+    sbnet_name(netname, len, st->sbid, wid, SBNET_INTERNAL);
+    rc = sbnet_ensure(d, wid, st->sbid, SBNET_INTERNAL, NULL, err, sizeof(err));
+    if (rc < 0)
+        log_warn("%s", err);
+    if (rc != 0)
+        return rc > 0 ? refused(d, wid, st, err) : rc;
+    if (egress_proxy_spawn(job) != 0)
+        return refused(d, wid, st, job->err);
+    return 0;
+}
+
+/* The network the sandbox's container joins: its own open one, or with a
+ * policy the internal one it shares with its proxy (wire_proxy).
  * 0, 1 refused (st says why), -1 dockerd down. */
 static int wire(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
                 const char *wid, json_t *sb, struct sandbox_net *net, char *netname, size_t len,
                 struct egress_job *job, struct ctr_state *st)
 {
-    enum sbnet_kind kind =
-        json_is_object(json_object_get(sb, "egress")) ? SBNET_INTERNAL : SBNET_OPEN;
     char err[256];
     int rc;
 
     net->network = netname;
     net->disk_quota = caps->disk_quota;
-    net->via_proxy = kind == SBNET_INTERNAL;
+    net->via_proxy = json_is_object(json_object_get(sb, "egress"));
     if (!caps->walled)
         return refused(d, wid, st, "this worker's network isolation rules are not in place");
     if (net->via_proxy && !caps->egress)
         return refused(d, wid, st, "egress policy: this worker has no egress proxy");
-    sbnet_name(netname, len, st->sbid, wid, kind);
-    rc = sbnet_ensure(d, wid, st->sbid, kind, NULL, err, sizeof(err));
+    if (net->via_proxy)
+        return wire_proxy(d, c, wid, sb, netname, len, job, st);
+    sbnet_name(netname, len, st->sbid, wid, SBNET_OPEN);
+    rc = sbnet_ensure(d, wid, st->sbid, SBNET_OPEN, NULL, err, sizeof(err));
     if (rc < 0)
         log_warn("%s", err);
     if (rc != 0)
         return rc > 0 ? refused(d, wid, st, err) : rc;
-    *job = (struct egress_job){
-        .c = c, .wid = wid, .sbid = st->sbid, .policy = json_object_get(sb, "egress")};
-    if (net->via_proxy && egress_proxy_spawn(job) != 0)
-        return refused(d, wid, st, job->err);
     return 0;
 }
 
@@ -262,7 +286,7 @@ static int wire(struct docker *d, const struct worker_conf *c, const struct host
 static int proxy_joined(struct docker *d, const char *wid, struct egress_job *job, int rc,
                         struct ctr_state *st)
 {
-    int prc = egress_proxy_join(job);
+    int prc = job->pooled ? 0 : egress_proxy_join(job);
 
     if (rc == 1) /* removed already, but the proxy's thread may have made more since */
         return give_up(d, wid, st);
@@ -423,7 +447,7 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
     snprintf(name, sizeof(name), "corral-%s-%s-egress", sbid, wid);
     if (remove_container(d, name, err, errlen) != 0)
         return -1;
-    egress_pool_forget(sbid);
+    egress_pool_forget(d, sbid);
     return remove_networks(d, wid, sbid, err, errlen);
 }
 

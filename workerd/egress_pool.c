@@ -47,15 +47,35 @@ static void dir_of(char *out, size_t len, const char *name)
     snprintf(out, len, "%s/%s", pool.root, name);
 }
 
-/* Removes a config directory and its one file. */
+/* Removes a config directory and its files. */
 static void remove_dir(const char *name)
 {
+    static const char *const files[] = {"config", "config.tmp", "pool-id"};
     char dir[DIR_LEN], file[DIR_LEN + 16];
 
     dir_of(dir, sizeof(dir), name);
-    snprintf(file, sizeof(file), "%s/config", dir);
-    unlink(file);
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(file, sizeof(file), "%s/%s", dir, files[i]);
+        unlink(file);
+    }
     rmdir(dir);
+}
+
+/* The pool id a directory was made for: its network is named after it. */
+static int pool_id_of(const char *name, char *id, size_t len)
+{
+    char file[DIR_LEN + 16];
+    FILE *f;
+    int ok;
+
+    dir_of(file, sizeof(file), name);
+    strncat(file, "/pool-id", sizeof(file) - strlen(file) - 1);
+    f = fopen(file, "r");
+    ok = f && fgets(id, (int)len, f) && strncmp(id, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) == 0;
+    if (f)
+        fclose(f);
+    id[ok ? strcspn(id, "\n") : 0] = '\0';
+    return ok ? 0 : -1;
 }
 
 static int call(struct docker *d, const char *method, const char *path, json_t *body, long ok,
@@ -74,10 +94,40 @@ static int call(struct docker *d, const char *method, const char *path, json_t *
     return rc;
 }
 
-/* One ready proxy: its directory, its container created and started. */
+/* A member's container, its network and its directory (dir: the directory's
+ * name now, the pool id or the sandbox's). */
+static void remove_member(struct docker *d, const char *container, const char *id, const char *dir)
+{
+    char net[SBNET_NAME_MAX], path[NAME_LEN + 64], err[256];
+
+    snprintf(path, sizeof(path), "/containers/%s?force=1", container);
+    call(d, "DELETE", path, NULL, 204, err, sizeof(err));
+    sbnet_name(net, sizeof(net), id, pool.wid, SBNET_INTERNAL);
+    snprintf(path, sizeof(path), "/networks/%s", net);
+    call(d, "DELETE", path, NULL, 204, err, sizeof(err));
+    remove_dir(dir);
+}
+
+static int write_pool_id(const struct member *m)
+{
+    char file[DIR_LEN + 16];
+    FILE *f;
+
+    dir_of(file, sizeof(file), m->id);
+    strncat(file, "/pool-id", sizeof(file) - strlen(file) - 1);
+    f = fopen(file, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%s\n", m->id);
+    return fclose(f);
+}
+
+/* One ready proxy: its directory, its internal network, its container made
+ * on that network (as EGRESS_ALIAS), joined to the egress network, started.
+ * A sandbox given it needs only its own container made. */
 static int make_member(struct docker *d, struct member *m, char *err, size_t errlen)
 {
-    char hex[17], dir[DIR_LEN], name[NAME_LEN], path[NAME_LEN + 64];
+    char hex[17], dir[DIR_LEN], name[NAME_LEN], net[SBNET_NAME_MAX], path[NAME_LEN + 64];
     json_t *body;
     int rc;
 
@@ -87,24 +137,32 @@ static int make_member(struct docker *d, struct member *m, char *err, size_t err
     }
     snprintf(m->id, sizeof(m->id), MEMBER_PREFIX "%s", hex);
     dir_of(dir, sizeof(dir), m->id);
-    if (mkdir(dir, 0755) != 0) {
-        snprintf(err, errlen, "egress pool: mkdir %.200s: %s", dir, strerror(errno));
+    if (mkdir(dir, 0755) != 0 || write_pool_id(m) != 0) {
+        snprintf(err, errlen, "egress pool: %.200s: %s", dir, strerror(errno));
+        remove_dir(m->id);
         return 1;
     }
     member_name(name, sizeof(name), m->id);
-    body = egress_pool_body(pool.c, pool.wid, dir);
+    sbnet_name(net, sizeof(net), m->id, pool.wid, SBNET_INTERNAL);
+    rc = sbnet_ensure(d, pool.wid, m->id, SBNET_INTERNAL, NULL, err, errlen);
+    body = rc == 0 ? egress_pool_body(pool.c, pool.wid, dir, net) : NULL;
     snprintf(path, sizeof(path), "/containers/create?name=%s", name);
-    rc = body ? call(d, "POST", path, body, 201, err, errlen) : 1;
+    if (rc == 0)
+        rc = body ? call(d, "POST", path, body, 201, err, errlen) : 1;
     json_decref(body);
+    if (rc == 0) {
+        sbnet_name(net, sizeof(net), "", pool.wid, SBNET_EGRESS);
+        snprintf(path, sizeof(path), "/networks/%s/connect", net);
+        body = json_pack("{s:s}", "Container", name);
+        rc = body ? call(d, "POST", path, body, 200, err, errlen) : 1;
+        json_decref(body);
+    }
     if (rc == 0) {
         snprintf(path, sizeof(path), "/containers/%s/start", name);
         rc = call(d, "POST", path, NULL, 204, err, errlen);
     }
-    if (rc != 0) {
-        snprintf(path, sizeof(path), "/containers/%s?force=1", name);
-        call(d, "DELETE", path, NULL, 204, err + strlen(err), 0);
-        remove_dir(m->id);
-    }
+    if (rc != 0)
+        remove_member(d, name, m->id, m->id);
     return rc;
 }
 
@@ -147,11 +205,12 @@ static void *refill_main(void *arg)
     return NULL;
 }
 
-/* Ready proxies of an earlier run are unknown to us now: removed. Directories
- * of sandboxes whose proxy is gone: removed. */
+/* Ready proxies of an earlier run are unknown to us now: removed, with their
+ * networks. Directories (and networks) of sandboxes whose proxy is gone:
+ * removed. */
 static void sweep_leftovers(struct docker *d)
 {
-    char filt[256], *enc, path[1024], err[256], name[NAME_LEN];
+    char filt[256], *enc, path[1024], err[256], name[NAME_LEN], id[32];
     json_t *list = NULL, *ctr;
     long status = 0;
     size_t i;
@@ -181,8 +240,12 @@ static void sweep_leftovers(struct docker *d)
             continue;
         member_name(name, sizeof(name), e->d_name);
         snprintf(path, sizeof(path), "/containers/%s/json", name);
-        if (strncmp(e->d_name, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) == 0 ||
-            call(d, "GET", path, NULL, 200, err, sizeof(err)) == 1)
+        if (strncmp(e->d_name, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) != 0 &&
+            call(d, "GET", path, NULL, 200, err, sizeof(err)) != 1)
+            continue; /* a sandbox's, still in use */
+        if (pool_id_of(e->d_name, id, sizeof(id)) == 0)
+            remove_member(d, name, id, e->d_name);
+        else
             remove_dir(e->d_name);
     }
     closedir(dir);
@@ -210,15 +273,13 @@ int egress_pool_start(const struct worker_conf *c, const char *wid, int size)
 static void drop_ready(void)
 {
     struct docker d = {0};
-    char name[NAME_LEN], path[NAME_LEN + 32], err[256];
+    char name[NAME_LEN];
 
     if (docker_init(&d, pool.c->docker_socket) != 0)
         return;
     for (int i = 0; i < pool.n; i++) {
         member_name(name, sizeof(name), pool.ready[i].id);
-        snprintf(path, sizeof(path), "/containers/%s?force=1", name);
-        call(&d, "DELETE", path, NULL, 204, err, sizeof(err));
-        remove_dir(pool.ready[i].id);
+        remove_member(&d, name, pool.ready[i].id, pool.ready[i].id);
     }
     pool.n = 0;
     docker_close(&d);
@@ -266,25 +327,6 @@ static int write_config(const char *sbid, json_t *policy, char *err, size_t errl
     return ok ? 0 : 1;
 }
 
-/* The proxy joins the sandbox's internal network under the alias the
- * sandbox's HTTP(S)_PROXY names; "already exists": a create delivered again. */
-static int connect_internal(struct docker *d, const char *name, const char *sbid, char *err,
-                            size_t errlen)
-{
-    char net[SBNET_NAME_MAX], path[SBNET_NAME_MAX + 32];
-    json_t *body =
-        json_pack("{s:s, s:{s:[s]}}", "Container", name, "EndpointConfig", "Aliases", EGRESS_ALIAS);
-    int rc;
-
-    sbnet_name(net, sizeof(net), sbid, pool.wid, SBNET_INTERNAL);
-    snprintf(path, sizeof(path), "/networks/%s/connect", net);
-    rc = body ? call(d, "POST", path, body, 200, err, errlen) : 1;
-    json_decref(body);
-    if (rc == 1 && strstr(err, "already exists"))
-        rc = 0;
-    return rc;
-}
-
 static int pop(struct member *m)
 {
     int got;
@@ -312,23 +354,24 @@ static int claim(struct docker *d, const char *name, struct member *m, char *err
         if ((rc = call(d, "POST", path, NULL, 204, err, errlen)) <= 0)
             return rc;
         log_warn("%s; trying another", err);
-        snprintf(path, sizeof(path), "/containers/%s?force=1", old);
-        call(d, "DELETE", path, NULL, 204, old, 0);
-        remove_dir(m->id);
+        remove_member(d, old, m->id, m->id);
     }
     return 2;
 }
 
-int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *err, size_t errlen)
+int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *net, size_t netlen,
+                     char *err, size_t errlen)
 {
-    char from[DIR_LEN], to[DIR_LEN], name[NAME_LEN];
+    char from[DIR_LEN], to[DIR_LEN], name[NAME_LEN], id[32];
     struct member m;
     int rc;
 
     member_name(name, sizeof(name), sbid);
     dir_of(to, sizeof(to), sbid);
-    if (access(to, F_OK) == 0) /* a create delivered again: it has its proxy */
-        return connect_internal(d, name, sbid, err, errlen);
+    if (pool_id_of(sbid, id, sizeof(id)) == 0) { /* a create delivered again: it has one */
+        sbnet_name(net, netlen, id, pool.wid, SBNET_INTERNAL);
+        return 0;
+    }
     if (!pool.running)
         return 2;
     if ((rc = claim(d, name, &m, err, errlen)) != 0)
@@ -337,16 +380,19 @@ int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *e
     dir_of(from, sizeof(from), m.id);
     if (rename(from, to) != 0) {
         snprintf(err, errlen, "egress pool: rename %.200s: %s", from, strerror(errno));
-        remove_dir(m.id);
+        remove_member(d, name, m.id, m.id);
         return 1;
     }
-    if ((rc = write_config(sbid, policy, err, errlen)) != 0)
-        return rc;
-    return connect_internal(d, name, sbid, err, errlen);
+    sbnet_name(net, netlen, m.id, pool.wid, SBNET_INTERNAL);
+    return write_config(sbid, policy, err, errlen);
 }
 
-void egress_pool_forget(const char *sbid)
+void egress_pool_forget(struct docker *d, const char *sbid)
 {
-    if (pool.root[0])
-        remove_dir(sbid);
+    char id[32], name[NAME_LEN];
+
+    if (!pool.root[0] || pool_id_of(sbid, id, sizeof(id)) != 0)
+        return;
+    member_name(name, sizeof(name), sbid);
+    remove_member(d, name, id, sbid);
 }

@@ -1,14 +1,18 @@
-/* egress_pool.h: egress proxies started ahead of need.
+/* egress_pool.h: egress proxies, with their internal networks, made ahead
+ * of need.
  *
- * Creating and starting a proxy container is most of what an egress policy
- * adds to a create, so a few wait ready: started on the egress network only,
- * each with a config directory of its own bind-mounted read-only, listening on
- * nothing until a config file appears there (corral-egress -config-file). A
- * create with a policy takes one: writes its sandbox id and policy into that
- * file, renames the container corral-<sandbox>-<worker>-egress (the name kill
- * removes) and connects it to the sandbox's internal network as
- * EGRESS_ALIAS. A thread of its own starts replacements. Each proxy still
- * serves exactly one sandbox. Decision 0024. */
+ * Making a network, a proxy container, joining it to the egress network and
+ * starting it is what an egress policy added to a create, and dockerd does it
+ * beside the sandbox's own container only slowly. So a few wait ready: each an
+ * internal network (corral-p-<id>-<worker>-int) with its proxy on it as
+ * EGRESS_ALIAS and on the egress network, started, with a config directory of
+ * its own bind-mounted read-only, listening on nothing until a config file
+ * appears there (corral-egress -config-file). A create with a policy takes
+ * one: renames the container corral-<sandbox>-<worker>-egress (the name kill
+ * removes), renames the directory after the sandbox, writes the sandbox id and
+ * policy into the file, and puts the sandbox's container on that network. A
+ * thread of its own makes replacements. Each network and proxy serves exactly
+ * one sandbox, for its whole life. Decision 0024. */
 #ifndef WORKERD_EGRESS_POOL_H
 #define WORKERD_EGRESS_POOL_H
 
@@ -26,11 +30,15 @@ void egress_pool_stop(void);
  * proxies included, are removed): the pool starts again under wid. */
 int egress_pool_restart(const char *wid);
 
-/* Gives sandbox sbid a ready proxy. 0 done (or it had one already); 2 none
- * ready (make one the slow way); 1 refused (err); -1 dockerd down. */
-int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *err, size_t errlen);
+/* Gives sandbox sbid a ready proxy: 0 with net the internal network its
+ * container must join (also when it had one already: a create delivered
+ * again); 2 none ready (make them the slow way); 1 refused (err); -1 dockerd
+ * down. */
+int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *net, size_t netlen,
+                     char *err, size_t errlen);
 
-/* Removes sandbox sbid's config directory (its proxy is gone). */
-void egress_pool_forget(const char *sbid);
+/* Removes what the pool gave sandbox sbid: its proxy, its network (once the
+ * sandbox's container is gone) and its directory. Nothing if it had none. */
+void egress_pool_forget(struct docker *d, const char *sbid);
 
 #endif

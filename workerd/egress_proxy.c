@@ -1,7 +1,5 @@
 #include "egress_proxy.h"
 
-#include "egress_pool.h"
-
 #include "sandbox_body.h"
 #include "sbnet.h"
 
@@ -77,16 +75,14 @@ json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const ch
     return body;
 }
 
-json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir)
+json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir,
+                         const char *network)
 {
-    char net[SBNET_NAME_MAX];
-
-    sbnet_name(net, sizeof(net), "", wid, SBNET_EGRESS);
     return proxy_body(c,
                       json_pack("[s,s,s,s]", "-listen", "0.0.0.0:" EGRESS_PORT_STR, "-config-file",
                                 EGRESS_CONF_DIR "/config"),
                       json_pack("{s:s, s:s}", "corral.worker", wid, "corral.role", "egress-pool"),
-                      net, NULL, confdir);
+                      network, EGRESS_ALIAS, confdir);
 }
 
 /* One Engine API call whose acceptable answers are given; 0, 1 refused, -1 down. */
@@ -153,10 +149,7 @@ static void *proxy_thread(void *arg)
         j->rc = 1;
         return NULL;
     }
-    /* A ready one from the pool if there is one (most of the time saved). */
-    j->rc = egress_pool_take(&d, j->sbid, j->policy, j->err, sizeof(j->err));
-    if (j->rc == 2)
-        j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->policy, j->err, sizeof(j->err));
+    j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->policy, j->err, sizeof(j->err));
     docker_close(&d);
     return NULL;
 }

@@ -33,6 +33,7 @@ struct egress_job {
     const char *wid, *sbid;
     json_t *policy;
     int rc;
+    int pooled; /* the proxy came ready from the pool: no thread to join */
     char err[256];
 };
 int egress_proxy_spawn(struct egress_job *j);
@@ -41,8 +42,9 @@ int egress_proxy_join(struct egress_job *j);
 /* The body of its POST /containers/create. Pure. */
 json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
                           json_t *policy);
-/* The same for a ready proxy of the pool (egress_pool.h): on the egress network
- * only, its sandbox and policy to come in confdir/config. Pure. */
-json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir);
+/* The same for a ready proxy of the pool (egress_pool.h): on its internal
+ * network, its sandbox and policy to come in confdir/config. Pure. */
+json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir,
+                         const char *network);
 
 #endif

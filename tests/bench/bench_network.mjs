@@ -71,6 +71,16 @@ while True:
     n += len(b)
 print(n, time.time() - t)"`;
 
+// Kills are answered at once and applied after: the next phase must not run
+// beside them (it would time the removals, not the creates).
+async function settled() {
+  const f = encodeURIComponent(JSON.stringify({ label: ['corral.sandbox'] }));
+  for (let i = 0; i < 240 && (await docker('GET', `/containers/json?all=1&filters=${f}`)).body.length > 0; i++) {
+    await new Promise((ok) => setTimeout(ok, 500));
+  }
+  await new Promise((ok) => setTimeout(ok, 2000)); // and the egress pool refilled
+}
+
 async function creates() {
   const plain = await timeEach(N, () => plainRun(false));
   await Promise.all(plain.made.map(plainRemove));
@@ -78,8 +88,10 @@ async function creates() {
   await Promise.all(plainNet.made.map(plainRemove));
   const open = await timeEach(N, () => corralRun());
   await Promise.all(open.made.map(corralRemove));
+  await settled();
   const pol = await timeEach(N, () => corralRun({ allowed_domains: ['dl.allowed.test'] }));
   await Promise.all(pol.made.map(corralRemove));
+  await settled();
   const p50 = (x) => pct(x.t, 0.5);
   console.log(`create-to-running, ${N} sequential, p50 / p95 (ms):`);
   console.log(`  docker API, default bridge          ${p50(plain).toFixed(0)} / ${pct(plain.t, 0.95).toFixed(0)}`);

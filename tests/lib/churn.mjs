@@ -8,7 +8,7 @@
 // requests for the whole run. Bounded by time (seconds) and by a total count
 // (maxIterations); it stops early after maxErrors failed rounds.
 import { randomBytes } from 'node:crypto';
-import { docker, isReadyProxy } from './engine.mjs';
+import { docker, isReadyProxy, isReadyNetwork } from './engine.mjs';
 
 export const LONG_FILE = '/tmp/corral-churn-long.txt';
 export const LONG_TEXT = 'the long-lived sandbox\n';
@@ -99,7 +99,7 @@ export async function removalsDone(workerIds, { keep = [], timeoutMs = 90_000 } 
       const ctrs = (await docker('GET', `/containers/json?all=1&filters=${f}`)).body || [];
       const nets = (await docker('GET', `/networks?filters=${f}`)).body || [];
       left += ctrs.filter((c) => !isReadyProxy(c) && !keep.includes(c.Labels?.['corral.sandbox'])).length;
-      left += nets.filter((n) => !keep.includes(n.Labels?.['corral.sandbox'])).length;
+      left += nets.filter((n) => !isReadyNetwork(n) && !keep.includes(n.Labels?.['corral.sandbox'])).length;
     }
     if (left === 0) return 0;
     await new Promise((ok) => setTimeout(ok, 500));

@@ -32,7 +32,9 @@ export async function sandboxIp(sbid) {
   return Object.values(c.NetworkSettings.Networks)[0].IPAddress;
 }
 
-// An egress proxy workerd keeps started ahead of need (workerd/egress_pool.h):
-// never assigned to a sandbox, so not a leftover of one.
+// An egress proxy workerd keeps started ahead of need, and its internal
+// network (workerd/egress_pool.h): never assigned to a sandbox, so not a
+// leftover of one.
 export const isReadyProxy = (c) =>
   c.Labels?.['corral.role'] === 'egress-pool' && (c.Names?.[0] || '').startsWith('/corral-p-');
+export const isReadyNetwork = (n) => /^p-[0-9a-f]{16}$/.test(n.Labels?.['corral.sandbox'] || '');

@@ -29,8 +29,11 @@ export async function inspect(id) {
   return r.status === 200 ? r.body : null;
 }
 
+// Containers, then networks (the egress pool makes networks ahead of need).
 export async function removeLabelled(...labels) {
   for (const c of await containersLabelled(...labels)) await docker('DELETE', `/containers/${c.Id}?force=1`);
+  const f = encodeURIComponent(JSON.stringify({ label: labels }));
+  for (const n of (await docker('GET', `/networks?filters=${f}`)).body || []) await docker('DELETE', `/networks/${n.Id}`);
 }
 
 export async function waitFor(what, fn, timeoutMs = 30000, stepMs = 200) {

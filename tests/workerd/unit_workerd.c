@@ -199,10 +199,19 @@ static void test_proxy_body(void)
     CHECK(strcmp(json_string_value(json_object_get(json_object_get(b, "Labels"), "corral.role")),
                  "egress") == 0);
     json_decref(b);
-    /* A ready proxy of the pool: egress network only, no sandbox yet, its config dir mounted. */
-    b = egress_pool_body(&c, "w1", "/var/lib/x/egress/p-1");
+    /* A ready proxy of the pool: on its own internal network, no sandbox yet, its config dir
+     * mounted. */
+    b = egress_pool_body(&c, "w1", "/var/lib/x/egress/p-1", "corral-p-1-w1-int");
     hc = json_object_get(b, "HostConfig");
-    CHECK(strcmp(json_string_value(json_object_get(hc, "NetworkMode")), "corral-egress") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(hc, "NetworkMode")), "corral-p-1-w1-int") == 0);
+    CHECK(strcmp(json_string_value(json_array_get(
+                     json_object_get(
+                         json_object_get(json_object_get(json_object_get(b, "NetworkingConfig"),
+                                                         "EndpointsConfig"),
+                                         "corral-p-1-w1-int"),
+                         "Aliases"),
+                     0)),
+                 "corral-egress") == 0);
     CHECK(!json_object_get(json_object_get(b, "Labels"), "corral.sandbox"));
     CHECK(strcmp(json_string_value(json_array_get(json_object_get(b, "Cmd"), 2)), "-config-file") ==
           0);
