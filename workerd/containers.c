@@ -358,6 +358,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
 
     if (take_create(c, sb, st, &t) != 0)
         return 1;
+    egress_pool_busy();
     rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
     if (rc != 0)
         return rc;

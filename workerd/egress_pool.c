@@ -1,5 +1,6 @@
 #include "egress_pool.h"
 
+#include "clock.h"
 #include "egress_proxy.h"
 #include "log.h"
 #include "sandbox_body.h"
@@ -18,6 +19,7 @@
 #define POOL_MAX 16
 #define POOL_TIMEOUT_MS 60000L
 #define POOL_RETRY_S 5
+#define POOL_IDLE_MS 1000 /* refill only after this long without a create */
 #define MEMBER_PREFIX "p-"
 #define NAME_LEN 352              /* a container name: corral-<id>-<wid>-egress */
 #define DIR_LEN (WCONF_STR + 352) /* a config directory or file path */
@@ -31,6 +33,7 @@ static struct {
     pthread_cond_t wake;
     pthread_t th;
     int running, stop, size, n;
+    int64_t last_create; /* clock_now_ms() of the latest create: refill waits for quiet */
     struct member ready[POOL_MAX];
     const struct worker_conf *c;
     char wid[64];
@@ -183,8 +186,21 @@ static void *refill_main(void *arg)
     while (!pool.stop) {
         struct member m;
         int rc;
+        int64_t quiet = pool.last_create + POOL_IDLE_MS - clock_now_ms();
         if (pool.n >= pool.size) {
             pthread_cond_wait(&pool.wake, &pool.mu);
+            continue;
+        }
+        if (quiet > 0) { /* a proxy made beside a starting sandbox slows it down */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += quiet / 1000;
+            until.tv_nsec += (quiet % 1000) * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&pool.wake, &pool.mu, &until);
             continue;
         }
         pthread_mutex_unlock(&pool.mu);
@@ -385,6 +401,13 @@ int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *n
     }
     sbnet_name(net, netlen, m.id, pool.wid, SBNET_INTERNAL);
     return write_config(sbid, policy, err, errlen);
+}
+
+void egress_pool_busy(void)
+{
+    pthread_mutex_lock(&pool.mu);
+    pool.last_create = clock_now_ms();
+    pthread_mutex_unlock(&pool.mu);
 }
 
 void egress_pool_forget(struct docker *d, const char *sbid)

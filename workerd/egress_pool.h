@@ -11,8 +11,8 @@
  * one: renames the container corral-<sandbox>-<worker>-egress (the name kill
  * removes), renames the directory after the sandbox, writes the sandbox id and
  * policy into the file, and puts the sandbox's container on that network. A
- * thread of its own makes replacements. Each network and proxy serves exactly
- * one sandbox, for its whole life. Decision 0024. */
+ * thread of its own makes replacements when creates pause. Each network and
+ * proxy serves exactly one sandbox, for its whole life. Decision 0024. */
 #ifndef WORKERD_EGRESS_POOL_H
 #define WORKERD_EGRESS_POOL_H
 
@@ -36,6 +36,11 @@ int egress_pool_restart(const char *wid);
  * down. */
 int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *net, size_t netlen,
                      char *err, size_t errlen);
+
+/* A create is starting: replacements wait until creates have paused for a
+ * second (dockerd making a proxy beside a starting sandbox slowed the
+ * sandbox by ~300 ms, all a ready proxy saves). */
+void egress_pool_busy(void);
 
 /* Removes what the pool gave sandbox sbid: its proxy, its network (once the
  * sandbox's container is gone) and its directory. Nothing if it had none. */

@@ -62,7 +62,7 @@ void wconf_defaults(struct worker_conf *c)
     c->backoff_max_ms = 30000;
     c->probe_timeout_ms = 60000;
     c->envd_ready_ms = 10000;
-    c->egress_pool = 2;
+    c->egress_pool = 4;
     wconf_default_bin(c->envd_bin, sizeof(c->envd_bin), "envd");
     wconf_default_bin(c->egress_bin, sizeof(c->egress_bin), "corral-egress");
     snprintf(c->egress_image, sizeof(c->egress_image), "corral/base");

@@ -13,6 +13,7 @@ import { stream as envdStream, unb64 } from '../envd/lib.mjs';
 const key = process.argv[2];
 const N = Number(process.env.BENCH_CREATES || 30);
 const MANY = Number(process.env.BENCH_MANY || 300);
+const POOL = Number(process.env.BENCH_POOL || 16); // the workerd's egress_pool (tests/bench/run.sh)
 const MB = 100;
 
 async function plainRun(ownNet) {
@@ -97,7 +98,12 @@ async function creates() {
   console.log(`  docker API, default bridge          ${p50(plain).toFixed(0)} / ${pct(plain.t, 0.95).toFixed(0)}`);
   console.log(`  docker API, a network of its own    ${p50(plainNet).toFixed(0)} / ${pct(plainNet.t, 0.95).toFixed(0)}   (+${(p50(plainNet) - p50(plain)).toFixed(0)} ms: what isolation costs dockerd)`);
   console.log(`  corral, no policy                   ${p50(open).toFixed(0)} / ${pct(open.t, 0.95).toFixed(0)}   ratio to docker API ${(p50(open) / p50(plain)).toFixed(2)}`);
-  console.log(`  corral, egress policy (proxy)       ${p50(pol).toFixed(0)} / ${pct(pol.t, 0.95).toFixed(0)}   +${(p50(pol) - p50(open)).toFixed(0)} ms over no policy (goal: <= 150)`);
+  // The first POOL take a ready proxy and network (workerd egress_pool); the rest of a
+  // sequential burst find none (replacements wait for a pause) and make their own.
+  const pooled = { t: pol.t.slice(0, POOL) }, beyond = { t: pol.t.slice(POOL) };
+  console.log(`  corral, egress policy (proxy)       ${p50(pol).toFixed(0)} / ${pct(pol.t, 0.95).toFixed(0)}   +${(p50(pol) - p50(open)).toFixed(0)} ms over no policy, all ${N}`);
+  console.log(`    the first ${pooled.t.length} (ready proxy from the pool) ${p50(pooled).toFixed(0)} / ${pct(pooled.t, 0.95).toFixed(0)}   +${(p50(pooled) - p50(open)).toFixed(0)} ms over no policy (goal: <= 150)`);
+  if (beyond.t.length) console.log(`    the other ${beyond.t.length} (pool empty: proxy made) ${p50(beyond).toFixed(0)} / ${pct(beyond.t, 0.95).toFixed(0)}   +${(p50(beyond) - p50(open)).toFixed(0)} ms over no policy`);
 }
 
 async function download() {

@@ -47,7 +47,8 @@ done
 # Room for the 300 sandboxes of bench_network.mjs; its proxies resolve the stand-ins.
 CORRAL_WORKERD_EXTRA="$(node -e "import('./tests/lib/standins.mjs').then((m) => console.log(m.egressHostsConf()))")
 cpu_cores = 64
-memory_mb = 65536" CORRAL_WORKERD_SLOTS=400 conf/stack.sh start-workerd
+memory_mb = 65536
+egress_pool = ${BENCH_POOL:-16}" CORRAL_WORKERD_SLOTS=400 conf/stack.sh start-workerd
 echo
 # A second workspace: its creates can only go to the fleet, i.e. this workerd.
 ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_json")

@@ -291,7 +291,7 @@ test('100 create/kill cycles (half with a policy) leave no container and no netw
   for (let i = 0; i < 100; i += 5) await Promise.all([0, 1, 2, 3, 4].map((k) => cycle(i + k)));
   console.log(`100 cycles in ${Date.now() - t0} ms; workerd log ${w.files.log}`);
   const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${w.id}`] }));
-  // What may stay: the proxies the pool keeps ready (never assigned, at most egress_pool = 2).
+  // What may stay: the proxies the pool keeps ready (never assigned, at most egress_pool = 4).
   const ready = isReadyProxy;
   let left;
   await eventually(async () => {
@@ -299,7 +299,7 @@ test('100 create/kill cycles (half with a policy) leave no container and no netw
     left = { others: all.filter((c) => !ready(c)).map((c) => c.Names[0]), ready: all.filter(ready).length,
       dirs: readdirSync(`${w.files.dir}/state/egress`).filter((n) => !n.startsWith('p-')),
       nets: (await docker('GET', `/networks?filters=${f}`)).body.filter((n) => !isReadyNetwork(n)).length };
-    return left.others.length === 0 && left.ready <= 2 && left.dirs.length === 0 && left.nets === 0;
+    return left.others.length === 0 && left.ready <= 4 && left.dirs.length === 0 && left.nets === 0;
   }, { timeout: 60000, what: 'every kill applied' }).catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(left)}`); });
   const ws = await api('GET', '/v1/workspace', { key: C.owner });
   assert.equal(ws.body.active_sandboxes, 0);
