@@ -7,12 +7,14 @@
  * the same death again; reports are idempotent. */
 #include "worker.h"
 
+#include "clock.h"
 #include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define REPORT_TIMEOUT_MS 5000
+#define OOM_SETTLE_MS 300
 
 static void add_dead(json_t *out, const struct ctr_state *st)
 {
@@ -31,7 +33,13 @@ static json_t *dead_ones(struct worker *w, struct docker *q, const char *wid, co
     json_t *out = json_array();
 
     if (sbid) {
-        if (containers_state(q, wid, sbid, &one) == 0)
+        int rc = containers_state(q, wid, sbid, &one);
+        /* Killed by signal 9: dockerd may set OOMKilled just after "die". */
+        if (rc == 0 && strcmp(one.reason, "exit code 137") == 0) {
+            clock_sleep_ms(OOM_SETTLE_MS);
+            rc = containers_state(q, wid, sbid, &one);
+        }
+        if (rc == 0)
             add_dead(out, &one);
         return out;
     }
