@@ -226,6 +226,23 @@ static int create_refused(struct docker *d, const char *wid, struct ctr_state *s
     return refused(d, wid, st, why);
 }
 
+/* The sandbox's own network of kind k, made unless it exists (its name in
+ * netname). 0, 1 refused (st says why), -1 dockerd down. */
+static int own_network(struct docker *d, const char *wid, enum sbnet_kind k, char *netname,
+                       size_t len, struct ctr_state *st)
+{
+    char err[256];
+    int rc;
+
+    sbnet_name(netname, len, st->sbid, wid, k);
+    rc = sbnet_ensure(d, wid, st->sbid, k, NULL, err, sizeof(err));
+    if (rc < 0)
+        log_warn("%s", err);
+    if (rc != 0)
+        return rc > 0 ? refused(d, wid, st, err) : rc;
+    return 0;
+}
+
 /* With a policy: a ready network and proxy from the pool (the proxy is up:
  * nothing to wait for), else the sandbox's own internal network, made now,
  * and its proxy started on a thread (*job) while the sandbox starts. */
@@ -243,12 +260,8 @@ static int wire_proxy(struct docker *d, const struct worker_conf *c, const char 
             log_warn("%s", err);
         return rc > 0 ? refused(d, wid, st, err) : rc;
     }
-    sbnet_name(netname, len, st->sbid, wid, SBNET_INTERNAL);
-    rc = sbnet_ensure(d, wid, st->sbid, SBNET_INTERNAL, NULL, err, sizeof(err));
-    if (rc < 0)
-        log_warn("%s", err);
-    if (rc != 0)
-        return rc > 0 ? refused(d, wid, st, err) : rc;
+    if ((rc = own_network(d, wid, SBNET_INTERNAL, netname, len, st)) != 0)
+        return rc;
     if (egress_proxy_spawn(job) != 0)
         return refused(d, wid, st, job->err);
     return 0;
@@ -261,9 +274,6 @@ static int wire(struct docker *d, const struct worker_conf *c, const struct host
                 const char *wid, json_t *sb, struct sandbox_net *net, char *netname, size_t len,
                 struct egress_job *job, struct ctr_state *st)
 {
-    char err[256];
-    int rc;
-
     net->network = netname;
     net->disk_quota = caps->disk_quota;
     net->via_proxy = json_is_object(json_object_get(sb, "egress"));
@@ -273,13 +283,7 @@ static int wire(struct docker *d, const struct worker_conf *c, const struct host
         return refused(d, wid, st, "egress policy: this worker has no egress proxy");
     if (net->via_proxy)
         return wire_proxy(d, c, wid, sb, netname, len, job, st);
-    sbnet_name(netname, len, st->sbid, wid, SBNET_OPEN);
-    rc = sbnet_ensure(d, wid, st->sbid, SBNET_OPEN, NULL, err, sizeof(err));
-    if (rc < 0)
-        log_warn("%s", err);
-    if (rc != 0)
-        return rc > 0 ? refused(d, wid, st, err) : rc;
-    return 0;
+    return own_network(d, wid, SBNET_OPEN, netname, len, st);
 }
 
 /* The proxy must be up before the sandbox counts as running. */

@@ -148,11 +148,12 @@ static int make_member(struct docker *d, struct member *m, char *err, size_t err
     member_name(name, sizeof(name), m->id);
     sbnet_name(net, sizeof(net), m->id, pool.wid, SBNET_INTERNAL);
     rc = sbnet_ensure(d, pool.wid, m->id, SBNET_INTERNAL, NULL, err, errlen);
-    body = rc == 0 ? egress_pool_body(pool.c, pool.wid, dir, net) : NULL;
-    snprintf(path, sizeof(path), "/containers/create?name=%s", name);
-    if (rc == 0)
+    if (rc == 0) {
+        body = egress_pool_body(pool.c, pool.wid, dir, net);
+        snprintf(path, sizeof(path), "/containers/create?name=%s", name);
         rc = body ? call(d, "POST", path, body, 201, err, errlen) : 1;
-    json_decref(body);
+        json_decref(body);
+    }
     if (rc == 0) {
         sbnet_name(net, sizeof(net), "", pool.wid, SBNET_EGRESS);
         snprintf(path, sizeof(path), "/networks/%s/connect", net);
@@ -208,7 +209,7 @@ static void *refill_main(void *arg)
         if (rc != 0)
             log_warn("%s", err);
         pthread_mutex_lock(&pool.mu);
-        if (rc == 0)
+        if (rc == 0) /* only this thread adds to the pool beyond what was taken from it */
             pool.ready[pool.n++] = m;
         else if (!pool.stop) { /* dockerd down or refusing: not in a tight loop */
             pthread_mutex_unlock(&pool.mu);
@@ -343,6 +344,14 @@ static int write_config(const char *sbid, json_t *policy, char *err, size_t errl
     return ok ? 0 : 1;
 }
 
+/* Gives back a member just popped: there is room, it was its place. */
+static void push(const struct member *m)
+{
+    pthread_mutex_lock(&pool.mu);
+    pool.ready[pool.n++] = *m;
+    pthread_mutex_unlock(&pool.mu);
+}
+
 static int pop(struct member *m)
 {
     int got;
@@ -358,7 +367,8 @@ static int pop(struct member *m)
 
 /* Pops a ready proxy and renames it for sbid: from then on kill removes it
  * by that name. One that will not be renamed (gone, e.g. removed with an old
- * worker id) is dropped and the next tried. 0 (m set), 2 none left, -1 down. */
+ * worker id) is dropped and the next tried; if the name is taken (a proxy of
+ * this sandbox left by a crash), none is used. 0 (m set), 2 none, -1 down. */
 static int claim(struct docker *d, const char *name, struct member *m, char *err, size_t errlen)
 {
     char old[NAME_LEN], path[2 * NAME_LEN + 64];
@@ -369,6 +379,10 @@ static int claim(struct docker *d, const char *name, struct member *m, char *err
         snprintf(path, sizeof(path), "/containers/%s/rename?name=%s", old, name);
         if ((rc = call(d, "POST", path, NULL, 204, err, errlen)) <= 0)
             return rc;
+        if (rc == 2) { /* 409: the name is taken, the member is fine: keep it */
+            push(m);
+            return 2;
+        }
         log_warn("%s; trying another", err);
         remove_member(d, old, m->id, m->id);
     }
