@@ -105,6 +105,22 @@ test('Idempotency-Key: a retry returns the same sandbox, even after the handler 
     assertError(r, 400, /Idempotency-Key/);
   }
   assert.deepEqual(await running(A), [again.body.sandbox_id], 'refused requests created nothing');
+  // Another tenant sending the same key gets a sandbox of its own, never A's.
+  const B = newWorkspace();
+  const wb = new TestWorker(corralctl('join-token', 'create', '--workspace', B.id).token);
+  await wb.handshake();
+  workers.push(wb.start());
+  const theirs = await api('POST', '/v1/sandboxes', { key: B.member, body: { metadata: { n: '1' } }, headers: { 'Idempotency-Key': key } });
+  assert.equal(theirs.status, 201, theirs.raw);
+  assert.notEqual(theirs.body.sandbox_id, again.body.sandbox_id);
+  assert.equal((await api('GET', `/v1/sandboxes/${again.body.sandbox_id}`, { key: B.member })).status, 404);
+  // Once the sandbox has ended, the key names it once (409), then is free for a new attempt.
+  assert.equal((await api('DELETE', `/v1/sandboxes/${again.body.sandbox_id}`, { key: A.member })).status, 204);
+  const ended = await api('POST', '/v1/sandboxes', { key: A.member, body: { metadata: { n: '1' } }, headers: { 'Idempotency-Key': key } });
+  assertError(ended, 409, new RegExp(`Idempotency-Key: its sandbox ${again.body.sandbox_id} did not start or has ended`));
+  const fresh = await api('POST', '/v1/sandboxes', { key: A.member, body: { metadata: { n: '1' } }, headers: { 'Idempotency-Key': key } });
+  assert.equal(fresh.status, 201, fresh.raw);
+  assert.notEqual(fresh.body.sandbox_id, again.body.sandbox_id);
 });
 
 test('Redis stopped: 503 promptly; restarted: full service with nothing lost (AOF)', async () => {

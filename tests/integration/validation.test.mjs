@@ -126,6 +126,12 @@ test('worker routes validate their bodies, naming the field, and change nothing'
   assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { acks: ['nope'] } }), 400, /^acks\[0\]/);
   assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { sandboxes: [{ id: 'zz', state: 'running' }] } }), 400, /^sandboxes\[0\]/);
   assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { sandboxes: [{ id: '0123456789abcdef0123', state: 'paused' }] } }), 400, /^sandboxes\[0\]/);
+  // A worker's own health report: a string of at most 255 bytes, and a refused one changes nothing.
+  for (const problem of [7, 'x'.repeat(256)]) {
+    assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { wait: false, problem } }), 400, /^problem/);
+  }
+  const view = (await api('GET', '/v1/workers', { key: A.member })).body.workers.find((w) => w.worker_id === hs.id);
+  assert.equal(view.healthy, true, JSON.stringify(view));
 });
 
 test('corralctl refuses what it must, with a message and a non-zero exit', async () => {
