@@ -9,7 +9,8 @@
 #
 # Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
 # CORRAL_PORT (HTTPS port, 8443), CORRAL_REDIS_PORT (6390), CORRAL_PROFILE
-# (dev | test | bench), CORRAL_BUILD (binaries dir, build/bin), CORRAL_DOMAIN.
+# (dev | test | bench), CORRAL_BUILD (binaries dir, build/bin), CORRAL_DOMAIN,
+# CORRAL_LEASE_MS (a worker's lease, instead of the profile's).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +38,7 @@ profile_settings() {
            RATE_KEY=1000000 BURST_KEY=100000 RATE_ADDR=1000000 BURST_ADDR=100000 ;;
     *) die "CORRAL_PROFILE must be dev, test or bench" ;;
     esac
+    LEASE=${CORRAL_LEASE_MS:-$LEASE}
 }
 
 start_bg() { # name, then the command; its pid goes to $RUN/pids/name.pid

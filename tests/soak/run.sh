@@ -38,6 +38,10 @@ worker_ids() {
     { grep -hoE 'enrolled as (new )?worker [0-9a-f]+' "$CORRAL_RUN/log/workerd.log" 2>/dev/null | awk '{print $NF}'
       cat "$CORRAL_RUN/extra-workers" 2>/dev/null; } | sort -u
 }
+# dockerd outlives the stack's `down` (the last-resort clean-up below needs it);
+# stopped at the end only if this script started it.
+owned_docker=1
+curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 && owned_docker=0
 cleanup() {
     local pid
     # A second workerd the fd test started, should the test have died first.
@@ -48,9 +52,11 @@ cleanup() {
     # The tests kill every sandbox they make; what a failed run left goes here.
     local ids; ids=$(worker_ids)
     [ -n "$ids" ] && node tests/soak/cleanup.mjs $ids
+    [ "$owned_docker" = 1 ] && bash tests/lib/docker.sh stop
     true
 }
 trap cleanup EXIT
+bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
 conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
 
 ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }

@@ -139,7 +139,7 @@ test('lease expiry: 410, then the worker handshakes again as itself; its lost sa
   const sbid = r.body.sandbox_id;
   s.wd.proc.kill('SIGSTOP');
   try {
-    await eventually(async () => (await workerView(A, s.id)).state !== 'alive', { timeout: 12000, what: 'the worker declared dead' });
+    await eventually(async () => (await workerView(A, s.id)).state !== 'alive', { timeout: 20000, what: 'the worker declared dead' });
     await eventually(async () => (await stateOf(A, sbid)) === 'lost', { what: 'its sandbox lost' });
   } finally {
     s.wd.proc.kill('SIGCONT');
@@ -159,7 +159,7 @@ test('a stray container of our worker id is killed; a create placed over it land
   const B = newWorkspace();
   const w = await stackWorker(B, { extra: 'slots = 1\ncpu_cores = 64\nmemory_mb = 65536' });
   await eventually(async () => (await workerView(B, w.id))?.state === 'alive', { what: 'alive' });
-  // Stopped right after a poll began: it stays within its lease (5 s) throughout.
+  // Stopped right after a poll began: it stays within its lease (10 s, tests/workerd/run.sh) throughout.
   await freshLease(B, w.id);
   w.wd.proc.kill('SIGSTOP');
   await sleep(2300); // the poll in flight has been answered (empty) by now
