@@ -7,7 +7,8 @@
  * E2b-Sandbox-Port), resolves the worker's data port, checks the sandbox's
  * tokens and sets the variables proxy_pass and proxy_set_header use:
  *
- *     $corral_upstream           the worker's data port, "host:port"
+ *     $corral_upstream           the worker's data port, "IP:port", inside
+ *                                corral_upstream_allow
  *     $corral_sandbox_id         S
  *     $corral_sandbox_port       P
  *     $corral_gateway_signature  "<unix seconds>:<hex HMAC-SHA-256 of
@@ -35,6 +36,11 @@
  *     and the SDK never sends that header to envd).
  * The exemptions compare the path as the client sent it (before nginx
  * normalises it), since that is what the sandbox receives.
+ *
+ * An unknown or ended sandbox, a malformed id, a route outside
+ * corral_upstream_allow and a missing or wrong token all get one answer,
+ * 502 "sandbox S not found" (ngx_http_corral_not_found): a wrong token must
+ * not tell whether the sandbox exists (decisions 32 and 33).
  */
 
 
