@@ -88,7 +88,7 @@ export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 export DP_GATEWAY_PORT=$GW_PORT DP_NOCACHE_PORT=$NOCACHE_PORT DP_DIR="$NGX" DP_DATAPORT="127.0.0.1:$DP_PORT"
 export DP_DOMAIN=$DOMAIN DP_KEYFILE="$T/dataport.key" DP_MAPFILE="$T/dataport.map"
 export DP_GATEWAY_CA="$NGX/tls/server.crt" ENVD_BIN="$ROOT/$BUILD/stack/bin/envd"
-export DP_REDIS_PORT=$CORRAL_REDIS_PORT DP_ERROR_LOG="$NGX/error.log"
+export DP_REDIS_PORT=$CORRAL_REDIS_PORT DP_ERROR_LOG="$NGX/error.log" DP_MODULE_SO="$SO"
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(tests/dataplane/*.test.mjs)

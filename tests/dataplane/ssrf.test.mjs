@@ -11,9 +11,11 @@
 // metadata service listens.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { api, corralctl, newWorkspace } from '../lib/corral.mjs';
 import {
   DATAPORT, ENVD_PORT, NOCACHE_PORT, Worker, createSandbox, gw, notFound, setDataport, setupWorld, sleep,
@@ -222,4 +224,36 @@ test('an envd token survives setTimeout and stops working when the sandbox times
     const info = await api('GET', `/sandboxes/${s.c.sandboxID}`, { headers: { 'X-API-KEY': w.ws.member } });
     assert.equal(info.status, 404, info.raw);
   } finally { await s.envd.stop(); }
+});
+
+test('a listed network overlapping link-local or the like is refused at load, by nginx and by corral.conf', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dp-allow-'));
+  try {
+    const nginxT = (allow) => {
+      fs.writeFileSync(path.join(dir, 'nginx.conf'), `load_module ${process.env.DP_MODULE_SO};
+pid ${dir}/nginx.pid; error_log ${dir}/error.log; events {}
+http { server { listen 127.0.0.1:1; corral_upstream_allow ${allow}; } }
+`);
+      return spawnSync('nginx', ['-t', '-q', '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')],
+        { encoding: 'utf8' });
+    };
+    let r = nginxT('127.0.0.1/32 169.254.0.0/16');
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /"corral_upstream_allow": 169\.254\.0\.0\/16: covers link-local/);
+    r = nginxT('0.0.0.0/0');
+    assert.match(r.stderr, /0\.0\.0\.0\/0: covers unspecified/);
+    r = nginxT('127.0.0.1/32 ports=80-90,100-x');
+    assert.match(r.stderr, /100-x: not a port/);
+    assert.equal(nginxT('127.0.0.1/32 ::1/128 ports=7001,8000-8100').status, 0);
+    // corral.conf: corralctl (and corral-api, corral-sched) refuse it, naming the key
+    const conf = path.join(dir, 'corral.conf');
+    const base = fs.readFileSync(path.join(process.env.CORRAL_RUN, 'corral.conf'), 'utf8');
+    for (const [line, why] of [['worker_data_networks = 10.0.0.0/8 fe80::/10', /worker_data_networks: fe80::\/10: covers link-local/],
+      ['worker_data_networks = ::ffff:0:0/96', /IPv4-mapped/], ['worker_data_ports = 0-80', /worker_data_ports: 0-80: not a port/]]) {
+      fs.writeFileSync(conf, `${base}${line}\n`);
+      const c = spawnSync(`${process.env.CORRAL_BUILD}/corralctl`, ['-c', conf, 'workspace', 'list'], { encoding: 'utf8' });
+      assert.notEqual(c.status, 0, line);
+      assert.match(c.stderr + c.stdout, why, line);
+    }
+  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
 });
