@@ -78,9 +78,11 @@ static int parse_net(const char *tok, struct egress_rule *r, char *err, size_t e
     return 0;
 }
 
-/* Calls each(token) for the space/comma separated tokens of list. */
-static int each_token(const char *list,
-                      int (*each)(struct data_addr_allow *, const char *, char *, size_t),
+typedef int (*add_fn)(struct data_addr_allow *, const char *, char *, size_t);
+
+/* Replaces one of a's lists (its length *n) with the space/comma separated
+ * tokens of list, each added by add; an empty list is refused. */
+static int parse_list(const char *list, add_fn add, size_t *n, const char *what,
                       struct data_addr_allow *a, char *err, size_t errlen)
 {
     char *copy = strdup(list), *save = NULL, *tok;
@@ -90,9 +92,14 @@ static int each_token(const char *list,
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    *n = 0;
     for (tok = strtok_r(copy, " ,\t", &save); tok && rv == 0; tok = strtok_r(NULL, " ,\t", &save))
-        rv = each(a, tok, err, errlen);
+        rv = add(a, tok, err, errlen);
     free(copy);
+    if (rv == 0 && *n == 0) {
+        snprintf(err, errlen, "lists no %s", what);
+        rv = -1;
+    }
     return rv;
 }
 
@@ -107,14 +114,7 @@ static int add_net(struct data_addr_allow *a, const char *tok, char *err, size_t
 
 int data_addr_networks(struct data_addr_allow *a, const char *list, char *err, size_t errlen)
 {
-    a->nnets = 0;
-    if (each_token(list, add_net, a, err, errlen) != 0)
-        return -1;
-    if (a->nnets == 0) {
-        snprintf(err, errlen, "lists no network");
-        return -1;
-    }
-    return 0;
+    return parse_list(list, add_net, &a->nnets, "network", a, err, errlen);
 }
 
 /* A port 1..65535 without sign or leading zero; 0 when malformed. */
@@ -154,14 +154,7 @@ static int add_ports(struct data_addr_allow *a, const char *tok, char *err, size
 
 int data_addr_ports(struct data_addr_allow *a, const char *list, char *err, size_t errlen)
 {
-    a->nports = 0;
-    if (each_token(list, add_ports, a, err, errlen) != 0)
-        return -1;
-    if (a->nports == 0) {
-        snprintf(err, errlen, "lists no port");
-        return -1;
-    }
-    return 0;
+    return parse_list(list, add_ports, &a->nports, "port", a, err, errlen);
 }
 
 void data_addr_defaults(struct data_addr_allow *a)
