@@ -43,7 +43,12 @@ static const struct str_key str_keys[] = {
 static int set_key(void *ud, const char *key, const char *value, char *err, size_t errlen)
 {
     char *base = ud;
+    struct corral_conf *c = ud;
 
+    if (strcmp(key, "worker_data_networks") == 0)
+        return data_addr_networks(&c->data_allow, value, err, errlen);
+    if (strcmp(key, "worker_data_ports") == 0)
+        return data_addr_ports(&c->data_allow, value, err, errlen);
     for (size_t i = 0; i < sizeof(int_keys) / sizeof(int_keys[0]); i++)
         if (strcmp(key, int_keys[i].name) == 0) {
             if (config_parse_int(value, int_keys[i].min, int_keys[i].max,
@@ -84,6 +89,7 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->grace_ms = 5000;
     c->sweep_ms = 1000;
     c->redis_timeout_ms = 1000;
+    data_addr_defaults(&c->data_allow);
     if (path && config_load(path, set_key, c, err, errlen) != 0)
         return -1;
     /* Blocking waits must leave threads free, or heartbeats (which unblock the

@@ -3,6 +3,8 @@
 #ifndef CORRAL_CONF_H
 #define CORRAL_CONF_H
 
+#include "data_addr.h"
+
 #include <stddef.h>
 
 struct corral_conf {
@@ -25,6 +27,9 @@ struct corral_conf {
     long grace_ms;          /* then corral-sched reclaims after this much more */
     long sweep_ms;          /* corral-sched period */
     long redis_timeout_ms;
+    /* worker_data_networks / worker_data_ports: where a worker's data_addr may
+     * point (the gateway connects there; decision 32) */
+    struct data_addr_allow data_allow;
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

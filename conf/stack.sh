@@ -10,7 +10,10 @@
 # Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
 # CORRAL_PORT (HTTPS port, 8443), CORRAL_REDIS_PORT (6390), CORRAL_PROFILE
 # (dev | test | bench), CORRAL_BUILD (binaries dir, build/bin), CORRAL_DOMAIN,
-# CORRAL_LEASE_MS (a worker's lease, instead of the profile's).
+# CORRAL_LEASE_MS (a worker's lease, instead of the profile's),
+# CORRAL_WORKER_NETWORKS / CORRAL_WORKER_PORTS (where workers' data ports may be:
+# corral.conf worker_data_networks / worker_data_ports and the gateway's
+# corral_upstream_allow; default loopback, 1024-65535).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +26,8 @@ DOMAIN=${CORRAL_DOMAIN:-corral.localhost}
 # The data plane's second port, for E2B_SANDBOX_URL (header routing).
 DATA_PORT=${CORRAL_SANDBOX_PORT:-$((PORT + 1))}
 MODULE=${CORRAL_NGINX_MODULE:-$ROOT/build/nginx-module/ngx_http_corral_module.so}
+WORKER_NETWORKS=${CORRAL_WORKER_NETWORKS:-127.0.0.0/8 ::1/128}
+WORKER_PORTS=${CORRAL_WORKER_PORTS:-1024-65535}
 API_PROCS=2
 
 die() { echo "stack: $*" >&2; exit 1; }
@@ -98,6 +103,8 @@ lease_ms = $LEASE
 create_timeout_ms = $CREATE
 grace_ms = $GRACE
 sweep_ms = $SWEEP
+worker_data_networks = $WORKER_NETWORKS
+worker_data_ports = $WORKER_PORTS
 CONF
     umask 022
     local ups="" i
@@ -128,7 +135,8 @@ render_gateway() { # file, cache bypass (on|off), server names, listen ports...
     shift 3
     for p in "$@"; do listen+="    listen 127.0.0.1:$p ssl http2;"$'\n'; done
     sed -e "s|@RUN@|$RUN|g" -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|$bypass|g" \
-        -e "s|@GATEWAY_NAMES@|$names|g" "$ROOT/conf/nginx-gateway.conf.in" \
+        -e "s|@GATEWAY_NAMES@|$names|g" -e "s|@WORKER_NETWORKS@|$WORKER_NETWORKS|g" \
+        -e "s|@WORKER_PORTS@|$(tr -s ' ' ',' <<<"$WORKER_PORTS")|g" "$ROOT/conf/nginx-gateway.conf.in" \
         | awk -v listen="$listen" '{ if ($0 == "@GATEWAY_LISTEN@") printf "%s", listen; else print }' > "$out"
 }
 

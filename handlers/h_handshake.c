@@ -3,6 +3,7 @@
  * of the body. */
 #include "clock.h"
 #include "commands.h"
+#include "data_addr.h"
 #include "handlers.h"
 #include "keys.h"
 #include "respond.h"
@@ -21,7 +22,8 @@ struct caps {
     int egress;
     double cpu;
     long mem, slots;
-    const char *data_addr, *hostname;
+    char data_addr[DATA_ADDR_CANON]; /* canonical, inside the allowed networks */
+    const char *hostname;
 };
 
 static int parse_runtimes(const json_t *v, struct caps *c, char *err, size_t errlen)
@@ -76,7 +78,28 @@ static int parse_templates(const json_t *v, struct caps *c, char *err, size_t er
     return 0;
 }
 
-static int parse_caps(const json_t *b, struct caps *c, char *err, size_t errlen)
+/* The gateway will connect to data_addr for every request to this worker's
+ * sandboxes: only an IP literal and port inside the operator's worker networks
+ * (decision 32), or a join token would turn the gateway into a proxy. */
+static int parse_data_addr(const json_t *v, const struct data_addr_allow *allow, struct caps *c,
+                           char *err, size_t errlen)
+{
+    const char *s = json_string_value(v);
+    char why[192];
+
+    if (!s) {
+        snprintf(err, errlen, "data_addr: must be a string, IP:port");
+        return -1;
+    }
+    if (data_addr_check(allow, s, strlen(s), c->data_addr, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "data_addr: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_caps(const json_t *b, const struct data_addr_allow *allow, struct caps *c,
+                      char *err, size_t errlen)
 {
     const json_t *v;
 
@@ -108,11 +131,8 @@ static int parse_caps(const json_t *b, struct caps *c, char *err, size_t errlen)
         snprintf(err, errlen, "slots: must be an integer in [1, 100000]");
         return -1;
     }
-    c->data_addr = json_string_value(json_object_get(b, "data_addr"));
-    if (!c->data_addr || !*c->data_addr || strlen(c->data_addr) > 255) {
-        snprintf(err, errlen, "data_addr: must be a host:port string");
+    if (parse_data_addr(json_object_get(b, "data_addr"), allow, c, err, errlen) != 0)
         return -1;
-    }
     c->hostname = json_string_value(json_object_get(b, "hostname"));
     if (!c->hostname || strlen(c->hostname) > 255)
         c->hostname = "";
@@ -247,7 +267,7 @@ void h_worker_handshake(struct request *req)
 
     if (!body)
         return;
-    if (parse_caps(body, &caps, err, sizeof(err)) != 0) {
+    if (parse_caps(body, &req->conf->data_allow, &caps, err, sizeof(err)) != 0) {
         respond_error(req, 400, "%s", err);
         json_decref(body);
         return;

@@ -7,7 +7,8 @@
  * E2b-Sandbox-Port), resolves the worker's data port, checks the sandbox's
  * tokens and sets the variables proxy_pass and proxy_set_header use:
  *
- *     $corral_upstream           the worker's data port, "host:port"
+ *     $corral_upstream           the worker's data port, "IP:port", inside
+ *                                corral_upstream_allow
  *     $corral_sandbox_id         S
  *     $corral_sandbox_port       P
  *     $corral_gateway_signature  "<unix seconds>:<hex HMAC-SHA-256 of
@@ -35,6 +36,11 @@
  *     and the SDK never sends that header to envd).
  * The exemptions compare the path as the client sent it (before nginx
  * normalises it), since that is what the sandbox receives.
+ *
+ * An unknown or ended sandbox, a malformed id, a route outside
+ * corral_upstream_allow and a missing or wrong token all get one answer,
+ * 502 "sandbox S not found" (ngx_http_corral_not_found): a wrong token must
+ * not tell whether the sandbox exists (decisions 32 and 33).
  */
 
 
@@ -45,6 +51,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+
+#include "data_addr.h"
 
 
 #define NGX_HTTP_CORRAL_ID_LEN      20
@@ -106,6 +114,7 @@ typedef struct {
     ngx_str_t                     lookup;
     ngx_str_t                     secret;
     ngx_str_t                     domain;
+    struct data_addr_allow       *upstream_allow;
 } ngx_http_corral_loc_conf_t;
 
 
@@ -159,6 +168,11 @@ static ngx_int_t ngx_http_corral_json_bool(ngx_str_t *json, char *name,
     ngx_uint_t *value);
 static ngx_int_t ngx_http_corral_respond(ngx_http_request_t *r,
     ngx_uint_t status, char *message);
+static ngx_int_t ngx_http_corral_not_found(ngx_http_request_t *r,
+    ngx_http_corral_ctx_t *ctx);
+static ngx_int_t ngx_http_corral_upstream_allowed(ngx_http_request_t *r,
+    ngx_http_corral_loc_conf_t *clcf, ngx_http_corral_ctx_t *ctx,
+    ngx_http_corral_route_t *route);
 static ngx_int_t ngx_http_corral_cache_get(ngx_http_request_t *r,
     ngx_http_corral_ctx_t *ctx, ngx_http_corral_route_t *route);
 static void ngx_http_corral_cache_put(ngx_http_request_t *r,
@@ -187,6 +201,8 @@ static char *ngx_http_corral_secret_file(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_corral_domain(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_corral_upstream_allow(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
 
 
 static ngx_command_t  ngx_http_corral_commands[] = {
@@ -215,6 +231,13 @@ static ngx_command_t  ngx_http_corral_commands[] = {
     { ngx_string("corral_domain"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_corral_domain,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("corral_upstream_allow"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_corral_upstream_allow,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
@@ -414,8 +437,7 @@ ngx_http_corral_target(ngx_http_request_t *r,
             dash = ngx_strlchr(host.data, last, '-');
 
             if (dash == NULL) {
-                return ngx_http_corral_respond(r, NGX_HTTP_NOT_FOUND,
-                                               "sandbox not found");
+                return ngx_http_corral_not_found(r, ctx);
             }
 
             port.data = host.data;
@@ -452,8 +474,7 @@ ngx_http_corral_target(ngx_http_request_t *r,
 found:
 
     if (ngx_http_corral_valid_id(&id) != NGX_OK) {
-        return ngx_http_corral_respond(r, NGX_HTTP_NOT_FOUND,
-                                       "sandbox not found");
+        return ngx_http_corral_not_found(r, ctx);
     }
 
     if (ngx_http_corral_valid_port(&port) != NGX_OK) {
@@ -600,9 +621,10 @@ ngx_http_corral_admit(ngx_http_request_t *r,
 {
     ngx_int_t  rc;
 
-    if (!route->found) {
-        return ngx_http_corral_respond(r, NGX_HTTP_NOT_FOUND,
-                                       "sandbox not found");
+    if (!route->found
+        || ngx_http_corral_upstream_allowed(r, clcf, ctx, route) != NGX_OK)
+    {
+        return ngx_http_corral_not_found(r, ctx);
     }
 
     if (ctx->port_n == NGX_HTTP_CORRAL_ENVD_PORT) {
@@ -628,6 +650,36 @@ ngx_http_corral_admit(ngx_http_request_t *r,
 }
 
 
+/*
+ * The route's address must be an IP literal and port inside
+ * corral_upstream_allow: corral-api checked it at the handshake, but a record
+ * edited in Redis, or a worker enrolled before the list was narrowed, must not
+ * make the gateway connect elsewhere (decision 32). Logged, since it means
+ * the state store holds an address it should not.
+ */
+
+static ngx_int_t
+ngx_http_corral_upstream_allowed(ngx_http_request_t *r,
+    ngx_http_corral_loc_conf_t *clcf, ngx_http_corral_ctx_t *ctx,
+    ngx_http_corral_route_t *route)
+{
+    char  why[192];
+
+    if (data_addr_check(clcf->upstream_allow, (char *) route->addr.data,
+                        route->addr.len, NULL, why, sizeof(why))
+        == 0)
+    {
+        return NGX_OK;
+    }
+
+    ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                  "corral: sandbox %V routes to \"%V\", refused: %s",
+                  &ctx->id, &route->addr, why);
+
+    return NGX_DECLINED;
+}
+
+
 static ngx_int_t
 ngx_http_corral_check_envd(ngx_http_request_t *r,
     ngx_http_corral_loc_conf_t *clcf, ngx_http_corral_ctx_t *ctx)
@@ -638,8 +690,7 @@ ngx_http_corral_check_envd(ngx_http_request_t *r,
     rc = ngx_http_corral_header(r, "X-Access-Token", &token);
 
     if (rc == NGX_ERROR) {
-        return ngx_http_corral_respond(r, NGX_HTTP_FORBIDDEN,
-                                       "X-Access-Token sent more than once");
+        return ngx_http_corral_not_found(r, ctx);
     }
 
     if (rc == NGX_OK) {
@@ -653,9 +704,7 @@ ngx_http_corral_check_envd(ngx_http_request_t *r,
             return NGX_ERROR;
         }
 
-        return ngx_http_corral_respond(r, NGX_HTTP_FORBIDDEN,
-                                       "invalid X-Access-Token for this "
-                                       "sandbox");
+        return ngx_http_corral_not_found(r, ctx);
     }
 
     /* no token: what envd itself lets through without one */
@@ -682,9 +731,7 @@ ngx_http_corral_check_envd(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    return ngx_http_corral_respond(r, NGX_HTTP_FORBIDDEN,
-                                   "missing X-Access-Token: this sandbox is "
-                                   "secure");
+    return ngx_http_corral_not_found(r, ctx);
 }
 
 
@@ -697,17 +744,8 @@ ngx_http_corral_check_traffic(ngx_http_request_t *r,
 
     rc = ngx_http_corral_header(r, "e2b-traffic-access-token", &token);
 
-    if (rc == NGX_ERROR) {
-        return ngx_http_corral_respond(r, NGX_HTTP_FORBIDDEN,
-                                       "e2b-traffic-access-token sent more "
-                                       "than once");
-    }
-
-    if (rc == NGX_DECLINED) {
-        return ngx_http_corral_respond(r, NGX_HTTP_FORBIDDEN,
-                                       "missing e2b-traffic-access-token: "
-                                       "public traffic is off for this "
-                                       "sandbox");
+    if (rc != NGX_OK) {
+        return ngx_http_corral_not_found(r, ctx);
     }
 
     rc = ngx_http_corral_token_equal(r, &clcf->secret, "traffic", &ctx->id,
@@ -720,9 +758,7 @@ ngx_http_corral_check_traffic(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    return ngx_http_corral_respond(r, NGX_HTTP_FORBIDDEN,
-                                   "invalid e2b-traffic-access-token for "
-                                   "this sandbox");
+    return ngx_http_corral_not_found(r, ctx);
 }
 
 
@@ -1069,7 +1105,8 @@ ngx_http_corral_json_bool(ngx_str_t *json, char *name, ngx_uint_t *value)
 
 /*
  * Sends {"code":N,"message":"..."} and finalizes the request; the access
- * phase is told NGX_DONE. message is one of this file's constants.
+ * phase is told NGX_DONE. message is one of this file's constants, or
+ * built from them and a validated sandbox id: nothing in it needs escaping.
  */
 
 static ngx_int_t
@@ -1098,6 +1135,37 @@ ngx_http_corral_respond(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_finalize_request(r, ngx_http_send_response(r, status, &type, &cv));
 
     return NGX_DONE;
+}
+
+
+/*
+ * The one answer for a sandbox this client may not reach: unknown, ended, a
+ * malformed id, or a known sandbox with a missing or wrong token (or a route
+ * outside corral_upstream_allow). E2B's edge answers 502 "not found" for a
+ * sandbox it cannot find, and the SDK reads 502 as "not running"; the same
+ * status, body and headers for every case, so that a wrong token does not
+ * tell whether the sandbox exists (decision 33).
+ */
+
+static ngx_int_t
+ngx_http_corral_not_found(ngx_http_request_t *r, ngx_http_corral_ctx_t *ctx)
+{
+    u_char  *msg;
+
+    if (ctx->id.len != NGX_HTTP_CORRAL_ID_LEN) {
+        return ngx_http_corral_respond(r, NGX_HTTP_BAD_GATEWAY,
+                                       "sandbox not found");
+    }
+
+    msg = ngx_pnalloc(r->pool, sizeof("sandbox  not found")
+                               + NGX_HTTP_CORRAL_ID_LEN);
+    if (msg == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(msg, "sandbox %V not found%Z", &ctx->id);
+
+    return ngx_http_corral_respond(r, NGX_HTTP_BAD_GATEWAY, (char *) msg);
 }
 
 
@@ -1481,6 +1549,7 @@ ngx_http_corral_create_loc_conf(ngx_conf_t *cf)
 
     conf->enable = NGX_CONF_UNSET;
     conf->cache_bypass = NGX_CONF_UNSET;
+    conf->upstream_allow = NGX_CONF_UNSET_PTR;
 
     return conf;
 }
@@ -1497,6 +1566,7 @@ ngx_http_corral_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->lookup, prev->lookup, "");
     ngx_conf_merge_str_value(conf->secret, prev->secret, "");
     ngx_conf_merge_str_value(conf->domain, prev->domain, "");
+    ngx_conf_merge_ptr_value(conf->upstream_allow, prev->upstream_allow, NULL);
 
     if (!conf->enable) {
         return NGX_CONF_OK;
@@ -1512,6 +1582,14 @@ ngx_http_corral_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "\"corral_gateway on\" needs "
                            "\"corral_secret_file\"");
+        return NGX_CONF_ERROR;
+    }
+
+    if (conf->upstream_allow == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "\"corral_gateway on\" needs "
+                           "\"corral_upstream_allow\": the networks of "
+                           "the workers' data ports");
         return NGX_CONF_ERROR;
     }
 
@@ -1858,6 +1936,78 @@ ngx_http_corral_domain(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     ngx_strlow(clcf->domain.data, value[1].data, clcf->domain.len);
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * corral_upstream_allow CIDR... [ports=RANGE[,RANGE...]]; the networks and
+ * ports workers' data ports may have: corral.conf's worker_data_networks and
+ * worker_data_ports (conf/stack.sh renders both from the same setting), read
+ * by the same code (common/data_addr.c). ports= defaults to 1024-65535. An
+ * entry overlapping link-local, metadata, multicast and the like is refused.
+ */
+
+static char *
+ngx_http_corral_upstream_allow(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_corral_loc_conf_t *clcf = conf;
+
+    u_char                  *nets, *p, *ports;
+    char                     err[192];
+    size_t                   len;
+    ngx_str_t               *value;
+    ngx_uint_t               i;
+    struct data_addr_allow  *allow;
+
+    if (clcf->upstream_allow != NGX_CONF_UNSET_PTR) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    len = 1;
+    for (i = 1; i < cf->args->nelts; i++) {
+        len += value[i].len + 1;
+    }
+
+    allow = ngx_palloc(cf->pool, sizeof(struct data_addr_allow));
+    nets = ngx_pnalloc(cf->pool, len);
+    if (allow == NULL || nets == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    data_addr_defaults(allow);
+
+    p = nets;
+    ports = NULL;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+
+        /* the words of a directive are NUL-terminated */
+
+        if (ngx_strncmp(value[i].data, "ports=", 6) == 0) {
+            ports = value[i].data + 6;
+            continue;
+        }
+
+        p = ngx_cpymem(p, value[i].data, value[i].len);
+        *p++ = ' ';
+    }
+
+    *p = '\0';
+
+    if (data_addr_networks(allow, (char *) nets, err, sizeof(err)) != 0
+        || (ports != NULL
+            && data_addr_ports(allow, (char *) ports, err, sizeof(err)) != 0))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"%V\": %s",
+                           &cmd->name, err);
+        return NGX_CONF_ERROR;
+    }
+
+    clcf->upstream_allow = allow;
 
     return NGX_CONF_OK;
 }

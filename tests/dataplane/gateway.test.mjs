@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { corralctl } from '../lib/corral.mjs';
 import {
-  DATAPORT, NOCACHE_PORT, Worker, createSandbox, envelope, frames, gatewaySignature, gw, lookupCount,
-  rawDataport, setupWorld, sleep, tokenFor,
+  DATAPORT, NOCACHE_PORT, Worker, createSandbox, envelope, frames, freePort, gatewaySignature, gw, lookupCount,
+  notFound, rawDataport, setupWorld, sleep, tokenFor,
 } from './lib.mjs';
 
 let w;
@@ -52,24 +52,25 @@ test('the sandbox sees no X-Corral-* header and keeps its own', async () => {
   assert.deepEqual(Object.keys(r.body.headers).filter((k) => k.startsWith('x-corral')), []);
 });
 
-test('unknown, malformed or unaddressed sandbox: 404 JSON', async () => {
-  jsonError(await gw('GET', '/health', { target: { id: '0123456789abcdef0123', port: 49983 } }), 404, /not found/);
-  jsonError(await gw('GET', '/health', { target: { id: 'NOT-AN-ID', port: 49983 } }), 404);
-  jsonError(await gw('GET', '/health', { target: { id: '0123456789abcdef0123', port: 49983 }, via: 'host' }), 404);
+test('unknown or malformed sandbox: 502 "not found"; unaddressed: 404 JSON', async () => {
+  notFound(await gw('GET', '/health', { target: { id: '0123456789abcdef0123', port: 49983 } }), '0123456789abcdef0123');
+  notFound(await gw('GET', '/health', { target: { id: 'NOT-AN-ID', port: 49983 } }));
+  notFound(await gw('GET', '/health', { target: { id: '0123456789abcdef0123', port: 49983 }, via: 'host' }),
+    '0123456789abcdef0123');
   jsonError(await gw('GET', '/health', {}), 404, /no sandbox addressed/);
   jsonError(await gw('GET', '/health', { target: { id: w.B.id, port: 70000 } }), 400, /port/);
 });
 
-test('secure sandbox: X-Access-Token missing or forged is 403; right, it passes', async () => {
+test('secure sandbox: X-Access-Token missing or forged is "not found"; right, it passes', async () => {
   const list = { path: '/', depth: 1 };
-  jsonError(await unary(w.A, 'filesystem.Filesystem/ListDir', list), 403, /missing X-Access-Token/);
-  jsonError(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
-    { headers: { 'X-Access-Token': 'f'.repeat(64) } }), 403, /invalid X-Access-Token/);
+  notFound(await unary(w.A, 'filesystem.Filesystem/ListDir', list), w.A.id);
+  notFound(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
+    { headers: { 'X-Access-Token': 'f'.repeat(64) } }), w.A.id);
   // another sandbox's token
-  jsonError(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
-    { headers: { 'X-Access-Token': tokenFor('envd', w.B.id) } }), 403, /invalid/);
-  jsonError(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
-    { headers: { 'X-Access-Token': w.a.envdAccessToken.slice(0, 63) } }), 403, /invalid/);
+  notFound(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
+    { headers: { 'X-Access-Token': tokenFor('envd', w.B.id) } }), w.A.id);
+  notFound(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
+    { headers: { 'X-Access-Token': w.a.envdAccessToken.slice(0, 63) } }), w.A.id);
   const ok = await unary(w.A, 'filesystem.Filesystem/ListDir', list,
     { headers: { 'X-Access-Token': w.a.envdAccessToken } });
   assert.equal(ok.status, 200, ok.raw);
@@ -82,12 +83,12 @@ test('secure sandbox: what envd itself admits without a token goes through', asy
   assert.equal((await gw('GET', '/health', { target: w.A })).status, 204);
   const pre = await gw('OPTIONS', '/process.Process/Start', { target: w.A,
     headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' } });
-  assert.notEqual(pre.status, 403, pre.raw);
+  assert.notEqual(pre.status, 502, pre.raw);
   // a path that only normalises to /health or /files is not exempt
-  jsonError(await gw('GET', '/x/../health', { target: w.A }), 403);
-  jsonError(await gw('GET', '//files?signature=v1_x', { target: w.A }), 403);
-  assert.equal((await gw('HEAD', '/files', { target: w.A })).status, 403);
-  jsonError(await gw('GET', '/files?path=/etc/hostname', { target: w.A }), 403, /missing X-Access-Token/);
+  notFound(await gw('GET', '/x/../health', { target: w.A }), w.A.id);
+  notFound(await gw('GET', '//files?signature=v1_x', { target: w.A }), w.A.id);
+  assert.equal((await gw('HEAD', '/files', { target: w.A })).status, 502);
+  notFound(await gw('GET', '/files?path=/etc/hostname', { target: w.A }), w.A.id);
 });
 
 test('/files with a signature passes the gateway and envd checks it', async () => {
@@ -106,14 +107,14 @@ test('/files with a signature passes the gateway and envd checks it', async () =
     { target: w.A });
   assert.equal(bad.status, 401, bad.raw);
   // a present but wrong X-Access-Token is refused even with a signature, as envd does
-  jsonError(await gw('GET', q('read'), { target: w.A, headers: { 'X-Access-Token': 'x' } }), 403);
+  notFound(await gw('GET', q('read'), { target: w.A, headers: { 'X-Access-Token': 'x' } }), w.A.id);
 });
 
 test('public traffic off: other ports need e2b-traffic-access-token', async () => {
-  jsonError(await gw('GET', '/', { target: w.appA }), 403, /missing e2b-traffic-access-token/);
-  jsonError(await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': tokenFor('traffic', w.B.id) } }),
-    403, /invalid e2b-traffic-access-token/);
-  jsonError(await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': w.a.envdAccessToken } }), 403);
+  notFound(await gw('GET', '/', { target: w.appA }), w.A.id);
+  notFound(await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': tokenFor('traffic', w.B.id) } }),
+    w.A.id);
+  notFound(await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': w.a.envdAccessToken } }), w.A.id);
   const ok = await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': w.a.trafficAccessToken } });
   assert.equal(ok.status, 200, ok.raw);
   // a public sandbox's ports need nothing: B has no app on 8080, so the data port says 502
@@ -184,7 +185,7 @@ test('the route cache: repeated requests make one lookup; bypassed, one each', a
   assert.equal(lookupCount('bypass') - b0, 20);
 });
 
-test('a killed sandbox is 404 once its cached route expires', async () => {
+test('a killed sandbox is "not found" once its cached route expires', async () => {
   const c = await createSandbox(w.ws.member, {});
   const target = { id: c.sandboxID, port: 49983 };
   // not in the data port's map: the worker says 404 too
@@ -193,13 +194,13 @@ test('a killed sandbox is 404 once its cached route expires', async () => {
   const del = await api('DELETE', `/sandboxes/${c.sandboxID}`, { headers: { 'X-API-KEY': w.ws.member } });
   assert.ok([200, 204].includes(del.status), del.raw);
   await sleep(2100);
-  jsonError(await gw('GET', '/health', { target }), 404, /sandbox not found/);
+  notFound(await gw('GET', '/health', { target }), c.sandboxID);
 });
 
 test('worker unreachable: 503 JSON with Retry-After from the gateway', async () => {
   const ws2 = (await import('../lib/corral.mjs')).newWorkspace();
   const join = corralctl('join-token', 'create', '--workspace', ws2.id).token;
-  const dead = await new Worker(join, '127.0.0.1:9').handshake(); // port 9: nothing listens
+  const dead = await new Worker(join, `127.0.0.1:${await freePort()}`).handshake(); // nothing listens
   dead.start();
   try {
     const c = await createSandbox(ws2.member, {});

@@ -6,6 +6,7 @@
 // channel is played by this file (handshake + heartbeat through the real
 // routes), since there is no Docker container behind these sandboxes.
 // run.sh sets the environment; a missing piece fails loudly.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -89,10 +90,10 @@ export class Worker {
 
 // Creates a sandbox through the E2B surface, as the SDK does; returns the
 // 201 body (sandboxID, envdAccessToken, trafficAccessToken).
-export async function createSandbox(key, { secure = false, allowPublicTraffic = true } = {}) {
+export async function createSandbox(key, { secure = false, allowPublicTraffic = true, timeout = 600 } = {}) {
   const r = await api('POST', '/v2/sandboxes', {
     headers: { 'X-API-KEY': key },
-    body: { templateID: 'base', timeout: 600, secure, network: { allowPublicTraffic } },
+    body: { templateID: 'base', timeout, secure, network: { allowPublicTraffic } },
   });
   if (r.status !== 201) throw new Error(`create ${r.status}: ${r.raw}`);
   return r.body;
@@ -201,6 +202,23 @@ export function gw(method, urlPath, { target, via = 'headers', headers = {}, bod
       .catch(reject);
   });
 }
+
+// The gateway's one answer for a sandbox the client may not reach (unknown,
+// ended, or a missing or wrong token): 502 and this body (decision 33).
+// id undefined: a malformed id, not echoed.
+export function notFound(r, id) {
+  assert.equal(r.status, 502, `expected the not-found answer, got ${r.status}: ${r.raw}`);
+  assert.equal(r.headers['content-type'], 'application/json');
+  assert.deepEqual(r.body, { code: 502, message: id ? `sandbox ${id} not found` : 'sandbox not found' });
+  return r;
+}
+
+// A loopback port nothing listens on (it was free a moment ago).
+export const freePort = () => new Promise((resolve, reject) => {
+  const s = net.createServer();
+  s.on('error', reject);
+  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+});
 
 export function envelope(msg) {
   const json = Buffer.from(JSON.stringify(msg));

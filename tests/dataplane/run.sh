@@ -36,6 +36,9 @@ chmod 755 "$T"
 NGX="$T/nginx"
 export CORRAL_RUN="$T/stack" CORRAL_PORT=$(free_port) CORRAL_REDIS_PORT=$(free_port) CORRAL_PROFILE=test
 export CORRAL_BUILD="$ROOT/$BUILD/stack/bin"
+# Workers' data ports: 127.0.0.1 only, so that ssrf.test.mjs has loopback
+# addresses outside the list (127.0.0.2, where the sandboxes' envd also runs).
+export CORRAL_WORKER_NETWORKS="127.0.0.1/32 ::1/128" CORRAL_WORKER_PORTS="1024-65535"
 GW_PORT=$(free_port); NOCACHE_PORT=$(free_port); DP_PORT=$(free_port)
 DP_PID=""
 ok=0
@@ -60,7 +63,8 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 7 -subj "/CN=corral dataplane te
     -keyout "$NGX/tls/server.key" -out "$NGX/tls/server.crt" 2>/dev/null
 render() { # template port bypass name
     sed -e "s|@SO@|$SO|g" -e "s|@DIR@|$NGX|g" -e "s|@RUN@|$CORRAL_RUN|g" -e "s|@PORT@|$2|g" \
-        -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@BYPASS@|$3|g" -e "s|@NAME@|$4|g" "$1"
+        -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@BYPASS@|$3|g" -e "s|@NAME@|$4|g" \
+        -e "s|@WORKER_NETWORKS@|$CORRAL_WORKER_NETWORKS|g" -e "s|@WORKER_PORTS@|$CORRAL_WORKER_PORTS|g" "$1"
 }
 render tests/dataplane/nginx.conf.in - - - > "$NGX/nginx.conf"
 render tests/dataplane/server.conf.in "$GW_PORT" off cached > "$NGX/server-cached.conf"
@@ -84,6 +88,7 @@ export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 export DP_GATEWAY_PORT=$GW_PORT DP_NOCACHE_PORT=$NOCACHE_PORT DP_DIR="$NGX" DP_DATAPORT="127.0.0.1:$DP_PORT"
 export DP_DOMAIN=$DOMAIN DP_KEYFILE="$T/dataport.key" DP_MAPFILE="$T/dataport.map"
 export DP_GATEWAY_CA="$NGX/tls/server.crt" ENVD_BIN="$ROOT/$BUILD/stack/bin/envd"
+export DP_REDIS_PORT=$CORRAL_REDIS_PORT DP_ERROR_LOG="$NGX/error.log" DP_MODULE_SO="$SO"
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(tests/dataplane/*.test.mjs)

@@ -117,7 +117,7 @@ test('a heartbeat for a worker the token did not enroll, or with a wrong secret,
   // Re-enrolling as A's worker with B's token is refused too.
   const r = await api('POST', '/v1/worker/handshake', { headers: { Authorization: `Bearer ${jtB.token}` },
     body: { worker_id: wa.id, worker_secret: wa.secret, runtimes: [{ name: 'runc', tier: 'CONTAINER' }],
-      cpu_cores: 1, memory_mb: 1, slots: 1, data_addr: 'x:1', templates: ['base'] } });
+      cpu_cores: 1, memory_mb: 1, slots: 1, data_addr: '127.0.0.1:7001', templates: ['base'] } });
   assertError(r, 403);
 });
 

@@ -112,11 +112,15 @@ test('worker routes validate their bodies, naming the field, and change nothing'
   const jt = corralctl('join-token', 'create', '--workspace', A.id).token;
   const auth = { Authorization: `Bearer ${jt}` };
   const good = { runtimes: [{ name: 'runc', tier: 'CONTAINER' }], cpu_cores: 1, memory_mb: 1, slots: 1,
-    data_addr: '127.0.0.1:1', templates: ['base'] };
+    data_addr: '127.0.0.1:7001', templates: ['base'] };
   const before = (await api('GET', '/v1/workers', { key: A.member })).body.workers.length;
   const bad = [
     [{ ...good, slots: 0 }, /^slots/], [{ ...good, runtimes: [{ name: 'runc', tier: 'SUPER' }] }, /^runtimes\[0\]/],
     [{ ...good, runtimes: [] }, /^runtimes/], [{ ...good, data_addr: '' }, /^data_addr/],
+    [{ ...good, data_addr: 'localhost:7001' }, /^data_addr: must be an IP address and a port/],
+    [{ ...good, data_addr: '169.254.169.254:80' }, /^data_addr: 169\.254\.169\.254 is link-local/],
+    [{ ...good, data_addr: '127.0.0.1:80' }, /^data_addr: port 80 is outside/],
+    [{ ...good, data_addr: '10.9.9.9:7001' }, /^data_addr: 10\.9\.9\.9 is outside the networks/],
     [{ ...good, templates: ['../x'] }, /^templates\[0\]/], [{ ...good, egress: 'yes' }, /^egress/],
     [{ ...good, cpu_cores: -1 }, /^cpu_cores/],
   ];

@@ -21,7 +21,7 @@ export class TestWorker {
 
   async handshake() {
     const body = { hostname: this.name, runtimes: this.runtimes, egress: this.egress, cpu_cores: this.cpu,
-      memory_mb: this.memory, slots: this.slots, data_addr: '127.0.0.1:1', templates: this.templates };
+      memory_mb: this.memory, slots: this.slots, data_addr: '127.0.0.1:7001', templates: this.templates };
     if (this.id) Object.assign(body, { worker_id: this.id, worker_secret: this.secret });
     const r = await api('POST', '/v1/worker/handshake', { body, headers: { Authorization: `Bearer ${this.joinToken}` } });
     if (r.status !== 200) throw new Error(`handshake ${r.status}: ${r.raw}`);

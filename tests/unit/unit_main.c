@@ -279,6 +279,8 @@ static void test_misc(void)
     CHECK(valid_domain("a-b.example.com") && !valid_domain("-a.com") && !valid_domain(""));
 }
 
+void unit_data_addr(int *total_passed, int *total_failed);
+
 int main(void)
 {
     test_tokens();
@@ -289,5 +291,6 @@ int main(void)
     test_egress_rule();
     test_egress_policy();
     test_network_update();
+    unit_data_addr(&passed, &failed);
     return CHECK_SUMMARY();
 }
