@@ -25,6 +25,8 @@ struct corral_conf {
     long grace_ms;          /* then corral-sched reclaims after this much more */
     long sweep_ms;          /* corral-sched period */
     long redis_timeout_ms;
+    long fleet_share;            /* percent of the unscoped fleet's slots one workspace may hold */
+    long max_concurrent_ceiling; /* the most an owner may set max_concurrent_sandboxes to */
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

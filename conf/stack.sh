@@ -10,7 +10,8 @@
 # Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
 # CORRAL_PORT (HTTPS port, 8443), CORRAL_REDIS_PORT (6390), CORRAL_PROFILE
 # (dev | test | bench), CORRAL_BUILD (binaries dir, build/bin), CORRAL_DOMAIN,
-# CORRAL_LEASE_MS (a worker's lease, instead of the profile's).
+# CORRAL_LEASE_MS (a worker's lease, instead of the profile's), CORRAL_FLEET_SHARE
+# (fleet_share, instead of the profile's).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +40,11 @@ profile_settings() {
     *) die "CORRAL_PROFILE must be dev, test or bench" ;;
     esac
     LEASE=${CORRAL_LEASE_MS:-$LEASE}
+    # Fleet fairness (decision 0034): a workspace holds at most this % of the
+    # unscoped fleet; bench is one tenant measuring the whole fleet.
+    FLEET_SHARE=50 MAX_CONCURRENT_CEILING=1000
+    [ "$PROFILE" = bench ] && FLEET_SHARE=100
+    FLEET_SHARE=${CORRAL_FLEET_SHARE:-$FLEET_SHARE}
 }
 
 start_bg() { # name, then the command; its pid goes to $RUN/pids/name.pid
@@ -98,6 +104,8 @@ lease_ms = $LEASE
 create_timeout_ms = $CREATE
 grace_ms = $GRACE
 sweep_ms = $SWEEP
+fleet_share = $FLEET_SHARE
+workspace_max_concurrent_ceiling = $MAX_CONCURRENT_CEILING
 CONF
     umask 022
     local ups="" i
