@@ -25,8 +25,9 @@
  * What it holds is counted from the workers' own sandbox maps, the same entries
  * that hold the slots, so the count cannot drift from them; and it is checked
  * in the script that takes the slot, so concurrent creates cannot overshoot.
- * It is looked at only once a worker with room was found: a create that fails
- * for another reason (template, egress, tier) says that reason. */
+ * It is looked at only once the capacity stage is reached: a create that fails
+ * for another reason (template, egress, tier) says that reason, and one over
+ * its share hears of the share even when the fleet is also full. */
 static struct rscript pick_script = {
     "placement_pick",
     "local pool, mode, tmpl = ARGV[1], ARGV[2], ARGV[3]\n"
@@ -96,6 +97,10 @@ static struct rscript pick_script = {
     "    end\n"
     "    if s > stage then stage = s end\n"
     "  end\n"
+    "end\n"
+    "if stage == 3 then\n"
+    "  local over = over_share()\n"
+    "  if over then return {3, alive, over[1], over[2], over[3]} end\n"
     "end\n"
     "return {stage, alive}\n",
     ""};
