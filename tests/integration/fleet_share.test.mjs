@@ -5,8 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { api, assertError, corralctl, newWorkspace, setLimit, eventually, RUN } from '../lib/corral.mjs';
-import { TestWorker } from '../lib/test_worker.mjs';
+import { api, assertError, newWorkspace, setLimit, eventually, RUN } from '../lib/corral.mjs';
+import { enrolWorker } from '../lib/test_worker.mjs';
 
 const conf = Object.fromEntries(readFileSync(`${RUN}/corral.conf`, 'utf8').split('\n')
   .map((l) => l.split(/\s*=\s*/)).filter((kv) => kv.length === 2));
@@ -14,13 +14,7 @@ const SHARE = Number(conf.fleet_share);
 const CEILING = Number(conf.workspace_max_concurrent_ceiling);
 
 const workers = [];
-async function worker(ws, opts = {}) {
-  const args = ws ? ['join-token', 'create', '--workspace', ws.id] : ['join-token', 'create'];
-  const w = new TestWorker(corralctl(...args).token, opts);
-  await w.handshake();
-  workers.push(w.start());
-  return w;
-}
+const worker = (ws, opts) => enrolWorker(workers, ws, opts);
 
 const create = (ws) => api('POST', '/v1/sandboxes', { key: ws.member, body: { template: 'base', timeout: 600 } });
 const fleetWorkers = async (ws) => (await api('GET', '/v1/workers', { key: ws.member })).body.fleet.workers;
