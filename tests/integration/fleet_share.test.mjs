@@ -48,6 +48,8 @@ test('A gets its share of the fleet, then a clear 429 that creates nothing; B st
   }
   const refused = await create(A);
   assertError(refused, 429, new RegExp(`fleet_share: this workspace holds ${share} sandboxes on the shared fleet, its share of ${share} \\(fleet_share = ${SHARE}% of 8 slots\\)`));
+  // The E2B surface passes the same scheduler: the SDK reads 429 as "try again later".
+  assertError(await api('POST', '/sandboxes', { key: A.member, body: { templateID: 'base' } }), 429, /fleet_share/);
   const held = (await api('GET', '/v1/sandboxes', { key: A.member })).body.sandboxes;
   assert.equal(held.length, share, 'the refused create left no record');
   assert.equal((await api('GET', '/v1/workspace', { key: A.member })).body.active_sandboxes, share,
