@@ -60,11 +60,30 @@ int workspace_exists(struct rconn *rc, const char *ws)
 }
 
 const struct ws_limit_def ws_limit_defs[WS_LIMIT_COUNT] = {
-    [WS_LIMIT_MAX_CONCURRENT] = {"max_concurrent_sandboxes", "max_concurrent", 0, 100000,
-                                 ACCOUNTS_DEFAULT_MAX_CONCURRENT},
+    [WS_LIMIT_MAX_CONCURRENT] = {"max_concurrent_sandboxes", "max_concurrent", 0,
+                                 ACCOUNTS_MAX_CONCURRENT_MAX, ACCOUNTS_DEFAULT_MAX_CONCURRENT},
     [WS_LIMIT_PIDS] = {"sandbox_pids_limit", "pids_limit", 64, 65536, 1024},
     [WS_LIMIT_DISK_MB] = {"sandbox_disk_mb", "disk_mb", 256, 1048576, 10240},
 };
+
+int ws_limit_check(enum ws_limit i, long long value, long max_concurrent_ceiling, char *err,
+                   size_t errlen)
+{
+    const struct ws_limit_def *d = &ws_limit_defs[i];
+
+    if (value < d->min || value > d->max) {
+        snprintf(err, errlen, "%s: must be an integer in [%ld, %ld]", d->name, d->min, d->max);
+        return -1;
+    }
+    if (i == WS_LIMIT_MAX_CONCURRENT && value > max_concurrent_ceiling) {
+        snprintf(err, errlen,
+                 "%s: %lld is over this server's ceiling of %ld "
+                 "(workspace_max_concurrent_ceiling, set by the operator)",
+                 d->name, value, max_concurrent_ceiling);
+        return -1;
+    }
+    return 0;
+}
 
 int workspace_info(struct rconn *rc, const char *ws, char *name, size_t namelen,
                    long limits[WS_LIMIT_COUNT])

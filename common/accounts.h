@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define ACCOUNTS_DEFAULT_MAX_CONCURRENT 20
+#define ACCOUNTS_MAX_CONCURRENT_MAX 100000 /* the range's top; the operator's ceiling is lower */
 
 /* A workspace's limits, changed by its owner (PATCH /v1/workspace): the one
  * table of their API names, Redis fields, ranges and defaults. */
@@ -19,6 +20,12 @@ struct ws_limit_def {
     long min, max, dflt;
 };
 extern const struct ws_limit_def ws_limit_defs[WS_LIMIT_COUNT];
+
+/* Is value allowed for limit i? Its range, and for max_concurrent_sandboxes the
+ * operator's ceiling (workspace_max_concurrent_ceiling). 0, or -1 with err naming
+ * the field and the bound. */
+int ws_limit_check(enum ws_limit i, long long value, long max_concurrent_ceiling, char *err,
+                   size_t errlen);
 
 enum role { ROLE_NONE = 0, ROLE_MEMBER = 1, ROLE_OWNER = 2 };
 

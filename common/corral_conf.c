@@ -1,5 +1,6 @@
 #include "corral_conf.h"
 
+#include "accounts.h"
 #include "config.h"
 #include "secret.h"
 
@@ -24,6 +25,9 @@ static const struct int_key int_keys[] = {
     {"grace_ms", offsetof(struct corral_conf, grace_ms), 0, 600000},
     {"sweep_ms", offsetof(struct corral_conf, sweep_ms), 50, 60000},
     {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
+    {"fleet_share", offsetof(struct corral_conf, fleet_share), 1, 100},
+    {"workspace_max_concurrent_ceiling", offsetof(struct corral_conf, max_concurrent_ceiling), 1,
+     ACCOUNTS_MAX_CONCURRENT_MAX},
 };
 
 struct str_key {
@@ -90,6 +94,10 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->sweep_ms = 1000;
     c->redis_timeout_ms = 1000;
     data_addr_defaults(&c->data_allow);
+    /* Decision 0034: half the shared fleet per tenant, and a ceiling far above
+     * the default limit but far below what would let one owner ask for all. */
+    c->fleet_share = 50;
+    c->max_concurrent_ceiling = 1000;
     if (path && config_load(path, set_key, c, err, errlen) != 0)
         return -1;
     /* Blocking waits must leave threads free, or heartbeats (which unblock the

@@ -30,6 +30,8 @@ struct corral_conf {
     /* worker_data_networks / worker_data_ports: where a worker's data_addr may
      * point (the gateway connects there; decision 32) */
     struct data_addr_allow data_allow;
+    long fleet_share;            /* percent of the unscoped fleet's slots one workspace may hold */
+    long max_concurrent_ceiling; /* the most an owner may set max_concurrent_sandboxes to */
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

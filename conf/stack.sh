@@ -13,7 +13,8 @@
 # CORRAL_LEASE_MS (a worker's lease, instead of the profile's),
 # CORRAL_WORKER_NETWORKS / CORRAL_WORKER_PORTS (where workers' data ports may be:
 # corral.conf worker_data_networks / worker_data_ports and the gateway's
-# corral_upstream_allow; default loopback, 1024-65535).
+# corral_upstream_allow; default loopback, 1024-65535), CORRAL_FLEET_SHARE
+# (fleet_share, instead of the profile's).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +45,11 @@ profile_settings() {
     *) die "CORRAL_PROFILE must be dev, test or bench" ;;
     esac
     LEASE=${CORRAL_LEASE_MS:-$LEASE}
+    # Fleet fairness (decision 0034): a workspace holds at most this % of the
+    # unscoped fleet; bench is one tenant measuring the whole fleet.
+    FLEET_SHARE=50 MAX_CONCURRENT_CEILING=1000
+    [ "$PROFILE" = bench ] && FLEET_SHARE=100
+    FLEET_SHARE=${CORRAL_FLEET_SHARE:-$FLEET_SHARE}
 }
 
 start_bg() { # name, then the command; its pid goes to $RUN/pids/name.pid
@@ -105,6 +111,8 @@ grace_ms = $GRACE
 sweep_ms = $SWEEP
 worker_data_networks = $WORKER_NETWORKS
 worker_data_ports = $WORKER_PORTS
+fleet_share = $FLEET_SHARE
+workspace_max_concurrent_ceiling = $MAX_CONCURRENT_CEILING
 CONF
     umask 022
     local ups="" i

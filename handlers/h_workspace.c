@@ -18,6 +18,9 @@ void h_workspace_get(struct request *req)
         respond_error(req, 503, "state store unavailable; retry shortly");
         return;
     }
+    /* A limit set before the operator lowered the ceiling: admission enforces the ceiling. */
+    if (limits[WS_LIMIT_MAX_CONCURRENT] > req->conf->max_concurrent_ceiling)
+        limits[WS_LIMIT_MAX_CONCURRENT] = req->conf->max_concurrent_ceiling;
     o = json_pack("{s:s, s:s, s:I, s:s}", "id", req->cred.ws, "name", name, "active_sandboxes",
                   (json_int_t)active, "role", role_name(req->role));
     for (int i = 0; i < WS_LIMIT_COUNT; i++)
@@ -34,8 +37,8 @@ static int limit_index(const char *name)
 }
 
 /* Fills limits/set from the body; 0, or -1 with err naming the field. */
-static int parse_limits(const json_t *body, long limits[WS_LIMIT_COUNT], int set[WS_LIMIT_COUNT],
-                        char *err, size_t errlen)
+static int parse_limits(const json_t *body, long ceiling, long limits[WS_LIMIT_COUNT],
+                        int set[WS_LIMIT_COUNT], char *err, size_t errlen)
 {
     const char *k;
     json_t *v;
@@ -47,12 +50,14 @@ static int parse_limits(const json_t *body, long limits[WS_LIMIT_COUNT], int set
             snprintf(err, errlen, "%.64s: unknown or read-only field", k);
             return -1;
         }
-        if (!json_is_integer(v) || json_integer_value(v) < ws_limit_defs[i].min ||
-            json_integer_value(v) > ws_limit_defs[i].max) {
+        if (!json_is_integer(v)) {
             snprintf(err, errlen, "%s: must be an integer in [%ld, %ld]", k, ws_limit_defs[i].min,
                      ws_limit_defs[i].max);
             return -1;
         }
+        if (ws_limit_check((enum ws_limit)i, (long long)json_integer_value(v), ceiling, err,
+                           errlen) != 0)
+            return -1;
         limits[i] = (long)json_integer_value(v);
         set[i] = 1;
     }
@@ -68,7 +73,7 @@ void h_workspace_patch(struct request *req)
 
     if (!body)
         return;
-    rv = parse_limits(body, limits, set, err, sizeof(err));
+    rv = parse_limits(body, req->conf->max_concurrent_ceiling, limits, set, err, sizeof(err));
     json_decref(body);
     if (rv != 0) {
         respond_error(req, 400, "%s", err);

@@ -91,9 +91,7 @@ int main(int argc, char **argv)
     }
     if (listen)
         snprintf(srv.conf.listen, sizeof(srv.conf.listen), "%s", listen);
-    srv.sched.create_timeout_ms = (int)srv.conf.create_timeout_ms;
-    srv.sched.grace_ms = (int)srv.conf.grace_ms;
-    srv.sched.gateway_secret = srv.conf.gateway_secret;
+    sched_conf_init(&srv.sched, &srv.conf);
     if (FCGX_Init() != 0 || open_socket(&srv) != 0)
         return 1;
     listen_fd = srv.listen_fd;

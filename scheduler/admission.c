@@ -1,5 +1,6 @@
 #include "admission.h"
 
+#include "accounts.h"
 #include "clock.h"
 #include "keys.h"
 
@@ -9,11 +10,14 @@
  * zset whose score is the time it lapses; a running sandbox has score +inf.
  * Lapsed reservations (a handler killed mid-create, a create no worker took) are
  * dropped here, before counting, so no leak outlives its deadline. Check and add
- * happen in one script: two handlers can never both take the last place. */
+ * happen in one script: two handlers can never both take the last place.
+ * The operator's ceiling caps the workspace's own limit, so lowering it also
+ * binds a workspace whose owner set a higher limit before. */
 static struct rscript reserve_script = {
     "admission_reserve",
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])\n"
-    "local limit = tonumber(redis.call('HGET', KEYS[2], 'max_concurrent') or '20')\n"
+    "local limit = tonumber(redis.call('HGET', KEYS[2], 'max_concurrent') or ARGV[4])\n"
+    "limit = math.min(limit, tonumber(ARGV[5]))\n"
     "if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {1, limit} end\n"
     "if redis.call('ZCARD', KEYS[1]) >= limit then return {0, limit} end\n"
     "redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])\n"
@@ -21,10 +25,10 @@ static struct rscript reserve_script = {
     ""};
 
 int admission_reserve(struct rconn *rc, const char *ws, const char *sbid, int64_t deadline_ms,
-                      long *limit)
+                      long ceiling, long *limit)
 {
-    char active[128], info[128], now[24], deadline[24];
-    const char *argv[5] = {active, info, sbid, now, deadline};
+    char active[128], info[128], now[24], deadline[24], dflt[24], ceil[24];
+    const char *argv[7] = {active, info, sbid, now, deadline, dflt, ceil};
     redisReply *r;
     int ok;
 
@@ -32,7 +36,9 @@ int admission_reserve(struct rconn *rc, const char *ws, const char *sbid, int64_
     snprintf(info, sizeof(info), K_WS_INFO, ws);
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
     snprintf(deadline, sizeof(deadline), "%lld", (long long)deadline_ms);
-    r = rconn_eval(rc, &reserve_script, 2, 3, argv);
+    snprintf(dflt, sizeof(dflt), "%d", ACCOUNTS_DEFAULT_MAX_CONCURRENT);
+    snprintf(ceil, sizeof(ceil), "%ld", ceiling);
+    r = rconn_eval(rc, &reserve_script, 2, 5, argv);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
         if (r)
             freeReplyObject(r);

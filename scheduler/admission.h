@@ -7,10 +7,11 @@
 
 #include <stdint.h>
 
-/* 1 admitted, 0 over the limit (*limit set), -1 Redis failed. The reservation
- * lapses by itself at deadline_ms unless admission_activate() makes it last. */
+/* 1 admitted, 0 over the limit (*limit set: the workspace's, capped by ceiling),
+ * -1 Redis failed. The reservation lapses by itself at deadline_ms unless
+ * admission_activate() makes it last. */
 int admission_reserve(struct rconn *rc, const char *ws, const char *sbid, int64_t deadline_ms,
-                      long *limit);
+                      long ceiling, long *limit);
 int admission_release(struct rconn *rc, const char *ws, const char *sbid);
 /* Count of live reservations and running sandboxes. */
 long admission_count(struct rconn *rc, const char *ws);

@@ -18,14 +18,41 @@
  *
  * Runtimes are stored as "name:rank,…" with rank -1 for UNKNOWN. Without a
  * requirement the weakest known tier is used (runc, the cheapest); with one, the
- * weakest that satisfies it. UNKNOWN satisfies no requirement. */
+ * weakest that satisfies it. UNKNOWN satisfies no requirement.
+ *
+ * The fleet share (decision 0034): on the unscoped fleet a workspace may hold
+ * at most share% of the slots of the fleet's placeable workers (at least one).
+ * What it holds is counted from the workers' own sandbox maps, the same entries
+ * that hold the slots, so the count cannot drift from them; and it is checked
+ * in the script that takes the slot, so concurrent creates cannot overshoot.
+ * It is looked at only once the capacity stage is reached: a create that fails
+ * for another reason (template, egress, tier) says that reason, and one over
+ * its share hears of the share even when the fleet is also full. */
 static struct rscript pick_script = {
     "placement_pick",
     "local pool, mode, tmpl = ARGV[1], ARGV[2], ARGV[3]\n"
     "local egress, need, req = ARGV[4] == '1', ARGV[5] == '1', tonumber(ARGV[6])\n"
     "local cpu, mem, now = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])\n"
     "local exclude, sbid, val, target = ARGV[10], ARGV[11], ARGV[12], ARGV[13]\n"
+    "local ws, share = ARGV[14], tonumber(ARGV[15])\n"
     "local prefix = 'corral:{ws:' .. pool .. '}:worker:'\n"
+    "local function placeable(w)\n"
+    "  return w[1] == 'alive' and tonumber(w[2]) > now and (not w[3] or w[3] == '')\n"
+    "end\n"
+    "local function over_share()\n"
+    "  if share >= 100 then return nil end\n"
+    "  local total, held, mine = 0, 0, ws .. ' '\n"
+    "  for _, wid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
+    "    local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'problem', 'slots')\n"
+    "    if placeable(w) then total = total + tonumber(w[4]) end\n"
+    "    for _, v in ipairs(redis.call('HVALS', prefix .. wid .. ':sbs')) do\n"
+    "      if string.sub(v, 1, #mine) == mine then held = held + 1 end\n"
+    "    end\n"
+    "  end\n"
+    "  local cap = math.max(1, math.floor(total * share / 100))\n"
+    "  if held >= cap then return {held, cap, total} end\n"
+    "  return nil\n"
+    "end\n"
     "local function runtime(list)\n"
     "  local best, brank, unk = nil, 99, nil\n"
     "  for name, rank in string.gmatch(list, '([^:,]+):(-?%d+)') do\n"
@@ -41,20 +68,21 @@ static struct rscript pick_script = {
     "if target == '' then ids = redis.call('ZRANGE', KEYS[1], 0, -1) end\n"
     "local stage, alive = 0, 0\n"
     "for _, wid in ipairs(ids) do\n"
-    "  local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'templates', "
-    "'egress',\n"
-    "    'runtimes', 'slots', 'used', 'cpu', 'cpu_used', 'mem', 'mem_used', 'problem')\n"
-    "  if wid ~= exclude and w[1] == 'alive' and tonumber(w[2]) > now\n"
-    "     and (not w[12] or w[12] == '') then\n"
+    "  local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'problem', "
+    "'templates',\n"
+    "    'egress', 'runtimes', 'slots', 'used', 'cpu', 'cpu_used', 'mem', 'mem_used')\n"
+    "  if wid ~= exclude and placeable(w) then\n"
     "    alive = alive + 1\n"
     "    local s = 0\n"
-    "    if string.find(w[3], ',' .. tmpl .. ',', 1, true) then s = 1\n"
-    "      if (not egress) or w[4] == '1' then s = 2\n"
-    "        local rt, rank = runtime(w[5])\n"
+    "    if string.find(w[4], ',' .. tmpl .. ',', 1, true) then s = 1\n"
+    "      if (not egress) or w[5] == '1' then s = 2\n"
+    "        local rt, rank = runtime(w[6])\n"
     "        if rt then s = 3\n"
-    "          local slots, used = tonumber(w[6]), tonumber(w[7])\n"
-    "          if used < slots and tonumber(w[9]) + cpu <= tonumber(w[8]) + 1e-9\n"
-    "             and tonumber(w[11]) + mem <= tonumber(w[10]) then\n"
+    "          local slots, used = tonumber(w[7]), tonumber(w[8])\n"
+    "          if used < slots and tonumber(w[10]) + cpu <= tonumber(w[9]) + 1e-9\n"
+    "             and tonumber(w[12]) + mem <= tonumber(w[11]) then\n"
+    "            local over = over_share()\n"
+    "            if over then return {3, alive, over[1], over[2], over[3]} end\n"
     "            if mode == 'reserve' then\n"
     "              redis.call('HINCRBY', prefix .. wid, 'used', 1)\n"
     "              redis.call('HINCRBYFLOAT', prefix .. wid, 'cpu_used', cpu)\n"
@@ -69,6 +97,10 @@ static struct rscript pick_script = {
     "    end\n"
     "    if s > stage then stage = s end\n"
     "  end\n"
+    "end\n"
+    "if stage == 3 then\n"
+    "  local over = over_share()\n"
+    "  if over then return {3, alive, over[1], over[2], over[3]} end\n"
     "end\n"
     "return {stage, alive}\n",
     ""};
@@ -96,15 +128,36 @@ struct pick {
     char wid[33], runtime[33];
     long rank;
     double load;
+    int over_share;        /* the fleet had room, but not within the workspace's share */
+    long held, cap, total; /* then: its sandboxes there, its share, the fleet's slots */
 };
 
-static int pick_in_pool(struct rconn *rc, const char *pool, const char *mode,
+static void read_pick(const redisReply *r, struct pick *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->stage = (long)r->element[0]->integer;
+    out->alive = (long)r->element[1]->integer;
+    if (out->stage == 4 && r->elements == 6) {
+        snprintf(out->wid, sizeof(out->wid), "%s", r->element[2]->str);
+        snprintf(out->runtime, sizeof(out->runtime), "%s", r->element[3]->str);
+        out->rank = (long)r->element[4]->integer;
+        out->load = atof(r->element[5]->str);
+    } else if (out->stage == 3 && r->elements == 5) {
+        out->over_share = 1;
+        out->held = (long)r->element[2]->integer;
+        out->cap = (long)r->element[3]->integer;
+        out->total = (long)r->element[4]->integer;
+    }
+}
+
+/* The share is the fleet's rule: a workspace's own pool has none. */
+static int pick_in_pool(struct rconn *rc, const char *ws, const char *pool, const char *mode,
                         const struct placement_need *n, const char *sbid, const char *val,
                         const char *target, struct pick *out)
 {
-    char zkey[128], egress[2], need[2], req[8], cpu[32], mem[24], now[24];
-    const char *argv[14] = {zkey, pool, mode, n->template_id, egress, need, req,
-                            cpu,  mem,  now,  n->exclude,     sbid,   val,  target};
+    char zkey[128], egress[2], need[2], req[8], cpu[32], mem[24], now[24], share[8];
+    const char *argv[16] = {zkey, pool, mode,       n->template_id, egress, need,   req, cpu,
+                            mem,  now,  n->exclude, sbid,           val,    target, ws,  share};
     redisReply *r;
 
     snprintf(zkey, sizeof(zkey), K_WORKERS, pool);
@@ -114,21 +167,14 @@ static int pick_in_pool(struct rconn *rc, const char *pool, const char *mode,
     snprintf(cpu, sizeof(cpu), "%.3f", n->cpu_cores);
     snprintf(mem, sizeof(mem), "%ld", n->memory_mb);
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    r = rconn_eval(rc, &pick_script, 1, 13, argv);
+    snprintf(share, sizeof(share), "%d", pool[0] ? 100 : n->fleet_share);
+    r = rconn_eval(rc, &pick_script, 1, 15, argv);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         if (r)
             freeReplyObject(r);
         return -1;
     }
-    memset(out, 0, sizeof(*out));
-    out->stage = (long)r->element[0]->integer;
-    out->alive = (long)r->element[1]->integer;
-    if (out->stage == 4 && r->elements == 6) {
-        snprintf(out->wid, sizeof(out->wid), "%s", r->element[2]->str);
-        snprintf(out->runtime, sizeof(out->runtime), "%s", r->element[3]->str);
-        out->rank = (long)r->element[4]->integer;
-        out->load = atof(r->element[5]->str);
-    }
+    read_pick(r, out);
     freeReplyObject(r);
     return 0;
 }
@@ -146,6 +192,12 @@ static void explain(const struct placement_need *n, const struct pick *a, const 
         sched_error_set(err, 409,
                         "worker capability unavailable: no eligible worker can enforce "
                         "allowed_domains (egress policy)");
+    else if (stage == 3 && b->over_share)
+        sched_error_set(err, 429,
+                        "fleet_share: this workspace holds %ld sandboxes on the shared fleet, "
+                        "its share of %ld (fleet_share = %d%% of %ld slots); retry when one "
+                        "ends, or add workers of its own",
+                        b->held, b->cap, n->fleet_share, b->total);
     else if (stage == 2)
         sched_error_set(err, 409,
                         "require_isolation: no eligible worker offers isolation %s; nothing "
@@ -170,8 +222,8 @@ int placement_reserve(struct rconn *rc, const char *ws, const struct placement_n
         const char *pool;
         const struct pick *best;
 
-        if (pick_in_pool(rc, ws, "peek", need, sbid, val, "", &own) ||
-            pick_in_pool(rc, "", "peek", need, sbid, val, "", &fleet)) {
+        if (pick_in_pool(rc, ws, ws, "peek", need, sbid, val, "", &own) ||
+            pick_in_pool(rc, ws, "", "peek", need, sbid, val, "", &fleet)) {
             sched_error_set(err, 503, "state store unavailable");
             return -1;
         }
@@ -181,7 +233,7 @@ int placement_reserve(struct rconn *rc, const char *ws, const struct placement_n
         }
         best = (own.stage == 4 && (fleet.stage < 4 || own.load <= fleet.load)) ? &own : &fleet;
         pool = best == &own ? ws : "";
-        if (pick_in_pool(rc, pool, "reserve", need, sbid, val, best->wid, &got)) {
+        if (pick_in_pool(rc, ws, pool, "reserve", need, sbid, val, best->wid, &got)) {
             sched_error_set(err, 503, "state store unavailable");
             return -1;
         }

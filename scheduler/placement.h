@@ -16,6 +16,7 @@ struct placement_need {
     double cpu_cores;
     long memory_mb;
     const char *exclude; /* a worker id never to choose (a dead one), or "" */
+    int fleet_share;     /* % of the unscoped fleet's slots the workspace may hold (100: all) */
 };
 
 struct placement {
@@ -26,8 +27,9 @@ struct placement {
 };
 
 /* Picks the least loaded eligible worker of W's pool and the fleet and reserves a
- * slot on it for sbid. 0, or -1 with err (404 template, 409 capability, 503
- * capacity or Redis). */
+ * slot on it for sbid. 0, or -1 with err (404 template, 409 capability, 429 the
+ * workspace holds its fleet share and its own workers are full, 503 capacity or
+ * Redis). */
 int placement_reserve(struct rconn *rc, const char *ws, const struct placement_need *need,
                       const char *sbid, struct placement *out, struct sched_error *err);
 

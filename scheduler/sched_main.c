@@ -64,9 +64,7 @@ int main(int argc, char **argv)
     }
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
-    sc.create_timeout_ms = (int)conf.create_timeout_ms;
-    sc.grace_ms = (int)conf.grace_ms;
-    sc.gateway_secret = conf.gateway_secret;
+    sched_conf_init(&sc, &conf);
     rconn_init(&rc, conf.redis_host, (int)conf.redis_port, conf.redis_socket,
                (int)conf.redis_timeout_ms);
     log_info("sweeping every %ld ms", conf.sweep_ms);

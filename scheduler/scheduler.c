@@ -23,6 +23,15 @@ void sched_error_set(struct sched_error *e, int status, const char *fmt, ...)
     va_end(ap);
 }
 
+void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
+{
+    sc->create_timeout_ms = (int)c->create_timeout_ms;
+    sc->grace_ms = (int)c->grace_ms;
+    sc->gateway_secret = c->gateway_secret;
+    sc->fleet_share = (int)c->fleet_share;
+    sc->max_concurrent_ceiling = c->max_concurrent_ceiling;
+}
+
 void sandbox_spec_free(struct sandbox_spec *s)
 {
     free(s->metadata_json);
@@ -42,6 +51,10 @@ static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
     need->cpu_cores = spec->cpu_cores;
     need->memory_mb = spec->memory_mb;
     need->exclude = exclude;
+    /* No fleet share here: scheduler_create sets it for a new create. A
+     * redelivery was admitted under the share once; refusing it now would fail
+     * a create already under way (decision 0034). */
+    need->fleet_share = 100;
 }
 
 static const char *internet_text(int internet)
@@ -155,7 +168,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         sched_error_set(err, 503, "state store unavailable");
         return -1;
     }
-    admitted = admission_reserve(rc, ws, sbid, deadline, &limit);
+    admitted = admission_reserve(rc, ws, sbid, deadline, c->max_concurrent_ceiling, &limit);
     if (admitted < 0) {
         sched_error_set(err, 503, "state store unavailable");
         return -1;
@@ -168,6 +181,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         return -1;
     }
     need_from_spec(spec, "", &need);
+    need.fleet_share = c->fleet_share;
     if (placement_reserve(rc, ws, &need, sbid, &p, err) != 0) {
         admission_release(rc, ws, sbid);
         return -1;

@@ -8,6 +8,7 @@
 #ifndef CORRAL_SCHEDULER_H
 #define CORRAL_SCHEDULER_H
 
+#include "corral_conf.h"
 #include "rconn.h"
 #include "tier.h"
 
@@ -35,10 +36,15 @@ struct sandbox_spec {
 void sandbox_spec_free(struct sandbox_spec *s);
 
 struct sched_conf {
-    int create_timeout_ms;      /* how long a create may take to reach "running" */
-    int grace_ms;               /* slack before corral-sched reclaims an abandoned create */
-    const char *gateway_secret; /* derives a secure sandbox's envd access token */
+    int create_timeout_ms;       /* how long a create may take to reach "running" */
+    int grace_ms;                /* slack before corral-sched reclaims an abandoned create */
+    const char *gateway_secret;  /* derives a secure sandbox's envd access token */
+    int fleet_share;             /* % of the unscoped fleet's slots one workspace may hold */
+    long max_concurrent_ceiling; /* admission never allows more, whatever the workspace says */
 };
+
+/* The scheduler's settings from corral.conf (corral-api and corral-sched alike). */
+void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c);
 
 /* An error a caller turns into {"code": status, "message": message}. */
 struct sched_error {

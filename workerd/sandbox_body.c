@@ -96,6 +96,18 @@ static json_t *host_config(const struct worker_conf *c, json_t *sb, const struct
     return hc;
 }
 
+/* envd's flags: its port, and whether a signed URL must carry an expiry. */
+static json_t *envd_cmd(const struct worker_conf *c)
+{
+    json_t *cmd = json_pack("[s,s]", "-port", ENVD_PORT_STR);
+
+    if (c->envd_require_signature_expiration) {
+        json_array_append_new(cmd, json_string("-signature-expiration"));
+        json_array_append_new(cmd, json_string("required"));
+    }
+    return cmd;
+}
+
 /* envd is the entrypoint (PID 1: it also reaps orphans) and runs as root, so
  * that it can start each process as the user a request names ("user", uid
  * 1000, in the templates) whatever USER the image declares. */
@@ -109,9 +121,9 @@ json_t *sandbox_body(const struct worker_conf *c, const struct wtemplate *t, con
                   "corral.tier", json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN",
                   "corral.template", t->name, "corral.role", "sandbox");
 
-    return json_pack("{s:s, s:o, s:o, s:[s], s:[s,s], s:s, s:{s:{}}, s:o, s:{s:{s:{}}}}", "Image",
+    return json_pack("{s:s, s:o, s:o, s:[s], s:o, s:s, s:{s:{}}, s:o, s:{s:{s:{}}}}", "Image",
                      t->image, "Labels", labels, "Env", env_array(sb, net->via_proxy), "Entrypoint",
-                     ENVD_MOUNT, "Cmd", "-port", ENVD_PORT_STR, "User", "0", "ExposedPorts",
+                     ENVD_MOUNT, "Cmd", envd_cmd(c), "User", "0", "ExposedPorts",
                      ENVD_PORT_STR "/tcp", "HostConfig", host_config(c, sb, net),
                      "NetworkingConfig", "EndpointsConfig", net->network);
 }

@@ -175,6 +175,19 @@ static const struct str_key str_keys[] = {
     SK("dns_servers", dns_servers),
 };
 
+/* Decision 0035: optional (E2B's SDK signs /files URLs without an expiry by
+ * default) or required (such URLs are refused by every sandbox's envd). */
+static int set_signature_expiration(struct worker_conf *c, const char *value, char *err,
+                                    size_t errlen)
+{
+    if (strcmp(value, "optional") != 0 && strcmp(value, "required") != 0) {
+        snprintf(err, errlen, "expected optional or required");
+        return -1;
+    }
+    c->envd_require_signature_expiration = strcmp(value, "required") == 0;
+    return 0;
+}
+
 int wconf_set(void *ud, const char *key, const char *value, char *err, size_t errlen)
 {
     struct worker_conf *c = ud;
@@ -198,6 +211,8 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
         return set_long(&c->egress_pool, value, 0, 16, err, errlen);
     if (strcmp(key, "cpu_cores") == 0)
         return set_cpu(&c->cpu_cores, value, err, errlen);
+    if (strcmp(key, "envd_signature_expiration") == 0)
+        return set_signature_expiration(c, value, err, errlen);
     if (strncmp(key, "template.", 9) == 0)
         return set_template(c, key, value, err, errlen);
     snprintf(err, errlen, "unknown key");

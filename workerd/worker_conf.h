@@ -41,6 +41,7 @@ struct worker_conf {
     long probe_timeout_ms;
     long envd_ready_ms; /* how long a create waits for envd's /health */
     long egress_pool;   /* egress proxies kept started ahead of need (egress_pool.h) */
+    int envd_require_signature_expiration; /* envd refuses signed URLs without an expiry */
     int n_templates;
     struct wtemplate templates[WCONF_MAX_TEMPLATES];
 };

@@ -89,3 +89,66 @@ test('token from a file works the same', async () => {
     await other.stop();
   }
 });
+
+// Signed URLs' expiry (decision 0035). Each refused form is signed correctly
+// over its exact text, so the refusal is the expiry's, not the signature's.
+test('signed URLs: the expiry must be decimal seconds, not past, at most 7 days ahead', async () => {
+  const res = await fetch(`${envd.base}/files?${new URLSearchParams({ path: 'exp.txt' })}`, {
+    method: 'POST', headers: { 'Content-Type': 'application/octet-stream', 'X-Access-Token': TOKEN }, body: 'e',
+  });
+  assert.equal(res.status, 200);
+  const get = (exp) => {
+    const p = { path: 'exp.txt', signature: sign('exp.txt', 'read', '', exp) };
+    if (exp !== undefined) p.signature_expiration = exp;
+    return fetch(`${envd.base}/files?${new URLSearchParams(p)}`);
+  };
+  const now = Math.floor(Date.now() / 1000);
+  const refused = [
+    ['9999999999abc', /Unix time in seconds/],
+    ['', /Unix time in seconds/],
+    [`+${now + 60}`, /Unix time in seconds/],
+    [`-${now + 60}`, /Unix time in seconds/],
+    [` ${now + 60}`, /Unix time in seconds/],
+    [`${now + 60} `, /Unix time in seconds/],
+    ['0x7fffffff', /Unix time in seconds/],
+    ['99999999999999999999', /Unix time in seconds/], // past LLONG_MAX
+    ['9'.repeat(40), /Unix time in seconds/], // longer than envd reads
+    [String(now - 10), /already expired/],
+    [String(now + 8 * 86400), /more than 7 days ahead/],
+    [String(Number.MAX_SAFE_INTEGER), /more than 7 days ahead/],
+  ];
+  for (const [exp, why] of refused) {
+    const r = await get(exp);
+    assert.equal(r.status, 401, `expiration ${JSON.stringify(exp)} was accepted`);
+    const body = await r.json();
+    assert.equal(body.code, 401);
+    assert.match(body.message, why, `expiration ${JSON.stringify(exp)}`);
+  }
+  // Accepted: none at all (E2B's SDK default), a minute ahead, exactly 7 days ahead.
+  for (const exp of [undefined, String(now + 60), String(now + 7 * 86400)]) {
+    const r = await get(exp);
+    assert.equal(r.status, 200, `expiration ${exp}: ${await r.clone().text()}`);
+    assert.equal(await r.text(), 'e');
+  }
+});
+
+test('signed URLs: -signature-expiration required refuses a URL without one', async () => {
+  const strict = await startEnvd({ token: TOKEN, extraArgs: ['-signature-expiration', 'required'] });
+  try {
+    const put = await fetch(`${strict.base}/files?${new URLSearchParams({ path: 'r.txt' })}`, {
+      method: 'POST', headers: { 'Content-Type': 'application/octet-stream', 'X-Access-Token': TOKEN }, body: 'r',
+    });
+    assert.equal(put.status, 200, 'the header token still works');
+    let r = await fetch(`${strict.base}/files?${new URLSearchParams({ path: 'r.txt', signature: sign('r.txt', 'read', '') })}`);
+    assert.equal(r.status, 401);
+    assert.match((await r.json()).message, /signature_expiration is required/);
+    const exp = String(Math.floor(Date.now() / 1000) + 60);
+    r = await fetch(`${strict.base}/files?${new URLSearchParams({ path: 'r.txt', signature: sign('r.txt', 'read', '', exp), signature_expiration: exp })}`);
+    assert.equal(r.status, 200);
+    assert.equal(await r.text(), 'r');
+  } finally {
+    await strict.stop();
+  }
+  await assert.rejects(startEnvd({ token: TOKEN, extraArgs: ['-signature-expiration', 'sometimes'] }),
+    /expected required or optional/);
+});

@@ -24,7 +24,7 @@ function freePort() {
 
 // Starts envd in a temporary directory with its own passwd/group files: user
 // "user" (uid 1000) whose home is inside the temporary directory.
-export async function startEnvd({ token, tokenFile, extraEnv = {} } = {}) {
+export async function startEnvd({ token, tokenFile, extraEnv = {}, extraArgs = [] } = {}) {
   if (process.getuid() !== 0) throw new Error('envd tests must run as root (envd switches users)');
   if (!fs.existsSync(ENVD_BIN)) throw new Error(`envd binary not found at ${ENVD_BIN}; build it first`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envd-test-'));
@@ -42,6 +42,7 @@ export async function startEnvd({ token, tokenFile, extraEnv = {} } = {}) {
     fs.writeFileSync(path.join(dir, 'token'), tokenFile + '\n');
     args.push('-access-token-file', path.join(dir, 'token'));
   }
+  args.push(...extraArgs);
   const env = { ...process.env, ...extraEnv };
   if (token) env.CORRAL_ENVD_ACCESS_TOKEN = token;
   const child = spawn(ENVD_BIN, args, { env, stdio: ['ignore', 'inherit', 'pipe'] });

@@ -3,16 +3,10 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, assertError, corralctl, newWorkspace, eventually } from '../lib/corral.mjs';
-import { TestWorker } from '../lib/test_worker.mjs';
+import { TestWorker, enrolWorker } from '../lib/test_worker.mjs';
 
 const workers = [];
-async function worker(ws, opts = {}) {
-  const args = ws ? ['join-token', 'create', '--workspace', ws.id] : ['join-token', 'create'];
-  const w = new TestWorker(corralctl(...args).token, opts);
-  await w.handshake();
-  workers.push(w.start());
-  return w;
-}
+const worker = (ws, opts) => enrolWorker(workers, ws, opts);
 after(async () => { await Promise.all(workers.map((w) => w.stop())); });
 
 async function create(ws, body = {}) {

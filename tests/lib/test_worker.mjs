@@ -2,7 +2,7 @@
 // to the real corral-api through nginx. It "runs" a sandbox by recording it,
 // so placement and delivery can be tested without Docker; workerd's own tests
 // cover real containers.
-import { api } from './corral.mjs';
+import { api, corralctl } from './corral.mjs';
 
 export class TestWorker {
   constructor(joinToken, { slots = 10, runtimes = [{ name: 'runc', tier: 'CONTAINER' }], egress = false,
@@ -84,4 +84,14 @@ export class TestWorker {
     this.stopped = true;
     await this.loop;
   }
+}
+
+// A started worker of workspace ws, or of the unscoped fleet when ws is null;
+// pushed onto list so that the test file stops it in after().
+export async function enrolWorker(list, ws, opts = {}) {
+  const args = ws ? ['join-token', 'create', '--workspace', ws.id] : ['join-token', 'create'];
+  const w = new TestWorker(corralctl(...args).token, opts);
+  await w.handshake();
+  list.push(w.start());
+  return w;
 }

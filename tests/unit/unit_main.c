@@ -1,6 +1,8 @@
 /* Unit tests of Corral's pure functions: token shapes, secrets, validation.
  * Prints "N passed, N failed" and exits non-zero on any failure. */
+#include "accounts.h"
 #include "check.h"
+#include "corral_conf.h"
 #include "e2b_spec.h"
 #include "egress_policy.h"
 #include "request.h"
@@ -10,9 +12,11 @@
 #include "token.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 CHECK_COUNTERS;
 
@@ -281,6 +285,64 @@ static void test_misc(void)
 
 void unit_data_addr(int *total_passed, int *total_failed);
 
+static void test_ws_limits(void)
+{
+    char err[200];
+
+    CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, 1000, 1000, err, sizeof(err)) == 0);
+    CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, 1001, 1000, err, sizeof(err)) == -1 &&
+          strstr(err, "max_concurrent_sandboxes") &&
+          strstr(err, "workspace_max_concurrent_ceiling"));
+    CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, -1, 1000, err, sizeof(err)) == -1 &&
+          strstr(err, "[0, 100000]"));
+    CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, 100001, 100000, err, sizeof(err)) == -1);
+    /* The ceiling is about concurrency only. */
+    CHECK(ws_limit_check(WS_LIMIT_PIDS, 4096, 10, err, sizeof(err)) == 0);
+    CHECK(ws_limit_check(WS_LIMIT_PIDS, 63, 1000, err, sizeof(err)) == -1 &&
+          strstr(err, "sandbox_pids_limit"));
+}
+
+/* Writes text to a fresh mode-600 file; its path into path (a mkstemp template). */
+static void write_temp(char *path, const char *text)
+{
+    int fd = mkstemp(path);
+
+    CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    if (fd >= 0)
+        close(fd);
+}
+
+static void test_fleet_conf(void)
+{
+    char secret[] = "/tmp/unit-secret-XXXXXX", conf[] = "/tmp/unit-conf-XXXXXX", text[512],
+         err[256];
+    struct corral_conf c;
+
+    write_temp(secret, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+    snprintf(text, sizeof(text),
+             "secret_file = %s\ngateway_secret_file = %s\nfleet_share = 25\n"
+             "workspace_max_concurrent_ceiling = 40\n",
+             secret, secret);
+    write_temp(conf, text);
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0 && c.fleet_share == 25 &&
+          c.max_concurrent_ceiling == 40);
+    unlink(conf);
+    /* Defaults: filled before the (here absent) secret file is read. */
+    (void)corral_conf_load(NULL, &c, err, sizeof(err));
+    CHECK(c.fleet_share == 50 && c.max_concurrent_ceiling == 1000);
+    for (int i = 0; i < 3; i++) {
+        const char *bad[] = {"fleet_share = 0", "fleet_share = 101",
+                             "workspace_max_concurrent_ceiling = 100001"};
+        snprintf(conf, sizeof(conf), "/tmp/unit-conf-XXXXXX");
+        snprintf(text, sizeof(text), "secret_file = %s\n%s\n", secret, bad[i]);
+        write_temp(conf, text);
+        CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == -1 &&
+              (strstr(err, "fleet_share") || strstr(err, "workspace_max_concurrent_ceiling")));
+        unlink(conf);
+    }
+    unlink(secret);
+}
+
 int main(void)
 {
     test_tokens();
@@ -292,5 +354,7 @@ int main(void)
     test_egress_policy();
     test_network_update();
     unit_data_addr(&passed, &failed);
+    test_ws_limits();
+    test_fleet_conf();
     return CHECK_SUMMARY();
 }

@@ -152,6 +152,7 @@ static void test_sandbox_body(void)
     struct wtemplate t = {"base", "corral/base"};
     struct sandbox_net open = {"net-open", 0, 0}, pol = {"net-int", 1, 1};
     json_t *sb = sandbox("{\"pids_limit\":200,\"disk_mb\":512}"), *b1, *b2, *hc;
+    char err[128];
 
     wconf_defaults(&c);
     b1 = sandbox_body(&c, &t, "w1", sb, &open);
@@ -172,8 +173,19 @@ static void test_sandbox_body(void)
                  "512M") == 0);
     CHECK(env_has(b2, "HTTPS_PROXY=http://" EGRESS_ALIAS ":" EGRESS_PORT_STR) &&
           env_has(b2, "NO_PROXY=localhost,127.0.0.1,::1"));
+    CHECK(json_array_size(json_object_get(b1, "Cmd")) == 2); /* envd's default: expiry optional */
     json_decref(b1);
     json_decref(b2);
+    CHECK(wconf_set(&c, "envd_signature_expiration", "sometimes", err, sizeof(err)) != 0 &&
+          strstr(err, "optional or required") != NULL);
+    CHECK(wconf_set(&c, "envd_signature_expiration", "required", err, sizeof(err)) == 0);
+    b1 = sandbox_body(&c, &t, "w1", sb, &open);
+    CHECK(json_array_size(json_object_get(b1, "Cmd")) == 4 &&
+          strcmp(json_string_value(json_array_get(json_object_get(b1, "Cmd"), 2)),
+                 "-signature-expiration") == 0 &&
+          strcmp(json_string_value(json_array_get(json_object_get(b1, "Cmd"), 3)), "required") ==
+              0);
+    json_decref(b1);
     json_decref(sb);
 }
 

@@ -19,6 +19,7 @@ struct envd_config {
     char default_user[64];
     char passwd_path[256];
     char group_path[256];
+    int require_signature_expiration; /* signed /files URLs without an expiry are refused */
 };
 
 extern struct envd_config envd_cfg;

@@ -2,7 +2,8 @@
  * envd entry point: flags, the access token, signals, then the server.
  *
  *   envd [-port 49983] [-addr 0.0.0.0] [-access-token-file PATH] [-user user]
- *        [-passwd /etc/passwd] [-group /etc/group] [-version]
+ *        [-passwd /etc/passwd] [-group /etc/group]
+ *        [-signature-expiration optional|required] [-version]
  *
  * The access token comes from -access-token-file or from the environment
  * variable CORRAL_ENVD_ACCESS_TOKEN, which is removed from envd's environment
@@ -35,7 +36,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: envd [-port N] [-addr IPv4] [-access-token-file PATH] [-user NAME]\n"
-            "            [-passwd FILE] [-group FILE] [-version]\n"
+            "            [-passwd FILE] [-group FILE] [-signature-expiration optional|required]\n"
+            "            [-version]\n"
             "  the token may also come from $%s\n",
             TOKEN_ENV);
 }
@@ -82,6 +84,18 @@ static int copy_flag(char *dst, size_t dstsz, const char *name, const char *valu
 }
 
 /* One flag with its value. 0 ok, 1 handled and exit 0, -1 error. */
+/* Whether a signed /files URL must carry an expiry (decision 0035). */
+static int signature_expiration_flag(const char *value)
+{
+    if (strcmp(value, "required") != 0 && strcmp(value, "optional") != 0) {
+        fprintf(stderr, "envd: -signature-expiration: expected required or optional, not '%s'\n",
+                value);
+        return -1;
+    }
+    envd_cfg.require_signature_expiration = strcmp(value, "required") == 0;
+    return 0;
+}
+
 static int apply_flag(const char *name, const char *value)
 {
     if (strcmp(name, "port") == 0) {
@@ -104,6 +118,8 @@ static int apply_flag(const char *name, const char *value)
         return copy_flag(envd_cfg.passwd_path, sizeof(envd_cfg.passwd_path), "-passwd", value);
     if (strcmp(name, "group") == 0)
         return copy_flag(envd_cfg.group_path, sizeof(envd_cfg.group_path), "-group", value);
+    if (strcmp(name, "signature-expiration") == 0)
+        return signature_expiration_flag(value);
     fprintf(stderr, "envd: unknown flag -%s\n", name);
     usage(stderr);
     return -1;
