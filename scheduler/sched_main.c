@@ -67,8 +67,8 @@ int main(int argc, char **argv)
     sc.create_timeout_ms = (int)conf.create_timeout_ms;
     sc.grace_ms = (int)conf.grace_ms;
     sc.gateway_secret = conf.gateway_secret;
-    rconn_init(&rc, conf.redis_host, (int)conf.redis_port, conf.redis_socket,
-               (int)conf.redis_timeout_ms);
+    sc.env_secret = conf.server_secret;
+    corral_conf_rconn(&conf, &rc);
     log_info("sweeping every %ld ms", conf.sweep_ms);
     for (long tick = 0; !stopping; tick++) {
         sweep_once(&rc, &sc, tick);

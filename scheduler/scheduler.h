@@ -38,6 +38,7 @@ struct sched_conf {
     int create_timeout_ms;      /* how long a create may take to reach "running" */
     int grace_ms;               /* slack before corral-sched reclaims an abandoned create */
     const char *gateway_secret; /* derives a secure sandbox's envd access token */
+    const char *env_secret;     /* the server secret: seals env vars (common/env_seal.h) */
 };
 
 /* An error a caller turns into {"code": status, "message": message}. */
