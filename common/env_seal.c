@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +48,9 @@ static int gcm(int enc, const char *server_secret, const char *sbid,
 char *env_seal(const char *server_secret, const char *sbid, const char *plain)
 {
     size_t len = strlen(plain), raw_len = NONCE_LEN + len + TAG_LEN;
+    size_t cap = strlen(SEAL_PREFIX) + 4 * ((raw_len + 2) / 3) + 1;
     unsigned char *raw = malloc(raw_len);
-    char *out = malloc(strlen(SEAL_PREFIX) + 4 * ((raw_len + 2) / 3) + 1);
+    char *out = malloc(cap);
 
     if (!raw || !out || len > (size_t)1 << 30 || RAND_bytes(raw, NONCE_LEN) != 1 ||
         gcm(1, server_secret, sbid, raw, (const unsigned char *)plain, (int)len, raw + NONCE_LEN,
@@ -57,7 +59,7 @@ char *env_seal(const char *server_secret, const char *sbid, const char *plain)
         free(out);
         return NULL;
     }
-    strcpy(out, SEAL_PREFIX);
+    snprintf(out, cap, "%s", SEAL_PREFIX);
     EVP_EncodeBlock((unsigned char *)out + strlen(SEAL_PREFIX), raw, (int)raw_len);
     free(raw);
     return out;

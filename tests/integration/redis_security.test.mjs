@@ -88,25 +88,35 @@ test('files: passwords and the ACL 0600, Redis dir and AOF dir 0700, AOF files 0
   }
 });
 
+// A template only this file's worker has: no other worker (the unscoped fleet
+// of other files) may take these creates.
+const TEMPLATE = 'sealtest';
 let A, w;
 before(async () => {
   A = newWorkspace();
-  w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
+  w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token, { templates: [TEMPLATE] });
   await w.handshake();
   w.start();
 });
 after(async () => w.stop());
 
+// Commands run as corral-admin in one redis-cli (one command a line on stdin):
+// the answers, in order, one line each.
+function adminBatch(lines) {
+  const r = spawnSync('redis-cli', ['--no-auth-warning', '--user', 'corral-admin', '-p', PORT],
+    { input: `${lines.join('\n')}\n`, encoding: 'latin1', maxBuffer: 1 << 28,
+      env: { ...process.env, REDISCLI_AUTH: readFileSync(`${RUN}/redis-admin-password`, 'utf8').trim() } });
+  return r.stdout;
+}
+
 // Every key's value as an admin reads it, and DUMP's serialized form.
 function everyValue() {
-  const out = [];
-  for (const key of redis('--scan').split('\n').filter(Boolean)) {
-    const read = { string: ['GET'], hash: ['HGETALL'], stream: ['XRANGE', key, '-', '+'], list: ['LRANGE', key, '0', '-1'],
-      set: ['SMEMBERS'], zset: ['ZRANGE', key, '0', '-1'] }[redis('TYPE', key)];
-    if (read) out.push(read.length > 1 ? redis(...read) : redis(read[0], key));
-    out.push(redis('DUMP', key));
-  }
-  return out.join('\n');
+  const keys = redis('--scan').split('\n').filter(Boolean);
+  const types = adminBatch(keys.map((k) => `TYPE ${k}`)).trim().split('\n');
+  assert.equal(types.length, keys.length);
+  const read = { string: 'GET %', hash: 'HGETALL %', stream: 'XRANGE % - +', list: 'LRANGE % 0 -1',
+    set: 'SMEMBERS %', zset: 'ZRANGE % 0 -1' };
+  return adminBatch(keys.flatMap((k, i) => [(read[types[i]] || 'TYPE %').replace('%', k), `DUMP ${k}`]));
 }
 
 function aofText() {
@@ -116,13 +126,13 @@ function aofText() {
 
 test('env vars: the worker gets them, but no Redis key and no AOF file holds them in clear', async () => {
   const secret = `s3cret-${Math.random().toString(16).slice(2)}-value`;
-  const r = await api('POST', '/v1/sandboxes', { key: A.member, body: { env: { API_TOKEN: secret } } });
+  const r = await api('POST', '/v1/sandboxes', { key: A.member, body: { template: TEMPLATE, env: { API_TOKEN: secret } } });
   assert.equal(r.status, 201, r.raw);
   const id = r.body.sandbox_id;
   assert.equal(w.running.get(id).env.API_TOKEN, secret, 'the worker receives the plain value');
   assert.equal(w.running.get(id).env_sealed, undefined);
   const e2b = await api('POST', '/v2/sandboxes', { headers: { 'X-API-KEY': A.member },
-    body: { templateID: 'base', envVars: { E2B_TOKEN: `${secret}-e2b` } } });
+    body: { templateID: TEMPLATE, envVars: { E2B_TOKEN: `${secret}-e2b` } } });
   assert.equal(e2b.status, 201, e2b.raw);
   assert.equal(w.running.get(e2b.body.sandboxID).env.E2B_TOKEN, `${secret}-e2b`);
   const all = everyValue();
@@ -137,7 +147,7 @@ test('env vars: the worker gets them, but no Redis key and no AOF file holds the
 test('a create whose sealed env was altered in Redis is never delivered: the sandbox fails, naming why', async () => {
   await w.stop();
   const stream = `corral:{ws:${w.workspace}}:worker:${w.id}:cmds`;
-  const pending = api('POST', '/v1/sandboxes', { key: A.member, body: { env: { K: 'v' } } });
+  const pending = api('POST', '/v1/sandboxes', { key: A.member, body: { template: TEMPLATE, env: { K: 'v' } } });
   const entry = await eventually(() => {
     const out = redis('XRANGE', stream, '-', '+').split('\n');
     const i = out.findIndex((l) => l.startsWith('{') && l.includes('"env_sealed"'));
