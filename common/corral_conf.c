@@ -2,6 +2,7 @@
 
 #include "accounts.h"
 #include "config.h"
+#include "rconn.h"
 #include "secret.h"
 
 #include <stdio.h>
@@ -38,6 +39,8 @@ struct str_key {
 static const struct str_key str_keys[] = {
     {"redis_host", offsetof(struct corral_conf, redis_host)},
     {"redis_socket", offsetof(struct corral_conf, redis_socket)},
+    {"redis_user", offsetof(struct corral_conf, redis_user)},
+    {"redis_password_file", offsetof(struct corral_conf, redis_password_file)},
     {"secret_file", offsetof(struct corral_conf, secret_file)},
     {"listen", offsetof(struct corral_conf, listen)},
     {"gateway_secret_file", offsetof(struct corral_conf, gateway_secret_file)},
@@ -80,6 +83,8 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     memset(c, 0, sizeof(*c));
     snprintf(c->redis_host, sizeof(c->redis_host), "127.0.0.1");
     c->redis_port = 6379;
+    snprintf(c->redis_user, sizeof(c->redis_user), "corral");
+    snprintf(c->redis_password_file, sizeof(c->redis_password_file), "/etc/corral/redis-password");
     snprintf(c->secret_file, sizeof(c->secret_file), "/etc/corral/secret");
     snprintf(c->listen, sizeof(c->listen), "/run/corral/api.sock");
     snprintf(c->gateway_secret_file, sizeof(c->gateway_secret_file), "/etc/corral/gateway-secret");
@@ -112,8 +117,16 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
         return -1;
     }
     if (secret_load_file(c->secret_file, c->server_secret, sizeof(c->server_secret), err, errlen) !=
-        0)
+            0 ||
+        secret_load_file(c->redis_password_file, c->redis_password, sizeof(c->redis_password), err,
+                         errlen) != 0)
         return -1;
     return secret_load_file(c->gateway_secret_file, c->gateway_secret, sizeof(c->gateway_secret),
                             err, errlen);
+}
+
+void corral_conf_rconn(const struct corral_conf *c, struct rconn *rc)
+{
+    rconn_init(rc, c->redis_host, (int)c->redis_port, c->redis_socket, (int)c->redis_timeout_ms);
+    rconn_set_auth(rc, c->redis_user, c->redis_password);
 }

@@ -11,6 +11,9 @@ struct corral_conf {
     char redis_host[256];
     long redis_port;
     char redis_socket[256];
+    char redis_user[256];          /* the Redis ACL user Corral logs in as */
+    char redis_password_file[256]; /* its password (0600), sent with AUTH */
+    char redis_password[256];      /* loaded from redis_password_file, never logged */
     char secret_file[256];
     char server_secret[256]; /* loaded from secret_file, never logged */
     char gateway_secret_file[256];
@@ -37,5 +40,10 @@ struct corral_conf {
 /* Defaults, then the file (if path is not NULL), then validation and the
  * secret. 0, or -1 with err naming the bad key. */
 int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t errlen);
+
+/* Sets rc up for the Redis c names, logging in as c's redis_user (rc then
+ * points into c, which must outlive it). */
+struct rconn;
+void corral_conf_rconn(const struct corral_conf *c, struct rconn *rc);
 
 #endif

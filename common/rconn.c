@@ -26,10 +26,37 @@ void rconn_close(struct rconn *rc)
     rc->ctx = NULL;
 }
 
+void rconn_set_auth(struct rconn *rc, const char *user, const char *password)
+{
+    rc->user = user;
+    rc->password = password;
+}
+
 static struct timeval ms_tv(int ms)
 {
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (long)(ms % 1000) * 1000};
     return tv;
+}
+
+/* A refused login closes the connection: the next command tries again (the
+ * operator may be fixing the password). The reply names no password. */
+static int rconn_auth(struct rconn *rc)
+{
+    redisReply *r;
+
+    if (!rc->password)
+        return 0;
+    r = redisCommand(rc->ctx, "AUTH %s %s", rc->user ? rc->user : "default", rc->password);
+    if (r && r->type == REDIS_REPLY_STATUS) {
+        freeReplyObject(r);
+        return 0;
+    }
+    if (r && r->type == REDIS_REPLY_ERROR)
+        log_err("redis: AUTH as %s refused: %s", rc->user ? rc->user : "default", r->str);
+    if (r)
+        freeReplyObject(r);
+    rconn_close(rc);
+    return -1;
 }
 
 static int rconn_connect(struct rconn *rc)
@@ -45,7 +72,7 @@ static int rconn_connect(struct rconn *rc)
         return -1;
     }
     redisSetTimeout(rc->ctx, tv);
-    return 0;
+    return rconn_auth(rc);
 }
 
 /* A reply is usable unless the connection broke; an error reply is logged and

@@ -2,7 +2,8 @@
  *
  * A command on a broken connection fails at once (NULL) and the next command
  * reconnects, so while Redis is down callers answer 503 promptly and service
- * resumes when Redis is back, with no restart. */
+ * resumes when Redis is back, with no restart. Every (re)connect logs in with
+ * AUTH user password when rconn_set_auth gave them (decision 0030). */
 #ifndef CORRAL_RCONN_H
 #define CORRAL_RCONN_H
 
@@ -15,11 +16,15 @@ struct rconn {
     int port;
     char socket_path[256]; /* used instead of host:port when set */
     int timeout_ms;        /* connect and ordinary command timeout */
+    const char *user;      /* ACL user and password (not copied; NULL: no AUTH) */
+    const char *password;
 };
 
 void rconn_init(struct rconn *rc, const char *host, int port, const char *socket_path,
                 int timeout_ms);
 void rconn_close(struct rconn *rc);
+/* The ACL user and password AUTH sends on every connect; both must outlive rc. */
+void rconn_set_auth(struct rconn *rc, const char *user, const char *password);
 
 /* Runs one command. Returns the reply (caller frees with freeReplyObject), or
  * NULL when Redis is unreachable or the reply is an error (logged). block_ms > 0

@@ -6,8 +6,10 @@
 # Lays down, under DESTDIR (empty: this machine):
 #   PREFIX/bin/             corral-api corralctl corral-sched workerd envd corral-egress
 #   PREFIX/lib/nginx/modules/ngx_http_corral_module.so
+#   PREFIX/lib/corral/redis-acl   prints Redis's ACL file from the password files
 #   /lib/systemd/system/    corral-api@.service corral-sched.service corral-workerd.service
-#                           (@PREFIX@ replaced), nginx.service.d/corral-restart.conf
+#                           (@PREFIX@ replaced), nginx.service.d/corral-restart.conf,
+#                           redis-server.service.d/corral.conf (Redis's files 0600 in 0700)
 #   /usr/lib/sysusers.d/corral.conf   the user corral (systemd-sysusers)
 #   PREFIX/share/doc/corral/          systemd.md (conf/systemd/README.md), running-on-several-hosts.md
 #   /etc/corral/*.example   corral.conf, workerd.conf, redis.conf (a snippet),
@@ -97,7 +99,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 install -d -m 0755 "$DESTDIR$PREFIX/bin" "$DESTDIR$MODDIR" "$DESTDIR/lib/systemd/system" \
-    "$DESTDIR/lib/systemd/system/nginx.service.d" "$DESTDIR/usr/lib/sysusers.d" \
+    "$DESTDIR/lib/systemd/system/nginx.service.d" "$DESTDIR/lib/systemd/system/redis-server.service.d" \
+    "$DESTDIR$PREFIX/lib/corral" "$DESTDIR/usr/lib/sysusers.d" \
     "$DESTDIR$PREFIX/share/doc/corral" "$DESTDIR/etc/corral"
 
 for b in "${BINARIES[@]}"; do install -m 0755 "$BIN/$b" "$DESTDIR$PREFIX/bin/$b"; done
@@ -108,6 +111,10 @@ for u in "${UNITS[@]}"; do
     install -m 0644 "$TMP/$u" "$DESTDIR/lib/systemd/system/$u"
 done
 install -m 0644 "$SYSTEMD/nginx-restart.conf" "$DESTDIR/lib/systemd/system/nginx.service.d/corral-restart.conf"
+install -m 0644 "$SYSTEMD/redis-server.conf" "$DESTDIR/lib/systemd/system/redis-server.service.d/corral.conf"
+# Not the passwords nor the ACL file themselves: secrets are the operator's
+# (conf/systemd/README.md makes them); this renders the ACL from them.
+install -m 0755 "$ROOT/conf/redis-acl.sh" "$DESTDIR$PREFIX/lib/corral/redis-acl"
 install -m 0644 "$SYSTEMD/corral.sysusers" "$DESTDIR/usr/lib/sysusers.d/corral.conf"
 
 install -m 0644 "$SYSTEMD/README.md" "$DESTDIR$PREFIX/share/doc/corral/systemd.md"

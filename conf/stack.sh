@@ -6,6 +6,7 @@
 #   conf/stack.sh down    stop what `up` started
 #   conf/stack.sh env     print the exports for clients
 #   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
+#   conf/stack.sh redis-cli ARGS...   redis-cli as the stack's Redis admin (corral-admin)
 #
 # Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
 # CORRAL_PORT (HTTPS port, 8443), CORRAL_REDIS_PORT (6390), CORRAL_PROFILE
@@ -92,11 +93,18 @@ make_tls() {
 
 write_conf() {
     umask 077
-    [ -f "$RUN/secret" ] || openssl rand -hex 32 > "$RUN/secret"
-    [ -f "$RUN/gateway-secret" ] || openssl rand -hex 32 > "$RUN/gateway-secret"
+    local s
+    for s in secret gateway-secret redis-password redis-admin-password; do
+        [ -f "$RUN/$s" ] || openssl rand -hex 32 > "$RUN/$s"
+    done
+    # Redis's users (decision 0030): hashes of the two passwords, made afresh.
+    bash "$ROOT/conf/redis-acl.sh" "$RUN/redis-password" "$RUN/redis-admin-password" \
+        > "$RUN/redis-users.acl"
     cat > "$RUN/corral.conf" <<CONF
 redis_host = 127.0.0.1
 redis_port = $REDIS_PORT
+redis_user = corral
+redis_password_file = $RUN/redis-password
 secret_file = $RUN/secret
 gateway_secret_file = $RUN/gateway-secret
 domain = $DOMAIN:$PORT
@@ -148,9 +156,22 @@ render_gateway() { # file, cache bypass (on|off), server names, listen ports...
         | awk -v listen="$listen" '{ if ($0 == "@GATEWAY_LISTEN@") printf "%s", listen; else print }' > "$out"
 }
 
+# redis-cli as corral-admin: the password goes through the environment
+# (REDISCLI_AUTH), never the command line (`ps` shows that to everyone).
+redis_admin() {
+    REDISCLI_AUTH=$(cat "$RUN/redis-admin-password") \
+        redis-cli --no-auth-warning --user corral-admin -p "$REDIS_PORT" "$@"
+}
+
+# Redis's files hold every tenant's state: its dir 0700, the AOF (and any RDB)
+# 0600. Redis creates its files with its umask, hence 077; chmod mends a dir
+# made by an older stack. The users come from --aclfile (hashes only).
 start_redis() {
-    start_bg redis redis-server "$ROOT/conf/redis.conf" --port "$REDIS_PORT" --dir "$RUN/redis"
-    wait_for "redis on port $REDIS_PORT" redis-cli -p "$REDIS_PORT" ping
+    mkdir -p "$RUN/redis"
+    chmod -R go-rwx "$RUN/redis"
+    (umask 077; start_bg redis redis-server "$ROOT/conf/redis.conf" --port "$REDIS_PORT" \
+        --dir "$RUN/redis" --aclfile "$RUN/redis-users.acl")
+    wait_for "redis on port $REDIS_PORT" redis_admin ping
 }
 
 # One workerd joined to the unscoped fleet, on this machine's dockerd.
@@ -255,5 +276,6 @@ kill-api) stop_pid "api-$2" KILL ;;
 start-api) profile_settings; start_api "$2" ;;
 start-workerd) start_workerd ;;
 status) ls "$RUN/pids" ;;
-*) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|kill-api N|start-api N|status" ;;
+redis-cli) shift; redis_admin "$@" ;;
+*) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|kill-api N|start-api N|status|redis-cli ARGS" ;;
 esac

@@ -159,8 +159,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "corralctl: config: %s\n", err);
         return 1;
     }
-    rconn_init(&c.rc, c.conf.redis_host, (int)c.conf.redis_port, c.conf.redis_socket,
-               (int)c.conf.redis_timeout_ms);
+    corral_conf_rconn(&c.conf, &c.rc);
     if (!strcmp(pos[0], "workspace") && !strcmp(pos[1], "create"))
         return cmd_workspace_create(&c, pos[2]);
     if (!strcmp(pos[0], "key") && !strcmp(pos[1], "create"))

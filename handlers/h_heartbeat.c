@@ -12,13 +12,16 @@
  * start-up); a poll over that budget answers at once with retry_after_ms, so
  * the other threads always remain for API requests. */
 #include "clock.h"
+#include "env_seal.h"
 #include "handlers.h"
 #include "keys.h"
 #include "lifecycle.h"
+#include "log.h"
 #include "respond.h"
 #include "worker_registry.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define REDELIVER_IDLE_MS 10000
@@ -141,8 +144,43 @@ static void apply_reports(struct request *req, const char *wid, const json_t *sb
         freeReplyObject(mine);
 }
 
+/* A create's env vars are sealed in Redis (common/env_seal.h): opened here,
+ * just before they go to the worker over TLS. One that does not open (the
+ * secret changed, or the stream was altered) is never delivered: the command
+ * is dropped and the sandbox fails, naming why. 0 delivered, -1 dropped. */
+static int open_env(struct request *req, const char *wid, const char *stream, const char *entry,
+                    json_t *sb)
+{
+    const char *sealed = json_string_value(json_object_get(sb, "env_sealed"));
+    const char *sbid = json_string_value(json_object_get(sb, "id"));
+    char *plain;
+    json_t *env;
+    redisReply *r;
+
+    if (!sealed)
+        return 0;
+    plain = sbid ? env_open(req->conf->server_secret, sbid, sealed) : NULL;
+    env = plain ? json_loads(plain, 0, NULL) : NULL;
+    free(plain);
+    json_object_del(sb, "env_sealed");
+    if (json_is_object(env))
+        return json_object_set_new(sb, "env", env) == 0 ? 0 : -1;
+    json_decref(env);
+    log_err("create of sandbox %s: its env vars do not open (secret_file changed?)",
+            sbid ? sbid : "?");
+    if ((r = rconn_cmd(req->rc, 0, "XACK %s " CMD_GROUP " %s", stream, entry)))
+        freeReplyObject(r);
+    if ((r = rconn_cmd(req->rc, 0, "XDEL %s %s", stream, entry)))
+        freeReplyObject(r);
+    if (sbid)
+        lifecycle_report(req->rc, req->cred.ws, wid, sbid, "failed",
+                         "its env vars could not be decrypted");
+    return -1;
+}
+
 /* Turns stream entries [[id, [field, value, ...]], ...] into commands. */
-static void append_entries(json_t *out, const redisReply *entries)
+static void append_entries(struct request *req, const char *wid, const char *stream, json_t *out,
+                           const redisReply *entries)
 {
     for (size_t i = 0; entries && entries->type == REDIS_REPLY_ARRAY && i < entries->elements;
          i++) {
@@ -156,8 +194,15 @@ static void append_entries(json_t *out, const redisReply *entries)
         if (!type)
             continue;
         cmd = json_pack("{s:s, s:s}", "id", e->element[0]->str, "type", type);
-        if ((payload = reply_hget(e->element[1], "sandbox")))
-            json_object_set_new(cmd, "sandbox", json_loads(payload, 0, NULL));
+        if ((payload = reply_hget(e->element[1], "sandbox"))) {
+            json_t *sb = json_loads(payload, 0, NULL);
+            if (sb && open_env(req, wid, stream, e->element[0]->str, sb) != 0) {
+                json_decref(sb);
+                json_decref(cmd);
+                continue;
+            }
+            json_object_set_new(cmd, "sandbox", sb);
+        }
         if ((payload = reply_hget(e->element[1], "sandbox_id")))
             json_object_set_new(cmd, "sandbox_id", json_string(payload));
         json_array_append_new(out, cmd);
@@ -166,7 +211,8 @@ static void append_entries(json_t *out, const redisReply *entries)
 
 /* XREADGROUP without blocking (blocking waits go through wait_for_commands);
  * it answers [[stream, entries]] or nil. */
-static int read_group(struct request *req, const char *stream, const char *from, json_t *out)
+static int read_group(struct request *req, const char *wid, const char *stream, const char *from,
+                      json_t *out)
 {
     redisReply *r = rconn_cmd(
         req->rc, 0, "XREADGROUP GROUP " CMD_GROUP " " CMD_CONSUMER " COUNT 100 STREAMS %s %s",
@@ -175,12 +221,12 @@ static int read_group(struct request *req, const char *stream, const char *from,
     if (!r)
         return -1;
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->elements == 2)
-        append_entries(out, r->element[0]->element[1]);
+        append_entries(req, wid, stream, out, r->element[0]->element[1]);
     freeReplyObject(r);
     return 0;
 }
 
-static int reclaim_stale(struct request *req, const char *stream, json_t *out)
+static int reclaim_stale(struct request *req, const char *wid, const char *stream, json_t *out)
 {
     redisReply *r =
         rconn_cmd(req->rc, 0, "XAUTOCLAIM %s " CMD_GROUP " " CMD_CONSUMER " %d 0-0 COUNT 100",
@@ -189,7 +235,7 @@ static int reclaim_stale(struct request *req, const char *stream, json_t *out)
     if (!r)
         return -1;
     if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2)
-        append_entries(out, r->element[1]);
+        append_entries(req, wid, stream, out, r->element[1]);
     freeReplyObject(r);
     return 0;
 }
@@ -214,8 +260,9 @@ static struct rscript take_script = {
 
 /* 1 took commands (or was superseded: nothing more to do), 0 nothing new with
  * last set, -1 Redis failed. */
-static int take_if_current(struct request *req, const char *wkey, const char *stream,
-                           const char *seq, json_t *out, char *last, size_t lastlen)
+static int take_if_current(struct request *req, const char *wid, const char *wkey,
+                           const char *stream, const char *seq, json_t *out, char *last,
+                           size_t lastlen)
 {
     const char *argv[3] = {wkey, stream, seq};
     redisReply *r = rconn_eval(req->rc, &take_script, 2, 1, argv);
@@ -224,7 +271,7 @@ static int take_if_current(struct request *req, const char *wkey, const char *st
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1) {
         rv = r->element[0]->integer != 0;
         if (r->element[0]->integer == 1 && r->elements == 2)
-            append_entries(out, r->element[1]);
+            append_entries(req, wid, stream, out, r->element[1]);
         else if (r->element[0]->integer == 0 && r->elements == 2 && r->element[1]->str)
             snprintf(last, lastlen, "%s", r->element[1]->str);
     }
@@ -253,7 +300,7 @@ static int wait_for_commands(struct request *req, const char *wid, const char *s
     freeReplyObject(r);
     for (;;) {
         int64_t left = deadline - clock_now_ms();
-        if ((rv = take_if_current(req, wkey, stream, seq, out, last, sizeof(last))) != 0)
+        if ((rv = take_if_current(req, wid, wkey, stream, seq, out, last, sizeof(last))) != 0)
             return rv < 0 ? -1 : 0;
         if (left <= 0)
             return 0;
@@ -271,16 +318,17 @@ static int collect_commands(struct request *req, const char *wid, const char *st
     struct server *srv = req->thread->srv;
     int rv;
 
-    if ((resume ? read_group(req, stream, "0", out) : reclaim_stale(req, stream, out)) != 0)
+    if ((resume ? read_group(req, wid, stream, "0", out) : reclaim_stale(req, wid, stream, out)) !=
+        0)
         return -1;
     if (json_array_size(out) > 0)
         return 0;
     if (!wait) /* a worker with work in hand reports without waiting */
-        return read_group(req, stream, ">", out);
+        return read_group(req, wid, stream, ">", out);
     if (atomic_fetch_add(&srv->longpolls, 1) >= srv->conf.longpoll_max) {
         atomic_fetch_sub(&srv->longpolls, 1);
         *over_budget = 1;
-        return read_group(req, stream, ">", out);
+        return read_group(req, wid, stream, ">", out);
     }
     rv = wait_for_commands(req, wid, stream, out);
     atomic_fetch_sub(&srv->longpolls, 1);

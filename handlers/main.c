@@ -4,6 +4,7 @@
 #include "log.h"
 #include "respond.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,8 +68,12 @@ static int open_socket(struct server *srv)
         log_err("cannot listen on %s", srv->conf.listen);
         return -1;
     }
-    /* nginx runs as another user; the socket's directory limits who gets here. */
-    chmod(srv->conf.listen, 0666);
+    /* nginx runs as another user in corral-api's group (corral.sysusers), so
+     * the socket is the group's, 0660: no other local user may talk to it. */
+    if (chmod(srv->conf.listen, 0660) != 0) {
+        log_err("cannot chmod %s: %s", srv->conf.listen, strerror(errno));
+        return -1;
+    }
     return 0;
 }
 
@@ -107,8 +112,7 @@ int main(int argc, char **argv)
     }
     for (long i = 0; i < srv.conf.threads; i++) {
         threads[i].srv = &srv;
-        rconn_init(&threads[i].rc, srv.conf.redis_host, (int)srv.conf.redis_port,
-                   srv.conf.redis_socket, (int)srv.conf.redis_timeout_ms);
+        corral_conf_rconn(&srv.conf, &threads[i].rc);
         pthread_create(&tids[i], NULL, serve, &threads[i]);
     }
     log_info("listening on %s with %ld threads (%ld may long-poll)", srv.conf.listen,

@@ -51,19 +51,33 @@ static void add_isolation(json_t *sb, const redisReply *rec, const char *gateway
     }
 }
 
+/* The env vars stay sealed on the stream too: the heartbeat opens them as it
+ * hands the command to the worker (env_sealed becomes env). A record from
+ * before sealing holds a JSON object, passed on as it is. */
+static void add_env(json_t *sb, const redisReply *rec)
+{
+    const char *env = field_or(rec, "env", "{}");
+
+    if (*env == '{')
+        json_object_set_new(sb, "env", record_json(rec, "env", "{}"));
+    else
+        json_object_set_new(sb, "env_sealed", json_string(env));
+}
+
 static char *create_payload(const redisReply *rec, const char *gateway_secret)
 {
     json_t *sb = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:o, s:f, s:I, s:I, s:o}", "id", field_or(rec, "id", ""),
-        "workspace", field_or(rec, "ws", ""), "template", field_or(rec, "template", ""), "runtime",
-        field_or(rec, "runtime", ""), "tier", field_or(rec, "tier", "UNKNOWN"), "env",
-        record_json(rec, "env", "{}"), "cpu_cores", atof(field_or(rec, "cpu_cores", "1")),
-        "memory_mb", int_field(rec, "memory_mb", 512), "timeout", int_field(rec, "timeout", 300),
-        "metadata", record_json(rec, "metadata", "{}"));
+        "{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:o}", "id", field_or(rec, "id", ""), "workspace",
+        field_or(rec, "ws", ""), "template", field_or(rec, "template", ""), "runtime",
+        field_or(rec, "runtime", ""), "tier", field_or(rec, "tier", "UNKNOWN"), "cpu_cores",
+        atof(field_or(rec, "cpu_cores", "1")), "memory_mb", int_field(rec, "memory_mb", 512),
+        "timeout", int_field(rec, "timeout", 300), "metadata", record_json(rec, "metadata", "{}"));
     char *text;
 
-    if (sb)
+    if (sb) {
+        add_env(sb, rec);
         add_isolation(sb, rec, gateway_secret);
+    }
     text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;
     json_decref(sb);
     return text;

@@ -65,8 +65,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     sched_conf_init(&sc, &conf);
-    rconn_init(&rc, conf.redis_host, (int)conf.redis_port, conf.redis_socket,
-               (int)conf.redis_timeout_ms);
+    corral_conf_rconn(&conf, &rc);
     log_info("sweeping every %ld ms", conf.sweep_ms);
     for (long tick = 0; !stopping; tick++) {
         sweep_once(&rc, &sc, tick);

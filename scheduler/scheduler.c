@@ -4,6 +4,7 @@
 #include "admission.h"
 #include "clock.h"
 #include "commands.h"
+#include "env_seal.h"
 #include "placement.h"
 #include "sandbox_store.h"
 #include "secret.h"
@@ -30,6 +31,7 @@ void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
     sc->gateway_secret = c->gateway_secret;
     sc->fleet_share = (int)c->fleet_share;
     sc->max_concurrent_ceiling = c->max_concurrent_ceiling;
+    sc->env_secret = c->server_secret;
 }
 
 void sandbox_spec_free(struct sandbox_spec *s)
@@ -63,11 +65,12 @@ static const char *internet_text(int internet)
 }
 
 /* The workspace's limits are copied into the record, so that a redelivery or
- * a later start uses the values the sandbox was created with. */
-static int record_and_send(struct rconn *rc, const char *gateway_secret, const char *ws,
+ * a later start uses the values the sandbox was created with. The env vars
+ * (users' secrets) are recorded only sealed (common/env_seal.h). */
+static int record_and_send(struct rconn *rc, const struct sched_conf *c, const char *ws,
                            const char *sbid, const struct sandbox_spec *spec,
                            const struct placement *p, const long limits[WS_LIMIT_COUNT],
-                           int64_t deadline)
+                           int64_t deadline, const char *env_sealed)
 {
     char now[24], timeout[24], cpu[32], mem[24], pids[24], disk[24];
     const char *fv[] = {"id",
@@ -97,7 +100,7 @@ static int record_and_send(struct rconn *rc, const char *gateway_secret, const c
                         "metadata",
                         spec->metadata_json,
                         "env",
-                        spec->env_json,
+                        env_sealed,
                         "allowed_domains",
                         spec->allowed_json,
                         "created_at",
@@ -130,7 +133,7 @@ static int record_and_send(struct rconn *rc, const char *gateway_secret, const c
     rec = sandbox_get(rc, ws, sbid, &absent);
     if (!rec)
         return -1;
-    rv = command_send_create(rc, gateway_secret, p->pool, p->wid, rec);
+    rv = command_send_create(rc, c->gateway_secret, p->pool, p->wid, rec);
     freeReplyObject(rec);
     return rv;
 }
@@ -157,7 +160,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
     struct placement_need need;
     struct placement p;
     long limit = 0, limits[WS_LIMIT_COUNT];
-    char ws_name[128];
+    char ws_name[128], *env_sealed;
     int admitted;
 
     if (secret_random_hex(sbid, 10) != 0) {
@@ -186,11 +189,15 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         admission_release(rc, ws, sbid);
         return -1;
     }
-    if (record_and_send(rc, c->gateway_secret, ws, sbid, spec, &p, limits, deadline) != 0) {
+    env_sealed = env_seal(c->env_secret, sbid, spec->env_json);
+    if (!env_sealed ||
+        record_and_send(rc, c, ws, sbid, spec, &p, limits, deadline, env_sealed) != 0) {
         undo_create(rc, ws, sbid, &p);
-        sched_error_set(err, 503, "state store unavailable");
+        sched_error_set(err, 503, env_sealed ? "state store unavailable" : "cannot seal env vars");
+        free(env_sealed);
         return -1;
     }
+    free(env_sealed);
     return 0;
 }
 

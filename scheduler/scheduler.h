@@ -41,6 +41,7 @@ struct sched_conf {
     const char *gateway_secret;  /* derives a secure sandbox's envd access token */
     int fleet_share;             /* % of the unscoped fleet's slots one workspace may hold */
     long max_concurrent_ceiling; /* admission never allows more, whatever the workspace says */
+    const char *env_secret;      /* the server secret: seals env vars (common/env_seal.h) */
 };
 
 /* The scheduler's settings from corral.conf (corral-api and corral-sched alike). */

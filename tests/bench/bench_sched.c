@@ -1,8 +1,10 @@
 /* bench_sched: the scheduler's added time per create — admission + placement
  * + record + enqueue, i.e. scheduler_create() — against a real Redis holding
  * the registered workers. Each created sandbox is killed right after, so the
- * fleet's load stays level. Prints p50 and p99 in microseconds. */
+ * fleet's load stays level. Prints p50 and p99 in microseconds. Redis and its
+ * login, and the secrets, come from the stack's corral.conf. */
 #include "clock.h"
+#include "corral_conf.h"
 #include "lifecycle.h"
 #include "scheduler.h"
 
@@ -26,25 +28,32 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    struct sched_conf conf = {
-        .create_timeout_ms = 60000, .grace_ms = 5000, .gateway_secret = "bench"};
+    static struct corral_conf cc;
+    struct sched_conf conf = {.create_timeout_ms = 60000, .grace_ms = 5000};
     struct sandbox_spec spec = {.timeout_s = 300, .cpu_cores = 0.5, .memory_mb = 256};
     struct sched_error err;
     struct rconn rc;
-    char sbid[SANDBOX_ID_MAX];
+    char sbid[SANDBOX_ID_MAX], cerr[512];
     int n = argc > 3 ? atoi(argv[3]) : 2000;
     double *t = calloc((size_t)n, sizeof(double));
 
     if (argc < 3 || !t) {
         free(t);
-        fprintf(stderr, "usage: bench_sched REDIS_PORT WORKSPACE [N]\n");
+        fprintf(stderr, "usage: bench_sched CORRAL_CONF WORKSPACE [N]\n");
         return 2;
     }
+    if (corral_conf_load(argv[1], &cc, cerr, sizeof(cerr)) != 0) {
+        free(t);
+        fprintf(stderr, "bench_sched: %s\n", cerr);
+        return 2;
+    }
+    conf.gateway_secret = cc.gateway_secret;
+    conf.env_secret = cc.server_secret;
     snprintf(spec.template_id, sizeof(spec.template_id), "base");
     spec.metadata_json = strdup("{}");
     spec.env_json = strdup("{}");
     spec.allowed_json = strdup("[]");
-    rconn_init(&rc, "127.0.0.1", atoi(argv[1]), NULL, 1000);
+    corral_conf_rconn(&cc, &rc);
     for (int i = 0; i < n; i++) {
         double t0 = now_us();
         if (scheduler_create(&rc, &conf, argv[2], &spec, sbid, &err) != 0) {

@@ -18,7 +18,7 @@ ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
 field() { sed -E "s/.*\"$1\":\"([^\"]*)\".*/\1/"; }
 ws_json=$(ctl workspace create bench); ws=$(field workspace <<<"$ws_json"); key=$(field owner_key <<<"$ws_json")
 ctl key create --workspace "$ws" --role member >/dev/null
-redis-cli -p "$CORRAL_REDIS_PORT" HSET "corral:{ws:$ws}:info" max_concurrent 100000 >/dev/null
+conf/stack.sh redis-cli HSET "corral:{ws:$ws}:info" max_concurrent 100000 >/dev/null
 
 # 1. Authenticated GET /v1/sandboxes/{id} vs nginx serving a small static file.
 fifo="$CORRAL_RUN/holder.out"
@@ -52,7 +52,7 @@ egress_pool = ${BENCH_POOL:-16}" CORRAL_WORKERD_SLOTS=400 conf/stack.sh start-wo
 echo
 # A second workspace: its creates can only go to the fleet, i.e. this workerd.
 ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_json")
-redis-cli -p "$CORRAL_REDIS_PORT" HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
+conf/stack.sh redis-cli HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
 node tests/bench/bench_workerd.mjs "$(field owner_key <<<"$ws2_json")" "$(cat "$CORRAL_RUN/pids/workerd.pid")"
 
 # 2b. Network isolation: creates with and without a policy, downloads through the
@@ -88,5 +88,5 @@ awk -v a="$c_rps" -v b="$b_rps" 'BEGIN {printf "  ratio cache/lookup: %.2f\n", a
 # 5. Admission + placement with 1,000 registered workers.
 node tests/bench/register_workers.mjs "$ws" 1000
 echo "admission + placement, 1000 workers (500 in the workspace, 500 in the fleet):"
-printf '  '; build/bin/bench_sched "$CORRAL_REDIS_PORT" "$ws" 2000
+printf '  '; build/bin/bench_sched "$CORRAL_RUN/corral.conf" "$ws" 2000
 echo "  (goal: p99 < 2000 us)"

@@ -63,7 +63,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 7 -subj "/CN=corral dataplane te
     -keyout "$NGX/tls/server.key" -out "$NGX/tls/server.crt" 2>/dev/null
 render() { # template port bypass name
     sed -e "s|@SO@|$SO|g" -e "s|@DIR@|$NGX|g" -e "s|@RUN@|$CORRAL_RUN|g" -e "s|@PORT@|$2|g" \
-        -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@BYPASS@|$3|g" -e "s|@NAME@|$4|g" \
+        -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@BYPASS@|$3|g" -e "s|@NAME@|$4|g" -e "s|@USER@|$(id -un)|g" \
         -e "s|@WORKER_NETWORKS@|$CORRAL_WORKER_NETWORKS|g" -e "s|@WORKER_PORTS@|$CORRAL_WORKER_PORTS|g" "$1"
 }
 render tests/dataplane/nginx.conf.in - - - > "$NGX/nginx.conf"

@@ -7,11 +7,13 @@
 #   - every absolute path a unit names exists after install (a config as its
 #     .example), and the sockets and state_dir agree with nginx and workerd's examples;
 #   - `systemd-analyze verify --root` of every unit (corral-api@1 and @2, and
-#     nginx.service with the drop-in) prints nothing: the install tree plus this
+#     nginx.service and redis-server.service with their drop-ins) prints nothing: the install tree plus this
 #     machine's own units as the root (systemd 252 looks up ExecStart= there);
 #   - `systemd-analyze security --offline` keeps each unit's exposure low;
 #   - systemd-sysusers makes user corral and puts www-data in group corral;
 #   - the rendered nginx examples pass `nginx -t` with the installed module;
+#   - redis-acl renders an ACL file that redis-server (redis.conf.example) loads:
+#     no login refused, corral limited, files 0600 in 0700 under UMask 0077;
 #   - corral-sched accepts corral.conf.example and workerd accepts
 #     workerd.conf.example (refusing only because no dockerd answers), finding
 #     envd next to itself; daemon.json.example is JSON.
@@ -24,7 +26,7 @@ fails=0
 fail() { echo "install test: FAIL: $*" >&2; fails=$((fails + 1)); }
 die() { echo "install test: FAIL: $*" >&2; exit 1; }
 
-for tool in systemd-analyze systemd-sysusers nginx openssl node timeout; do
+for tool in systemd-analyze systemd-sysusers nginx openssl node timeout redis-server redis-cli; do
     command -v "$tool" >/dev/null || die "$tool is missing (systemd, nginx-light, openssl, nodejs: tests/lib/deps.sh)"
 done
 
@@ -51,6 +53,8 @@ check_tree() { # destdir prefix
     [ -f "$d$p/lib/nginx/modules/ngx_http_corral_module.so" ] || fail "nginx module missing under $d$p/lib/nginx/modules"
     for u in "${UNITS[@]}"; do [ -f "$d/lib/systemd/system/$u" ] || fail "unit $u missing from $d/lib/systemd/system"; done
     [ -f "$d/lib/systemd/system/nginx.service.d/corral-restart.conf" ] || fail "nginx drop-in missing"
+    [ -f "$d/lib/systemd/system/redis-server.service.d/corral.conf" ] || fail "redis-server drop-in missing"
+    [ -x "$d$p/lib/corral/redis-acl" ] || fail "$d$p/lib/corral/redis-acl missing or not executable"
     [ -f "$d/usr/lib/sysusers.d/corral.conf" ] || fail "sysusers file missing"
     for f in systemd.md running-on-several-hosts.md; do
         [ -f "$d$p/share/doc/corral/$f" ] || fail "doc $f missing from $d$p/share/doc/corral"
@@ -61,7 +65,7 @@ check_tree() { # destdir prefix
         case "$f" in *.example) ;; *) fail "make install wrote $f (only *.example belong there)" ;; esac
     done
 
-    for f in "$d"/lib/systemd/system/*.service "$d"/lib/systemd/system/nginx.service.d/*.conf "$d"/etc/corral/*.example; do
+    for f in "$d"/lib/systemd/system/*.service "$d"/lib/systemd/system/*.service.d/*.conf "$d"/etc/corral/*.example; do
         if grep -v '^[[:space:]]*#' "$f" | grep -q '@[A-Z_]\+@'; then
             fail "$f: placeholders left: $(grep -v '^[[:space:]]*#' "$f" | grep -o '@[A-Z_]\+@' | sort -u | tr '\n' ' ')"
         fi
@@ -103,13 +107,17 @@ verify_units() { # destdir
     rm -rf "$v" && cp -a "$d" "$v"
     cp -an /lib/systemd/system/. "$v/lib/systemd/system/" || { fail "cannot copy /lib/systemd/system"; return; }
     [ -f "$v/lib/systemd/system/nginx.service" ] || { fail "this machine has no nginx.service (nginx-light)"; return; }
-    mkdir -p "$v/usr/sbin" "$v/sbin"
+    [ -f "$v/lib/systemd/system/redis-server.service" ] || { fail "this machine has no redis-server.service"; return; }
+    mkdir -p "$v/usr/sbin" "$v/sbin" "$v/usr/bin"
     if ! cp /usr/sbin/nginx "$v/usr/sbin/" || ! cp /sbin/start-stop-daemon "$v/sbin/"; then
         fail "cannot copy nginx's commands"
     fi
+    if ! cp /usr/bin/redis-server /usr/bin/chmod "$v/usr/bin/"; then
+        fail "cannot copy redis-server's commands"
+    fi
     # Warnings (an unknown key, say) exit 0: any output at all fails.
     if ! out=$(cd / && systemd-analyze verify --root="$v" corral-api@1.service corral-api@2.service \
-        corral-sched.service corral-workerd.service nginx.service 2>&1) || [ -n "$out" ]; then
+        corral-sched.service corral-workerd.service nginx.service redis-server.service 2>&1) || [ -n "$out" ]; then
         fail "systemd-analyze verify:"$'\n'"$out"
     fi
     # Exposure (0-100) as the units stand (1.1 and 1.8 in systemd's 0-10 terms):
@@ -142,11 +150,41 @@ nginx_t() { # destdir prefix
         || fail "nginx -t rejects nginx.conf.example / nginx-gateway.conf.example:"$'\n'"$out"
 }
 
+# Redis with the installed snippet and an ACL file from the installed redis-acl,
+# on a unix socket of its own, started as the drop-in starts it: its
+# ExecStartPre= on the data dir (made 0755 here, as a package might), then
+# redis-server under its UMask=.
+redis_acl() { # destdir prefix
+    local d=$1 p=$2 t=$WORK/redis out pid umask_ pre
+    local dropin=$d/lib/systemd/system/redis-server.service.d/corral.conf
+    rm -rf "$t" && mkdir -p "$t/data" && chmod 700 "$t" && chmod 755 "$t/data"
+    umask_=$(sed -n 's/^UMask=//p' "$dropin")
+    pre=$(sed -n 's/^ExecStartPre=//p' "$dropin")
+    [ "$umask_" = 0077 ] || fail "the redis-server drop-in sets UMask=$umask_, not 0077"
+    [ -n "$pre" ] && ${pre//\/var\/lib\/redis/$t\/data} || fail "the drop-in's ExecStartPre= ($pre) failed"
+    (umask 077; openssl rand -hex 32 > "$t/corral-pw"; openssl rand -hex 32 > "$t/admin-pw")
+    "$d$p/lib/corral/redis-acl" "$t/corral-pw" "$t/admin-pw" > "$t/users.acl" || { fail "redis-acl failed"; return; }
+    grep -q "$(cat "$t/corral-pw")" "$t/users.acl" && fail "the ACL file holds the password itself"
+    (umask "$umask_"; exec redis-server "$d/etc/corral/redis.conf.example" --port 0 --unixsocket "$t/redis.sock" \
+        --dir "$t/data" --aclfile "$t/users.acl" > "$t/log" 2>&1) & pid=$!
+    for _ in $(seq 1 50); do [ -S "$t/redis.sock" ] && break; sleep 0.1; done
+    out=$(redis-cli -s "$t/redis.sock" DBSIZE 2>&1)
+    grep -q NOAUTH <<<"$out" || fail "redis.conf.example + redis-acl: a connection without a password ran DBSIZE ($out)"
+    out=$(REDISCLI_AUTH=$(cat "$t/corral-pw") redis-cli --no-auth-warning -s "$t/redis.sock" --user corral HSET corral:x a 1 2>&1)
+    [ "$out" = 1 ] || fail "the corral user could not HSET corral:x ($out)"
+    out=$(REDISCLI_AUTH=$(cat "$t/corral-pw") redis-cli --no-auth-warning -s "$t/redis.sock" --user corral CONFIG GET dir 2>&1)
+    grep -q NOPERM <<<"$out" || fail "the corral user may run CONFIG ($out)"
+    out=$(REDISCLI_AUTH=$(cat "$t/admin-pw") redis-cli --no-auth-warning -s "$t/redis.sock" --user corral-admin SHUTDOWN 2>&1)
+    wait "$pid"
+    out=$(find "$t/data" \( -type d ! -perm 700 \) -o \( -type f ! -perm 600 \) 2>&1)
+    [ -z "$out" ] && [ -n "$(ls -A "$t/data")" ] || fail "Redis's files are not 0600 in 0700 directories: $out"
+}
+
 # The daemons themselves read the examples.
 configs_accepted() { # destdir prefix
     local d=$1 p=$2 t=$WORK/conf out rc
     rm -rf "$t" && mkdir -p "$t" && chmod 700 "$t"
-    (umask 077; openssl rand -hex 32 > "$t/secret"; openssl rand -hex 32 > "$t/gateway-secret")
+    (umask 077; for s in secret gateway-secret redis-password; do openssl rand -hex 32 > "$t/$s"; done)
     # Redis on port 1 of loopback: refused at once, so corral-sched only sweeps in vain.
     sed -e "s|/etc/corral/|$t/|g" -e 's|^redis_port = .*|redis_port = 1|' \
         "$d/etc/corral/corral.conf.example" > "$t/corral.conf"
@@ -182,6 +220,7 @@ for prefix in /usr/local /opt/corral; do
     check_tree "$dest" "$prefix"
     verify_units "$dest"
     nginx_t "$dest" "$prefix"
+    redis_acl "$dest" "$prefix"
     configs_accepted "$dest" "$prefix"
 done
 

@@ -1,6 +1,7 @@
 // Test helpers: talk to the stack that tests/run.sh started (real nginx over
 // HTTPS, real corral-api processes, real Redis). Nothing here is a mock.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 
 export const URL_BASE = process.env.CORRAL_URL;
@@ -60,8 +61,17 @@ export function stack(...args) {
   execFileSync(`${ROOT}conf/stack.sh`, args, { stdio: 'inherit', env: process.env });
 }
 
+// redis-cli as a user of the stack's Redis (conf/redis-acl.sh): the password
+// goes in the environment (REDISCLI_AUTH), never on the command line.
+export function redisAs(user, passwordFile, ...args) {
+  const env = { ...process.env, REDISCLI_AUTH: readFileSync(passwordFile, 'utf8').trim() };
+  return execFileSync('redis-cli', ['--no-auth-warning', '--user', user, '-p', process.env.CORRAL_REDIS_PORT, ...args],
+    { encoding: 'utf8', env }).trim();
+}
+
+// redis-cli as corral-admin, who may run every command.
 export function redis(...args) {
-  return execFileSync('redis-cli', ['-p', process.env.CORRAL_REDIS_PORT, ...args], { encoding: 'utf8' }).trim();
+  return redisAs('corral-admin', `${RUN}/redis-admin-password`, ...args);
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -5,6 +5,7 @@
 #include "corral_conf.h"
 #include "e2b_spec.h"
 #include "egress_policy.h"
+#include "env_seal.h"
 #include "request.h"
 #include "sandbox_spec_parse.h"
 #include "secret.h"
@@ -320,9 +321,9 @@ static void test_fleet_conf(void)
 
     write_temp(secret, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
     snprintf(text, sizeof(text),
-             "secret_file = %s\ngateway_secret_file = %s\nfleet_share = 25\n"
-             "workspace_max_concurrent_ceiling = 40\n",
-             secret, secret);
+             "secret_file = %s\ngateway_secret_file = %s\nredis_password_file = %s\n"
+             "fleet_share = 25\nworkspace_max_concurrent_ceiling = 40\n",
+             secret, secret, secret);
     write_temp(conf, text);
     CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0 && c.fleet_share == 25 &&
           c.max_concurrent_ceiling == 40);
@@ -343,6 +344,44 @@ static void test_fleet_conf(void)
     unlink(secret);
 }
 
+/* Env vars sealed at rest: they round-trip, and any change to the text, the
+ * sandbox it is bound to or the secret makes them refuse to open. */
+static void test_env_seal(void)
+{
+    const char *key = "0123456789abcdef0123456789abcdef", *env = "{\"TOKEN\":\"s3cr3t\"}";
+    char *a = env_seal(key, "sb1", env), *b = env_seal(key, "sb1", env), *p;
+
+    CHECK(a && b && strncmp(a, "v1.", 3) == 0 && strcmp(a, b) != 0 && !strstr(a, "s3cr3t"));
+    p = a ? env_open(key, "sb1", a) : NULL;
+    CHECK(p && strcmp(p, env) == 0);
+    free(p);
+    CHECK(a && env_open(key, "sb2", a) == NULL);
+    CHECK(a && env_open("another secret, 32 characters...", "sb1", a) == NULL);
+    if (a) {
+        char *t = strdup(a);
+        for (size_t i = 3; t && t[i]; i++) { /* every position altered in turn */
+            char c = t[i];
+            t[i] = c == 'A' ? 'B' : 'A';
+            p = env_open(key, "sb1", t);
+            CHECK(p == NULL);
+            free(p);
+            t[i] = c;
+        }
+        t[strlen(t) - 4] = '\0'; /* cut short */
+        CHECK(env_open(key, "sb1", t) == NULL);
+        free(t);
+    }
+    CHECK(env_open(key, "sb1", "v1.") == NULL && env_open(key, "sb1", "{\"K\":\"v\"}") == NULL);
+    CHECK(env_open(key, "sb1", "v1.AAAA") == NULL && env_open(key, "sb1", "v1.!!!!") == NULL);
+    free(b);
+    b = env_seal(key, "sb1", "");
+    p = b ? env_open(key, "sb1", b) : NULL;
+    CHECK(p && *p == '\0');
+    free(p);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     test_tokens();
@@ -356,5 +395,6 @@ int main(void)
     unit_data_addr(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
+    test_env_seal();
     return CHECK_SUMMARY();
 }
