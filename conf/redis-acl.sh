@@ -30,7 +30,7 @@ die() { echo "redis-acl: $*" >&2; exit 1; }
 # this list); anything else is refused with NOPERM.
 CORRAL_COMMANDS=(
     get set del exists pexpire
-    hget hmget hgetall hkeys hset hsetnx hdel hincrby hincrbyfloat
+    hget hmget hgetall hkeys hvals hset hsetnx hdel hincrby hincrbyfloat
     sadd srem smembers
     lpush blpop
     zadd zrem zcard zcount zscore zrange zrangebyscore zremrangebyscore
