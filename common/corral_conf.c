@@ -24,6 +24,8 @@ static const struct int_key int_keys[] = {
     {"grace_ms", offsetof(struct corral_conf, grace_ms), 0, 600000},
     {"sweep_ms", offsetof(struct corral_conf, sweep_ms), 50, 60000},
     {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
+    {"key_rate", offsetof(struct corral_conf, key_rate), 1, 1000000},
+    {"key_burst", offsetof(struct corral_conf, key_burst), 1, 1000000},
 };
 
 struct str_key {
@@ -84,6 +86,8 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->grace_ms = 5000;
     c->sweep_ms = 1000;
     c->redis_timeout_ms = 1000;
+    c->key_rate = 50;
+    c->key_burst = 200;
     if (path && config_load(path, set_key, c, err, errlen) != 0)
         return -1;
     /* Blocking waits must leave threads free, or heartbeats (which unblock the

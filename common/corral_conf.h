@@ -25,6 +25,8 @@ struct corral_conf {
     long grace_ms;          /* then corral-sched reclaims after this much more */
     long sweep_ms;          /* corral-sched period */
     long redis_timeout_ms;
+    long key_rate;  /* requests/s one verified credential may make (decision 0028) */
+    long key_burst; /* and how many of them at once */
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

@@ -98,6 +98,8 @@ lease_ms = $LEASE
 create_timeout_ms = $CREATE
 grace_ms = $GRACE
 sweep_ms = $SWEEP
+key_rate = $RATE_KEY
+key_burst = $BURST_KEY
 CONF
     umask 022
     local ups="" i
@@ -109,7 +111,7 @@ CONF
         extra="        location = /static.json { root $RUN/www; }"
     fi
     sed -e "s|@RUN@|$RUN|g" -e "s|@PORT@|$PORT|g" -e "s|@DOMAIN@|$DOMAIN|g" \
-        -e "s|@USER@|$(id -un)|g" -e "s|@RATE_KEY@|$RATE_KEY|g" -e "s|@BURST_KEY@|$BURST_KEY|g" \
+        -e "s|@USER@|$(id -un)|g" \
         -e "s|@RATE_ADDR@|$RATE_ADDR|g" -e "s|@BURST_ADDR@|$BURST_ADDR|g" \
         -e "s|@NGINX_BODY@|2m|g" -e "s|@DATA_PORT@|$DATA_PORT|g" -e "s|@MODULE@|$MODULE|g" \
         "$ROOT/conf/nginx.conf.in" \
