@@ -29,6 +29,8 @@ static const struct int_key int_keys[] = {
     {"fleet_share", offsetof(struct corral_conf, fleet_share), 1, 100},
     {"workspace_max_concurrent_ceiling", offsetof(struct corral_conf, max_concurrent_ceiling), 1,
      ACCOUNTS_MAX_CONCURRENT_MAX},
+    {"key_rate", offsetof(struct corral_conf, key_rate), 1, 1000000},
+    {"key_burst", offsetof(struct corral_conf, key_burst), 1, 1000000},
 };
 
 struct str_key {
@@ -103,6 +105,8 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
      * the default limit but far below what would let one owner ask for all. */
     c->fleet_share = 50;
     c->max_concurrent_ceiling = 1000;
+    c->key_rate = 50;
+    c->key_burst = 200;
     if (path && config_load(path, set_key, c, err, errlen) != 0)
         return -1;
     /* Blocking waits must leave threads free, or heartbeats (which unblock the

@@ -61,7 +61,6 @@ render_nginx() { # out
             -e "s|@RUN@/gateway\*.conf|/etc/nginx/corral-gateway.conf|g" \
             -e "s|listen 127.0.0.1:@PORT@|listen @PORT@|g" \
             -e "s|@PORT@|443|g" -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@USER@|www-data|g" \
-            -e "s|@RATE_KEY@|50|g" -e "s|@BURST_KEY@|200|g" \
             -e "s|@RATE_ADDR@|200|g" -e "s|@BURST_ADDR@|400|g" \
             -e "s|@NGINX_BODY@|2m|g" -e "s|@MODULE@|$MODDIR/ngx_http_corral_module.so|g" \
             "$ROOT/conf/nginx.conf.in" \

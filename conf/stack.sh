@@ -121,6 +121,8 @@ worker_data_networks = $WORKER_NETWORKS
 worker_data_ports = $WORKER_PORTS
 fleet_share = $FLEET_SHARE
 workspace_max_concurrent_ceiling = $MAX_CONCURRENT_CEILING
+key_rate = $RATE_KEY
+key_burst = $BURST_KEY
 CONF
     umask 022
     local ups="" i
@@ -132,7 +134,7 @@ CONF
         extra="        location = /static.json { root $RUN/www; }"
     fi
     sed -e "s|@RUN@|$RUN|g" -e "s|@PORT@|$PORT|g" -e "s|@DOMAIN@|$DOMAIN|g" \
-        -e "s|@USER@|$(id -un)|g" -e "s|@RATE_KEY@|$RATE_KEY|g" -e "s|@BURST_KEY@|$BURST_KEY|g" \
+        -e "s|@USER@|$(id -un)|g" \
         -e "s|@RATE_ADDR@|$RATE_ADDR|g" -e "s|@BURST_ADDR@|$BURST_ADDR|g" \
         -e "s|@NGINX_BODY@|2m|g" -e "s|@DATA_PORT@|$DATA_PORT|g" -e "s|@MODULE@|$MODULE|g" \
         "$ROOT/conf/nginx.conf.in" \

@@ -1,4 +1,5 @@
 #include "handlers.h"
+#include "ratelimit.h"
 #include "respond.h"
 
 #include <stdio.h>
@@ -85,6 +86,29 @@ static const char *credential(struct request *req)
     return key && *key ? key : NULL;
 }
 
+/* Every request of a verified credential counts, whatever its route or role
+ * (a worker's long-poll counts once, when it arrives). Only verified ones: a
+ * wrong secret under this key's public id must not spend its budget. A
+ * failing Redis lets the request through: the verification just succeeded,
+ * and refusing would turn a blip into an outage. 0 go on, -1 answered 429. */
+static int within_budget(struct request *req)
+{
+    long retry_ms = 0;
+    char secs[24];
+    int taken =
+        ratelimit_take(req->rc, &req->cred, req->conf->key_rate, req->conf->key_burst, &retry_ms);
+
+    if (taken != 0)
+        return 0;
+    snprintf(secs, sizeof(secs), "%ld", (retry_ms + 999) / 1000);
+    respond_add_header(req, "Retry-After", secs);
+    respond_error(req, 429,
+                  "rate limit of this %s exceeded (%ld requests/s, burst %ld); retry in %s s",
+                  req->cred.kind == TOKEN_JOIN ? "join token" : "API key", req->conf->key_rate,
+                  req->conf->key_burst, secs);
+    return -1;
+}
+
 /* 0 when the caller may go on; otherwise the answer has been sent. */
 static int authorize(struct request *req, enum access access)
 {
@@ -117,10 +141,14 @@ static int authorize(struct request *req, enum access access)
         ok = jointoken_verify(req->rc, req->conf->server_secret, &req->cred);
         if (ok == 0)
             respond_error(req, 401, "join token expired, revoked or unknown");
+        else if (ok == 1 && within_budget(req) != 0)
+            return -1;
     } else {
         ok = apikey_verify(req->rc, req->conf->server_secret, &req->cred, &req->role);
         if (ok == 0)
             respond_error(req, 401, "invalid API key");
+        else if (ok == 1 && within_budget(req) != 0)
+            return -1;
         else if (ok == 1 && access == ACCESS_OWNER && req->role != ROLE_OWNER) {
             respond_error(req, 403, "owner_required");
             return -1;
