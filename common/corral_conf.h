@@ -35,8 +35,8 @@ struct corral_conf {
     struct data_addr_allow data_allow;
     long fleet_share;            /* percent of the unscoped fleet's slots one workspace may hold */
     long max_concurrent_ceiling; /* the most an owner may set max_concurrent_sandboxes to */
-    long key_rate;  /* requests/s one verified credential may make (decision 0028) */
-    long key_burst; /* and how many of them at once */
+    long key_rate;               /* requests/s one verified credential may make (decision 0028) */
+    long key_burst;              /* and how many of them at once */
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the
