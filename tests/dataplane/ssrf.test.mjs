@@ -11,12 +11,12 @@
 // metadata service listens.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { api, corralctl, newWorkspace } from '../lib/corral.mjs';
+import { api, corralctl, newWorkspace, redisAs } from '../lib/corral.mjs';
 import {
   DATAPORT, ENVD_PORT, NOCACHE_PORT, Worker, createSandbox, gw, notFound, setDataport, setupWorld, sleep,
   startEnvd, tokenFor,
@@ -62,7 +62,8 @@ function startBait(ip, port = 0) {
   })();
 }
 
-const redis = (...args) => execFileSync('redis-cli', ['-p', REDIS_PORT, '--no-raw', ...args]).toString().trim();
+// As corral-admin (the stack's Redis wants a login: decision 0030), on the port the suite gave.
+const redis = (...args) => redisAs('corral-admin', `${process.env.CORRAL_RUN}/redis-admin-password`, '--no-raw', ...args);
 const workerKey = (wsId, wid) => `corral:{ws:${wsId}}:worker:${wid}`;
 const listWorkers = async (key) => {
   const r = await api('GET', '/v1/workers', { key });
