@@ -357,9 +357,9 @@ static void test_env_seal(void)
     free(p);
     CHECK(a && env_open(key, "sb2", a) == NULL);
     CHECK(a && env_open("another secret, 32 characters...", "sb1", a) == NULL);
-    if (a) {
-        char *t = strdup(a);
-        for (size_t i = 3; t && t[i]; i++) { /* every position altered in turn */
+    char *t = a ? strdup(a) : NULL;
+    if (t) {
+        for (size_t i = 3; t[i]; i++) { /* every position altered in turn */
             char c = t[i];
             t[i] = c == 'A' ? 'B' : 'A';
             p = env_open(key, "sb1", t);
