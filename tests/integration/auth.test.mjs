@@ -1,7 +1,7 @@
 // Who may call what: an attacker's view of credentials and tenancy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, assertError, corralctl, newWorkspace, redis, sleep } from '../lib/corral.mjs';
+import { api, assertError, corralctl, e2bSpelling, keyParts, newWorkspace, redis, sleep } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 const A = newWorkspace();
@@ -13,8 +13,9 @@ test('no credential, a malformed one, and a forged one are 401', async () => {
   const forged = A.member.replace(/.$/, (c) => (c === '0' ? '1' : '0'));
   assertError(await api('GET', '/v1/sandboxes', { key: forged }), 401, /invalid API key/);
   // Right secret, other workspace's id: the secret is bound to its record.
-  const [, , kid, secret] = A.member.split('_');
+  const { id: kid, secret } = keyParts(A.member);
   assertError(await api('GET', '/v1/sandboxes', { key: `ck_${B.id}_${kid}_${secret}` }), 401);
+  assertError(await api('GET', '/v1/sandboxes', { key: e2bSpelling(B.id, kid, secret) }), 401);
 });
 
 test('Authorization: Bearer works like X-API-Key', async () => {
@@ -39,7 +40,7 @@ test('a member gets 403 owner_required for owner-only routes', async () => {
 test('an owner mints a key shown once; only its HMAC is stored', async () => {
   const r = await api('POST', '/v1/keys', { key: A.owner, body: { role: 'member' } });
   assert.equal(r.status, 201);
-  const secret = r.body.key.split('_')[3];
+  const { secret } = keyParts(r.body.key);
   assert.equal((await api('GET', '/v1/workspace', { key: r.body.key })).status, 200);
   const dump = redis('--scan', '--pattern', `corral:{ws:${A.id}}:apikey:*`).split('\n');
   for (const k of dump) {

@@ -44,6 +44,34 @@ export function corralctl(...args) {
   return JSON.parse(out);
 }
 
+// The public part and secret of an API key in either spelling (decision 0038):
+// e2b_1<LL><ws><LL><id><secret> (LL: two hex digits of length) or the older
+// ck_<ws>_<id>_<secret>. Returns {ws, id, secret}.
+export function keyParts(key) {
+  if (key.startsWith('ck_')) {
+    const [, ws, id, secret] = key.split('_');
+    return { ws, id, secret };
+  }
+  assert.match(key, /^e2b_1[0-9a-f]+$/, `not an API key: ${key.slice(0, 8)}…`);
+  let p = 5;
+  const field = () => { const n = parseInt(key.slice(p, p + 2), 16); const v = key.slice(p + 2, p + 2 + n); p += 2 + n; return v; };
+  const ws = field();
+  const id = field();
+  return { ws, id, secret: key.slice(p) };
+}
+
+// The same key spelled the older way, ck_<ws>_<id>_<secret>.
+export function ckSpelling(key) {
+  const { ws, id, secret } = keyParts(key);
+  return `ck_${ws}_${id}_${secret}`;
+}
+
+// An API key in the e2b_ spelling from its parts.
+export function e2bSpelling(ws, id, secret) {
+  const len = (s) => s.length.toString(16).padStart(2, '0');
+  return `e2b_1${len(ws)}${ws}${len(id)}${id}${secret}`;
+}
+
 // A fresh workspace with an owner and a member key.
 export function newWorkspace(limit) {
   const ws = corralctl('workspace', 'create', `t-${Date.now()}-${Math.random().toString(16).slice(2, 6)}`);

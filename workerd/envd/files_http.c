@@ -7,8 +7,10 @@
  * belong to the user. Access: X-Access-Token or a signed URL (auth.c).
  */
 #include "files_http.h"
+
 #include "auth.h"
 #include "connect_rpc.h"
+#include "dirs_for_user.h"
 #include "entry.h"
 #include "envd.h"
 #include "multipart.h"
@@ -311,6 +313,30 @@ static int upload_fail(struct upload *u, int status, const char *fmt, ...)
     return -1;
 }
 
+/* mkdir -p of an upload's parents as the user; where the user may not create
+ * one (EACCES), root creates the missing ones and gives them to the user, as
+ * E2B's envd does (decision 0039). The file itself is still written as the user. */
+static int ensure_parents(struct upload *u, const char *parent, char *msg, size_t msgsz)
+{
+    const struct envd_user *user = &u->t->user;
+    int rc;
+
+    if (path_ensure_dirs(parent, msg, msgsz) == 0)
+        return 0;
+    if (errno != EACCES || user->uid == 0)
+        return -1;
+    creds_leave();
+    rc = dirs_create_for_user(parent, user, msg, msgsz);
+    int err = errno;
+    if (creds_enter(user) < 0) {
+        snprintf(msg, msgsz, "cannot switch back to user '%s'", user->name);
+        errno = EPERM;
+        return -1;
+    }
+    errno = err;
+    return rc;
+}
+
 /* Writes one file from read_fn, as the user. */
 static int write_file(struct upload *u, const char *path, mp_source_fn read_fn, void *ctx)
 {
@@ -322,7 +348,7 @@ static int write_file(struct upload *u, const char *path, mp_source_fn read_fn, 
 
     snprintf(parent, sizeof(parent), "%s", path);
     *strrchr(parent, '/') = '\0';
-    if (parent[0] != '\0' && path_ensure_dirs(parent, msg, sizeof(msg)) < 0)
+    if (parent[0] != '\0' && ensure_parents(u, parent, msg, sizeof(msg)) < 0)
         return upload_fail(u, errno == ENOTDIR ? 400 : errno_status(errno),
                            "error ensuring directories: %s", msg);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
