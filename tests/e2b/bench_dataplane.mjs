@@ -3,7 +3,7 @@
 // to envd at the container's address, in the same run.
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { Sandbox } from 'e2b';
+import { Sandbox } from './sdk.mjs';
 
 const N = Number(process.env.BENCH_RUNS || 200);
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];

@@ -1,7 +1,7 @@
 // commands.* through nginx + module + workerd's data port to envd.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { CommandExitError } from 'e2b';
+import { CommandExitError } from './sdk.mjs';
 import { Sandbox, sleep, MODE } from './lib.mjs';
 
 let sbx;

@@ -4,7 +4,7 @@
 // this machine: there is no wildcard DNS here, so the test process resolves
 // that one domain to loopback itself (everything else resolves normally).
 import dns from 'node:dns';
-import { Sandbox } from 'e2b';
+import { Sandbox } from './sdk.mjs';
 
 export const MODE = process.env.CORRAL_ROUTING;
 if (!process.env.E2B_API_URL || !process.env.E2B_API_KEY || !MODE) {

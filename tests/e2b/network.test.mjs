@@ -4,7 +4,7 @@
 // allowPublicTraffic: false probed directly from another sandbox.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ALL_TRAFFIC } from 'e2b';
+import { ALL_TRAFFIC } from './sdk.mjs';
 import { withSandbox, Sandbox } from './lib.mjs';
 import { startStandins, INET, PRIV, PORT } from '../lib/standins.mjs';
 import { sandboxIp } from '../lib/engine.mjs';

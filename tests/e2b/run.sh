@@ -2,7 +2,8 @@
 # tests/e2b/run.sh: the real e2b npm SDK (pinned in package-lock.json) against
 # the whole stack — nginx with ngx_http_corral_module, two corral-api, Redis,
 # corral-sched, a real workerd on a real dockerd, envd in every sandbox — over
-# HTTPS, in both routing modes (E2B_DOMAIN and E2B_SANDBOX_URL).
+# HTTPS, in both routing modes (E2B_DOMAIN and E2B_SANDBOX_URL), with two SDK
+# versions (2.51.0 and 2.45.0, tests/e2b/sdk.mjs).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -29,13 +30,18 @@ member_key() {
 export E2B_API_URL="https://localhost:$CORRAL_PORT" E2B_API_KEY; E2B_API_KEY=$(member_key e2b-a)
 export CORRAL_OTHER_KEY; CORRAL_OTHER_KEY=$(member_key e2b-b)
 
+# Every file, with each SDK (the pinned 2.51.0 and the older 2.45.0: sdk.mjs),
+# in each routing mode. No E2B_VALIDATE_API_KEY: the old SDK checks our keys.
 rc=0
-echo "--- routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
-CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" CORRAL_SANDBOX_DOMAIN=corral.localhost \
-    node --test --test-concurrency=1 --test-reporter=spec tests/e2b/ || rc=1
-echo "--- routing by headers: E2B_SANDBOX_URL=https://localhost:$((CORRAL_PORT + 1))"
-CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
-    node --test --test-concurrency=1 --test-reporter=spec tests/e2b/ || rc=1
+for sdk in e2b e2b-old; do
+    echo "--- $sdk, routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
+    CORRAL_E2B_SDK=$sdk CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" \
+        CORRAL_SANDBOX_DOMAIN=corral.localhost \
+        node --test --test-concurrency=1 --test-reporter=spec tests/e2b/ || rc=1
+    echo "--- $sdk, routing by headers: E2B_SANDBOX_URL=https://localhost:$((CORRAL_PORT + 1))"
+    CORRAL_E2B_SDK=$sdk CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+        node --test --test-concurrency=1 --test-reporter=spec tests/e2b/ || rc=1
+done
 [ "$rc" = 0 ] || tail -n 30 "$CORRAL_RUN/log/workerd.log"
 conf/stack.sh down >/dev/null 2>&1
 [ "$rc" = 0 ] && rm -rf "$CORRAL_RUN"
