@@ -150,8 +150,11 @@ int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARAL
         pthread_mutex_lock(&b.mu);
         b.running++;
         pthread_mutex_unlock(&b.mu);
-        started[i] = n > 1 && pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
-        if (!started[i]) { /* one command, or no thread to be had: on the main connection */
+        /* A lone command gets a thread too: a kill or create that takes longer
+         * than the lease (dockerd under load) must not keep the lease from
+         * being renewed, which only this thread's wait does. */
+        started[i] = pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
+        if (!started[i]) { /* no thread to be had: on the main connection */
             pthread_mutex_lock(&b.mu);
             b.running--;
             pthread_mutex_unlock(&b.mu);

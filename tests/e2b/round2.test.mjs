@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { Sandbox, Template, withSandbox, MODE } from './lib.mjs';
-import { SDK } from './sdk.mjs';
+import { Sandbox, withSandbox, MODE } from './lib.mjs';
+import { SDK, Template } from './sdk.mjs';
 
 const tag = `[${MODE} ${SDK}]`;
 
