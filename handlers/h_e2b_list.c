@@ -1,7 +1,8 @@
-/* E2B listing: GET /v2/sandboxes (filters, pagination by x-next-token) and the
- * deprecated GET /sandboxes, and GET /templates. Only running sandboxes are
- * listed: E2B's states are running and paused, and Corral does not pause. */
-#include "e2b_spec.h"
+/* E2B listing: GET /v2/sandboxes (the spec's filters and order, pagination by
+ * an X-Next-Token cursor) and the deprecated GET /sandboxes (metadata only).
+ * Only running sandboxes are listed: E2B's states are running and paused, and
+ * Corral does not pause. */
+#include "e2b_list_query.h"
 #include "e2b_view.h"
 #include "handlers.h"
 #include "keys.h"
@@ -12,23 +13,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_LIMIT 1000
-
 int metadata_matches(const json_t *meta, const char *filter);
 
 struct listed {
     json_t *view;
-    long long started;
+    struct e2b_listed_key key;
 };
 
-static int newest_first(const void *a, const void *b)
+/* qsort has no context argument; one list is sorted at a time per thread. */
+static _Thread_local const struct e2b_list_query *sorting;
+
+static int in_order(const void *a, const void *b)
 {
-    const struct listed *x = a, *y = b;
-    return (x->started < y->started) - (x->started > y->started);
+    return e2b_listed_cmp(sorting, &((const struct listed *)a)->key,
+                          &((const struct listed *)b)->key);
 }
 
-/* Running sandboxes of the caller matching the metadata filter, newest first. */
-static struct listed *collect(struct request *req, const char *meta, size_t *n)
+/* 1 when a running record passes the query's filters. */
+static int keep(const struct e2b_list_query *q, const redisReply *rec, const json_t *view,
+                long long started)
+{
+    const char *tmpl = reply_hget(rec, "template");
+
+    if (started < q->started_after)
+        return 0;
+    if (*q->template_name && (!tmpl || strcmp(tmpl, q->template_name) != 0))
+        return 0;
+    return !*q->metadata || metadata_matches(json_object_get(view, "metadata"), q->metadata);
+}
+
+/* The caller's running sandboxes passing q, in q's order; NULL if Redis fails. */
+static struct listed *collect(struct request *req, const struct e2b_list_query *q, size_t *n)
 {
     char key[128];
     redisReply *ids, *rec;
@@ -43,14 +58,14 @@ static struct listed *collect(struct request *req, const char *meta, size_t *n)
     for (size_t i = 0; out && i < ids->elements; i++) {
         int absent;
         const char *state, *started;
-        json_t *view;
         rec = sandbox_get(req->rc, req->cred.ws, ids->element[i]->str, &absent);
         state = rec ? reply_hget(rec, "state") : NULL;
         if (state && strcmp(state, "running") == 0) {
-            view = e2b_view(rec, E2B_LISTED, req->conf);
-            started = reply_hget(rec, "started_at");
-            if (!*meta || metadata_matches(json_object_get(view, "metadata"), meta))
-                out[(*n)++] = (struct listed){view, started ? atoll(started) : 0};
+            json_t *view = e2b_view(rec, E2B_LISTED, req->conf);
+            long long at = (started = reply_hget(rec, "started_at")) ? atoll(started) : 0;
+            if (keep(q, rec, view, at))
+                out[(*n)++] = (struct listed){
+                    view, {at, json_string_value(json_object_get(view, "sandboxID"))}};
             else
                 json_decref(view);
         }
@@ -58,67 +73,61 @@ static struct listed *collect(struct request *req, const char *meta, size_t *n)
             freeReplyObject(rec);
     }
     freeReplyObject(ids);
+    sorting = q;
     if (out)
-        qsort(out, *n, sizeof(*out), newest_first);
+        qsort(out, *n, sizeof(*out), in_order);
     return out;
 }
 
-/* Validates state (a comma list of running|paused); 1 if running is wanted. */
-static int wants_running(struct request *req, int *ok)
+/* The page after q's cursor; X-Next-Token names its last item when more follow. */
+static json_t *page(struct request *req, const struct e2b_list_query *q, struct listed *all,
+                    size_t n)
 {
-    char state[64], *save = NULL, *s;
-    int running = 0;
+    json_t *arr = json_array();
+    const struct e2b_listed_key *last = NULL;
+    int more = 0;
+    char token[64];
 
-    *ok = 1;
-    if (!request_query(req, "state", state, sizeof(state)) || !*state)
-        return 1;
-    for (s = strtok_r(state, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-        if (strcmp(s, "running") == 0)
-            running = 1;
-        else if (strcmp(s, "paused") != 0)
-            *ok = 0;
+    for (size_t i = 0; q->want_running && i < n; i++) {
+        if (!e2b_after_cursor(q, &all[i].key))
+            continue;
+        if (json_array_size(arr) == q->limit) {
+            more = 1;
+            break;
+        }
+        json_array_append(arr, all[i].view);
+        last = &all[i].key;
     }
-    return running;
+    if (more && last) {
+        e2b_cursor_format(last, token, sizeof(token));
+        respond_add_header(req, "X-Next-Token", token);
+    }
+    return arr;
 }
 
 static void list(struct request *req, int paginate)
 {
-    char meta[1024] = "", num[24];
-    size_t n = 0, offset = 0, limit = MAX_LIMIT;
+    struct e2b_list_query q;
+    char msg[160], num[24];
+    size_t n = 0;
     struct listed *all;
-    json_t *arr = json_array();
-    int ok, running = wants_running(req, &ok);
+    json_t *arr;
 
-    request_query(req, "metadata", meta, sizeof(meta));
-    if (paginate && request_query(req, "limit", num, sizeof(num)) && *num)
-        limit = (size_t)strtoul(num, NULL, 10);
-    if (paginate && request_query(req, "nextToken", num, sizeof(num)) && *num)
-        offset = (size_t)strtoul(num, NULL, 10);
-    if (!ok || limit < 1 || limit > MAX_LIMIT) {
-        json_decref(arr);
-        respond_error(req, 400,
-                      ok ? "limit: must be in [1, 1000]"
-                         : "state: must be a comma-separated list of running, paused");
+    if (e2b_list_query_parse(req, paginate, &q, msg, sizeof(msg)) != 0) {
+        respond_error(req, 400, "%s", msg);
         return;
     }
-    all = collect(req, meta, &n);
+    all = collect(req, &q, &n);
     if (!all) {
-        json_decref(arr);
         respond_error(req, 503, "state store unavailable; retry shortly");
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (running && i >= offset && i < offset + limit)
-            json_array_append(arr, all[i].view);
+    arr = page(req, &q, all, n);
+    for (size_t i = 0; i < n; i++)
         json_decref(all[i].view);
-    }
-    if (paginate && running && offset + limit < n) {
-        snprintf(num, sizeof(num), "%zu", offset + limit);
-        respond_add_header(req, "X-Next-Token", num);
-    }
+    free(all);
     snprintf(num, sizeof(num), "%zu", n);
     respond_add_header(req, "X-Total-Running", num);
-    free(all);
     respond_json(req, 200, arr);
 }
 
@@ -130,46 +139,4 @@ void h_e2b_list(struct request *req)
 void h_e2b_list_v2(struct request *req)
 {
     list(req, 1);
-}
-
-/* Templates offered by live workers of the caller's pool and of the fleet. */
-void h_e2b_templates(struct request *req)
-{
-    static const char *const pools_fmt = "corral:{ws:%s}:workers";
-    const char *pools[2] = {req->cred.ws, ""};
-    json_t *seen = json_object(), *out = json_array(), *v;
-    const char *name;
-
-    for (int p = 0; p < 2; p++) {
-        char zkey[128];
-        redisReply *ids;
-        snprintf(zkey, sizeof(zkey), pools_fmt, pools[p]);
-        ids = rconn_cmd(req->rc, 0, "ZRANGE %s 0 -1", zkey);
-        for (size_t i = 0; ids && i < ids->elements; i++) {
-            char wkey[160];
-            redisReply *t;
-            snprintf(wkey, sizeof(wkey), K_WORKER, pools[p], ids->element[i]->str);
-            t = rconn_cmd(req->rc, 0, "HGET %s templates_json", wkey);
-            json_t *list = reply_str(t) ? json_loads(reply_str(t), 0, NULL) : NULL;
-            size_t k;
-            json_array_foreach(list, k, v)
-            {
-                json_object_set(seen, json_string_value(v), json_true());
-            }
-            json_decref(list);
-            if (t)
-                freeReplyObject(t);
-        }
-        if (ids)
-            freeReplyObject(ids);
-    }
-    json_object_foreach(seen, name, v)
-    {
-        json_array_append_new(out, json_pack("{s:s, s:s, s:[s], s:b, s:s, s:s, s:i, s:i}",
-                                             "templateID", name, "buildID", name, "aliases", name,
-                                             "public", 1, "buildStatus", "ready", "envdVersion",
-                                             E2B_ENVD_VERSION, "cpuCount", 1, "memoryMB", 512));
-    }
-    json_decref(seen);
-    respond_json(req, 200, out);
 }

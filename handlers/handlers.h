@@ -7,7 +7,6 @@
 typedef void (*handler_fn)(struct request *req);
 
 void h_health(struct request *req);
-void h_not_implemented(struct request *req);
 
 void h_sandbox_create(struct request *req);
 void h_sandbox_list(struct request *req);
@@ -46,6 +45,7 @@ void h_e2b_timeout(struct request *req);
 void h_e2b_connect(struct request *req);
 void h_e2b_network(struct request *req);
 void h_e2b_templates(struct request *req);
+void h_e2b_template_alias(struct request *req);
 
 /* The route dispatcher: match, authenticate, authorize, call. */
 void router_dispatch(struct request *req);

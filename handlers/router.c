@@ -1,3 +1,4 @@
+#include "e2b_routes.h"
 #include "handlers.h"
 #include "ratelimit.h"
 #include "respond.h"
@@ -45,11 +46,11 @@ static const struct route routes[] = {
     {"POST", "/sandboxes/{}/timeout", ACCESS_MEMBER, h_e2b_timeout},
     {"PUT", "/sandboxes/{}/network", ACCESS_MEMBER, h_e2b_network},
     {"POST", "/v2/sandboxes/{}/connect", ACCESS_MEMBER, h_e2b_connect},
+    /* The path of E2B's spec, which SDK 2.45 calls; 2.51 calls the /v2 one. */
+    {"POST", "/sandboxes/{}/connect", ACCESS_MEMBER, h_e2b_connect},
     {"GET", "/templates", ACCESS_MEMBER, h_e2b_templates},
-    /* What the SDK may call that Corral does not serve yet: say so, never pretend. */
-    {"*", "/sandboxes*", ACCESS_MEMBER, h_not_implemented},
-    {"*", "/v2/*", ACCESS_MEMBER, h_not_implemented},
-    {"*", "/templates*", ACCESS_MEMBER, h_not_implemented},
+    {"GET", "/templates/aliases/{}", ACCESS_MEMBER, h_e2b_template_alias},
+    /* The rest of E2B's spec answers 501 from e2b_routes.c's table. */
 };
 
 /* 1 when path matches pattern; captures "{}" segments into req->params. */
@@ -159,10 +160,26 @@ static int authorize(struct request *req, enum access access)
     return ok == 1 ? 0 : -1;
 }
 
+/* A route of E2B's spec that Corral does not serve: say so, never pretend
+ * (a 404 reads as "sandbox not found" in the SDK). Checked before the served
+ * table so "/sandboxes/metrics" is not taken for a sandbox id. 1 if answered. */
+static int unserved_spec_route(struct request *req, int *path_known)
+{
+    const char *route = e2b_unserved_route(req->method, req->path, path_known);
+
+    if (!route)
+        return 0;
+    if (authorize(req, ACCESS_MEMBER) == 0)
+        respond_error(req, 501, "%s %s is not served by Corral", req->method, route);
+    return 1;
+}
+
 void router_dispatch(struct request *req)
 {
     int path_matched = 0;
 
+    if (unserved_spec_route(req, &path_matched))
+        return;
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         const struct route *r = &routes[i];
         if (!match(r->pattern, req->path, req))
@@ -184,9 +201,4 @@ void router_dispatch(struct request *req)
 void h_health(struct request *req)
 {
     respond_empty(req, 204);
-}
-
-void h_not_implemented(struct request *req)
-{
-    respond_error(req, 501, "not implemented yet: %s %s", req->method, req->path);
 }
