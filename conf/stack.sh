@@ -2,8 +2,11 @@
 # conf/stack.sh: brings the whole Corral stack up on this machine, or down.
 #
 #   conf/stack.sh up      start redis, 2 corral-api, corral-sched, nginx (TLS), and
-#                         with CORRAL_WORKERD=1 (make up) dockerd and one workerd
-#   conf/stack.sh down    stop what `up` started
+#                         with CORRAL_WORKERD=1 (make up) dockerd and one workerd;
+#                         already up: says so, starts nothing, prints the exports;
+#                         partly up: stops what is left, starts afresh; a failed
+#                         up stops everything it started (decision 0041)
+#   conf/stack.sh down    stop every process of this state dir's stack
 #   conf/stack.sh env     print the exports for clients
 #   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
 #   conf/stack.sh redis-cli ARGS...   redis-cli as the stack's Redis admin (corral-admin)
@@ -19,7 +22,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-RUN=${CORRAL_RUN:-/var/lib/corral-dev}
+# Absolute and resolved: the processes of this stack are found by these paths.
+RUN=$(realpath -m "${CORRAL_RUN:-/var/lib/corral-dev}")
 PORT=${CORRAL_PORT:-8443}
 REDIS_PORT=${CORRAL_REDIS_PORT:-6390}
 PROFILE=${CORRAL_PROFILE:-dev}
@@ -70,6 +74,78 @@ stop_pid() { # name [signal]
     for _ in $(seq 1 100); do running "$pid" || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
     rm -f "$f"
+}
+
+# Every live process of this state dir's stack, of any generation: the daemons
+# name this dir's config files on their command lines (nginx's master keeps
+# them in its title), Redis runs in $RUN/redis (it rewrites its title), and
+# nginx's workers are children of such a master. Only our daemons' names count,
+# and whole paths: another state dir's processes never match.
+stack_pids() {
+    local d p argv name masters=()
+    for d in /proc/[0-9]*; do
+        p=${d#/proc/}
+        argv=" $(tr '\0' ' ' 2>/dev/null <"$d/cmdline") " || continue
+        name=${argv#" "}; name=${name%%" "*}; name=${name##*/}; name=${name%:}
+        case "$name" in corral-api|corral-sched|workerd|nginx|redis-server) ;; *) continue ;; esac
+        running "$p" || continue
+        case "$argv" in
+        *" $RUN/corral.conf "*|*" $RUN/workerd.conf "*) echo "$p" ;;
+        *" $RUN/nginx.conf "*) echo "$p"; masters+=("$p") ;;
+        *) [ "$name" = redis-server ] && [ "$(readlink "$d/cwd" 2>/dev/null)" = "$RUN/redis" ] && echo "$p" ;;
+        esac
+    done
+    for p in "${masters[@]}"; do pgrep -P "$p" || true; done
+}
+
+# Stops whatever stack_pids finds (strays of earlier generations too).
+stop_strays() {
+    local pids
+    pids=$(stack_pids)
+    [ -n "$pids" ] || return 0
+    # shellcheck disable=SC2086
+    kill -TERM $pids 2>/dev/null || true
+    for _ in $(seq 1 100); do
+        pids=$(stack_pids)
+        [ -n "$pids" ] || break
+        sleep 0.1
+    done
+    # shellcheck disable=SC2086
+    [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
+    rm -f "$RUN"/pids/*.pid "$RUN/nginx.pid"
+}
+
+# up: every daemon this configuration runs has a live pid of this stack;
+# partial: some process of this stack lives; down: none does.
+stack_state() {
+    local live n f files=("$RUN/nginx.pid" "$RUN/pids/redis.pid" "$RUN/pids/sched.pid")
+    live=" $(stack_pids | tr '\n' ' ') "
+    [ "$live" = "  " ] && { echo down; return; }
+    for n in $(seq 1 $API_PROCS); do files+=("$RUN/pids/api-$n.pid"); done
+    [ "$PROFILE" = test ] && files+=("$RUN/pids/sched-2.pid")
+    [ "${CORRAL_WORKERD:-0}" = 1 ] && files+=("$RUN/pids/workerd.pid")
+    for f in "${files[@]}"; do
+        [[ -f $f && $live == *" $(cat "$f") "* ]] || { echo partial; return; }
+    done
+    echo up
+}
+
+stop_docker_if_owned() {
+    if [ "$(cat "$RUN/docker-owned" 2>/dev/null)" = 1 ]; then
+        bash "$ROOT/tests/lib/docker.sh" stop
+        rm -f "$RUN/docker-owned"
+    fi
+}
+
+# A failed `up` (any step) stops everything it started: nothing of this stack
+# ran before it (stack_state), so everything stack_pids finds is its own.
+up_failed() {
+    local rc=$?
+    [ "$rc" -ne 0 ] || return 0
+    echo "stack: up failed: stopping what it started (logs in $RUN/log)" >&2
+    stop_strays
+    stop_docker_if_owned
+    exit "$rc"
 }
 
 wait_for() { # description, test command...
@@ -199,7 +275,7 @@ data_addr = 127.0.0.1:${CORRAL_WORKERD_DATA_PORT:-7001}
 state_dir = $RUN/workerd-state
 template.base = corral/base
 probe_image = corral/base
-slots = ${CORRAL_WORKERD_SLOTS:-16}
+${CORRAL_WORKERD_SLOTS:+slots = $CORRAL_WORKERD_SLOTS}
 ${CORRAL_WORKERD_EXTRA:-}
 CONF
     start_bg workerd "$BIN/workerd" -c "$RUN/workerd.conf"
@@ -218,7 +294,17 @@ up() {
     [ -f "$MODULE" ] || die "$MODULE is missing: run 'make'"
     profile_settings
     mkdir -p "$RUN"/{log,pids,redis,nginx}
-    [ -f "$RUN/pids/nginx.pid" ] && die "already up in $RUN (conf/stack.sh down first)"
+    case "$(stack_state)" in
+    up)
+        echo "stack: already up in $RUN; started nothing" >&2
+        [ "$PROFILE" = dev ] && env_exports
+        exit 0 ;;
+    partial)
+        echo "stack: partly up in $RUN: stopping what is left, starting afresh" >&2
+        stop_strays ;;
+    esac
+    trap up_failed EXIT
+    trap 'exit 1' INT TERM
     make_tls
     write_conf
     start_redis
@@ -231,19 +317,20 @@ up() {
     nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log"
     wait_for "nginx on port $PORT" curl -sf --cacert "$RUN/tls/ca.crt" "https://localhost:$PORT/health"
     if [ "${CORRAL_WORKERD:-0}" = 1 ]; then start_workerd; fi
+    trap - EXIT INT TERM
 }
 
 down() {
-    if [ -f "$RUN/pids/nginx.pid" ] || [ -f "$RUN/nginx.pid" ]; then
+    if [ -f "$RUN/nginx.pid" ]; then
         nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" -s quit 2>/dev/null || true
         for _ in $(seq 1 50); do [ -f "$RUN/nginx.pid" ] || break; sleep 0.1; done
-        rm -f "$RUN/pids/nginx.pid"
     fi
     stop_pid workerd
     stop_pid sched
     stop_pid sched-2
     for i in $(seq 1 $API_PROCS); do stop_pid "api-$i"; done
     stop_pid redis
+    stop_strays
 }
 
 env_exports() {
@@ -267,10 +354,7 @@ case "${1:-}" in
 up) up; [ "$PROFILE" = dev ] && env_exports || true ;;
 down)
     down
-    if [ "$(cat "$RUN/docker-owned" 2>/dev/null)" = 1 ]; then
-        bash "$ROOT/tests/lib/docker.sh" stop
-        rm -f "$RUN/docker-owned"
-    fi ;;
+    stop_docker_if_owned ;;
 env) env_exports ;;
 stop-redis) stop_pid redis ;;
 start-redis) start_redis ;;

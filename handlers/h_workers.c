@@ -35,44 +35,60 @@ static json_t *own_workers(struct request *req)
     return list;
 }
 
-/* Free slots over the fleet's live workers, in one script. */
-static long fleet_free_slots(struct request *req, long *alive)
+/* The fleet's free capacity: its live workers and what they may still take
+ * (slots, cpu_cores, memory_mb), in one script. Totals only: a tenant learns
+ * no other tenant's machines. The cpu goes back as text (Lua numbers become
+ * integers in a Redis reply). */
+struct fleet_free {
+    long alive, slots, memory_mb;
+    double cpu_cores;
+};
+
+static int fleet_free(struct request *req, struct fleet_free *f)
 {
     char key[128];
     redisReply *r;
-    long free_slots = -1;
+    int ok;
 
     snprintf(key, sizeof(key), K_WORKERS, "");
     r = rconn_cmd(req->rc, 0, "EVAL %s 1 %s",
-                  "local n, free = 0, 0 "
+                  "local n, s, c, m = 0, 0, 0, 0 "
+                  "local function num(x) return tonumber(x) or 0 end "
                   "for _, w in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do "
-                  "local v = redis.call('HMGET', 'corral:{ws:}:worker:' .. w, 'slots', 'used') "
-                  "n = n + 1 free = free + math.max(0, tonumber(v[1]) - tonumber(v[2])) end "
-                  "return {n, free}",
+                  "local v = redis.call('HMGET', 'corral:{ws:}:worker:' .. w, 'slots', 'used', "
+                  "'cpu', 'cpu_used', 'mem', 'mem_used') "
+                  "n = n + 1 s = s + math.max(0, num(v[1]) - num(v[2])) "
+                  "c = c + math.max(0, num(v[3]) - num(v[4])) "
+                  "m = m + math.max(0, num(v[5]) - num(v[6])) end "
+                  "return {n, s, string.format('%.3f', c), m}",
                   key);
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
-        *alive = (long)r->element[0]->integer;
-        free_slots = (long)r->element[1]->integer;
+    ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 4 &&
+         r->element[2]->type == REDIS_REPLY_STRING;
+    if (ok) {
+        f->alive = (long)r->element[0]->integer;
+        f->slots = (long)r->element[1]->integer;
+        f->cpu_cores = atof(r->element[2]->str);
+        f->memory_mb = (long)r->element[3]->integer;
     }
     if (r)
         freeReplyObject(r);
-    return free_slots;
+    return ok ? 0 : -1;
 }
 
 void h_workers_list(struct request *req)
 {
-    long alive = 0, free_slots;
+    struct fleet_free f;
     json_t *own = own_workers(req);
 
-    free_slots = own ? fleet_free_slots(req, &alive) : -1;
-    if (!own || free_slots < 0) {
+    if (!own || fleet_free(req, &f) != 0) {
         json_decref(own);
         respond_error(req, 503, "state store unavailable; retry shortly");
         return;
     }
     respond_json(req, 200,
-                 json_pack("{s:o, s:{s:I, s:I}}", "workers", own, "fleet", "workers",
-                           (json_int_t)alive, "free_slots", (json_int_t)free_slots));
+                 json_pack("{s:o, s:{s:I, s:I, s:f, s:I}}", "workers", own, "fleet", "workers",
+                           (json_int_t)f.alive, "free_slots", (json_int_t)f.slots, "free_cpu_cores",
+                           f.cpu_cores, "free_memory_mb", (json_int_t)f.memory_mb));
 }
 
 void h_worker_delete(struct request *req)

@@ -53,6 +53,23 @@ int worker_authenticate(struct request *req, char wid[33])
     return ok && alive;
 }
 
+/* What placement may still give this worker: its totals less what the
+ * sandboxes placed on it hold (the used, cpu_used, mem_used counters). */
+static void worker_view_free(json_t *v, const redisReply *rec)
+{
+    const char *u = reply_hget(rec, "used"), *cu = reply_hget(rec, "cpu_used"),
+               *mu = reply_hget(rec, "mem_used"), *s = reply_hget(rec, "slots"),
+               *c = reply_hget(rec, "cpu"), *m = reply_hget(rec, "mem");
+    long long fs = (s ? atoll(s) : 0) - (u ? atoll(u) : 0);
+    long long fm = (m ? atoll(m) : 0) - (mu ? atoll(mu) : 0);
+    double fc = (c ? atof(c) : 0) - (cu ? atof(cu) : 0);
+
+    json_object_set_new(v, "free_slots", json_integer(fs > 0 ? fs : 0));
+    json_object_set_new(v, "free_cpu_cores",
+                        json_real(fc > 0 ? (double)(long long)(fc * 1000 + 0.5) / 1000 : 0));
+    json_object_set_new(v, "free_memory_mb", json_integer(fm > 0 ? fm : 0));
+}
+
 json_t *worker_view(const redisReply *rec, const char *wid)
 {
     const char *rt = reply_hget(rec, "runtimes_json"), *tm = reply_hget(rec, "templates_json");
@@ -71,6 +88,7 @@ json_t *worker_view(const redisReply *rec, const char *wid)
                   (json_int_t)atoll(FIELD("used")), "cpu_cores", atof(FIELD("cpu")), "memory_mb",
                   (json_int_t)atoll(FIELD("mem")), "data_addr", FIELD("data_addr"),
                   "lease_until_ms", (json_int_t)(lease ? atoll(lease) : 0));
+    worker_view_free(v, rec);
     /* What the worker last said stops it taking sandboxes; "" when healthy. */
     json_object_set_new(v, "healthy", json_boolean(FIELD("problem")[0] == '\0'));
     json_object_set_new(v, "problem", json_string(FIELD("problem")));

@@ -39,7 +39,8 @@
  *
  * An unknown or ended sandbox, a malformed id, a route outside
  * corral_upstream_allow and a missing or wrong token all get one answer,
- * 502 "sandbox S not found" (ngx_http_corral_not_found): a wrong token must
+ * 502 {"sandboxId":S,"message":"The sandbox was not found","code":502}
+ * (ngx_http_corral_not_found): a wrong token must
  * not tell whether the sandbox exists (decisions 32 and 33).
  */
 
@@ -59,6 +60,8 @@
 #define NGX_HTTP_CORRAL_ENVD_PORT   49983
 #define NGX_HTTP_CORRAL_MAC_LEN     32
 #define NGX_HTTP_CORRAL_HEX_LEN     64
+#define NGX_HTTP_CORRAL_NOT_FOUND_TAIL                                        \
+    "\"message\":\"The sandbox was not found\",\"code\":502}"
 #define NGX_HTTP_CORRAL_ADDR_MAX    64
 #define NGX_HTTP_CORRAL_KEY_MAX     128
 #define NGX_HTTP_CORRAL_SECRET_MAX  4096
@@ -1150,22 +1153,36 @@ ngx_http_corral_respond(ngx_http_request_t *r, ngx_uint_t status,
 static ngx_int_t
 ngx_http_corral_not_found(ngx_http_request_t *r, ngx_http_corral_ctx_t *ctx)
 {
-    u_char  *msg;
+    ngx_str_t                 type;
+    ngx_http_complex_value_t  cv;
 
-    if (ctx->id.len != NGX_HTTP_CORRAL_ID_LEN) {
-        return ngx_http_corral_respond(r, NGX_HTTP_BAD_GATEWAY,
-                                       "sandbox not found");
-    }
+    ngx_memzero(&cv, sizeof(ngx_http_complex_value_t));
 
-    msg = ngx_pnalloc(r->pool, sizeof("sandbox  not found")
-                               + NGX_HTTP_CORRAL_ID_LEN);
-    if (msg == NULL) {
+    /* E2B's edge answer; a malformed id is not echoed (it may hold quotes) */
+    cv.value.len = sizeof("{\"sandboxId\":\"\",") - 1 + NGX_HTTP_CORRAL_ID_LEN
+                   + sizeof(NGX_HTTP_CORRAL_NOT_FOUND_TAIL) - 1;
+    cv.value.data = ngx_pnalloc(r->pool, cv.value.len);
+    if (cv.value.data == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_sprintf(msg, "sandbox %V not found%Z", &ctx->id);
+    if (ngx_http_corral_valid_id(&ctx->id) == NGX_OK) {
+        cv.value.len = ngx_sprintf(cv.value.data, "{\"sandboxId\":\"%V\","
+                                   NGX_HTTP_CORRAL_NOT_FOUND_TAIL, &ctx->id)
+                       - cv.value.data;
 
-    return ngx_http_corral_respond(r, NGX_HTTP_BAD_GATEWAY, (char *) msg);
+    } else {
+        cv.value.len = ngx_sprintf(cv.value.data, "{"
+                                   NGX_HTTP_CORRAL_NOT_FOUND_TAIL)
+                       - cv.value.data;
+    }
+
+    ngx_str_set(&type, "application/json");
+
+    ngx_http_finalize_request(r, ngx_http_send_response(r,
+                                  NGX_HTTP_BAD_GATEWAY, &type, &cv));
+
+    return NGX_DONE;
 }
 
 

@@ -23,6 +23,7 @@ make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress >
 make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress >/dev/null || { echo "sanitized build failed"; exit 1; }
 
 step "install: make install and systemd units" bash tests/install/run.sh
+step "stack: up twice, a failed up, down stops every generation" bash tests/stack/updown.sh
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress

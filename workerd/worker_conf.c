@@ -47,8 +47,6 @@ void wconf_default_bin(char *out, size_t len, const char *name)
 
 void wconf_defaults(struct worker_conf *c)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-
     memset(c, 0, sizeof(*c));
     snprintf(c->docker_socket, sizeof(c->docker_socket), "/var/run/docker.sock");
     snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/corral-workerd");
@@ -56,8 +54,7 @@ void wconf_defaults(struct worker_conf *c)
     snprintf(c->probe_image, sizeof(c->probe_image), "corral/base");
     if (gethostname(c->hostname, sizeof(c->hostname) - 1) != 0)
         snprintf(c->hostname, sizeof(c->hostname), "unknown");
-    c->slots = 16;
-    c->cpu_cores = (double)(n > 0 ? n : 1) * 4;
+    c->cpu_overcommit = WCONF_DEFAULT_OVERCOMMIT;
     c->memory_mb = mem_total_mb();
     c->backoff_max_ms = 30000;
     c->probe_timeout_ms = 60000;
@@ -88,19 +85,29 @@ static int set_long(long *dst, const char *value, long min, long max, char *err,
     return 0;
 }
 
-static int set_cpu(double *dst, const char *value, char *err, size_t errlen)
+static int set_cpu(double *dst, const char *value, double max, char *err, size_t errlen)
 {
     char *end;
     double v;
 
     errno = 0;
     v = strtod(value, &end);
-    if (errno || end == value || *end != '\0' || v <= 0 || v > 4096) {
-        snprintf(err, errlen, "expected a number of cores in (0, 4096]");
+    if (errno || end == value || *end != '\0' || !(v > 0) || v > max) {
+        snprintf(err, errlen, "expected a number in (0, %g]", max);
         return -1;
     }
     *dst = v;
     return 0;
+}
+
+void wconf_capacity(struct worker_conf *c, long nproc)
+{
+    if (c->cpu_cores <= 0)
+        c->cpu_cores = (double)(nproc > 0 ? nproc : 1) * c->cpu_overcommit;
+    if (c->slots <= 0) {
+        c->slots = c->memory_mb / WCONF_DEFAULT_SANDBOX_MB;
+        c->slots = c->slots < 1 ? 1 : c->slots > 10000 ? 10000 : c->slots;
+    }
 }
 
 static int name_ok(const char *s, size_t len)
@@ -210,7 +217,9 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
     if (strcmp(key, "egress_pool") == 0)
         return set_long(&c->egress_pool, value, 0, 16, err, errlen);
     if (strcmp(key, "cpu_cores") == 0)
-        return set_cpu(&c->cpu_cores, value, err, errlen);
+        return set_cpu(&c->cpu_cores, value, 4096, err, errlen);
+    if (strcmp(key, "cpu_overcommit") == 0)
+        return set_cpu(&c->cpu_overcommit, value, 1000, err, errlen);
     if (strcmp(key, "envd_signature_expiration") == 0)
         return set_signature_expiration(c, value, err, errlen);
     if (strncmp(key, "template.", 9) == 0)
@@ -312,6 +321,7 @@ int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
     }
     if (wconf_check_bin("envd_bin", c->envd_bin, err, errlen) != 0)
         return -1;
+    wconf_capacity(c, sysconf(_SC_NPROCESSORS_ONLN));
     return load_token(c, err, errlen);
 }
 

@@ -34,8 +34,9 @@ struct worker_conf {
     char egress_hosts[WCONF_STR]; /* "name:ip,..." added to each proxy's /etc/hosts */
     char egress_subnet[64];       /* the host's egress network: one address per proxy */
     char dns_servers[WCONF_STR];  /* resolvers open to sandboxes on port 53 (else resolv.conf's) */
-    long slots;
-    double cpu_cores;
+    long slots;                   /* 0 until set: memory_mb / WCONF_DEFAULT_SANDBOX_MB */
+    double cpu_cores;             /* 0 until set: nproc x cpu_overcommit */
+    double cpu_overcommit;        /* cpu_cores are scheduling hints, not reservations */
     long memory_mb;
     long backoff_max_ms; /* cap of the reconnect backoff */
     long probe_timeout_ms;
@@ -46,9 +47,17 @@ struct worker_conf {
     struct wtemplate templates[WCONF_MAX_TEMPLATES];
 };
 
-/* Defaults (nproc x 4 cpu, MemTotal, 16 slots, /var/run/docker.sock, envd next
- * to the workerd binary ...). */
+/* Memory of a sandbox created without memory_mb: one slot per such sandbox. */
+#define WCONF_DEFAULT_SANDBOX_MB 512
+#define WCONF_DEFAULT_OVERCOMMIT 32.0
+
+/* Defaults (MemTotal, /var/run/docker.sock, envd next to the workerd binary
+ * ...); slots and cpu_cores are left for wconf_capacity. */
 void wconf_defaults(struct worker_conf *c);
+/* Fills what was not set (decision 40): cpu_cores = nproc x cpu_overcommit,
+ * slots = memory_mb / WCONF_DEFAULT_SANDBOX_MB (at least 1, at most 10000), so
+ * that memory, which docker enforces, is the bound. */
+void wconf_capacity(struct worker_conf *c, long nproc);
 /* <directory of the running binary>/name. */
 void wconf_default_bin(char *out, size_t len, const char *name);
 /* 0 when path is an absolute path to an executable file; -1 naming key. */

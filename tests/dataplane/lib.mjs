@@ -209,7 +209,8 @@ export function gw(method, urlPath, { target, via = 'headers', headers = {}, bod
 export function notFound(r, id) {
   assert.equal(r.status, 502, `expected the not-found answer, got ${r.status}: ${r.raw}`);
   assert.equal(r.headers['content-type'], 'application/json');
-  assert.deepEqual(r.body, { code: 502, message: id ? `sandbox ${id} not found` : 'sandbox not found' });
+  assert.equal(String(r.raw), id ? `{"sandboxId":"${id}","message":"The sandbox was not found","code":502}`
+    : '{"message":"The sandbox was not found","code":502}');
   return r;
 }
 

@@ -2,7 +2,7 @@
 //   - SSRF through data_addr: a worker may not enrol with an address outside
 //     the operator's worker networks, and the module refuses a route outside
 //     them (a record edited in Redis) before it connects (decision 32);
-//   - one answer, 502 "sandbox <id> not found", for an unknown sandbox and for
+//   - one answer, 502 "The sandbox was not found", for an unknown sandbox and for
 //     a known one with a missing or wrong token (decision 33);
 //   - an envd token stops working when its sandbox ends (killed or timed out),
 //     and keeps working across setTimeout.

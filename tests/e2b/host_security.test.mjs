@@ -32,7 +32,7 @@ test(`[${MODE}] secure sandbox: missing or forged X-Access-Token refused as "not
     for (const h of [{}, { 'X-Access-Token': 'f'.repeat(64) }]) {
       const r = await call(h);
       assert.equal(r.status, 502);
-      assert.deepEqual(await r.json(), { code: 502, message: `sandbox ${sbx.sandboxId} not found` });
+      assert.deepEqual(await r.json(), { sandboxId: sbx.sandboxId, message: 'The sandbox was not found', code: 502 });
     }
     assert.equal((await sbx.commands.run('echo fine')).stdout.trim(), 'fine', 'the SDK, with the token, still works');
   });

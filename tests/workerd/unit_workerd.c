@@ -66,6 +66,37 @@ static void test_conf(void)
     wconf_free(&c);
 }
 
+/* Issue 9 point 8: a 2-core, 24 GB dev machine holds dozens of idle default
+ * sandboxes (1 cpu, 512 MB): cpu is overcommitted, memory is the bound. */
+static void test_conf_capacity(void)
+{
+    struct worker_conf c;
+    char err[128];
+
+    wconf_defaults(&c);
+    c.memory_mb = 24105;
+    wconf_capacity(&c, 2);
+    CHECK(c.cpu_cores == 64 && c.slots == 47); /* 47 x 512 MB fit, 64 cpu hints */
+    wconf_defaults(&c);
+    c.memory_mb = 8192;
+    CHECK(wconf_set(&c, "cpu_overcommit", "4", err, sizeof(err)) == 0);
+    wconf_capacity(&c, 2);
+    CHECK(c.cpu_cores == 8 && c.slots == 16);
+    /* Set explicitly: kept as given, in either order. */
+    wconf_defaults(&c);
+    CHECK(wconf_set(&c, "cpu_cores", "3", err, sizeof(err)) == 0);
+    CHECK(wconf_set(&c, "slots", "5", err, sizeof(err)) == 0);
+    wconf_capacity(&c, 8);
+    CHECK(c.cpu_cores == 3 && c.slots == 5);
+    wconf_defaults(&c);
+    c.memory_mb = 100;
+    wconf_capacity(&c, 0);
+    CHECK(c.slots == 1 && c.cpu_cores == WCONF_DEFAULT_OVERCOMMIT);
+    CHECK(wconf_set(&c, "cpu_overcommit", "0", err, sizeof(err)) != 0 && strstr(err, "(0, 1000]"));
+    CHECK(wconf_set(&c, "cpu_overcommit", "nan", err, sizeof(err)) != 0);
+    CHECK(wconf_set(&c, "cpu_overcommit", "1001", err, sizeof(err)) != 0);
+}
+
 static void test_resolvers(void)
 {
     struct netguard_dns d;
@@ -289,5 +320,6 @@ int main(void)
     test_probe();
     test_ids();
     test_conf();
+    test_conf_capacity();
     return CHECK_SUMMARY();
 }
