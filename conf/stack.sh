@@ -51,9 +51,10 @@ profile_settings() {
     esac
     LEASE=${CORRAL_LEASE_MS:-$LEASE}
     # Fleet fairness (decision 0034): a workspace holds at most this % of the
-    # unscoped fleet; bench is one tenant measuring the whole fleet.
+    # unscoped fleet. dev (`make up`) is one developer's machine and bench one
+    # tenant measuring the whole fleet: no share there (decision 0040).
     FLEET_SHARE=50 MAX_CONCURRENT_CEILING=1000
-    [ "$PROFILE" = bench ] && FLEET_SHARE=100
+    [ "$PROFILE" != test ] && FLEET_SHARE=100
     FLEET_SHARE=${CORRAL_FLEET_SHARE:-$FLEET_SHARE}
 }
 

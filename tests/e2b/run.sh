@@ -11,7 +11,9 @@ cd "$ROOT"
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-e2b.XXXXXX)
 export CORRAL_PORT=${CORRAL_E2B_PORT:-18843} CORRAL_REDIS_PORT=${CORRAL_E2B_REDIS_PORT:-16790}
 export CORRAL_PROFILE=test CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin} CORRAL_WORKERD=1
-export CORRAL_WORKERD_DATA_PORT=${CORRAL_E2B_WORKERD_PORT:-17901} CORRAL_WORKERD_SLOTS=16
+# workerd with its own capacity defaults, as `make up` starts it (cpu_overcommit,
+# slots from memory), and no fleet share, as the dev profile: thirty_idle.check.mjs.
+export CORRAL_WORKERD_DATA_PORT=${CORRAL_E2B_WORKERD_PORT:-17901} CORRAL_FLEET_SHARE=100
 export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 # The egress proxies resolve the stand-in hosts' names (tests/lib/standins.mjs).
 export CORRAL_WORKERD_EXTRA; CORRAL_WORKERD_EXTRA=$(node -e \
@@ -23,12 +25,13 @@ trap 'conf/stack.sh down >/dev/null 2>&1' EXIT
 conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
 
 ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
-member_key() {
-    local ws; ws=$(ctl workspace create "$1" | sed -E 's/.*"workspace":"([^"]*)".*/\1/')
-    ctl key create --workspace "$ws" --role member | sed -E 's/.*"key":"([^"]*)".*/\1/'
-}
+field() { sed -E "s/.*\"$1\":\"([^\"]*)\".*/\\1/"; }
+workspace() { ctl workspace create "$1" > "$CORRAL_RUN/ws-$1.json"; field workspace < "$CORRAL_RUN/ws-$1.json"; }
+member_key() { ctl key create --workspace "$(workspace "$1")" --role member | field key; }
 export E2B_API_URL="https://localhost:$CORRAL_PORT" E2B_API_KEY; E2B_API_KEY=$(member_key e2b-a)
 export CORRAL_OTHER_KEY; CORRAL_OTHER_KEY=$(member_key e2b-b)
+# e2b-a's owner, for thirty_idle.check.mjs (it raises the workspace's limit).
+export CORRAL_OWNER_KEY; CORRAL_OWNER_KEY=$(field owner_key < "$CORRAL_RUN/ws-e2b-a.json")
 
 # Every file, with each SDK (the pinned 2.51.0 and the older 2.45.0: sdk.mjs),
 # in each routing mode. No E2B_VALIDATE_API_KEY: the old SDK checks our keys.
@@ -42,6 +45,10 @@ for sdk in e2b e2b-old; do
     CORRAL_E2B_SDK=$sdk CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
         node --test --test-concurrency=1 --test-reporter=spec tests/e2b/ || rc=1
 done
+# Once: the development stack's capacity (issue 9), with workerd's defaults.
+echo "--- thirty idle sandboxes at once"
+CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+    node --test --test-reporter=spec tests/e2b/thirty_idle.check.mjs || rc=1
 [ "$rc" = 0 ] || tail -n 30 "$CORRAL_RUN/log/workerd.log"
 conf/stack.sh down >/dev/null 2>&1
 [ "$rc" = 0 ] && rm -rf "$CORRAL_RUN"
