@@ -33,7 +33,7 @@ static int round_trip(const char *ws, const char *id, const char *secret)
     char text[TOKEN_TEXT_MAX];
 
     token_format(TOKEN_API_KEY, ws, id, secret, text);
-    if (strncmp(text, "e2b_", 4) || !text[4] ||
+    if (strncmp(text, "e2b_", 4) != 0 || !text[4] ||
         strspn(text + 4, "0123456789abcdef") != strlen(text + 4))
         return 0;
     return is_key(text, ws, id, secret);
