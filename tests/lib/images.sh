@@ -25,10 +25,6 @@ image_label() {
     docker image inspect --format '{{ index .Config.Labels "corral.build" }}' "$1" 2>/dev/null || true
 }
 
-image_size() {
-    docker image inspect --format '{{.Size}}' "$1" | awk '{printf "%.0f MB", $1 / 1e6}'
-}
-
 # Downloads the packages once; later builds unpack the tarball without network.
 fetch_debs() {
     [ -s "$DEBS_TGZ" ] && return 0
@@ -38,24 +34,6 @@ fetch_debs() {
         die "debootstrap --make-tarball failed"
     rm -rf "$CACHE/mk.$$"
     mv "$DEBS_TGZ.part" "$DEBS_TGZ"
-}
-
-# What E2B's base image gives a user first (issue 9): git, curl, wget,
-# certificates, python (python3, pip, venv), node and npm, sudo, ps and top.
-# From Debian's archive (the one place reachable), into the root filesystem
-# once; the result is cached with it.
-TOOLS="ca-certificates curl wget git python3 python3-pip python3-venv python-is-python3
-       nodejs npm sudo procps less nano"
-install_tools() {
-    local root=$1
-    cp /etc/resolv.conf "$root/etc/resolv.conf"
-    printf 'deb %s %s main\n' "$MIRROR" "$SUITE" >"$root/etc/apt/sources.list"
-    chroot "$root" apt-get -qq update >&2 || return 1
-    # shellcheck disable=SC2086 # a list of package names
-    DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get -qq install -y \
-        --no-install-recommends $TOOLS >&2 || return 1
-    chroot "$root" apt-get clean
-    : >"$root/etc/resolv.conf"
 }
 
 # The user sandboxes run as: uid 1000, home /home/user, passwordless sudo.
@@ -77,7 +55,6 @@ build_rootfs() {
     debootstrap --variant=minbase --include=bash,coreutils,python3,sudo \
         --unpack-tarball="$DEBS_TGZ" "$SUITE" "$root" "$MIRROR" >&2 ||
         { rm -rf "$root"; die "debootstrap failed"; }
-    install_tools "$root" || { rm -rf "$root"; die "installing $TOOLS failed"; }
     add_user "$root"
     tar --numeric-owner -C "$root" -cf "$ROOTFS_TAR.part" . || { rm -rf "$root"; die "tar failed"; }
     rm -rf "$root"
@@ -90,7 +67,6 @@ import_image() {
         --change "LABEL corral.build=$HASH" \
         --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
         --change 'WORKDIR /home/user' \
-        --change 'ENV LANG=C.UTF-8' \
         --change 'CMD ["sleep", "infinity"]' \
         "$ROOTFS_TAR" "$IMAGE:b-$HASH" >/dev/null || die "docker import failed"
     docker tag "$IMAGE:b-$HASH" "$IMAGE:latest" || die "docker tag failed"
@@ -101,13 +77,13 @@ main() {
     curl -sf --max-time 3 --unix-socket "$SOCK" http://d/_ping >/dev/null ||
         die "dockerd does not answer on $SOCK (tests/lib/docker.sh start)"
     if [ "$(image_label "$IMAGE:latest")" = "$HASH" ]; then
-        say "$IMAGE is current (build $HASH, $(image_size "$IMAGE:latest"))"
+        say "$IMAGE is current (build $HASH)"
         return 0
     fi
     mkdir -p "$CACHE"
     build_rootfs
     import_image
-    say "$IMAGE ready: $(image_size "$IMAGE:latest")"
+    say "$IMAGE ready"
 }
 
 main "$@"
