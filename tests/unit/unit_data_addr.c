@@ -93,6 +93,25 @@ static void test_shapes(void)
 }
 
 /* Refused whatever the operator lists: even with every other network allowed. */
+
+/* Refused even inside a configured network, with the reason they name. */
+static const struct {
+    const char *addr, *why;
+} never[] = {
+    {"169.254.169.254:80", "link-local"},
+    {"0.0.0.0:7001", "unspecified"},
+    {"[::]:7001", "unspecified"},
+    {"[fe80::1]:7001", "link-local"},
+    {"[ff02::1]:7001", "multicast"},
+    {"224.0.0.1:7001", "multicast"},
+    {"255.255.255.255:7001", "broadcast"},
+    {"[::ffff:169.254.169.254]:80", "IPv4-mapped"},
+    {"[::ffff:127.0.0.1]:7001", "IPv4-mapped"},
+    {"[64:ff9b::a9fe:a9fe]:7001", "NAT64"},
+    {"100.100.100.200:7001", "metadata"},
+    {"[fd00:ec2::254]:7001", "metadata"},
+};
+
 static void test_never(void)
 {
     struct data_addr_allow a;
@@ -101,18 +120,8 @@ static void test_never(void)
     data_addr_defaults(&a);
     CHECK(data_addr_networks(&a, "1.0.0.0/8 100.64.0.0/10 fd00::/8 2000::/3", err, sizeof(err)) ==
           0);
-    CHECK(refused(&a, "169.254.169.254:80", "link-local"));
-    CHECK(refused(&a, "0.0.0.0:7001", "unspecified"));
-    CHECK(refused(&a, "[::]:7001", "unspecified"));
-    CHECK(refused(&a, "[fe80::1]:7001", "link-local"));
-    CHECK(refused(&a, "[ff02::1]:7001", "multicast"));
-    CHECK(refused(&a, "224.0.0.1:7001", "multicast"));
-    CHECK(refused(&a, "255.255.255.255:7001", "broadcast"));
-    CHECK(refused(&a, "[::ffff:169.254.169.254]:80", "IPv4-mapped"));
-    CHECK(refused(&a, "[::ffff:127.0.0.1]:7001", "IPv4-mapped"));
-    CHECK(refused(&a, "[64:ff9b::a9fe:a9fe]:7001", "NAT64"));
-    CHECK(refused(&a, "100.100.100.200:7001", "metadata"));
-    CHECK(refused(&a, "[fd00:ec2::254]:7001", "metadata"));
+    for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+        CHECK(refused(&a, never[i].addr, never[i].why));
     CHECK(allowed(&a, "100.100.100.201:7001"));
     CHECK(allowed(&a, "[fd00:ec2::253]:7001"));
     CHECK(allowed(&a, "1.2.3.4:7001"));
