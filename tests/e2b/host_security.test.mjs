@@ -10,7 +10,7 @@ const gatewayUrl = (sbx, port) => (process.env.E2B_SANDBOX_URL
 test(`[${MODE}] getHost: a server started in the sandbox is reached through the gateway`, async () => {
   await withSandbox({}, async (sbx) => {
     await sbx.files.write('/tmp/www/index.html', 'served from the sandbox');
-    await sbx.commands.run('cd /tmp/www && python3 -m http.server 8000', { background: true });
+    await sbx.commands.run('cd /tmp/www && python -m http.server 8000', { background: true }); // E2B's example: python, not python3
     const { url, headers } = gatewayUrl(sbx, 8000);
     let body;
     for (let i = 0; i < 50; i++) {

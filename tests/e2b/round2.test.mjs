@@ -46,3 +46,17 @@ test(`${tag} Template.exists: base is there, an unknown alias is not`, async () 
   assert.equal(await Template.exists('base'), true);
   assert.equal(await Template.exists(`no-such-${randomBytes(4).toString('hex')}`), false);
 });
+
+test(`${tag} the base template has what users run first: git, curl, python, node`, async () => {
+  await withSandbox({}, async (sbx) => {
+    const git = await sbx.commands.run('cd ~ && git init -q repo && cd repo && echo hi > a && git add a && ' +
+      'git -c user.email=u@example.com -c user.name=u commit -q -m first && git log --format=%s');
+    assert.equal(git.stdout.trim(), 'first');
+    const tools = await sbx.commands.run('curl --version >/dev/null && wget --version >/dev/null && ' +
+      'python -c "import venv, pip; print(1)" && node -e "console.log(2)" && npm --version && ' +
+      'sudo -n true && ps -o comm= -p $$ && echo $LANG');
+    const [py, node, npm, ps, lang] = tools.stdout.trim().split('\n');
+    assert.deepEqual([py, node, ps, lang], ['1', '2', 'bash', 'C.UTF-8']);
+    assert.match(npm, /^\d+\.\d+\.\d+$/);
+  });
+});

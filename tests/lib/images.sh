@@ -14,7 +14,10 @@ SUITE=bookworm
 MIRROR=${CORRAL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=${CORRAL_IMAGE_CACHE:-/var/cache/corral}
 SOCK=${DOCKER_SOCK:-/var/run/docker.sock}
-HASH=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+NPM_DIR=$HERE/base-image
+# The build is named by this script and the npm lock file it installs from.
+HASH=$(cat "${BASH_SOURCE[0]}" "$NPM_DIR/package-lock.json" | sha256sum | cut -c1-16)
 DEBS_TGZ=$CACHE/debootstrap-$SUITE-minbase-$HASH.tgz
 ROOTFS_TAR=$CACHE/rootfs-base-$HASH.tar
 
@@ -23,6 +26,10 @@ say() { echo "images.sh: $*" >&2; }
 
 image_label() {
     docker image inspect --format '{{ index .Config.Labels "corral.build" }}' "$1" 2>/dev/null || true
+}
+
+image_size() {
+    docker image inspect --format '{{.Size}}' "$1" | awk '{printf "%.0f MB", $1 / 1e6}'
 }
 
 # Downloads the packages once; later builds unpack the tarball without network.
@@ -34,6 +41,51 @@ fetch_debs() {
         die "debootstrap --make-tarball failed"
     rm -rf "$CACHE/mk.$$"
     mv "$DEBS_TGZ.part" "$DEBS_TGZ"
+}
+
+# What E2B's base image gives a user first (issue 9): git, curl, wget,
+# certificates, python (python3, pip, venv), node, sudo, ps and top, from
+# Debian's archive. npm is not among them: Debian's npm brings 24,000 files of
+# node-* packages, and on btrfs with quotas every container remove costs time
+# in proportion to the image's files (decision 0042).
+TOOLS="ca-certificates curl wget git python3 python3-pip python3-venv python-is-python3
+       nodejs sudo procps less nano"
+install_tools() {
+    local root=$1
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    printf 'deb %s %s main\ndeb %s %s-security main\n' \
+        "$MIRROR" "$SUITE" "${MIRROR%/debian}/debian-security" "$SUITE" >"$root/etc/apt/sources.list"
+    chroot "$root" apt-get -qq update >&2 || return 1
+    # shellcheck disable=SC2086 # a list of package names
+    DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get -qq install -y \
+        --no-install-recommends $TOOLS >&2 || return 1
+    chroot "$root" apt-get clean
+    : >"$root/etc/resolv.conf"
+}
+
+# npm from the npm registry, pinned with its integrity by the committed lock
+# file; its package carries its own dependencies (2,000 files).
+install_npm() {
+    local root=$1 work=$CACHE/npm.$$
+    rm -rf "$work" && mkdir -p "$work"
+    cp "$NPM_DIR/package.json" "$NPM_DIR/package-lock.json" "$work/"
+    (cd "$work" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2) ||
+        { rm -rf "$work"; return 1; }
+    mkdir -p "$root/usr/lib/node_modules"
+    mv "$work/node_modules/npm" "$root/usr/lib/node_modules/npm"
+    rm -rf "$work"
+    ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/bin/npm"
+    ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/bin/npx"
+}
+
+# Manuals, docs and message catalogues are a third of the files left and no
+# sandbox reads them; licences (copyright) stay.
+slim() {
+    local root=$1
+    find "$root/usr/share/doc" -mindepth 1 ! -name copyright ! -type d -delete
+    find "$root/usr/share/doc" -mindepth 1 -type d -empty -delete
+    rm -rf "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/locale/* \
+        "$root"/usr/share/lintian "$root"/usr/lib/node_modules/npm/docs "$root"/usr/lib/node_modules/npm/man
 }
 
 # The user sandboxes run as: uid 1000, home /home/user, passwordless sudo.
@@ -55,6 +107,9 @@ build_rootfs() {
     debootstrap --variant=minbase --include=bash,coreutils,python3,sudo \
         --unpack-tarball="$DEBS_TGZ" "$SUITE" "$root" "$MIRROR" >&2 ||
         { rm -rf "$root"; die "debootstrap failed"; }
+    install_tools "$root" || { rm -rf "$root"; die "installing $TOOLS failed"; }
+    install_npm "$root" || { rm -rf "$root"; die "installing npm from $NPM_DIR failed"; }
+    slim "$root"
     add_user "$root"
     tar --numeric-owner -C "$root" -cf "$ROOTFS_TAR.part" . || { rm -rf "$root"; die "tar failed"; }
     rm -rf "$root"
@@ -67,6 +122,7 @@ import_image() {
         --change "LABEL corral.build=$HASH" \
         --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
         --change 'WORKDIR /home/user' \
+        --change 'ENV LANG=C.UTF-8' \
         --change 'CMD ["sleep", "infinity"]' \
         "$ROOTFS_TAR" "$IMAGE:b-$HASH" >/dev/null || die "docker import failed"
     docker tag "$IMAGE:b-$HASH" "$IMAGE:latest" || die "docker tag failed"
@@ -77,13 +133,13 @@ main() {
     curl -sf --max-time 3 --unix-socket "$SOCK" http://d/_ping >/dev/null ||
         die "dockerd does not answer on $SOCK (tests/lib/docker.sh start)"
     if [ "$(image_label "$IMAGE:latest")" = "$HASH" ]; then
-        say "$IMAGE is current (build $HASH)"
+        say "$IMAGE is current (build $HASH, $(image_size "$IMAGE:latest"))"
         return 0
     fi
     mkdir -p "$CACHE"
     build_rootfs
     import_image
-    say "$IMAGE ready"
+    say "$IMAGE ready: $(image_size "$IMAGE:latest")"
 }
 
 main "$@"
