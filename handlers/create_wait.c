@@ -98,7 +98,7 @@ static int idem_claim(struct request *req, const struct idem *im, char sbid[SAND
         }
         usleep(50000); /* another handler is placing it: its id comes in a moment */
     }
-    respond_error(req, 503, "state store unavailable; retry shortly");
+    respond_store_down(req);
     return -1;
 }
 
@@ -242,7 +242,7 @@ static int replay(struct request *req, const char *sbid, const struct idem *im)
         return 0;
     }
     if (strstr(why, "unavailable")) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return -1;
     }
     /* It ended: the key is free again for a new attempt. */

@@ -26,7 +26,7 @@ static redisReply *running_record(struct request *req)
     rec = token_is_id(req->params[0]) ? sandbox_get(req->rc, req->cred.ws, req->params[0], &absent)
                                       : NULL;
     if (!rec && !absent) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return NULL;
     }
     state = rec ? reply_hget(rec, "state") : NULL;
@@ -61,7 +61,7 @@ void h_e2b_create(struct request *req)
         return;
     rec = sandbox_get(req->rc, req->cred.ws, sbid, &absent);
     if (!rec) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     respond_json(req, 201, e2b_view(rec, E2B_SANDBOX, req->conf));
@@ -129,7 +129,7 @@ void h_e2b_connect(struct request *req)
     if (t >= 0 && sandbox_set_deadline(req->rc, req->cred.ws, req->params[0],
                                        clock_now_ms() + t * 1000, 1) < 0) {
         freeReplyObject(rec);
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     respond_json(req, 200, e2b_view(rec, E2B_SANDBOX, req->conf));

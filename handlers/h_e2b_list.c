@@ -119,7 +119,7 @@ static void list(struct request *req, int paginate)
     }
     all = collect(req, &q, &n);
     if (!all) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     arr = page(req, &q, all, n);

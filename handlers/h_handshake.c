@@ -155,7 +155,7 @@ static int returning_worker(struct request *req, const json_t *b, char wid[33], 
     }
     ok = worker_check_secret(req, id, secret, &alive);
     if (ok < 0) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return -1;
     }
     *was_dead = ok && !alive;
@@ -291,7 +291,7 @@ void h_worker_handshake(struct request *req)
     if (again)
         previous_data_key(req, wid, prev_key, sizeof(prev_key));
     if (store_worker(req, wid, &caps, mac, data_key, !again || was_dead) != 0) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
     } else {
         respond_json(req, 200, handshake_answer(req, wid, secret, data_key, prev_key));
     }

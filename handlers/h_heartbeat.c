@@ -351,7 +351,7 @@ void h_worker_heartbeat(struct request *req)
     if (worker_authenticate(req, wid) != 1 ||
         renew_lease(req, wid, json_string_value(json_object_get(body, "problem"))) != 0) {
         if (!req->responded)
-            respond_error(req, 503, "state store unavailable; retry shortly");
+            respond_store_down(req);
         json_decref(body);
         return;
     }
@@ -371,7 +371,7 @@ void h_worker_heartbeat(struct request *req)
                           !json_is_false(json_object_get(body, "wait")), cmds,
                           &over_budget) != 0)) {
         json_decref(cmds);
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
     } else if (over_budget && json_array_size(cmds) == 0) {
         respond_json(req, 200, json_pack("{s:o, s:i}", "commands", cmds, "retry_after_ms", 1000));
     } else {

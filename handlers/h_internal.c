@@ -44,7 +44,7 @@ static void answer_route(struct request *req, const redisReply *sb, const char *
     snprintf(key, sizeof(key), K_WORKER, pool ? pool : "", wid ? wid : "");
     w = rconn_cmd(req->rc, 0, "HMGET %s data_addr data_key state", key);
     if (!w) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     if (!reply_str(w->element[0]) || !reply_str(w->element[1]) || !reply_str(w->element[2]) ||
@@ -78,7 +78,7 @@ void h_internal_route(struct request *req)
     found = token_is_id(sbid) ? sandbox_workspace(req, sbid, ws) : 0;
     sb = found == 1 ? sandbox_get(req->rc, ws, sbid, &absent) : NULL;
     if (found < 0 || (found == 1 && !sb && !absent)) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     state = sb ? reply_hget(sb, "state") : NULL;

@@ -55,7 +55,7 @@ void h_key_create(struct request *req)
     }
     json_decref(body);
     if (apikey_create(req->rc, req->conf->server_secret, req->cred.ws, role, id, token) != 0) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     respond_json(req, 201,
@@ -91,7 +91,7 @@ void h_jointoken_create(struct request *req)
     json_decref(body);
     if (jointoken_create(req->rc, req->conf->server_secret, req->cred.ws, (long)ttl, id, token,
                          &expires_ms) != 0) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     format_time_ms(expires_ms, expires, sizeof(expires));

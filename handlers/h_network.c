@@ -24,7 +24,7 @@ static int record_next(struct request *req, const char *policy, int ended_status
                 : 0;
 
     if (n < 0)
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
     else if (n == 0 || (n == 2 && ended_status == 404))
         NOT_FOUND_SANDBOX(req);
     else if (n == 2)

@@ -37,7 +37,7 @@ static void answer_record(struct request *req, int status, const char *sbid, int
         if (absent)
             NOT_FOUND_SANDBOX(req);
         else
-            respond_error(req, 503, "state store unavailable; retry shortly");
+            respond_store_down(req);
         return;
     }
     view = sandbox_view(rec);
@@ -129,7 +129,7 @@ void h_sandbox_list(struct request *req)
     snprintf(key, sizeof(key), K_SBS, req->cred.ws);
     ids = rconn_cmd(req->rc, 0, "SMEMBERS %s", key);
     if (!ids) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     list = json_array();

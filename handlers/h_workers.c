@@ -82,7 +82,7 @@ void h_workers_list(struct request *req)
 
     if (!own || fleet_free(req, &f) != 0) {
         json_decref(own);
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     respond_json(req, 200,
@@ -101,7 +101,7 @@ void h_worker_delete(struct request *req)
     snprintf(set, sizeof(set), K_WORKERS_ALL, req->cred.ws);
     r = token_is_id(wid) ? rconn_cmd(req->rc, 0, "SREM %s %s", set, wid) : NULL;
     if (token_is_id(wid) && !r) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     removed = r && reply_int(r, 0) == 1;

@@ -15,7 +15,7 @@ void h_workspace_get(struct request *req)
 
     active = admission_count(req->rc, req->cred.ws);
     if (active < 0 || workspace_info(req->rc, req->cred.ws, name, sizeof(name), limits) != 0) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     /* A limit set before the operator lowered the ceiling: admission enforces the ceiling. */
@@ -80,7 +80,7 @@ void h_workspace_patch(struct request *req)
         return;
     }
     if (workspace_limits_set(req->rc, req->cred.ws, limits, set) != 0) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return;
     }
     h_workspace_get(req);

@@ -64,10 +64,15 @@ void respond_empty(struct request *req, int status)
     write_head(req, status, NULL);
 }
 
+void respond_store_down(struct request *req)
+{
+    respond_error(req, 503, "state store unavailable; retry shortly");
+}
+
 void respond_change(struct request *req, int n, const char *what)
 {
     if (n < 0)
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
     else if (n == 0)
         respond_error(req, 404, "%s not found", what);
     else

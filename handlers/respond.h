@@ -13,6 +13,9 @@ void respond_empty(struct request *req, int status);
 /* Adds a response header to the next answer (e.g. x-next-token); at most 4. */
 void respond_add_header(struct request *req, const char *name, const char *value);
 
+/* Redis did not answer: 503, the one wording every handler uses. */
+void respond_store_down(struct request *req);
+
 #define NOT_FOUND_SANDBOX(req) respond_error(req, 404, "sandbox not found")
 
 /* The answer to a change of something by id: n < 0 the state store failed

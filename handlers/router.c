@@ -156,7 +156,7 @@ static int authorize(struct request *req, enum access access)
         }
     }
     if (ok < 0)
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
     return ok == 1 ? 0 : -1;
 }
 

@@ -40,7 +40,7 @@ int worker_authenticate(struct request *req, char wid[33])
     }
     ok = worker_check_secret(req, id, secret, &alive);
     if (ok < 0) {
-        respond_error(req, 503, "state store unavailable; retry shortly");
+        respond_store_down(req);
         return -1;
     }
     if (!ok)
