@@ -29,12 +29,13 @@ cc -O2 -g ${DP_CFLAGS:-} -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
     -o $BUILD/dataport_main tests/dataplane/dataport_main.c workerd/dataport.c \
     common/secret.c common/log.c common/http_status.c common/clock.c -lcrypto
 
-free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# shellcheck source=../lib/ports.sh
+. "$ROOT/tests/lib/ports.sh"
 
 T=$(mktemp -d /tmp/corral-dataplane.XXXXXX)
 chmod 755 "$T"
 NGX="$T/nginx"
-export CORRAL_RUN="$T/stack" CORRAL_PORT=$(free_port) CORRAL_REDIS_PORT=$(free_port) CORRAL_PROFILE=test
+export CORRAL_RUN="$T/stack" CORRAL_PORT=$(free_port_pair) CORRAL_REDIS_PORT=$(free_port) CORRAL_PROFILE=test
 export CORRAL_BUILD="$ROOT/$BUILD/stack/bin"
 # Workers' data ports: 127.0.0.1 only, so that ssrf.test.mjs has loopback
 # addresses outside the list (127.0.0.2, where the sandboxes' envd also runs).

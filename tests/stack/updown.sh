@@ -10,7 +10,11 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-stack.XXXXXX)
-export CORRAL_PORT=${STACK_TEST_PORT:-19643} CORRAL_REDIS_PORT=${STACK_TEST_REDIS_PORT:-19590}
+# shellcheck source=../lib/ports.sh
+. "$ROOT/tests/lib/ports.sh"
+CORRAL_PORT=${STACK_TEST_PORT:-$(free_port_pair)} || exit 1
+CORRAL_REDIS_PORT=${STACK_TEST_REDIS_PORT:-$(free_port)} || exit 1
+export CORRAL_PORT CORRAL_REDIS_PORT
 export CORRAL_PROFILE=dev CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin}
 unset CORRAL_WORKERD
 fails=0 holder="" other=""
