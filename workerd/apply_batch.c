@@ -132,6 +132,35 @@ void apply_order(json_t *cmds)
     json_decref(rest);
 }
 
+/* 1 when list holds id, as a command's "id" or as a plain string (acks). */
+static int holds_id(const json_t *list, const char *id)
+{
+    size_t i;
+    json_t *e;
+
+    json_array_foreach(list, i, e)
+    {
+        const char *x = json_is_string(e) ? json_string_value(e)
+                                          : json_string_value(json_object_get(e, "id"));
+        if (x && strcmp(x, id) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(cmds, i, c)
+    {
+        const char *id = json_string_value(json_object_get(c, "id"));
+        if (!id || (!holds_id(backlog, id) && !holds_id(acks, id)))
+            json_array_append(backlog, c);
+    }
+}
+
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL])
 {
     struct job jobs[APPLY_PARALLEL];

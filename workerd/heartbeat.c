@@ -105,8 +105,6 @@ static int apply_head_batch(struct worker *w)
 {
     int results[APPLY_PARALLEL], n = apply_batch_parallel(w, w->backlog, results), failed = 0;
 
-    json_array_extend(w->backlog, w->arrived);
-    json_array_clear(w->arrived);
     for (int i = 0; i < n; i++) {
         const char *id =
             json_string_value(json_object_get(json_array_get(w->backlog, (size_t)i), "id"));
@@ -117,10 +115,15 @@ static int apply_head_batch(struct worker *w)
     }
     if (failed) {
         json_array_clear(w->backlog);
+        json_array_clear(w->arrived);
         return -1;
     }
     for (int i = 0; i < n; i++)
         json_array_remove(w->backlog, 0);
+    /* After the acks were noted: a command of this batch brought again
+     * meanwhile is dropped, not applied a second time. */
+    backlog_merge(w->backlog, w->acks, w->arrived);
+    json_array_clear(w->arrived);
     return n;
 }
 
@@ -133,7 +136,7 @@ static void apply_all(struct worker *w, json_t *ans)
     json_t *cmd;
     int64_t deadline = clock_now_ms() + w->lease_ms / 4;
 
-    json_array_extend(w->backlog, json_object_get(ans, "commands"));
+    backlog_merge(w->backlog, w->acks, json_object_get(ans, "commands"));
     apply_order(w->backlog);
     while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
         const char *id;

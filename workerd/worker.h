@@ -86,6 +86,12 @@ int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARAL
  * answered before it is applied), and a batch of kills costs seconds. A create
  * never passes a kill of its own sandbox; the rest keep their order. */
 void apply_order(json_t *cmds);
+/* Appends to backlog each of cmds whose stream id is neither in backlog nor
+ * in acks. The control plane hands a worker again every command it has held
+ * unacknowledged for 10 s (so one lost answer loses nothing); during a long
+ * batch those are commands still waiting or being applied here, and the same
+ * create applied twice at once fights itself over its network. */
+void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds);
 
 /* heartbeat.c: the loop, until *stop. */
 void heartbeat_run(struct worker *w);

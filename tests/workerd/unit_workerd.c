@@ -283,6 +283,25 @@ static void test_apply_order(void)
     json_decref(cmds);
 }
 
+/* A command brought again while it waits or was applied is not taken twice. */
+static void test_backlog_merge(void)
+{
+    json_t *backlog = json_loads("[{\"id\":\"1-0\",\"type\":\"create\"}]", 0, NULL),
+           *acks = json_loads("[\"2-0\"]", 0, NULL),
+           *again = json_loads("[{\"id\":\"1-0\",\"type\":\"create\"},"
+                               "{\"id\":\"2-0\",\"type\":\"create\"},"
+                               "{\"id\":\"3-0\",\"type\":\"kill\"},"
+                               "{\"id\":\"3-0\",\"type\":\"kill\"}]",
+                               0, NULL);
+
+    backlog_merge(backlog, acks, again);
+    CHECK(json_array_size(backlog) == 2);
+    CHECK(strcmp(json_string_value(json_object_get(json_array_get(backlog, 1), "id")), "3-0") == 0);
+    json_decref(backlog);
+    json_decref(acks);
+    json_decref(again);
+}
+
 static void test_slot_backstop(void)
 {
     struct worker_conf c;
@@ -311,6 +330,7 @@ int main(void)
 {
     test_slot_backstop();
     test_apply_order();
+    test_backlog_merge();
     test_resolvers();
     test_ruleset();
     test_sbnet();
