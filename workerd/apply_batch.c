@@ -140,8 +140,8 @@ static int holds_id(const json_t *list, const char *id)
 
     json_array_foreach(list, i, e)
     {
-        const char *x = json_is_string(e) ? json_string_value(e)
-                                          : json_string_value(json_object_get(e, "id"));
+        const char *x =
+            json_is_string(e) ? json_string_value(e) : json_string_value(json_object_get(e, "id"));
         if (x && strcmp(x, id) == 0)
             return 1;
     }
