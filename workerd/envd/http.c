@@ -453,10 +453,3 @@ int http_send_error(struct http_req *r, int status, const char *fmt, ...)
     free(s);
     return rc;
 }
-
-int http_peer_gone(const struct http_req *r)
-{
-    struct pollfd pfd = {.fd = r->c->fd, .events = POLLIN | POLLRDHUP};
-
-    return poll(&pfd, 1, 0) > 0;
-}
