@@ -507,7 +507,7 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
     }
     json_decref(ctrs);
     /* A proxy from the pool carries no sandbox label, only the name. */
-    snprintf(name, sizeof(name), "corral-%s-%s-egress", sbid, wid);
+    egress_proxy_name(name, sizeof(name), sbid, wid);
     if (remove_container(d, name, err, errlen) != 0)
         return -1;
     egress_pool_forget(d, sbid);
