@@ -68,11 +68,16 @@ images: deps
 	@bash tests/lib/docker.sh start
 	@bash tests/lib/images.sh
 
-format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+# The one list of C that is not ours to format or lint: the nginx module keeps
+# nginx's own order, naming and layout, which .clang-format would rewrite (a
+# 3,000-line diff). Both targets below leave these paths out.
+STYLE_EXCLUDE := module/
+C_FILES = $$(git ls-files $(1) | grep -v $(foreach p,$(STYLE_EXCLUDE),-e '^$(p)'))
 
-LINT_SRCS = $$(git ls-files 'common/*.c' 'scheduler/*.c' 'handlers/*.c' 'workerd/*.c' 'workerd/envd/*.c' \
-	  'tests/unit/*.c' 'tests/bench/*.c' 'tests/workerd/*.c' 'workerd/egress/*.c' 'tests/egress/*.c')
+format:
+	clang-format -i $(call C_FILES,'*.c' '*.h')
+
+LINT_SRCS = $(call C_FILES,'*.c')
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd -Itests/lib $(LINT_SRCS)

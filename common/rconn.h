@@ -30,6 +30,8 @@ void rconn_set_auth(struct rconn *rc, const char *user, const char *password);
  * NULL when Redis is unreachable or the reply is an error (logged). block_ms > 0
  * extends the read timeout for a blocking command by that much. */
 redisReply *rconn_cmd(struct rconn *rc, int block_ms, const char *fmt, ...);
+/* The same with the arguments as an array, for a command whose argument count
+ * is known only at run time (accounts.c's HSET of the limits a PATCH sets). */
 redisReply *rconn_cmdargv(struct rconn *rc, int block_ms, int argc, const char **argv,
                           const size_t *lens);
 

@@ -50,7 +50,7 @@ int secret_equal(const char *a, const char *b)
     return diff == 0;
 }
 
-int secret_load_file(const char *path, char *out, size_t outlen, char *err, size_t errlen)
+int secret_read_file(const char *path, char *out, size_t outlen, char *err, size_t errlen)
 {
     struct stat st;
     FILE *f;
@@ -74,7 +74,14 @@ int secret_load_file(const char *path, char *out, size_t outlen, char *err, size
     while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
         n--;
     out[n] = '\0';
-    if (n < 32) {
+    return 0;
+}
+
+int secret_load_file(const char *path, char *out, size_t outlen, char *err, size_t errlen)
+{
+    if (secret_read_file(path, out, outlen, err, errlen) != 0)
+        return -1;
+    if (strlen(out) < 32) {
         snprintf(err, errlen, "%s: the secret must be at least 32 characters", path);
         return -1;
     }

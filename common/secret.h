@@ -18,6 +18,11 @@ void secret_mac_hex(const char *key, const char *msg, char out[SECRET_MAC_HEX]);
 /* 1 when equal; time depends only on the length of b. */
 int secret_equal(const char *a, const char *b);
 
+/* Reads a file only its owner may read (a secret, a join token) into out,
+ * trailing newlines and spaces cut. 0, or -1 with err naming the file and why,
+ * never what it holds. */
+int secret_read_file(const char *path, char *out, size_t outlen, char *err, size_t errlen);
+
 /* Loads the server secret from a file (at least 32 characters, not readable by
  * group or others). 0, or -1 with err set. */
 int secret_load_file(const char *path, char *out, size_t outlen, char *err, size_t errlen);

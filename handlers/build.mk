@@ -1,5 +1,4 @@
 API_SRCS := $(filter-out handlers/corralctl.c,$(wildcard handlers/*.c))
-API_LIB_SRCS := handlers/sandbox_spec_parse.c handlers/request.c
 
 BINS += $(BIN)/corral-api $(BIN)/corralctl
 $(BIN)/corral-api: $(call objs,$(API_SRCS)) $(SCHED_LIB) $(COMMON_LIB)

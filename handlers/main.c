@@ -3,6 +3,7 @@
 #include "handlers.h"
 #include "log.h"
 #include "respond.h"
+#include "stop_signals.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -77,13 +78,43 @@ static int open_socket(struct server *srv)
     return 0;
 }
 
+/* Starts conf.threads handler threads and waits for them all. A thread that
+ * cannot start stops the ones that did, and corral-api exits 1: serving with
+ * fewer threads than configured would starve long-polls with nothing logged
+ * to say why. 0, or 1. */
+static int run_threads(struct server *srv)
+{
+    long n = srv->conf.threads, started = 0;
+    struct worker_thread *threads = calloc((size_t)n, sizeof(*threads));
+    pthread_t *tids = calloc((size_t)n, sizeof(*tids));
+    int err = threads && tids ? 0 : ENOMEM;
+
+    for (; !err && started < n; started++) {
+        threads[started].srv = srv;
+        corral_conf_rconn(&srv->conf, &threads[started].rc);
+        if ((err = pthread_create(&tids[started], NULL, serve, &threads[started])) != 0)
+            break;
+    }
+    if (err) {
+        log_err("cannot start handler thread %ld of %ld: %s", started + 1, n, strerror(err));
+        on_signal(SIGTERM); /* the threads that did start return */
+    } else {
+        log_info("listening on %s with %ld threads (%ld may long-poll)", srv->conf.listen, n,
+                 srv->conf.longpoll_max);
+    }
+    for (long i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    free(threads);
+    free(tids);
+    return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     static struct server srv;
     const char *conf_path = "/etc/corral/corral.conf", *listen = NULL;
-    struct worker_thread *threads;
-    pthread_t *tids;
     char err[512];
+    int rc;
 
     log_set_name("corral-api");
     if (parse_args(argc, argv, &conf_path, &listen) != 0) {
@@ -100,29 +131,15 @@ int main(int argc, char **argv)
     if (FCGX_Init() != 0 || open_socket(&srv) != 0)
         return 1;
     listen_fd = srv.listen_fd;
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
-    signal(SIGPIPE, SIG_IGN);
-    threads = calloc((size_t)srv.conf.threads, sizeof(*threads));
-    tids = calloc((size_t)srv.conf.threads, sizeof(*tids));
-    if (!threads || !tids) {
-        free(threads);
-        free(tids);
+    /* SA_RESTART: the thread the signal lands on finishes its request (a
+     * Redis read is not cut short); shutdown() in on_signal wakes the rest. */
+    if (stop_signals_install(on_signal, 1) != 0) {
+        log_err("sigaction: %s", strerror(errno));
         return 1;
     }
-    for (long i = 0; i < srv.conf.threads; i++) {
-        threads[i].srv = &srv;
-        corral_conf_rconn(&srv.conf, &threads[i].rc);
-        pthread_create(&tids[i], NULL, serve, &threads[i]);
-    }
-    log_info("listening on %s with %ld threads (%ld may long-poll)", srv.conf.listen,
-             srv.conf.threads, srv.conf.longpoll_max);
-    for (long i = 0; i < srv.conf.threads; i++)
-        pthread_join(tids[i], NULL);
+    rc = run_threads(&srv);
     close(srv.listen_fd);
     unlink(srv.conf.listen);
-    free(threads);
-    free(tids);
     log_info("stopped");
-    return 0;
+    return rc;
 }

@@ -39,44 +39,6 @@ const char *request_header(struct request *req, const char *cgi_name)
     return FCGX_GetParam(cgi_name, req->fcgi->envp);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-int url_decode(const char *s, size_t n, char *out, size_t outlen)
-{
-    size_t o = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '%') {
-            int hi, lo;
-            if (i + 2 >= n)
-                return -1;
-            hi = hexval(s[i + 1]);
-            lo = hexval(s[i + 2]);
-            if (hi < 0 || lo < 0)
-                return -1;
-            c = (char)(hi * 16 + lo);
-            i += 2;
-        } else if (c == '+') {
-            c = ' ';
-        }
-        if (o + 1 >= outlen)
-            return -1;
-        out[o++] = c;
-    }
-    out[o] = '\0';
-    return 0;
-}
-
 int request_query(const struct request *req, const char *name, char *out, size_t outlen)
 {
     const char *p = req->query;

@@ -5,6 +5,7 @@
 #include "accounts.h"
 #include "server.h"
 #include "token.h"
+#include "url_decode.h" /* handlers decode query pairs with it */
 
 #include <fcgiapp.h>
 #include <jansson.h>
@@ -36,8 +37,5 @@ json_t *request_json_body(struct request *req);
 
 /* Copies the URL-decoded value of a query parameter; 1 found, 0 absent. */
 int request_query(const struct request *req, const char *name, char *out, size_t outlen);
-
-/* URL-decodes [s, s+n) into out (at most outlen-1 bytes); -1 if malformed or too long. */
-int url_decode(const char *s, size_t n, char *out, size_t outlen);
 
 #endif

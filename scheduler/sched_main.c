@@ -6,7 +6,9 @@
 #include "keys.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "stop_signals.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,8 +64,11 @@ int main(int argc, char **argv)
         log_err("config: %s", err);
         return 1;
     }
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
+    /* SA_RESTART: a Redis call the signal lands in finishes; the loop then stops. */
+    if (stop_signals_install(on_signal, 1) != 0) {
+        log_err("sigaction: %s", strerror(errno));
+        return 1;
+    }
     sched_conf_init(&sc, &conf);
     corral_conf_rconn(&conf, &rc);
     log_info("sweeping every %ld ms", conf.sweep_ms);

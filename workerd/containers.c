@@ -27,7 +27,7 @@ int containers_id_ok(const char *s)
     return 1;
 }
 
-static void ctr_name(char *out, size_t len, const char *sbid, const char *wid)
+void containers_name(char *out, size_t len, const char *sbid, const char *wid)
 {
     snprintf(out, len, "corral-%s-%s", sbid, wid);
 }
@@ -54,13 +54,14 @@ static void exit_reason(json_t *state, struct ctr_state *st)
 }
 
 /* GET /containers/NAME/json. 0 found, 1 absent, -1 dockerd unreachable. */
-static int inspect(struct docker *d, const char *name, json_t **out, char *err, size_t errlen)
+static int inspect_within(struct docker *d, const char *name, long timeout_ms, json_t **out,
+                          char *err, size_t errlen)
 {
     char path[512];
     long status = 0;
 
     snprintf(path, sizeof(path), "/containers/%s/json", name);
-    if (docker_call(d, "GET", path, NULL, DOCKER_TIMEOUT_MS, &status, out, err, errlen) != 0)
+    if (docker_call(d, "GET", path, NULL, timeout_ms, &status, out, err, errlen) != 0)
         return -1;
     if (status == 404) {
         json_decref(*out);
@@ -74,6 +75,53 @@ static int inspect(struct docker *d, const char *name, json_t **out, char *err, 
         return -1;
     }
     return 0;
+}
+
+static int inspect(struct docker *d, const char *name, json_t **out, char *err, size_t errlen)
+{
+    return inspect_within(d, name, DOCKER_TIMEOUT_MS, out, err, errlen);
+}
+
+static int copy_ip(const char *s, char *ip, size_t len)
+{
+    if (!s || !*s || strlen(s) >= len || strspn(s, "0123456789.") != strlen(s))
+        return -1;
+    snprintf(ip, len, "%s", s);
+    return 0;
+}
+
+/* The IPv4 address in an inspect answer: NetworkSettings.IPAddress (the
+ * default bridge), else the first network's. 0 with ip set, -1 when none. */
+static int address_of(json_t *info, char *ip, size_t len)
+{
+    json_t *ns = json_object_get(info, "NetworkSettings"), *net;
+    const char *name;
+
+    if (copy_ip(json_string_value(json_object_get(ns, "IPAddress")), ip, len) == 0)
+        return 0;
+    json_object_foreach(json_object_get(ns, "Networks"), name, net)
+    {
+        if (copy_ip(json_string_value(json_object_get(net, "IPAddress")), ip, len) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+int containers_ip(struct docker *d, const char *wid, const char *sbid, long timeout_ms, char *ip,
+                  size_t len)
+{
+    char name[160], err[256];
+    json_t *info = NULL;
+    int rc;
+
+    containers_name(name, sizeof(name), sbid, wid);
+    if (inspect_within(d, name, timeout_ms, &info, err, sizeof(err)) != 0)
+        return -1;
+    rc = json_is_true(json_object_get(json_object_get(info, "State"), "Running"))
+             ? address_of(info, ip, len)
+             : -1;
+    json_decref(info);
+    return rc;
 }
 
 static int remove_container(struct docker *d, const char *name, char *err, size_t errlen)
@@ -160,7 +208,7 @@ static int await_envd(struct docker *d, const char *wid, const char *name, long 
                      err);
             return give_up(d, wid, st);
         }
-        rc = envd_container_ip(info, ip, sizeof(ip));
+        rc = address_of(info, ip, sizeof(ip));
         json_decref(info);
         if (rc == 0 && envd_health_once(ip, ENVD_PORT)) {
             st_set(st, "running", "%s", "");
@@ -334,7 +382,7 @@ static int create_and_settle(struct docker *d, const struct worker_conf *c,
     long status = 0;
     int rc;
 
-    ctr_name(name, sizeof(name), st->sbid, wid);
+    containers_name(name, sizeof(name), st->sbid, wid);
     body = sandbox_body(c, t, wid, sb, net);
     if (!body)
         return refused(d, wid, st, "out of memory");
@@ -459,7 +507,7 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
     }
     json_decref(ctrs);
     /* A proxy from the pool carries no sandbox label, only the name. */
-    snprintf(name, sizeof(name), "corral-%s-%s-egress", sbid, wid);
+    egress_proxy_name(name, sizeof(name), sbid, wid);
     if (remove_container(d, name, err, errlen) != 0)
         return -1;
     egress_pool_forget(d, sbid);
@@ -472,7 +520,7 @@ int containers_state(struct docker *d, const char *wid, const char *sbid, struct
     json_t *info = NULL, *state;
     int rc;
 
-    ctr_name(name, sizeof(name), sbid, wid);
+    containers_name(name, sizeof(name), sbid, wid);
     if ((rc = inspect(d, name, &info, err, sizeof(err))) != 0)
         return rc;
     memset(st, 0, sizeof(*st));

@@ -44,6 +44,15 @@ struct host_caps {
 /* 1 when s is safe in a container name, a label filter and a URL. */
 int containers_id_ok(const char *s);
 
+/* The name of sandbox sbid's container on worker wid: corral-<sbid>-<wid>. */
+void containers_name(char *out, size_t len, const char *sbid, const char *wid);
+
+/* A running sandbox's IPv4 address, the one envd answers on and the data port
+ * forwards to. 0 with ip set; -1 when it is absent, not running or without an
+ * address, or dockerd did not answer within timeout_ms. */
+int containers_ip(struct docker *d, const char *wid, const char *sbid, long timeout_ms, char *ip,
+                  size_t len);
+
 /* Applies a create command's "sandbox" object. 0: applied, *st says how it
  * is now (a create of an existing sandbox is a no-op that reports it); a new
  * container is "running" only once envd answered /health, waited for at most

@@ -122,39 +122,18 @@ static unsigned slot_of(const char *sbid)
     return h % CACHE_SLOTS;
 }
 
-/* The running container's IP from GET /containers/{name}/json. */
+/* The running container's address, on a connection of the pool; a short
+ * timeout, as a client is waiting. */
 static int inspect_ip(const char *sbid, const char *wid, char *ip, size_t len)
 {
-    char path[256], err[256];
-    json_t *ans = NULL, *nets, *net;
-    const char *name, *addr = NULL;
-    long status = 0;
     struct docker *d = docker_borrow();
     int rc;
 
     if (!d)
         return -1;
-    snprintf(path, sizeof(path), "/containers/corral-%s-%s/json", sbid, wid);
-    rc = docker_call(d, "GET", path, NULL, 2000, &status, &ans, err, sizeof(err));
+    rc = containers_ip(d, wid, sbid, 2000, ip, len);
     docker_return(d);
-    if (rc != 0 || status != 200 ||
-        !json_is_true(json_object_get(json_object_get(ans, "State"), "Running"))) {
-        json_decref(ans);
-        return -1;
-    }
-    nets = json_object_get(json_object_get(ans, "NetworkSettings"), "Networks");
-    json_object_foreach(nets, name, net)
-    {
-        const char *a = json_string_value(json_object_get(net, "IPAddress"));
-        if (a && *a) {
-            addr = a;
-            break;
-        }
-    }
-    if (addr)
-        snprintf(ip, len, "%s", addr);
-    json_decref(ans);
-    return addr ? 0 : -1;
+    return rc;
 }
 
 static int resolve(void *ud, const char *sbid, char *ip, size_t len)

@@ -42,7 +42,7 @@ static struct {
 
 static void member_name(char *out, size_t len, const char *id)
 {
-    snprintf(out, len, "corral-%s-%s-egress", id, pool.wid);
+    egress_proxy_name(out, len, id, pool.wid);
 }
 
 static void dir_of(char *out, size_t len, const char *name)

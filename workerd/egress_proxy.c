@@ -109,6 +109,11 @@ static int call(struct docker *d, const char *method, const char *path, json_t *
     return 1;
 }
 
+void egress_proxy_name(char *out, size_t len, const char *id, const char *wid)
+{
+    snprintf(out, len, "corral-%s-%s-egress", id, wid);
+}
+
 int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,
                        const char *sbid, json_t *policy, char *err, size_t errlen)
 {
@@ -122,7 +127,7 @@ int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char
         snprintf(err, errlen, "out of memory");
         return 1;
     }
-    snprintf(name, sizeof(name), "corral-%s-%s-egress", sbid, wid);
+    egress_proxy_name(name, sizeof(name), sbid, wid);
     snprintf(path, sizeof(path), "/containers/create?name=%s", name);
     rc = call(d, "POST", path, body, created, "create", err, errlen);
     json_decref(body);

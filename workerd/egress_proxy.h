@@ -18,6 +18,10 @@
 #define EGRESS_MOUNT "/.corral/egress"
 #define EGRESS_CONF_DIR "/run/corral-egress" /* a ready proxy's config directory, read-only */
 
+/* The proxy's container name: corral-<id>-<wid>-egress, id a sandbox's (or a
+ * pooled proxy's, egress_pool.h). */
+void egress_proxy_name(char *out, size_t len, const char *id, const char *wid);
+
 /* Creates, connects and starts the proxy of sandbox sbid (idempotent: a
  * create delivered again finds it). 0; 1 refused (err); -1 dockerd down. */
 int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,

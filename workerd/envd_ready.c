@@ -2,30 +2,6 @@
 
 #include <curl/curl.h>
 #include <stdio.h>
-#include <string.h>
-
-static int copy_ip(const char *s, char *ip, size_t len)
-{
-    if (!s || !*s || strlen(s) >= len || strspn(s, "0123456789.") != strlen(s))
-        return -1;
-    snprintf(ip, len, "%s", s);
-    return 0;
-}
-
-int envd_container_ip(json_t *inspect, char *ip, size_t len)
-{
-    json_t *ns = json_object_get(inspect, "NetworkSettings"), *net;
-    const char *name;
-
-    if (copy_ip(json_string_value(json_object_get(ns, "IPAddress")), ip, len) == 0)
-        return 0;
-    json_object_foreach(json_object_get(ns, "Networks"), name, net)
-    {
-        if (copy_ip(json_string_value(json_object_get(net, "IPAddress")), ip, len) == 0)
-            return 0;
-    }
-    return -1;
-}
 
 static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
 {

@@ -2,17 +2,10 @@
  *
  * A create is reported "running" only once envd answers GET /health on the
  * container's address, so that a client can use envd the moment its create
- * returns. workerd reaches the container on its bridge address (the default
- * network), as the data port will. */
+ * returns. workerd reaches the container on its address (containers_ip's), as
+ * the data port will. */
 #ifndef WORKERD_ENVD_READY_H
 #define WORKERD_ENVD_READY_H
-
-#include <jansson.h>
-#include <stddef.h>
-
-/* The container's IPv4 address from its inspect answer: NetworkSettings.
- * IPAddress, else the first network's. 0 with ip set, -1 when it has none. */
-int envd_container_ip(json_t *inspect, char *ip, size_t len);
 
 /* One GET http://ip:port/health with short timeouts: 1 when envd answered
  * 204, 0 otherwise. */

@@ -14,7 +14,9 @@
 
 #include "config.h"
 #include "log.h"
+#include "stop_signals.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,18 +102,6 @@ static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, si
         }
     }
     return wconf_finish(c, err, errlen);
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
 }
 
 /* Everything that must hold before we enrol: dockerd, state dir, runtimes. */
@@ -214,7 +204,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "workerd: refusing to start: libcurl initialisation failed\n");
         return 2;
     }
-    install_signals();
+    /* No SA_RESTART: a stop interrupts a sleep or a wait at once. */
+    if (stop_signals_install(on_signal, 0) != 0) {
+        fprintf(stderr, "workerd: refusing to start: sigaction: %s\n", strerror(errno));
+        return 2;
+    }
     rc = run(&conf);
     wconf_free(&conf);
     curl_global_cleanup();

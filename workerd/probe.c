@@ -19,14 +19,6 @@ int probe_output_is_gvisor(const char *output, const char *host_release)
     return strstr(output, "gVisor") != NULL;
 }
 
-enum tier probe_tier_of(const struct runtime *rts, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(rts[i].name, name) == 0)
-            return rts[i].tier;
-    return TIER_UNKNOWN;
-}
-
 /* Logs of a non-tty container come in frames: 8-byte header (stream, 0, 0, 0,
  * big-endian length) then the bytes. Keeps the payloads, drops the headers. */
 static void demux(const char *in, size_t len, char *out, size_t outlen)

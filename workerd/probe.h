@@ -26,7 +26,4 @@ int probe_runtimes(struct docker *d, const struct worker_conf *c, struct runtime
 /* 1 when the probe's output shows a gVisor guest rather than host_release. */
 int probe_output_is_gvisor(const char *output, const char *host_release);
 
-/* The tier of a runtime by name in rts, TIER_UNKNOWN when absent. */
-enum tier probe_tier_of(const struct runtime *rts, int n, const char *name);
-
 #endif

@@ -1,6 +1,7 @@
 #include "worker_conf.h"
 
 #include "config.h"
+#include "secret.h"
 #include "token.h"
 
 #include <errno.h>
@@ -232,31 +233,14 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
  * token. The message names the file, never its content. */
 static int load_token(struct worker_conf *c, char *err, size_t errlen)
 {
-    struct stat st;
     struct token tk;
-    FILE *f;
-    size_t n;
+    char why[WCONF_STR + 128];
 
-    if (stat(c->token_file, &st) != 0) {
-        snprintf(err, errlen, "join_token_file %s: %s", c->token_file, strerror(errno));
+    if (secret_read_file(c->token_file, c->join_token, sizeof(c->join_token), why, sizeof(why)) !=
+        0) {
+        snprintf(err, errlen, "join_token_file %s", why);
         return -1;
     }
-    if (st.st_mode & 077) {
-        snprintf(err, errlen, "join_token_file %s: readable by group or others; chmod 600 it",
-                 c->token_file);
-        return -1;
-    }
-    f = fopen(c->token_file, "r");
-    if (!f) {
-        snprintf(err, errlen, "join_token_file %s: %s", c->token_file, strerror(errno));
-        return -1;
-    }
-    n = fread(c->join_token, 1, sizeof(c->join_token) - 1, f);
-    fclose(f);
-    while (n > 0 && (c->join_token[n - 1] == '\n' || c->join_token[n - 1] == '\r' ||
-                     c->join_token[n - 1] == ' '))
-        n--;
-    c->join_token[n] = '\0';
     token_parse(c->join_token, &tk);
     if (tk.kind != TOKEN_JOIN) {
         snprintf(err, errlen, "join_token_file %s: does not hold a join token (jn_...)",

@@ -7,8 +7,8 @@
  */
 #include "http_status.h"
 #include "http.h"
+#include "url_decode.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <poll.h>
@@ -46,28 +46,6 @@ static int conn_fill(struct http_conn *c)
     return 1;
 }
 
-int url_decode(const char *in, size_t len, char *out, size_t outsz, int plus_is_space)
-{
-    size_t o = 0;
-
-    for (size_t i = 0; i < len; i++) {
-        char ch = in[i];
-        if (ch == '%' && i + 2 < len && isxdigit((unsigned char)in[i + 1]) &&
-            isxdigit((unsigned char)in[i + 2])) {
-            char hex[3] = {in[i + 1], in[i + 2], 0};
-            ch = (char)strtol(hex, NULL, 16);
-            i += 2;
-        } else if (ch == '+' && plus_is_space) {
-            ch = ' ';
-        }
-        if (o + 1 >= outsz)
-            return -1;
-        out[o++] = ch;
-    }
-    out[o] = '\0';
-    return 0;
-}
-
 static int parse_request_line(struct http_req *r, char *line)
 {
     char *sp1 = strchr(line, ' ');
@@ -89,7 +67,7 @@ static int parse_request_line(struct http_req *r, char *line)
         r->query = q + 1;
     }
     /* Decoding in place is safe: the decoded path is never longer. */
-    if (url_decode(target, strlen(target), target, strlen(target) + 1, 0) < 0)
+    if (url_decode_path(target, strlen(target), target, strlen(target) + 1) < 0)
         return -1;
     r->path = target;
     return 0;
@@ -208,7 +186,7 @@ int http_query_param(const struct http_req *r, const char *name, char *out, size
         if (plen >= nlen && strncmp(p, name, nlen) == 0 && (plen == nlen || p[nlen] == '=')) {
             const char *v = plen == nlen ? p + plen : p + nlen + 1;
             size_t vlen = plen == nlen ? 0 : plen - nlen - 1;
-            return url_decode(v, vlen, out, outsz, 1) < 0 ? -1 : 1;
+            return url_decode(v, vlen, out, outsz) < 0 ? -1 : 1;
         }
         p += plen;
         if (*p == '&')
@@ -452,11 +430,4 @@ int http_send_error(struct http_req *r, int status, const char *fmt, ...)
     rc = http_send_body(r, status, "application/json", s, strlen(s));
     free(s);
     return rc;
-}
-
-int http_peer_gone(const struct http_req *r)
-{
-    struct pollfd pfd = {.fd = r->c->fd, .events = POLLIN | POLLRDHUP};
-
-    return poll(&pfd, 1, 0) > 0;
 }

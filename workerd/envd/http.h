@@ -73,9 +73,4 @@ int http_send_body(struct http_req *r, int status, const char *content_type, con
 int http_send_error(struct http_req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* True when the peer has closed its side (or sent something unexpected mid-stream). */
-int http_peer_gone(const struct http_req *r);
-
-int url_decode(const char *in, size_t len, char *out, size_t outsz, int plus_is_space);
-
 #endif
