@@ -176,10 +176,23 @@ static int store_worker(struct request *req, const char *wid, const struct caps 
 {
     char *rt = json_dumps(c->runtimes_json, JSON_COMPACT);
     char *tm = json_dumps(c->templates_json, JSON_COMPACT);
-    struct worker_caps wc = {c->hostname, c->runtimes, rt, c->templates, tm,
-                             c->egress,   c->slots,    c->cpu, c->mem, c->data_addr};
-    struct worker_enrolment e = {req->cred.ws, wid, mac, req->cred.id, data_key,
-                                 clock_now_ms() + req->conf->lease_ms, reset_usage};
+    struct worker_caps wc = {.hostname = c->hostname,
+                             .runtimes = c->runtimes,
+                             .runtimes_json = rt,
+                             .templates = c->templates,
+                             .templates_json = tm,
+                             .egress = c->egress,
+                             .slots = c->slots,
+                             .cpu = c->cpu,
+                             .mem = c->mem,
+                             .data_addr = c->data_addr};
+    struct worker_enrolment e = {.pool = req->cred.ws,
+                                 .wid = wid,
+                                 .secret_mac = mac,
+                                 .join_token = req->cred.id,
+                                 .data_key = data_key,
+                                 .lease_until = clock_now_ms() + req->conf->lease_ms,
+                                 .reset_usage = reset_usage};
     int rv = -1;
 
     if (rt && tm && command_stream_init(req->rc, req->cred.ws, wid) == 0)

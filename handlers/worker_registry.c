@@ -56,13 +56,13 @@ json_t *worker_view(const struct worker *w)
 {
     json_t *runtimes = json_loads(w->runtimes_json[0] ? w->runtimes_json : "[]", 0, NULL);
     json_t *templates = json_loads(w->templates_json[0] ? w->templates_json : "[]", 0, NULL);
-    json_t *v = json_pack(
-        "{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:f, s:I, s:s, s:I}", "worker_id", w->wid,
-        "hostname", w->hostname, "state", w->state, "runtimes", runtimes ? runtimes : json_array(),
-        "templates", templates ? templates : json_array(), "egress", w->egress, "slots",
-        (json_int_t)w->slots, "used_slots", (json_int_t)w->used, "cpu_cores", w->cpu, "memory_mb",
-        (json_int_t)w->mem, "data_addr", w->data_addr, "lease_until_ms",
-        (json_int_t)w->lease_until);
+    json_t *v = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:f, s:I, s:s, s:I}",
+                          "worker_id", w->wid, "hostname", w->hostname, "state", w->state,
+                          "runtimes", runtimes ? runtimes : json_array(), "templates",
+                          templates ? templates : json_array(), "egress", w->egress, "slots",
+                          (json_int_t)w->slots, "used_slots", (json_int_t)w->used, "cpu_cores",
+                          w->cpu, "memory_mb", (json_int_t)w->mem, "data_addr", w->data_addr,
+                          "lease_until_ms", (json_int_t)w->lease_until);
 
     worker_view_free(v, w);
     /* What the worker last said stops it taking sandboxes; "" when healthy. */

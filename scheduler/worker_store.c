@@ -272,6 +272,16 @@ int worker_expired(struct rconn *rc, const char *pool, long long now_ms, struct 
     return done(r, ids_of(r, out));
 }
 
+int worker_sandbox_ids(struct rconn *rc, const char *pool, const char *wid, struct worker_ids *out)
+{
+    char key[192];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
+    r = rconn_cmd(rc, 0, "HKEYS %s", key);
+    return done(r, ids_of(r, out));
+}
+
 void worker_ids_free(struct worker_ids *ids)
 {
     free(ids->id);

@@ -96,6 +96,8 @@ struct worker_ids {
 };
 int worker_expired(struct rconn *rc, const char *pool, long long now_ms, struct worker_ids *out);
 void worker_ids_free(struct worker_ids *ids);
+/* The sandboxes placed on a worker (the keys of its map). 0, or -1. */
+int worker_sandbox_ids(struct rconn *rc, const char *pool, const char *wid, struct worker_ids *out);
 
 /* One worker as the listing shows it. */
 struct worker {
