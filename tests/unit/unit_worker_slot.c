@@ -4,6 +4,7 @@
 #include "check.h"
 #include "worker_store.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void unit_worker_slot(int *total_passed, int *total_failed);
@@ -15,7 +16,7 @@ static int round_trips(const char *ws, double cpu, long mem, long long since)
     struct worker_slot in = {.cpu = cpu, .mem = mem, .since_ms = since}, out;
     char text[160];
 
-    strcpy(in.ws, ws);
+    snprintf(in.ws, sizeof(in.ws), "%s", ws);
     return worker_slot_encode(&in, text, sizeof(text)) == 0 &&
            worker_slot_decode(text, &out) == 0 && strcmp(out.ws, ws) == 0 && out.cpu == cpu &&
            out.mem == mem && out.since_ms == since;
