@@ -95,7 +95,7 @@ static void apply_reports(struct request *req, const char *wid, const json_t *sb
 {
     size_t i;
     json_t *v;
-    struct worker_ids mine;
+    struct worker_sandboxes mine;
 
     json_array_foreach(sbs, i, v)
     {
@@ -104,17 +104,17 @@ static void apply_reports(struct request *req, const char *wid, const json_t *sb
                          json_string_value(json_object_get(v, "state")), reason ? reason : "");
     }
     /* A full report that omits a sandbox we think runs there: it is gone. */
-    if (!full || worker_sandbox_ids(req->rc, req->cred.ws, wid, &mine) != 0)
+    if (!full || worker_sandboxes(req->rc, req->cred.ws, wid, &mine) != 0)
         return;
     for (size_t k = 0; k < mine.n; k++) {
         int listed = 0;
         json_array_foreach(sbs, i, v) listed |=
-            strcmp(json_string_value(json_object_get(v, "id")), mine.id[k]) == 0;
+            strcmp(json_string_value(json_object_get(v, "id")), mine.v[k].sbid) == 0;
         if (!listed)
-            lifecycle_report(req->rc, req->cred.ws, wid, mine.id[k], "missing",
+            lifecycle_report(req->rc, req->cred.ws, wid, mine.v[k].sbid, "missing",
                              "not found on the worker");
     }
-    worker_ids_free(&mine);
+    worker_sandboxes_free(&mine);
 }
 
 /* A create's env vars are sealed in Redis (common/env_seal.h): opened here,

@@ -35,19 +35,11 @@ int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char 
 static int sandbox_owner(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                          char ws[33])
 {
-    char key[192];
-    redisReply *r;
     struct worker_slot slot;
-    int found;
+    int found = worker_slot_get(rc, pool, wid, sbid, &slot);
 
-    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-    r = rconn_cmd(rc, 0, "HGET %s %s", key, sbid);
-    if (!r)
-        return -1;
-    found = reply_str(r) && worker_slot_decode(reply_str(r), &slot) == 0;
-    if (found)
+    if (found == 1)
         snprintf(ws, 33, "%s", slot.ws);
-    freeReplyObject(r);
     return found;
 }
 
@@ -82,9 +74,8 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
 static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char *pool,
                        const char *wid, const char *sbid, const char *ws)
 {
-    char what[16], key[192];
+    char what[16];
     struct sched_error err;
-    redisReply *r;
 
     if (!sandbox_orphan(rc, ws, sbid, wid, what, sizeof(what)))
         return;
@@ -92,10 +83,7 @@ static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char 
         log_warn("sandbox %s of dead worker %s not placed again: %s", sbid, wid, err.message);
         sandbox_kill(rc, ws, sbid, err.message);
     }
-    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-    r = rconn_cmd(rc, 0, "HDEL %s %s", key, sbid);
-    if (r)
-        freeReplyObject(r);
+    worker_slot_forget(rc, pool, wid, sbid);
 }
 
 int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char *pool,
@@ -103,20 +91,17 @@ int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char
 {
     char key[192];
     redisReply *r;
+    struct worker_sandboxes sbs;
     int claimed = worker_claim_death(rc, pool, wid, (long long)clock_now_ms(), force);
 
     if (claimed <= 0)
         return claimed;
     log_warn("worker %s (pool '%s') is dead: placing its pending sandboxes again", wid, pool);
-    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-    r = rconn_cmd(rc, 0, "HGETALL %s", key);
-    for (size_t i = 0; r && i + 1 < r->elements; i += 2) {
-        struct worker_slot slot;
-        worker_slot_decode(r->element[i + 1]->str, &slot); /* ws "" if malformed */
-        orphan_one(rc, c, pool, wid, r->element[i]->str, slot.ws);
+    if (worker_sandboxes(rc, pool, wid, &sbs) == 0) {
+        for (size_t i = 0; i < sbs.n; i++) /* ws "" if the entry is malformed */
+            orphan_one(rc, c, pool, wid, sbs.v[i].sbid, sbs.v[i].slot.ws);
+        worker_sandboxes_free(&sbs);
     }
-    if (r)
-        freeReplyObject(r);
     /* Its commands were re-sent elsewhere; a returning worker starts afresh. */
     snprintf(key, sizeof(key), K_WORKER_CMDS, pool, wid);
     r = rconn_cmd(rc, 0, "DEL %s", key);
@@ -203,42 +188,55 @@ int sweep_abandoned_waits(struct rconn *rc, const char *ws)
     return n;
 }
 
+/* Whether the sandbox's record still names this worker: 1 yes, 0 no (gone,
+ * or moved), -1 Redis failed. */
+static int record_names(struct rconn *rc, const char *ws, const char *sbid, const char *wid)
+{
+    char key[160];
+    redisReply *r;
+    int yes;
+
+    snprintf(key, sizeof(key), K_SB, ws, sbid);
+    r = rconn_cmd(rc, 0, "HGET %s worker", key);
+    if (!r)
+        return -1;
+    yes = reply_str(r) && strcmp(reply_str(r), wid) == 0;
+    freeReplyObject(r);
+    return yes;
+}
+
+/* One worker's slots held for sandboxes that are not there: given back. */
+static int sweep_one_worker(struct rconn *rc, const char *pool, const char *wid, long min_age_ms)
+{
+    struct worker_sandboxes sbs;
+    int n = 0;
+
+    if (worker_sandboxes(rc, pool, wid, &sbs) != 0)
+        return 0;
+    for (size_t i = 0; i < sbs.n; i++) {
+        const struct worker_sandbox *e = &sbs.v[i];
+        if (!e->valid || clock_now_ms() - e->slot.since_ms < min_age_ms ||
+            record_names(rc, e->slot.ws, e->sbid, wid) != 0)
+            continue;
+        n += placement_release(rc, pool, wid, e->sbid) == 1;
+        command_send_kill(rc, pool, wid, e->sbid);
+    }
+    worker_sandboxes_free(&sbs);
+    return n;
+}
+
 /* A slot a worker holds for a sandbox whose record is gone or points elsewhere
  * (a handler died between placement and record, a kill lost halfway) is given
  * back. min_age_ms spares entries of creates still in flight. */
 int sweep_worker_slots(struct rconn *rc, const char *pool, long min_age_ms)
 {
-    char key[192];
-    redisReply *workers, *sbs, *owner;
+    struct worker_ids ids;
     int n = 0;
 
-    snprintf(key, sizeof(key), K_WORKERS_ALL, pool);
-    workers = rconn_cmd(rc, 0, "SMEMBERS %s", key);
-    for (size_t w = 0; workers && w < workers->elements; w++) {
-        const char *wid = workers->element[w]->str;
-        snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-        sbs = rconn_cmd(rc, 0, "HGETALL %s", key);
-        for (size_t i = 0; sbs && i + 1 < sbs->elements; i += 2) {
-            char sbkey[160];
-            struct worker_slot slot;
-            const char *sbid = sbs->element[i]->str;
-            if (worker_slot_decode(sbs->element[i + 1]->str, &slot) != 0 ||
-                clock_now_ms() - slot.since_ms < min_age_ms)
-                continue;
-            snprintf(sbkey, sizeof(sbkey), K_SB, slot.ws, sbid);
-            owner = rconn_cmd(rc, 0, "HGET %s worker", sbkey);
-            if (owner && (!reply_str(owner) || strcmp(reply_str(owner), wid) != 0)) {
-                n += placement_release(rc, pool, wid, sbid) == 1;
-                command_send_kill(rc, pool, wid, sbid);
-            }
-            if (owner)
-                freeReplyObject(owner);
-        }
-        if (sbs)
-            freeReplyObject(sbs);
-    }
-    if (!workers)
+    if (worker_ids_all(rc, pool, &ids) != 0)
         return -1;
-    freeReplyObject(workers);
+    for (size_t w = 0; w < ids.n; w++)
+        n += sweep_one_worker(rc, pool, ids.id[w], min_age_ms);
+    worker_ids_free(&ids);
     return n;
 }

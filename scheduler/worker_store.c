@@ -15,8 +15,9 @@ int worker_slot_encode(const struct worker_slot *s, char *out, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* A number field starts with a digit (strto* would skip spaces, take signs,
- * "inf"), is read whole, and is followed by want: the next field, or NULL. */
+/* A number field [p, end) starts with a digit (strto* alone would skip spaces,
+ * take signs, "inf") and is followed by want. Returns where the next field
+ * starts, or NULL when the field is not that. */
 static const char *field_end(const char *p, const char *end, char want)
 {
     return *p >= '0' && *p <= '9' && *end == want ? end + (want != '\0') : NULL;
@@ -272,14 +273,84 @@ int worker_expired(struct rconn *rc, const char *pool, long long now_ms, struct 
     return done(r, ids_of(r, out));
 }
 
-int worker_sandbox_ids(struct rconn *rc, const char *pool, const char *wid, struct worker_ids *out)
+int worker_ids_all(struct rconn *rc, const char *pool, struct worker_ids *out)
+{
+    char key[128];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_WORKERS_ALL, pool);
+    r = rconn_cmd(rc, 0, "SMEMBERS %s", key);
+    return done(r, ids_of(r, out));
+}
+
+static void sbs_key(char *out, size_t len, const char *pool, const char *wid)
+{
+    snprintf(out, len, K_WORKER_SBS, pool, wid);
+}
+
+/* An HGETALL reply of the map, [sbid, value, ...], decoded. */
+static int read_sandboxes(const redisReply *r, struct worker_sandboxes *out)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY)
+        return -1;
+    out->v = calloc(r->elements / 2 + 1, sizeof(*out->v));
+    if (!out->v)
+        return -1;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        struct worker_sandbox *e = &out->v[out->n];
+        if (r->element[i]->type != REDIS_REPLY_STRING ||
+            r->element[i + 1]->type != REDIS_REPLY_STRING ||
+            strlen(r->element[i]->str) >= sizeof(e->sbid))
+            continue;
+        snprintf(e->sbid, sizeof(e->sbid), "%s", r->element[i]->str);
+        e->valid = worker_slot_decode(r->element[i + 1]->str, &e->slot) == 0;
+        out->n++;
+    }
+    return 0;
+}
+
+int worker_sandboxes(struct rconn *rc, const char *pool, const char *wid,
+                     struct worker_sandboxes *out)
 {
     char key[192];
     redisReply *r;
 
-    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-    r = rconn_cmd(rc, 0, "HKEYS %s", key);
-    return done(r, ids_of(r, out));
+    out->n = 0;
+    out->v = NULL;
+    sbs_key(key, sizeof(key), pool, wid);
+    r = rconn_cmd(rc, 0, "HGETALL %s", key);
+    return done(r, read_sandboxes(r, out));
+}
+
+void worker_sandboxes_free(struct worker_sandboxes *s)
+{
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+int worker_slot_get(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                    struct worker_slot *out)
+{
+    char key[192];
+    redisReply *r;
+
+    memset(out, 0, sizeof(*out));
+    sbs_key(key, sizeof(key), pool, wid);
+    r = rconn_cmd(rc, 0, "HGET %s %s", key, sbid);
+    if (!r)
+        return -1;
+    return done(r, reply_str(r) && worker_slot_decode(reply_str(r), out) == 0);
+}
+
+int worker_slot_forget(struct rconn *rc, const char *pool, const char *wid, const char *sbid)
+{
+    char key[192];
+    redisReply *r;
+
+    sbs_key(key, sizeof(key), pool, wid);
+    r = rconn_cmd(rc, 0, "HDEL %s %s", key, sbid);
+    return done(r, r ? 0 : -1);
 }
 
 void worker_ids_free(struct worker_ids *ids)

@@ -96,8 +96,28 @@ struct worker_ids {
 };
 int worker_expired(struct rconn *rc, const char *pool, long long now_ms, struct worker_ids *out);
 void worker_ids_free(struct worker_ids *ids);
-/* The sandboxes placed on a worker (the keys of its map). 0, or -1. */
-int worker_sandbox_ids(struct rconn *rc, const char *pool, const char *wid, struct worker_ids *out);
+/* Every worker of pool, live or dead (wkall). 0, or -1. */
+int worker_ids_all(struct rconn *rc, const char *pool, struct worker_ids *out);
+
+/* A worker's sandbox map: the slots placement gave it. An entry whose value
+ * does not decode has valid 0 (and a zeroed slot). */
+struct worker_sandbox {
+    char sbid[33];
+    int valid;
+    struct worker_slot slot;
+};
+struct worker_sandboxes {
+    size_t n;
+    struct worker_sandbox *v;
+};
+int worker_sandboxes(struct rconn *rc, const char *pool, const char *wid,
+                     struct worker_sandboxes *out);
+void worker_sandboxes_free(struct worker_sandboxes *s);
+/* One entry: 1 found and decoded, 0 none (or malformed), -1 Redis failed. */
+int worker_slot_get(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                    struct worker_slot *out);
+/* Drops an entry without giving its slot back (a dead worker's). 0, or -1. */
+int worker_slot_forget(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
 
 /* One worker as the listing shows it. */
 struct worker {
