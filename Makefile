@@ -79,6 +79,7 @@ format:
 
 LINT_SRCS = $(call C_FILES,'*.c')
 lint:
+	bash tests/lint/keys_once.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd -Itests/lib $(LINT_SRCS)
 	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon \

@@ -5,13 +5,14 @@
 #include "commands.h"
 #include "data_addr.h"
 #include "handlers.h"
-#include "keys.h"
 #include "respond.h"
 #include "sandbox_spec_parse.h"
 #include "secret.h"
 #include "worker_registry.h"
+#include "worker_store.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -168,79 +169,43 @@ static int returning_worker(struct request *req, const json_t *b, char wid[33], 
     return 1;
 }
 
+/* The command stream first: once the record says alive, creates may be sent
+ * to it. The record itself is written at once (worker_enrol). */
 static int store_worker(struct request *req, const char *wid, const struct caps *c, const char *mac,
-                        const char *data_key, int reset_usage)
+                        const char *data_key, int reset_usage, char *prev_key, size_t prev_len)
 {
-    char key[160], set[128], *rt = json_dumps(c->runtimes_json, JSON_COMPACT);
+    char *rt = json_dumps(c->runtimes_json, JSON_COMPACT);
     char *tm = json_dumps(c->templates_json, JSON_COMPACT);
-    long long lease = clock_now_ms() + req->conf->lease_ms;
-    redisReply *r;
+    struct worker_caps wc = {.hostname = c->hostname,
+                             .runtimes = c->runtimes,
+                             .runtimes_json = rt,
+                             .templates = c->templates,
+                             .templates_json = tm,
+                             .egress = c->egress,
+                             .slots = c->slots,
+                             .cpu = c->cpu,
+                             .mem = c->mem,
+                             .data_addr = c->data_addr};
+    struct worker_enrolment e = {.pool = req->cred.ws,
+                                 .wid = wid,
+                                 .secret_mac = mac,
+                                 .join_token = req->cred.id,
+                                 .data_key = data_key,
+                                 .lease_until = clock_now_ms() + req->conf->lease_ms,
+                                 .reset_usage = reset_usage};
     int rv = -1;
 
-    snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
-    r = rt && tm
-            ? rconn_cmd(req->rc, 0,
-                        "HSET %s state alive hostname %s runtimes %s runtimes_json %s "
-                        "templates %s templates_json %s egress %d slots %ld cpu %.3f mem %ld "
-                        "data_addr %s lease_until %lld secret_mac %s jt %s data_key %s",
-                        key, c->hostname, c->runtimes, rt, c->templates, tm, c->egress, c->slots,
-                        c->cpu, c->mem, c->data_addr, lease, mac, req->cred.id, data_key)
-            : NULL;
-    if (r) { /* a poll still open from before this handshake is superseded */
-        freeReplyObject(r);
-        r = rconn_cmd(req->rc, 0, "HINCRBY %s poll_seq 1", key);
-    }
-    if (r) {
-        freeReplyObject(r);
-        r = reset_usage ? rconn_cmd(req->rc, 0, "HSET %s used 0 cpu_used 0 mem_used 0", key)
-                        : rconn_cmd(req->rc, 0, "HSETNX %s used 0", key);
-    }
-    if (r) {
-        freeReplyObject(r);
-        snprintf(set, sizeof(set), K_WORKERS_ALL, req->cred.ws);
-        r = rconn_cmd(req->rc, 0, "SADD %s %s", set, wid);
-    }
-    if (r) {
-        freeReplyObject(r);
-        snprintf(set, sizeof(set), K_LEASES, req->cred.ws);
-        r = rconn_cmd(req->rc, 0, "ZADD %s %lld %s", set, lease, wid);
-    }
-    if (r) {
-        freeReplyObject(r);
-        snprintf(set, sizeof(set), K_WORKERS, req->cred.ws);
-        r = rconn_cmd(req->rc, 0, "EVAL %s 2 %s %s %s",
-                      "local w = redis.call('HMGET', KEYS[2], "
-                      "'used', 'slots') redis.call('ZADD', KEYS[1], tonumber(w[1] or 0) / "
-                      "tonumber(w[2]), ARGV[1]) return 1",
-                      set, key, wid);
-    }
-    if (r) {
-        freeReplyObject(r);
-        rv = command_stream_init(req->rc, req->cred.ws, wid);
-    }
+    if (rt && tm && command_stream_init(req->rc, req->cred.ws, wid) == 0)
+        rv = worker_enrol(req->rc, &e, &wc, prev_key, prev_len);
     free(rt);
     free(tm);
     return rv;
 }
 
-/* The key a returning worker signed with until now. Gateways cache a route
- * (and its key) for a few seconds, so the worker keeps accepting the previous
- * key that long after re-enrolling: no request fails in between. */
+/* A returning worker keeps accepting the key it signed with until now that
+ * long after re-enrolling: gateways cache a route (and its key) for a few
+ * seconds, so no request fails in between. */
 #define PREVIOUS_KEY_GRACE_MS 10000
-
-static void previous_data_key(struct request *req, const char *wid, char *out, size_t len)
-{
-    char key[160];
-    redisReply *r;
-
-    out[0] = '\0';
-    snprintf(key, sizeof(key), K_WORKER, req->cred.ws, wid);
-    r = rconn_cmd(req->rc, 0, "HGET %s data_key", key);
-    if (r && reply_str(r))
-        snprintf(out, len, "%s", reply_str(r));
-    if (r)
-        freeReplyObject(r);
-}
 
 static json_t *handshake_answer(struct request *req, const char *wid, const char *secret,
                                 const char *data_key, const char *prev_key)
@@ -288,9 +253,8 @@ void h_worker_handshake(struct request *req)
         return;
     }
     secret_mac_hex(req->conf->server_secret, secret, mac);
-    if (again)
-        previous_data_key(req, wid, prev_key, sizeof(prev_key));
-    if (store_worker(req, wid, &caps, mac, data_key, !again || was_dead) != 0) {
+    if (store_worker(req, wid, &caps, mac, data_key, !again || was_dead, prev_key,
+                     sizeof(prev_key)) != 0) {
         respond_store_down(req);
     } else {
         respond_json(req, 200, handshake_answer(req, wid, secret, data_key, prev_key));

@@ -10,7 +10,8 @@ void respond_json(struct request *req, int status, json_t *body); /* steals body
 void respond_error(struct request *req, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void respond_empty(struct request *req, int status);
-/* Adds a response header to the next answer (e.g. x-next-token); at most 4. */
+/* Adds a response header to the next answer (e.g. x-next-token, the route
+ * lookup's five X-Corral-*); all of them share 512 bytes. */
 void respond_add_header(struct request *req, const char *name, const char *value);
 
 /* Redis did not answer: 503, the one wording every handler uses. */

@@ -1,31 +1,17 @@
 #include "worker_registry.h"
 
-#include "keys.h"
 #include "respond.h"
 #include "secret.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 int worker_check_secret(struct request *req, const char *id, const char *secret, int *alive)
 {
-    char key[160], mac[SECRET_MAC_HEX];
-    const char *stored, *state;
-    redisReply *r;
-    int ok;
+    char mac[SECRET_MAC_HEX];
 
-    snprintf(key, sizeof(key), K_WORKER, req->cred.ws, id);
-    r = rconn_cmd(req->rc, 0, "HMGET %s secret_mac state", key);
-    if (!r)
-        return -1;
     secret_mac_hex(req->conf->server_secret, secret, mac);
-    stored = reply_str(r->element[0]);
-    state = reply_str(r->element[1]);
-    ok = stored && secret_equal(stored, mac);
-    *alive = ok && state && strcmp(state, "alive") == 0;
-    freeReplyObject(r);
-    return ok;
+    return worker_check_mac(req->rc, req->cred.ws, id, mac, alive);
 }
 
 int worker_authenticate(struct request *req, char wid[33])
@@ -55,14 +41,10 @@ int worker_authenticate(struct request *req, char wid[33])
 
 /* What placement may still give this worker: its totals less what the
  * sandboxes placed on it hold (the used, cpu_used, mem_used counters). */
-static void worker_view_free(json_t *v, const redisReply *rec)
+static void worker_view_free(json_t *v, const struct worker *w)
 {
-    const char *u = reply_hget(rec, "used"), *cu = reply_hget(rec, "cpu_used"),
-               *mu = reply_hget(rec, "mem_used"), *s = reply_hget(rec, "slots"),
-               *c = reply_hget(rec, "cpu"), *m = reply_hget(rec, "mem");
-    long long fs = (s ? atoll(s) : 0) - (u ? atoll(u) : 0);
-    long long fm = (m ? atoll(m) : 0) - (mu ? atoll(mu) : 0);
-    double fc = (c ? atof(c) : 0) - (cu ? atof(cu) : 0);
+    long long fs = w->slots - w->used, fm = w->mem - w->mem_used;
+    double fc = w->cpu - w->cpu_used;
 
     json_object_set_new(v, "free_slots", json_integer(fs > 0 ? fs : 0));
     json_object_set_new(v, "free_cpu_cores",
@@ -70,28 +52,21 @@ static void worker_view_free(json_t *v, const redisReply *rec)
     json_object_set_new(v, "free_memory_mb", json_integer(fm > 0 ? fm : 0));
 }
 
-json_t *worker_view(const redisReply *rec, const char *wid)
+json_t *worker_view(const struct worker *w)
 {
-    const char *rt = reply_hget(rec, "runtimes_json"), *tm = reply_hget(rec, "templates_json");
-    const char *lease = reply_hget(rec, "lease_until");
-    json_t *runtimes = json_loads(rt ? rt : "[]", 0, NULL);
-    json_t *templates = json_loads(tm ? tm : "[]", 0, NULL);
+    json_t *runtimes = json_loads(w->runtimes_json[0] ? w->runtimes_json : "[]", 0, NULL);
+    json_t *templates = json_loads(w->templates_json[0] ? w->templates_json : "[]", 0, NULL);
+    json_t *v = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:f, s:I, s:s, s:I}",
+                          "worker_id", w->wid, "hostname", w->hostname, "state", w->state,
+                          "runtimes", runtimes ? runtimes : json_array(), "templates",
+                          templates ? templates : json_array(), "egress", w->egress, "slots",
+                          (json_int_t)w->slots, "used_slots", (json_int_t)w->used, "cpu_cores",
+                          w->cpu, "memory_mb", (json_int_t)w->mem, "data_addr", w->data_addr,
+                          "lease_until_ms", (json_int_t)w->lease_until);
 
-    json_t *v;
-
-#define FIELD(name) (reply_hget(rec, name) ? reply_hget(rec, name) : "")
-    v = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:f, s:I, s:s, s:I}", "worker_id", wid,
-                  "hostname", FIELD("hostname"), "state", FIELD("state"), "runtimes",
-                  runtimes ? runtimes : json_array(), "templates",
-                  templates ? templates : json_array(), "egress", strcmp(FIELD("egress"), "1") == 0,
-                  "slots", (json_int_t)atoll(FIELD("slots")), "used_slots",
-                  (json_int_t)atoll(FIELD("used")), "cpu_cores", atof(FIELD("cpu")), "memory_mb",
-                  (json_int_t)atoll(FIELD("mem")), "data_addr", FIELD("data_addr"),
-                  "lease_until_ms", (json_int_t)(lease ? atoll(lease) : 0));
-    worker_view_free(v, rec);
+    worker_view_free(v, w);
     /* What the worker last said stops it taking sandboxes; "" when healthy. */
-    json_object_set_new(v, "healthy", json_boolean(FIELD("problem")[0] == '\0'));
-    json_object_set_new(v, "problem", json_string(FIELD("problem")));
-#undef FIELD
+    json_object_set_new(v, "healthy", json_boolean(w->problem[0] == '\0'));
+    json_object_set_new(v, "problem", json_string(w->problem));
     return v;
 }

@@ -1,9 +1,10 @@
-/* worker_registry.h: enrolment and identity of workers (the handshake), and
- * their public representation. */
+/* worker_registry.h: a worker's identity as a request proves it, and its
+ * public representation; the record itself is scheduler/worker_store.h. */
 #ifndef CORRAL_WORKER_REGISTRY_H
 #define CORRAL_WORKER_REGISTRY_H
 
 #include "request.h"
+#include "worker_store.h"
 
 /* Checks X-Worker-Id / X-Worker-Secret against the pool of the caller's join
  * token. 1 ok (wid filled), 0 answered 403/410, -1 answered 503. */
@@ -13,6 +14,7 @@ int worker_authenticate(struct request *req, char wid[33]);
  * says whether it is still enrolled and alive), 0 no, -1 Redis failed. */
 int worker_check_secret(struct request *req, const char *id, const char *secret, int *alive);
 
-json_t *worker_view(const redisReply *rec, const char *wid);
+/* A worker as GET /v1/workers shows it. */
+json_t *worker_view(const struct worker *w);
 
 #endif

@@ -20,8 +20,11 @@
  *
  * The route comes from a subrequest to an internal location (the way
  * auth_request waits for another location: a subrequest, a post-subrequest
- * handler, the phase handler called again once it is done), whose JSON answer
- * is read from memory. Answers, 404s included, are cached in a shared-memory
+ * handler, the phase handler called again once it is done), whose answer is
+ * in its response headers (X-Corral-Sandbox-Id, X-Corral-Data-Addr,
+ * X-Corral-Data-Key, X-Corral-Secure, X-Corral-Public: the subrequest's
+ * upstream headers, as auth_request_set reads them; the body is discarded).
+ * Answers, 404s included, are cached in a shared-memory
  * zone for a short TTL, so most requests make no subrequest. The tokens are
  * HMACs under the gateway secret and are checked here, in constant time,
  * without a backend call. The contract is docs/data-plane.md.
@@ -124,7 +127,6 @@ typedef struct {
 typedef struct {
     ngx_uint_t                    done;
     ngx_uint_t                    status;
-    ngx_str_t                     answer;
     ngx_http_request_t           *subrequest;
     ngx_str_t                     id;
     ngx_str_t                     port;
@@ -159,16 +161,14 @@ static ngx_int_t ngx_http_corral_hmac_hex(ngx_str_t *key, ngx_str_t *msg,
     u_char *out);
 static ngx_int_t ngx_http_corral_header(ngx_http_request_t *r, char *name,
     ngx_str_t *value);
+static ngx_int_t ngx_http_corral_list_header(ngx_list_t *headers, char *name,
+    ngx_str_t *value);
+static ngx_int_t ngx_http_corral_flag(ngx_list_t *headers, char *name,
+    ngx_uint_t *value);
 static ngx_int_t ngx_http_corral_raw_path_is(ngx_http_request_t *r,
     char *path);
 static ngx_int_t ngx_http_corral_valid_id(ngx_str_t *id);
 static ngx_int_t ngx_http_corral_valid_port(ngx_str_t *port);
-static ngx_int_t ngx_http_corral_json_member(ngx_str_t *json, char *name,
-    u_char **value);
-static ngx_int_t ngx_http_corral_json_string(ngx_str_t *json, char *name,
-    ngx_str_t *value);
-static ngx_int_t ngx_http_corral_json_bool(ngx_str_t *json, char *name,
-    ngx_uint_t *value);
 static ngx_int_t ngx_http_corral_respond(ngx_http_request_t *r,
     ngx_uint_t status, char *message);
 static ngx_int_t ngx_http_corral_not_found(ngx_http_request_t *r,
@@ -392,8 +392,6 @@ ngx_http_corral_done(ngx_http_request_t *r, void *data, ngx_int_t rc)
 {
     ngx_http_corral_ctx_t  *ctx = data;
 
-    ngx_buf_t  *b;
-
     ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                    "corral lookup done s:%ui rc:%i",
                    r->headers_out.status, rc);
@@ -403,15 +401,6 @@ ngx_http_corral_done(ngx_http_request_t *r, void *data, ngx_int_t rc)
 
     if (rc == NGX_ERROR || rc >= NGX_HTTP_SPECIAL_RESPONSE) {
         ctx->status = NGX_HTTP_BAD_GATEWAY;
-    }
-
-    if (ctx->status == NGX_HTTP_OK && r->out && r->out->buf) {
-        b = r->out->buf;
-
-        /* the subrequest shares the main request's pool */
-
-        ctx->answer.data = b->pos;
-        ctx->answer.len = b->last - b->pos;
     }
 
     return rc;
@@ -521,12 +510,15 @@ ngx_http_corral_lookup(ngx_http_request_t *r,
     ps->data = ctx;
 
     if (ngx_http_subrequest(r, &uri, NULL, &sr, ps,
-                            NGX_HTTP_SUBREQUEST_WAITED
-                            |NGX_HTTP_SUBREQUEST_IN_MEMORY)
+                            NGX_HTTP_SUBREQUEST_WAITED)
         != NGX_OK)
     {
         return NGX_ERROR;
     }
+
+    /* the answer is in the headers: the body is discarded, as auth_request */
+
+    sr->header_only = 1;
 
     /*
      * a fake request body, as auth_request does: the lookup must not read
@@ -549,8 +541,9 @@ static ngx_int_t
 ngx_http_corral_parse_answer(ngx_http_request_t *r,
     ngx_http_corral_ctx_t *ctx, ngx_http_corral_route_t *route)
 {
-    u_char     *p;
-    ngx_str_t   sid;
+    u_char      *p;
+    ngx_str_t    sid;
+    ngx_list_t  *answer;
 
     ngx_memzero(route, sizeof(ngx_http_corral_route_t));
 
@@ -564,23 +557,34 @@ ngx_http_corral_parse_answer(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    if (ngx_http_corral_json_string(&ctx->answer, "sandbox_id", &sid)
+    if (ctx->subrequest->upstream == NULL) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "corral route lookup: not answered by an upstream");
+        return NGX_ERROR;
+    }
+
+    /* the lookup's own answer headers, each exactly once */
+
+    answer = &ctx->subrequest->upstream->headers_in.headers;
+
+    if (ngx_http_corral_list_header(answer, "X-Corral-Sandbox-Id", &sid)
         != NGX_OK
         || sid.len != ctx->id.len
         || ngx_strncmp(sid.data, ctx->id.data, sid.len) != 0
-        || ngx_http_corral_json_string(&ctx->answer, "addr", &route->addr)
+        || ngx_http_corral_list_header(answer, "X-Corral-Data-Addr",
+                                       &route->addr)
            != NGX_OK
-        || ngx_http_corral_json_string(&ctx->answer, "worker_key",
+        || ngx_http_corral_list_header(answer, "X-Corral-Data-Key",
                                        &route->key)
            != NGX_OK
-        || ngx_http_corral_json_bool(&ctx->answer, "secure", &route->secure)
+        || ngx_http_corral_flag(answer, "X-Corral-Secure", &route->secure)
            != NGX_OK
-        || ngx_http_corral_json_bool(&ctx->answer, "public", &route->public)
+        || ngx_http_corral_flag(answer, "X-Corral-Public", &route->public)
            != NGX_OK)
     {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "corral route lookup: malformed answer \"%V\"",
-                      &ctx->answer);
+                      "corral route lookup: malformed answer for %V",
+                      &ctx->id);
         return NGX_ERROR;
     }
 
@@ -873,12 +877,20 @@ ngx_http_corral_hmac_hex(ngx_str_t *key, ngx_str_t *msg, u_char *out)
 
 
 /*
- * NGX_OK with the value of the one header called name, NGX_DECLINED when it
- * is absent, NGX_ERROR when it was sent more than once.
+ * NGX_OK with the value of the one header called name (of the request, or
+ * of a list: the lookup's answer), NGX_DECLINED when it is absent,
+ * NGX_ERROR when it was sent more than once.
  */
 
 static ngx_int_t
 ngx_http_corral_header(ngx_http_request_t *r, char *name, ngx_str_t *value)
+{
+    return ngx_http_corral_list_header(&r->headers_in.headers, name, value);
+}
+
+
+static ngx_int_t
+ngx_http_corral_list_header(ngx_list_t *headers, char *name, ngx_str_t *value)
 {
     size_t            len;
     ngx_uint_t        i, n;
@@ -888,7 +900,7 @@ ngx_http_corral_header(ngx_http_request_t *r, char *name, ngx_str_t *value)
     len = ngx_strlen(name);
     n = 0;
 
-    part = &r->headers_in.headers.part;
+    part = &headers->part;
     h = part->elts;
 
     for (i = 0; /* void */ ; i++) {
@@ -987,122 +999,23 @@ ngx_http_corral_valid_port(ngx_str_t *port)
 
 
 /*
- * The lookup answer is a flat JSON object written by corral-api; these two
- * read one member each. Strings with escapes are refused: no value the
- * contract defines needs one.
+ * A yes/no header of the lookup answer: exactly "1" or "0", once.
  */
 
 static ngx_int_t
-ngx_http_corral_json_member(ngx_str_t *json, char *name, u_char **value)
+ngx_http_corral_flag(ngx_list_t *headers, char *name, ngx_uint_t *value)
 {
-    size_t   len;
-    u_char  *p, *last;
+    ngx_str_t  v;
 
-    len = ngx_strlen(name);
-    p = json->data;
-    last = json->data + json->len;
-
-    while (p + len + 2 < last) {
-        p = ngx_strlchr(p, last, '"');
-        if (p == NULL || p + len + 2 > last) {
-            return NGX_DECLINED;
-        }
-
-        if (ngx_strncmp(p + 1, name, len) == 0 && p[len + 1] == '"') {
-            p += len + 2;
-
-            while (p < last && (*p == ' ' || *p == '\t' || *p == '\r'
-                                || *p == '\n'))
-            {
-                p++;
-            }
-
-            if (p < last && *p == ':') {
-                p++;
-
-                while (p < last && (*p == ' ' || *p == '\t' || *p == '\r'
-                                    || *p == '\n'))
-                {
-                    p++;
-                }
-
-                *value = p;
-                return NGX_OK;
-            }
-
-            continue;
-        }
-
-        /* skip this string entirely */
-
-        p = ngx_strlchr(p + 1, last, '"');
-        if (p == NULL) {
-            return NGX_DECLINED;
-        }
-
-        p++;
-    }
-
-    return NGX_DECLINED;
-}
-
-
-static ngx_int_t
-ngx_http_corral_json_string(ngx_str_t *json, char *name, ngx_str_t *value)
-{
-    u_char  *p, *q, *last;
-
-    if (ngx_http_corral_json_member(json, name, &p) != NGX_OK) {
+    if (ngx_http_corral_list_header(headers, name, &v) != NGX_OK
+        || v.len != 1 || (v.data[0] != '0' && v.data[0] != '1'))
+    {
         return NGX_DECLINED;
     }
 
-    last = json->data + json->len;
-
-    if (p >= last || *p != '"') {
-        return NGX_DECLINED;
-    }
-
-    p++;
-
-    for (q = p; q < last && *q != '"'; q++) {
-        if (*q == '\\' || *q < 0x20) {
-            return NGX_DECLINED;
-        }
-    }
-
-    if (q >= last) {
-        return NGX_DECLINED;
-    }
-
-    value->data = p;
-    value->len = q - p;
+    *value = v.data[0] == '1';
 
     return NGX_OK;
-}
-
-
-static ngx_int_t
-ngx_http_corral_json_bool(ngx_str_t *json, char *name, ngx_uint_t *value)
-{
-    u_char  *p, *last;
-
-    if (ngx_http_corral_json_member(json, name, &p) != NGX_OK) {
-        return NGX_DECLINED;
-    }
-
-    last = json->data + json->len;
-
-    if (last - p >= 4 && ngx_strncmp(p, "true", 4) == 0) {
-        *value = 1;
-        return NGX_OK;
-    }
-
-    if (last - p >= 5 && ngx_strncmp(p, "false", 5) == 0) {
-        *value = 0;
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
 }
 
 

@@ -1,5 +1,6 @@
 SCHED_LIB_SRCS := scheduler/admission.c scheduler/placement.c scheduler/sandbox_store.c \
-                  scheduler/commands.c scheduler/scheduler.c scheduler/lifecycle.c
+                  scheduler/commands.c scheduler/scheduler.c scheduler/lifecycle.c \
+                  scheduler/worker_store.c scheduler/route.c scheduler/command_poll.c
 SCHED_LIB := $(BUILD)/lib/libcorral_sched.a
 
 $(SCHED_LIB): $(call objs,$(SCHED_LIB_SRCS))

@@ -8,24 +8,11 @@
 #include "placement.h"
 #include "sandbox_store.h"
 #include "scheduler.h"
+#include "worker_store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int worker_is_alive(struct rconn *rc, const char *pool, const char *wid)
-{
-    char key[160];
-    redisReply *r;
-    int alive;
-
-    snprintf(key, sizeof(key), K_WORKER, pool, wid);
-    r = rconn_cmd(rc, 0, "HGET %s state", key);
-    alive = r && reply_str(r) && strcmp(reply_str(r), "alive") == 0;
-    if (r)
-        freeReplyObject(r);
-    return alive;
-}
 
 int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *reason)
 {
@@ -38,7 +25,7 @@ int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char 
     sandbox_wake(rc, ws, sbid, wake);
     if (worker[0]) {
         placement_release(rc, pool, worker, sbid);
-        if (worker_is_alive(rc, pool, worker))
+        if (worker_is_alive(rc, pool, worker) == 1)
             command_send_kill(rc, pool, worker, sbid);
     }
     return 1;
@@ -48,21 +35,12 @@ int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char 
 static int sandbox_owner(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                          char ws[33])
 {
-    char key[192];
-    redisReply *r;
-    const char *v;
+    struct worker_slot slot;
+    int found = worker_slot_get(rc, pool, wid, sbid, &slot);
 
-    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-    r = rconn_cmd(rc, 0, "HGET %s %s", key, sbid);
-    if (!r)
-        return -1;
-    v = reply_str(r);
-    if (v)
-        sscanf(v, "%32s", ws);
-    if (v && v[0] == ' ')
-        ws[0] = '\0';
-    freeReplyObject(r);
-    return v != NULL;
+    if (found == 1)
+        snprintf(ws, 33, "%s", slot.ws);
+    return found;
 }
 
 void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
@@ -93,24 +71,11 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
     }
 }
 
-/* Claims the death of a worker: only one caller gets 1. */
-static struct rscript claim_script = {
-    "worker_claim_death",
-    "local w = redis.call('HMGET', KEYS[1], 'state', 'lease_until')\n"
-    "if w[1] ~= 'alive' then return 0 end\n"
-    "if ARGV[3] ~= '1' and tonumber(w[2]) > tonumber(ARGV[2]) then return 0 end\n"
-    "redis.call('HSET', KEYS[1], 'state', 'dead')\n"
-    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
-    "redis.call('ZREM', KEYS[3], ARGV[1])\n"
-    "return 1\n",
-    ""};
-
 static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char *pool,
                        const char *wid, const char *sbid, const char *ws)
 {
-    char what[16], key[192];
+    char what[16];
     struct sched_error err;
-    redisReply *r;
 
     if (!sandbox_orphan(rc, ws, sbid, wid, what, sizeof(what)))
         return;
@@ -118,43 +83,25 @@ static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char 
         log_warn("sandbox %s of dead worker %s not placed again: %s", sbid, wid, err.message);
         sandbox_kill(rc, ws, sbid, err.message);
     }
-    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-    r = rconn_cmd(rc, 0, "HDEL %s %s", key, sbid);
-    if (r)
-        freeReplyObject(r);
+    worker_slot_forget(rc, pool, wid, sbid);
 }
 
 int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char *pool,
                         const char *wid, int force)
 {
-    char wkey[160], zkey[128], lkey[128], now[24], key[192];
-    const char *argv[6] = {wkey, zkey, lkey, wid, now, force ? "1" : "0"};
+    char key[192];
     redisReply *r;
-    int claimed;
+    struct worker_sandboxes sbs;
+    int claimed = worker_claim_death(rc, pool, wid, (long long)clock_now_ms(), force);
 
-    snprintf(wkey, sizeof(wkey), K_WORKER, pool, wid);
-    snprintf(zkey, sizeof(zkey), K_WORKERS, pool);
-    snprintf(lkey, sizeof(lkey), K_LEASES, pool);
-    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    r = rconn_eval(rc, &claim_script, 3, 3, argv);
-    if (!r)
-        return -1;
-    claimed = (int)reply_int(r, 0);
-    freeReplyObject(r);
-    if (!claimed)
-        return 0;
+    if (claimed <= 0)
+        return claimed;
     log_warn("worker %s (pool '%s') is dead: placing its pending sandboxes again", wid, pool);
-    snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-    r = rconn_cmd(rc, 0, "HGETALL %s", key);
-    for (size_t i = 0; r && i + 1 < r->elements; i += 2) {
-        char ws[33] = "";
-        const char *v = r->element[i + 1]->str;
-        if (v[0] != ' ')
-            sscanf(v, "%32s", ws);
-        orphan_one(rc, c, pool, wid, r->element[i]->str, ws);
+    if (worker_sandboxes(rc, pool, wid, &sbs) == 0) {
+        for (size_t i = 0; i < sbs.n; i++) /* ws "" if the entry is malformed */
+            orphan_one(rc, c, pool, wid, sbs.v[i].sbid, sbs.v[i].slot.ws);
+        worker_sandboxes_free(&sbs);
     }
-    if (r)
-        freeReplyObject(r);
     /* Its commands were re-sent elsewhere; a returning worker starts afresh. */
     snprintf(key, sizeof(key), K_WORKER_CMDS, pool, wid);
     r = rconn_cmd(rc, 0, "DEL %s", key);
@@ -175,14 +122,14 @@ static redisReply *due(struct rconn *rc, const char *fmt, const char *ws)
 
 int sweep_dead_workers(struct rconn *rc, const struct sched_conf *c, const char *pool)
 {
-    redisReply *r = due(rc, K_LEASES, pool);
+    struct worker_ids ids;
     int n = 0;
 
-    if (!r)
+    if (worker_expired(rc, pool, (long long)clock_now_ms(), &ids) != 0)
         return -1;
-    for (size_t i = 0; i < r->elements; i++)
-        n += worker_declare_dead(rc, c, pool, r->element[i]->str, 0) == 1;
-    freeReplyObject(r);
+    for (size_t i = 0; i < ids.n; i++)
+        n += worker_declare_dead(rc, c, pool, ids.id[i], 0) == 1;
+    worker_ids_free(&ids);
     return n;
 }
 
@@ -241,42 +188,55 @@ int sweep_abandoned_waits(struct rconn *rc, const char *ws)
     return n;
 }
 
+/* Whether the sandbox's record still names this worker: 1 yes, 0 no (gone,
+ * or moved), -1 Redis failed. */
+static int record_names(struct rconn *rc, const char *ws, const char *sbid, const char *wid)
+{
+    char key[160];
+    redisReply *r;
+    int yes;
+
+    snprintf(key, sizeof(key), K_SB, ws, sbid);
+    r = rconn_cmd(rc, 0, "HGET %s worker", key);
+    if (!r)
+        return -1;
+    yes = reply_str(r) && strcmp(reply_str(r), wid) == 0;
+    freeReplyObject(r);
+    return yes;
+}
+
+/* One worker's slots held for sandboxes that are not there: given back. */
+static int sweep_one_worker(struct rconn *rc, const char *pool, const char *wid, long min_age_ms)
+{
+    struct worker_sandboxes sbs;
+    int n = 0;
+
+    if (worker_sandboxes(rc, pool, wid, &sbs) != 0)
+        return 0;
+    for (size_t i = 0; i < sbs.n; i++) {
+        const struct worker_sandbox *e = &sbs.v[i];
+        if (!e->valid || clock_now_ms() - e->slot.since_ms < min_age_ms ||
+            record_names(rc, e->slot.ws, e->sbid, wid) != 0)
+            continue;
+        n += placement_release(rc, pool, wid, e->sbid) == 1;
+        command_send_kill(rc, pool, wid, e->sbid);
+    }
+    worker_sandboxes_free(&sbs);
+    return n;
+}
+
 /* A slot a worker holds for a sandbox whose record is gone or points elsewhere
  * (a handler died between placement and record, a kill lost halfway) is given
  * back. min_age_ms spares entries of creates still in flight. */
 int sweep_worker_slots(struct rconn *rc, const char *pool, long min_age_ms)
 {
-    char key[192];
-    redisReply *workers, *sbs, *owner;
+    struct worker_ids ids;
     int n = 0;
 
-    snprintf(key, sizeof(key), K_WORKERS_ALL, pool);
-    workers = rconn_cmd(rc, 0, "SMEMBERS %s", key);
-    for (size_t w = 0; workers && w < workers->elements; w++) {
-        const char *wid = workers->element[w]->str;
-        snprintf(key, sizeof(key), K_WORKER_SBS, pool, wid);
-        sbs = rconn_cmd(rc, 0, "HGETALL %s", key);
-        for (size_t i = 0; sbs && i + 1 < sbs->elements; i += 2) {
-            char ws[33] = "", sbkey[160];
-            long long since = 0;
-            const char *sbid = sbs->element[i]->str;
-            if (sscanf(sbs->element[i + 1]->str, "%32s %*s %*s %lld", ws, &since) != 2 ||
-                clock_now_ms() - since < min_age_ms)
-                continue;
-            snprintf(sbkey, sizeof(sbkey), K_SB, ws, sbid);
-            owner = rconn_cmd(rc, 0, "HGET %s worker", sbkey);
-            if (owner && (!reply_str(owner) || strcmp(reply_str(owner), wid) != 0)) {
-                n += placement_release(rc, pool, wid, sbid) == 1;
-                command_send_kill(rc, pool, wid, sbid);
-            }
-            if (owner)
-                freeReplyObject(owner);
-        }
-        if (sbs)
-            freeReplyObject(sbs);
-    }
-    if (!workers)
+    if (worker_ids_all(rc, pool, &ids) != 0)
         return -1;
-    freeReplyObject(workers);
+    for (size_t w = 0; w < ids.n; w++)
+        n += sweep_one_worker(rc, pool, ids.id[w], min_age_ms);
+    worker_ids_free(&ids);
     return n;
 }

@@ -2,6 +2,7 @@
 
 #include "clock.h"
 #include "keys.h"
+#include "worker_store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,10 @@
  * eligible the script says how far the best one got (template, egress, tier,
  * capacity), which becomes the error: 404, 409, 409, 503.
  *
- * Worker hashes are addressed from the pool's prefix; they share the pool's hash
- * tag, so the script stays within one slot.
+ * Worker hashes are addressed from the pool's prefix (ARGV[1]) and a worker's
+ * sandbox map by the suffix ARGV[16], both from worker_store (the layout is
+ * spelled once, in keys.h); they share the pool's hash tag, so the script
+ * stays within one slot.
  *
  * Runtimes are stored as "name:rank,…" with rank -1 for UNKNOWN. Without a
  * requirement the weakest known tier is used (runc, the cheapest); with one, the
@@ -30,23 +33,23 @@
  * its share hears of the share even when the fleet is also full. */
 static struct rscript pick_script = {
     "placement_pick",
-    "local pool, mode, tmpl = ARGV[1], ARGV[2], ARGV[3]\n"
+    WORKER_SLOT_LUA
+    "local prefix, mode, tmpl = ARGV[1], ARGV[2], ARGV[3]\n"
     "local egress, need, req = ARGV[4] == '1', ARGV[5] == '1', tonumber(ARGV[6])\n"
     "local cpu, mem, now = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])\n"
     "local exclude, sbid, val, target = ARGV[10], ARGV[11], ARGV[12], ARGV[13]\n"
-    "local ws, share = ARGV[14], tonumber(ARGV[15])\n"
-    "local prefix = 'corral:{ws:' .. pool .. '}:worker:'\n"
+    "local ws, share, sbs = ARGV[14], tonumber(ARGV[15]), ARGV[16]\n"
     "local function placeable(w)\n"
     "  return w[1] == 'alive' and tonumber(w[2]) > now and (not w[3] or w[3] == '')\n"
     "end\n"
     "local function over_share()\n"
     "  if share >= 100 then return nil end\n"
-    "  local total, held, mine = 0, 0, ws .. ' '\n"
+    "  local total, held = 0, 0\n"
     "  for _, wid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
     "    local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'problem', 'slots')\n"
     "    if placeable(w) then total = total + tonumber(w[4]) end\n"
-    "    for _, v in ipairs(redis.call('HVALS', prefix .. wid .. ':sbs')) do\n"
-    "      if string.sub(v, 1, #mine) == mine then held = held + 1 end\n"
+    "    for _, v in ipairs(redis.call('HVALS', prefix .. wid .. sbs)) do\n"
+    "      if slot_decode(v) == ws then held = held + 1 end\n"
     "    end\n"
     "  end\n"
     "  local cap = math.max(1, math.floor(total * share / 100))\n"
@@ -87,7 +90,7 @@ static struct rscript pick_script = {
     "              redis.call('HINCRBY', prefix .. wid, 'used', 1)\n"
     "              redis.call('HINCRBYFLOAT', prefix .. wid, 'cpu_used', cpu)\n"
     "              redis.call('HINCRBY', prefix .. wid, 'mem_used', mem)\n"
-    "              redis.call('HSET', prefix .. wid .. ':sbs', sbid, val)\n"
+    "              redis.call('HSET', prefix .. wid .. sbs, sbid, val)\n"
     "              redis.call('ZADD', KEYS[1], (used + 1) / slots, wid)\n"
     "            end\n"
     "            return {4, alive, wid, rt, rank, tostring(used / slots)}\n"
@@ -109,13 +112,14 @@ static struct rscript pick_script = {
  * second release (a retry, two corral-sched copies) changes nothing. */
 static struct rscript release_script = {
     "placement_release",
+    WORKER_SLOT_LUA /* slot_decode */
     "local v = redis.call('HGET', KEYS[2], ARGV[1])\n"
     "if not v then return 0 end\n"
     "redis.call('HDEL', KEYS[2], ARGV[1])\n"
-    "local _, cpu, mem = string.match(v, '^(%S*) (%S+) (%S+)')\n"
+    "local _, cpu, mem = slot_decode(v)\n"
     "local used = redis.call('HINCRBY', KEYS[1], 'used', -1)\n"
-    "redis.call('HINCRBYFLOAT', KEYS[1], 'cpu_used', -tonumber(cpu))\n"
-    "redis.call('HINCRBY', KEYS[1], 'mem_used', -tonumber(mem))\n"
+    "redis.call('HINCRBYFLOAT', KEYS[1], 'cpu_used', -(cpu or 0))\n"
+    "redis.call('HINCRBY', KEYS[1], 'mem_used', -(mem or 0))\n"
     "if redis.call('HGET', KEYS[1], 'state') == 'alive' then\n"
     "  local slots = tonumber(redis.call('HGET', KEYS[1], 'slots'))\n"
     "  redis.call('ZADD', KEYS[3], used / slots, ARGV[2])\n"
@@ -155,12 +159,28 @@ static int pick_in_pool(struct rconn *rc, const char *ws, const char *pool, cons
                         const struct placement_need *n, const char *sbid, const char *val,
                         const char *target, struct pick *out)
 {
-    char zkey[128], egress[2], need[2], req[8], cpu[32], mem[24], now[24], share[8];
-    const char *argv[16] = {zkey, pool, mode,       n->template_id, egress, need,   req, cpu,
-                            mem,  now,  n->exclude, sbid,           val,    target, ws,  share};
+    char zkey[128], prefix[128], egress[2], need[2], req[8], cpu[32], mem[24], now[24], share[8];
+    const char *argv[17] = {zkey,
+                            prefix,
+                            mode,
+                            n->template_id,
+                            egress,
+                            need,
+                            req,
+                            cpu,
+                            mem,
+                            now,
+                            n->exclude,
+                            sbid,
+                            val,
+                            target,
+                            ws,
+                            share,
+                            worker_sbs_suffix()};
     redisReply *r;
 
     snprintf(zkey, sizeof(zkey), K_WORKERS, pool);
+    worker_key_prefix(prefix, sizeof(prefix), pool);
     snprintf(egress, sizeof(egress), "%d", n->egress ? 1 : 0);
     snprintf(need, sizeof(need), "%d", n->has_require ? 1 : 0);
     snprintf(req, sizeof(req), "%d", (int)n->require);
@@ -168,7 +188,7 @@ static int pick_in_pool(struct rconn *rc, const char *ws, const char *pool, cons
     snprintf(mem, sizeof(mem), "%ld", n->memory_mb);
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
     snprintf(share, sizeof(share), "%d", pool[0] ? 100 : n->fleet_share);
-    r = rconn_eval(rc, &pick_script, 1, 15, argv);
+    r = rconn_eval(rc, &pick_script, 1, 16, argv);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         if (r)
             freeReplyObject(r);
@@ -213,9 +233,14 @@ int placement_reserve(struct rconn *rc, const char *ws, const struct placement_n
 {
     char val[160];
     struct pick own, fleet, got;
+    struct worker_slot slot = {.cpu = need->cpu_cores, .mem = need->memory_mb};
 
-    snprintf(val, sizeof(val), "%s %.3f %ld %lld", ws, need->cpu_cores, need->memory_mb,
-             (long long)clock_now_ms());
+    snprintf(slot.ws, sizeof(slot.ws), "%s", ws);
+    slot.since_ms = (long long)clock_now_ms();
+    if (worker_slot_encode(&slot, val, sizeof(val)) != 0) {
+        sched_error_set(err, 500, "slot value too long");
+        return -1;
+    }
     /* A few tries: another create may take the chosen worker's last slot between
      * the peek and the reservation; then we look again. */
     for (int attempt = 0; attempt < 4; attempt++) {
@@ -256,7 +281,7 @@ int placement_release(struct rconn *rc, const char *pool, const char *wid, const
     redisReply *r;
     int n;
 
-    snprintf(wkey, sizeof(wkey), K_WORKER, pool, wid);
+    worker_key(wkey, sizeof(wkey), pool, wid);
     snprintf(skey, sizeof(skey), K_WORKER_SBS, pool, wid);
     snprintf(zkey, sizeof(zkey), K_WORKERS, pool);
     r = rconn_eval(rc, &release_script, 3, 2, argv);
