@@ -7,7 +7,8 @@ $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
 # clang only: -fsanitize=fuzzer. Built from sources, with ASan and UBSan.
 FUZZ_SRCS := tests/fuzz/fuzz_request.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c \
              handlers/respond.c scheduler/scheduler.c scheduler/admission.c scheduler/placement.c \
-             scheduler/sandbox_store.c scheduler/commands.c $(COMMON_SRCS)
+             scheduler/sandbox_store.c scheduler/sandbox_record.c scheduler/sandbox_wait.c \
+             scheduler/commands.c $(COMMON_SRCS)
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -Ischeduler -Ihandlers \
