@@ -144,6 +144,7 @@ static const char *const e2b_names[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_ENV] = "envVars",
     [SPEC_FIELD_ALLOWED_DOMAINS] = "allowed_domains",
     [SPEC_FIELD_SECURE] = "secure",
+    /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one name, joined on purpose */
     [SPEC_FIELD_REQUIRE_ISOLATION] = "metadata." ISOLATION_KEY,
 };
 

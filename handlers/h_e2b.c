@@ -18,10 +18,11 @@
 /* The caller's record of a running sandbox: 0, or -1 after answering 404/503. */
 static int running_record(struct request *req, struct sandbox_record *rec)
 {
-    int found = token_is_id(req->params[0])
-                    ? sandbox_read(req->rc, req->cred.ws, req->params[0], rec)
-                    : (sandbox_record_defaults(rec), 0);
+    int found = 0;
 
+    sandbox_record_defaults(rec);
+    if (token_is_id(req->params[0]))
+        found = sandbox_read(req->rc, req->cred.ws, req->params[0], rec);
     if (found < 0) {
         respond_store_down(req);
         return -1;

@@ -1,5 +1,6 @@
 # Unit tests (pure functions) and the libFuzzer target.
-UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_token.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c handlers/respond.c
+UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_token.c tests/unit/unit_views.c \
+             handlers/sandbox_view.c handlers/e2b_view.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c handlers/respond.c
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi $(LIBS)

@@ -72,7 +72,7 @@ for (const [name, path, check] of [
     assert.equal(r.status, 200, r.raw);
     check(r);
     const sent = clientCommands(m.lines, A.id);
-    const reads = sent.filter((l) => /"(HGETALL|SMEMBERS)"/i.test(l));
+    const reads = sent.filter((l) => /"HGETALL" "[^"]*:sb:|"SMEMBERS" "[^"]*:sbs"/i.test(l));
     assert.equal(reads.length, 0, `per-sandbox reads outside a script:\n${reads.slice(0, 5).join('\n')}`);
     const scripts = sent.filter((l) => /"EVAL(SHA)?"/i.test(l) && l.includes(`corral:{ws:${A.id}}:sbs`));
     assert.equal(scripts.length, 1, `the list script ran ${scripts.length} times:\n${sent.join('\n')}`);

@@ -286,6 +286,7 @@ static void test_misc(void)
 
 void unit_data_addr(int *total_passed, int *total_failed);
 void unit_token(int *total_passed, int *total_failed);
+void unit_views(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -395,6 +396,7 @@ int main(void)
     test_network_update();
     unit_data_addr(&passed, &failed);
     unit_token(&passed, &failed);
+    unit_views(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
