@@ -38,8 +38,8 @@ int workspace_create(struct rconn *rc, const char *name, char ws_out[TOKEN_WS_MA
     if (secret_random_hex(ws_out, 8) != 0)
         return -1;
     snprintf(key, sizeof(key), K_WS_INFO, ws_out);
-    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s name %s max_concurrent %d created_at %lld", key, name,
-                         ACCOUNTS_DEFAULT_MAX_CONCURRENT, (long long)clock_now_ms())))
+    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s name %s max_concurrent %ld created_at %lld", key, name,
+                         ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt, (long long)clock_now_ms())))
         return -1;
     return cmd_ok(rconn_cmd(rc, 0, "SADD " K_WORKSPACES " %s", ws_out));
 }
@@ -61,7 +61,7 @@ int workspace_exists(struct rconn *rc, const char *ws)
 
 const struct ws_limit_def ws_limit_defs[WS_LIMIT_COUNT] = {
     [WS_LIMIT_MAX_CONCURRENT] = {"max_concurrent_sandboxes", "max_concurrent", 0,
-                                 ACCOUNTS_MAX_CONCURRENT_MAX, ACCOUNTS_DEFAULT_MAX_CONCURRENT},
+                                 ACCOUNTS_MAX_CONCURRENT_MAX, 20},
     [WS_LIMIT_PIDS] = {"sandbox_pids_limit", "pids_limit", 64, 65536, 1024},
     [WS_LIMIT_DISK_MB] = {"sandbox_disk_mb", "disk_mb", 256, 1048576, 10240},
 };

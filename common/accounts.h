@@ -8,11 +8,12 @@
 
 #include <stdint.h>
 
-#define ACCOUNTS_DEFAULT_MAX_CONCURRENT 20
 #define ACCOUNTS_MAX_CONCURRENT_MAX 100000 /* the range's top; the operator's ceiling is lower */
 
 /* A workspace's limits, changed by its owner (PATCH /v1/workspace): the one
- * table of their API names, Redis fields, ranges and defaults. */
+ * table of their API names, Redis fields, ranges and defaults (the default
+ * concurrency limit is ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt, nowhere
+ * else). */
 enum ws_limit { WS_LIMIT_MAX_CONCURRENT, WS_LIMIT_PIDS, WS_LIMIT_DISK_MB, WS_LIMIT_COUNT };
 struct ws_limit_def {
     const char *name;  /* in the API */

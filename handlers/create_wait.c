@@ -12,7 +12,6 @@
  * with another body is refused (409). Decision 0027. */
 #include "clock.h"
 #include "handlers.h"
-#include "keys.h"
 #include "lifecycle.h"
 #include "respond.h"
 #include "sandbox_store.h"
@@ -30,9 +29,18 @@
 #define IDEM_TTL_MS 86400000LL
 #define IDEM_KEY_MAX 255
 
+/* How a wait for "running" came out; the answer follows from it alone. */
+enum create_outcome {
+    CREATE_RUNNING,
+    CREATE_PENDING,    /* still starting (a look at the record, not a wait's end) */
+    CREATE_TIMED_OUT,  /* 504: no worker started it in time */
+    CREATE_FAILED,     /* 502: it ended while starting (why says how) */
+    CREATE_STORE_DOWN, /* 503 */
+};
+
 struct idem {
     int on;
-    char key[200];              /* Redis key: the header's MAC, never the header */
+    char mac[SECRET_MAC_HEX];   /* names the key: the header's MAC, never the header */
     char print[SECRET_MAC_HEX]; /* the request body's fingerprint */
 };
 
@@ -40,7 +48,7 @@ struct idem {
 static int idem_prepare(struct request *req, const json_t *body, struct idem *im)
 {
     const char *h = request_header(req, "HTTP_IDEMPOTENCY_KEY");
-    char mac[SECRET_MAC_HEX], *text;
+    char *text;
     size_t n;
 
     memset(im, 0, sizeof(*im));
@@ -60,10 +68,9 @@ static int idem_prepare(struct request *req, const json_t *body, struct idem *im
         respond_error(req, 500, "out of memory");
         return -1;
     }
-    secret_mac_hex(req->conf->server_secret, h, mac);
+    secret_mac_hex(req->conf->server_secret, h, im->mac);
     secret_mac_hex("idempotency fingerprint", text, im->print);
     free(text);
-    snprintf(im->key, sizeof(im->key), K_IDEM, req->cred.ws, mac);
     im->on = 1;
     return 0;
 }
@@ -74,174 +81,118 @@ static int idem_claim(struct request *req, const struct idem *im, char sbid[SAND
     int64_t until = clock_now_ms() + req->conf->create_timeout_ms;
 
     while (clock_now_ms() < until) {
-        redisReply *r = rconn_cmd(req->rc, 0, "SET %s claim NX PX %d", im->key, IDEM_CLAIM_MS);
-        char id[SANDBOX_ID_MAX] = "", print[SECRET_MAC_HEX] = "";
-        int got;
-        if (r && r->type == REDIS_REPLY_STATUS) {
-            freeReplyObject(r);
+        char print[SECRET_MAC_HEX];
+        int got = sandbox_idem_claim(req->rc, req->cred.ws, im->mac, IDEM_CLAIM_MS, sbid, print);
+        if (got == 1)
             return 0;
-        }
-        if (r)
-            freeReplyObject(r);
-        r = rconn_cmd(req->rc, 0, "GET %s", im->key);
-        if (!r)
+        if (got < 0)
             break;
-        got = reply_str(r) && sscanf(reply_str(r), "%32[0-9a-f]:%64s", id, print) == 2;
-        freeReplyObject(r);
-        if (got && strcmp(print, im->print) != 0) {
+        if (*sbid && strcmp(print, im->print) != 0) {
             respond_error(req, 409, "Idempotency-Key: already used with a different request");
             return -1;
         }
-        if (got) {
-            snprintf(sbid, SANDBOX_ID_MAX, "%s", id);
+        if (*sbid)
             return 1;
-        }
         usleep(50000); /* another handler is placing it: its id comes in a moment */
     }
     respond_store_down(req);
     return -1;
 }
 
-static void idem_record(struct request *req, const struct idem *im, const char *sbid)
-{
-    redisReply *r =
-        rconn_cmd(req->rc, 0, "SET %s %s:%s PX %lld", im->key, sbid, im->print, IDEM_TTL_MS);
-
-    if (r)
-        freeReplyObject(r);
-}
-
 static void idem_forget(struct request *req, const struct idem *im)
 {
-    redisReply *r = im->on ? rconn_cmd(req->rc, 0, "DEL %s", im->key) : NULL;
-
-    if (r)
-        freeReplyObject(r);
+    if (im->on)
+        sandbox_idem_forget(req->rc, req->cred.ws, im->mac);
 }
 
-/* Renews (or takes, for a replay) this handler's lease on the create. */
-static int hold(struct request *req, const char *sbid, long lease_ms)
+/* The record's state as an outcome; why says how it ended. */
+static enum create_outcome record_state(struct request *req, const char *sbid, char *why,
+                                        size_t whylen)
 {
-    char key[128];
-    redisReply *r;
+    struct sandbox_record rec;
+    int found = sandbox_read(req->rc, req->cred.ws, sbid, &rec);
+    enum create_outcome o = CREATE_FAILED;
 
-    snprintf(key, sizeof(key), K_WAITERS, req->cred.ws);
-    r = rconn_cmd(req->rc, 0, "ZADD %s %lld %s", key, (long long)clock_now_ms() + lease_ms, sbid);
-    if (r)
-        freeReplyObject(r);
-    return r ? 0 : -1;
-}
-
-static void release(struct request *req, const char *sbid)
-{
-    char key[128];
-    redisReply *r;
-
-    snprintf(key, sizeof(key), K_WAITERS, req->cred.ws);
-    r = rconn_cmd(req->rc, 0, "ZREM %s %s", key, sbid);
-    if (r)
-        freeReplyObject(r);
-}
-
-/* The record's state: 1 running, 0 pending, -1 anything else (why says). */
-static int record_state(struct request *req, const char *sbid, char *why, size_t whylen)
-{
-    char key[160];
-    redisReply *r;
-    int rv;
-
-    snprintf(key, sizeof(key), K_SB, req->cred.ws, sbid);
-    r = rconn_cmd(req->rc, 0, "HMGET %s state reason", key);
-    if (!r || r->elements != 2 || !r->element[0]->str) {
-        snprintf(why, whylen, r ? "the sandbox ended while starting" : "state store unavailable");
-        if (r)
-            freeReplyObject(r);
-        return -1;
-    }
-    rv = strcmp(r->element[0]->str, "running") == 0   ? 1
-         : strcmp(r->element[0]->str, "pending") == 0 ? 0
-                                                      : -1;
-    if (rv < 0)
+    if (found < 0)
+        o = CREATE_STORE_DOWN;
+    else if (found == 0)
+        snprintf(why, whylen, "the sandbox ended while starting");
+    else if (sandbox_is_running(&rec))
+        o = CREATE_RUNNING;
+    else if (strcmp(rec.state, "pending") == 0)
+        o = CREATE_PENDING;
+    else
         snprintf(why, whylen, "the sandbox ended while starting: %s",
-                 r->element[1]->str ? r->element[1]->str : r->element[0]->str);
-    freeReplyObject(r);
-    return rv;
+                 *rec.reason ? rec.reason : rec.state);
+    sandbox_record_free(&rec);
+    return o;
 }
 
 /* Waits for "running" in slices, renewing the lease between them; the record
- * is checked too, since another waiter (a replay) may have taken the wake.
- * 1 running, 0 failed or timed out (why), -1 Redis. */
-static int wait_running(struct request *req, const char *sbid, long lease_ms, char *why,
-                        size_t whylen)
+ * is checked too, since another waiter (a replay) may have taken the wake. */
+static enum create_outcome wait_running(struct request *req, const char *sbid, long lease_ms,
+                                        char *why, size_t whylen)
 {
     int64_t deadline = clock_now_ms() + req->conf->create_timeout_ms;
-    char key[160];
+    enum create_outcome o;
 
-    snprintf(key, sizeof(key), K_READY, req->cred.ws, sbid);
     for (;;) {
         int64_t left = deadline - clock_now_ms();
-        redisReply *r;
-        int st;
-        if (hold(req, sbid, lease_ms) != 0) {
-            snprintf(why, whylen, "state store unavailable");
-            return -1;
-        }
+        char msg[300];
+        int woken;
+        if (sandbox_wait_hold(req->rc, req->cred.ws, sbid, clock_now_ms() + lease_ms) != 0)
+            return CREATE_STORE_DOWN;
         if (left <= 0) {
             snprintf(why, whylen, "no worker started the sandbox within %ld ms",
                      req->conf->create_timeout_ms);
-            return 0;
+            return CREATE_TIMED_OUT;
         }
-        if (left > WAIT_SLICE_MS)
-            left = WAIT_SLICE_MS;
-        r = rconn_cmd(req->rc, (int)left, "BLPOP %s %.3f", key, (double)left / 1000.0);
-        if (!r) {
-            snprintf(why, whylen, "state store unavailable");
-            return -1;
+        woken =
+            sandbox_wait_wake(req->rc, req->cred.ws, sbid,
+                              (int)(left > WAIT_SLICE_MS ? WAIT_SLICE_MS : left), msg, sizeof(msg));
+        if (woken < 0)
+            return CREATE_STORE_DOWN;
+        if (woken) {
+            snprintf(why, whylen, "%s", strncmp(msg, "failed:", 7) == 0 ? msg + 7 : msg);
+            return strcmp(msg, "running") == 0 ? CREATE_RUNNING : CREATE_FAILED;
         }
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
-            int ok = strcmp(r->element[1]->str, "running") == 0;
-            const char *m = r->element[1]->str;
-            snprintf(why, whylen, "%s", strncmp(m, "failed:", 7) == 0 ? m + 7 : m);
-            freeReplyObject(r);
-            return ok;
-        }
-        freeReplyObject(r);
-        if ((st = record_state(req, sbid, why, whylen)) != 0)
-            return st > 0 ? 1 : 0;
+        if ((o = record_state(req, sbid, why, whylen)) != CREATE_PENDING)
+            return o;
     }
 }
 
 /* After the wait: nothing half-created survives a failed create. */
-static int finish(struct request *req, const char *sbid, const struct idem *im, int state,
-                  const char *why)
+static int finish(struct request *req, const char *sbid, const struct idem *im,
+                  enum create_outcome o, const char *why)
 {
-    release(req, sbid);
-    if (state == 1)
+    sandbox_wait_release(req->rc, req->cred.ws, sbid);
+    if (o == CREATE_RUNNING)
         return 0;
-    sandbox_kill(req->rc, req->cred.ws, sbid, why);
+    sandbox_kill(req->rc, req->cred.ws, sbid,
+                 o == CREATE_STORE_DOWN ? "state store unavailable" : why);
     idem_forget(req, im);
-    if (state == 0 && strstr(why, "within"))
+    if (o == CREATE_TIMED_OUT)
         respond_error(req, 504, "%s", why);
-    else if (state == 0)
+    else if (o == CREATE_FAILED)
         respond_error(req, 502, "the worker could not start the sandbox: %s", why);
     else
-        respond_error(req, 503, "%s", why);
+        respond_store_down(req);
     return -1;
 }
 
 /* A replay: the sandbox the first request made, once it runs. */
 static int replay(struct request *req, const char *sbid, const struct idem *im)
 {
-    char why[300];
-    int st = record_state(req, sbid, why, sizeof(why));
+    char why[300] = "";
+    enum create_outcome o = record_state(req, sbid, why, sizeof(why));
 
-    if (st == 0)
-        st = wait_running(req, sbid, KEYED_LEASE_MS, why, sizeof(why));
-    if (st == 1) {
-        release(req, sbid);
+    if (o == CREATE_PENDING)
+        o = wait_running(req, sbid, KEYED_LEASE_MS, why, sizeof(why));
+    if (o == CREATE_RUNNING) {
+        sandbox_wait_release(req->rc, req->cred.ws, sbid);
         return 0;
     }
-    if (strstr(why, "unavailable")) {
+    if (o == CREATE_STORE_DOWN) {
         respond_store_down(req);
         return -1;
     }
@@ -257,8 +208,8 @@ static int fresh(struct request *req, struct sandbox_spec *spec, const struct id
 {
     struct server *srv = req->thread->srv;
     struct sched_error err;
-    char why[300];
-    int state;
+    char why[300] = "";
+    enum create_outcome o;
 
     if (scheduler_create(req->rc, &srv->sched, req->cred.ws, spec, sbid, &err)) {
         idem_forget(req, im);
@@ -266,11 +217,10 @@ static int fresh(struct request *req, struct sandbox_spec *spec, const struct id
         return -1;
     }
     if (im->on)
-        idem_record(req, im, sbid);
-    state = wait_running(req, sbid, im->on ? KEYED_LEASE_MS : WAITER_LEASE_MS, why, sizeof(why));
-    return finish(req, sbid, im, state, why);
+        sandbox_idem_record(req->rc, req->cred.ws, im->mac, sbid, im->print, IDEM_TTL_MS);
+    o = wait_running(req, sbid, im->on ? KEYED_LEASE_MS : WAITER_LEASE_MS, why, sizeof(why));
+    return finish(req, sbid, im, o, why);
 }
-
 int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec, const json_t *body,
                             char sbid[SANDBOX_ID_MAX])
 {

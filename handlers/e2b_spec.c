@@ -132,28 +132,26 @@ static json_t *native_body(const json_t *body)
     return n;
 }
 
-/* Native field names in messages become the E2B names the caller sent. */
-static void rename_field(char *err, size_t errlen)
-{
-    static const char *const map[][2] = {{"template", "templateID"},
-                                         {"env", "envVars"},
-                                         {"require_isolation", "metadata." ISOLATION_KEY},
-                                         {NULL, NULL}};
-    char rest[256];
-
-    for (int i = 0; map[i][0]; i++) {
-        size_t n = strlen(map[i][0]);
-        if (strncmp(err, map[i][0], n) == 0 && (err[n] == ':' || err[n] == '[' || err[n] == '.')) {
-            snprintf(rest, sizeof(rest), "%s", err + n);
-            snprintf(err, errlen, "%s%s", map[i][1], rest);
-            return;
-        }
-    }
-}
+/* The fields of the native body as E2B's caller sent them, for messages. */
+static const char *const e2b_names[SPEC_FIELD_COUNT] = {
+    [SPEC_FIELD_BODY] = "body",
+    [SPEC_FIELD_UNKNOWN] = "",
+    [SPEC_FIELD_TEMPLATE] = "templateID",
+    [SPEC_FIELD_TIMEOUT] = "timeout",
+    [SPEC_FIELD_CPU_CORES] = "cpu_cores",
+    [SPEC_FIELD_MEMORY_MB] = "memory_mb",
+    [SPEC_FIELD_METADATA] = "metadata",
+    [SPEC_FIELD_ENV] = "envVars",
+    [SPEC_FIELD_ALLOWED_DOMAINS] = "allowed_domains",
+    [SPEC_FIELD_SECURE] = "secure",
+    /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one name, joined on purpose */
+    [SPEC_FIELD_REQUIRE_ISOLATION] = "metadata." ISOLATION_KEY,
+};
 
 int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)
 {
     const json_t *network, *internet;
+    struct spec_error coded;
     json_t *native;
     int status;
 
@@ -167,9 +165,9 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
     if ((status = unsupported(body, err, errlen)) != 0)
         return status;
     native = native_body(body);
-    if (sandbox_spec_parse(native, spec, err, errlen) != 0) {
+    if (sandbox_spec_parse_coded(native, spec, &coded) != 0) {
         json_decref(native);
-        rename_field(err, errlen);
+        spec_error_text(&coded, e2b_names, err, errlen);
         return 400;
     }
     json_decref(native);

@@ -6,7 +6,6 @@
 #include "e2b_spec.h"
 #include "e2b_view.h"
 #include "handlers.h"
-#include "keys.h"
 #include "respond.h"
 #include "sandbox_store.h"
 
@@ -16,36 +15,33 @@
 
 #define MAX_TIMEOUT_S 86400
 
-/* The caller's record of a running sandbox, or NULL after answering 404/503. */
-static redisReply *running_record(struct request *req)
+/* The caller's record of a running sandbox: 0, or -1 after answering 404/503. */
+static int running_record(struct request *req, struct sandbox_record *rec)
 {
-    const char *state;
-    redisReply *rec;
-    int absent = 1;
+    int found = 0;
 
-    rec = token_is_id(req->params[0]) ? sandbox_get(req->rc, req->cred.ws, req->params[0], &absent)
-                                      : NULL;
-    if (!rec && !absent) {
+    sandbox_record_defaults(rec);
+    if (token_is_id(req->params[0]))
+        found = sandbox_read(req->rc, req->cred.ws, req->params[0], rec);
+    if (found < 0) {
         respond_store_down(req);
-        return NULL;
+        return -1;
     }
-    state = rec ? reply_hget(rec, "state") : NULL;
-    if (!state || strcmp(state, "running") != 0) {
-        if (rec)
-            freeReplyObject(rec);
+    if (found == 0 || !sandbox_is_running(rec)) {
+        sandbox_record_free(rec);
         NOT_FOUND_SANDBOX(req);
-        return NULL;
+        return -1;
     }
-    return rec;
+    return 0;
 }
 
 void h_e2b_create(struct request *req)
 {
     struct sandbox_spec spec;
+    struct sandbox_record rec;
     char sbid[SANDBOX_ID_MAX], msg[256];
     json_t *body = request_json_body(req);
-    redisReply *rec;
-    int status, absent;
+    int status;
 
     if (!body)
         return;
@@ -59,23 +55,22 @@ void h_e2b_create(struct request *req)
     json_decref(body);
     if (status != 0)
         return;
-    rec = sandbox_get(req->rc, req->cred.ws, sbid, &absent);
-    if (!rec) {
+    if (sandbox_read(req->rc, req->cred.ws, sbid, &rec) != 1) {
         respond_store_down(req);
         return;
     }
-    respond_json(req, 201, e2b_view(rec, E2B_SANDBOX, req->conf));
-    freeReplyObject(rec);
+    respond_json(req, 201, e2b_view(&rec, E2B_SANDBOX, req->conf));
+    sandbox_record_free(&rec);
 }
 
 void h_e2b_get(struct request *req)
 {
-    redisReply *rec = running_record(req);
+    struct sandbox_record rec;
 
-    if (!rec)
+    if (running_record(req, &rec) != 0)
         return;
-    respond_json(req, 200, e2b_view(rec, E2B_DETAIL, req->conf));
-    freeReplyObject(rec);
+    respond_json(req, 200, e2b_view(&rec, E2B_DETAIL, req->conf));
+    sandbox_record_free(&rec);
 }
 
 /* timeout in seconds from the body, or -1 after answering 400. */
@@ -118,20 +113,15 @@ void h_e2b_timeout(struct request *req)
 void h_e2b_connect(struct request *req)
 {
     long t = body_timeout(req, 0);
-    redisReply *rec;
+    struct sandbox_record rec;
 
-    if (t == -1)
-        return;
-    rec = running_record(req);
-    if (!rec)
+    if (t == -1 || running_record(req, &rec) != 0)
         return;
     /* Connecting never shortens a sandbox's life, it only extends it. */
     if (t >= 0 && sandbox_set_deadline(req->rc, req->cred.ws, req->params[0],
-                                       clock_now_ms() + t * 1000, 1) < 0) {
-        freeReplyObject(rec);
+                                       clock_now_ms() + t * 1000, 1) < 0)
         respond_store_down(req);
-        return;
-    }
-    respond_json(req, 200, e2b_view(rec, E2B_SANDBOX, req->conf));
-    freeReplyObject(rec);
+    else
+        respond_json(req, 200, e2b_view(&rec, E2B_SANDBOX, req->conf));
+    sandbox_record_free(&rec);
 }

@@ -5,15 +5,12 @@
 #include "e2b_list_query.h"
 #include "e2b_view.h"
 #include "handlers.h"
-#include "keys.h"
 #include "respond.h"
 #include "sandbox_store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int metadata_matches(const json_t *meta, const char *filter);
 
 struct listed {
     json_t *view;
@@ -30,14 +27,12 @@ static int in_order(const void *a, const void *b)
 }
 
 /* 1 when a running record passes the query's filters. */
-static int keep(const struct e2b_list_query *q, const redisReply *rec, const json_t *view,
-                long long started)
+static int keep(const struct e2b_list_query *q, const struct sandbox_record *rec,
+                const json_t *view)
 {
-    const char *tmpl = reply_hget(rec, "template");
-
-    if (started < q->started_after)
+    if (rec->started_at < q->started_after)
         return 0;
-    if (*q->template_name && (!tmpl || strcmp(tmpl, q->template_name) != 0))
+    if (*q->template_name && strcmp(rec->template_id, q->template_name) != 0)
         return 0;
     return !*q->metadata || metadata_matches(json_object_get(view, "metadata"), q->metadata);
 }
@@ -45,34 +40,23 @@ static int keep(const struct e2b_list_query *q, const redisReply *rec, const jso
 /* The caller's running sandboxes passing q, in q's order; NULL if Redis fails. */
 static struct listed *collect(struct request *req, const struct e2b_list_query *q, size_t *n)
 {
-    char key[128];
-    redisReply *ids, *rec;
+    struct sandbox_list all;
     struct listed *out;
 
-    snprintf(key, sizeof(key), K_SBS, req->cred.ws);
-    ids = rconn_cmd(req->rc, 0, "SMEMBERS %s", key);
-    if (!ids)
+    if (sandbox_list_read(req->rc, req->cred.ws, "running", &all) != 0)
         return NULL;
-    out = calloc(ids->elements + 1, sizeof(*out));
+    out = calloc(all.n + 1, sizeof(*out));
     *n = 0;
-    for (size_t i = 0; out && i < ids->elements; i++) {
-        int absent;
-        const char *state, *started;
-        rec = sandbox_get(req->rc, req->cred.ws, ids->element[i]->str, &absent);
-        state = rec ? reply_hget(rec, "state") : NULL;
-        if (state && strcmp(state, "running") == 0) {
-            json_t *view = e2b_view(rec, E2B_LISTED, req->conf);
-            long long at = (started = reply_hget(rec, "started_at")) ? atoll(started) : 0;
-            if (keep(q, rec, view, at))
-                out[(*n)++] = (struct listed){
-                    view, {at, json_string_value(json_object_get(view, "sandboxID"))}};
-            else
-                json_decref(view);
-        }
-        if (rec)
-            freeReplyObject(rec);
+    for (size_t i = 0; out && i < all.n; i++) {
+        json_t *view = e2b_view(&all.items[i], E2B_LISTED, req->conf);
+        if (keep(q, &all.items[i], view))
+            out[(*n)++] = (struct listed){
+                view,
+                {all.items[i].started_at, json_string_value(json_object_get(view, "sandboxID"))}};
+        else
+            json_decref(view);
     }
-    freeReplyObject(ids);
+    sandbox_list_free(&all);
     sorting = q;
     if (out)
         qsort(out, *n, sizeof(*out), in_order);

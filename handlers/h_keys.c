@@ -1,7 +1,6 @@
 /* Owner-only credential routes: API keys and join tokens of the caller's own
  * workspace. A secret is shown once, in the creating answer, and never again. */
 #include "handlers.h"
-#include "keys.h"
 #include "respond.h"
 #include "sandbox_view.h"
 

@@ -7,7 +7,6 @@
 #include "sandbox_spec_parse.h"
 #include "sandbox_store.h"
 #include "sandbox_view.h"
-#include "keys.h"
 #include "sandbox_token.h"
 
 #include <stdio.h>
@@ -16,35 +15,35 @@
 
 /* The envd access token is shown once, in the create answer: derived from the
  * gateway secret exactly as E2B's envdAccessToken (common/sandbox_token.c). */
-static void add_envd_token(json_t *view, const redisReply *rec, const char *gateway_secret)
+static void add_envd_token(json_t *view, const struct sandbox_record *rec,
+                           const char *gateway_secret)
 {
     char token[SECRET_MAC_HEX];
-    const char *secure = reply_hget(rec, "secure"), *id = reply_hget(rec, "id");
 
-    if (!secure || strcmp(secure, "1") != 0 || !id)
+    if (!rec->secure || !*rec->id)
         return;
-    sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, id, token);
+    sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, rec->id, token);
     json_object_set_new(view, "envd_access_token", json_string(token));
 }
 
 static void answer_record(struct request *req, int status, const char *sbid, int with_token)
 {
-    int absent;
-    redisReply *rec = sandbox_get(req->rc, req->cred.ws, sbid, &absent);
+    struct sandbox_record rec;
+    int found = sandbox_read(req->rc, req->cred.ws, sbid, &rec);
     json_t *view;
 
-    if (!rec) {
-        if (absent)
+    if (found <= 0) {
+        if (found == 0)
             NOT_FOUND_SANDBOX(req);
         else
             respond_store_down(req);
         return;
     }
-    view = sandbox_view(rec);
+    view = sandbox_view(&rec);
     if (with_token)
-        add_envd_token(view, rec, req->conf->gateway_secret);
+        add_envd_token(view, &rec, req->conf->gateway_secret);
     respond_json(req, status, view);
-    freeReplyObject(rec);
+    sandbox_record_free(&rec);
 }
 
 void h_sandbox_create(struct request *req)
@@ -102,22 +101,11 @@ int metadata_matches(const json_t *meta, const char *filter)
     return 1;
 }
 
-static int keep(const json_t *view, const char *state, const char *meta)
-{
-    const char *s = json_string_value(json_object_get(view, "state"));
-
-    if (*state && (!s || strcmp(s, state) != 0))
-        return 0;
-    return !*meta || metadata_matches(json_object_get(view, "metadata"), meta);
-}
-
 void h_sandbox_list(struct request *req)
 {
-    char key[128], state[32] = "", meta[1024] = "";
-    redisReply *ids, *rec;
+    char state[32] = "", meta[1024] = "", wanted[40];
+    struct sandbox_list all;
     json_t *list;
-
-    char wanted[40];
 
     request_query(req, "state", state, sizeof(state));
     snprintf(wanted, sizeof(wanted), ",%s,", state);
@@ -126,26 +114,18 @@ void h_sandbox_list(struct request *req)
         return;
     }
     request_query(req, "metadata", meta, sizeof(meta));
-    snprintf(key, sizeof(key), K_SBS, req->cred.ws);
-    ids = rconn_cmd(req->rc, 0, "SMEMBERS %s", key);
-    if (!ids) {
+    if (sandbox_list_read(req->rc, req->cred.ws, state, &all) != 0) {
         respond_store_down(req);
         return;
     }
     list = json_array();
-    for (size_t i = 0; i < ids->elements; i++) {
-        int absent;
-        json_t *view;
-        rec = sandbox_get(req->rc, req->cred.ws, ids->element[i]->str, &absent);
-        if (!rec)
-            continue;
-        view = sandbox_view(rec);
-        freeReplyObject(rec);
-        if (keep(view, state, meta))
+    for (size_t i = 0; i < all.n; i++) {
+        json_t *view = sandbox_view(&all.items[i]);
+        if (!*meta || metadata_matches(json_object_get(view, "metadata"), meta))
             json_array_append_new(list, view);
         else
             json_decref(view);
     }
-    freeReplyObject(ids);
+    sandbox_list_free(&all);
     respond_json(req, 200, json_pack("{s:o}", "sandboxes", list));
 }

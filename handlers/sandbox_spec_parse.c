@@ -1,6 +1,7 @@
 #include "sandbox_spec_parse.h"
 
 #include "egress_policy.h"
+#include "sandbox_store.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -33,31 +34,33 @@ static int valid_env_name(const char *s)
     return 1;
 }
 
+/* Records the field and rule broken (and the key at fault, if any); -1. */
+static int fail(struct spec_error *e, enum spec_field field, enum spec_rule rule, const char *key)
+{
+    e->field = field;
+    e->rule = rule;
+    snprintf(e->key, sizeof(e->key), "%.64s", key ? key : "");
+    e->detail[0] = '\0';
+    return -1;
+}
+
 /* An object of string values, every key accepted by key_ok. */
-static int check_string_map(const json_t *v, const char *field, size_t max,
-                            int (*key_ok)(const char *), char *err, size_t errlen)
+static int check_string_map(const json_t *v, enum spec_field field, size_t max,
+                            int (*key_ok)(const char *), struct spec_error *e)
 {
     const char *k;
     json_t *val;
 
-    if (!json_is_object(v)) {
-        snprintf(err, errlen, "%s: must be an object of strings", field);
-        return -1;
-    }
-    if (json_object_size(v) > max) {
-        snprintf(err, errlen, "%s: at most %zu entries", field, max);
-        return -1;
-    }
+    if (!json_is_object(v))
+        return fail(e, field, SPEC_RULE_MAP_TYPE, NULL);
+    if (json_object_size(v) > max)
+        return fail(e, field, SPEC_RULE_MAP_SIZE, NULL);
     json_object_foreach((json_t *)v, k, val)
     {
-        if (!key_ok(k)) {
-            snprintf(err, errlen, "%s: invalid key '%.64s'", field, k);
-            return -1;
-        }
-        if (!json_is_string(val) || json_string_length(val) > 4096) {
-            snprintf(err, errlen, "%s.%.64s: must be a string of at most 4096 bytes", field, k);
-            return -1;
-        }
+        if (!key_ok(k))
+            return fail(e, field, SPEC_RULE_MAP_KEY, k);
+        if (!json_is_string(val) || json_string_length(val) > 4096)
+            return fail(e, field, SPEC_RULE_MAP_VALUE, k);
     }
     return 0;
 }
@@ -68,16 +71,18 @@ static int metadata_key_ok(const char *k)
     return n > 0 && n <= 128;
 }
 
-/* allowed_domains (names and "*." wildcards) as a policy: those, and nothing else. */
-static int native_egress(const json_t *allowed, char **egress_json, char *err, size_t errlen)
+/* allowed_domains (names and "*." wildcards) as a policy: those, and nothing
+ * else. 0; -1 with err the list's fault, field named as given; -2 no memory. */
+static int native_egress(const json_t *allowed, const char *field, char **egress_json, char *err,
+                         size_t errlen)
 {
     json_t *deny;
 
     *egress_json = NULL;
     if (!allowed || json_is_null(allowed))
         return 0;
-    if (egress_list_check(allowed, "allowed_domains", EGRESS_RULE_NAME | EGRESS_RULE_WILDCARD, 1,
-                          err, errlen) != 0)
+    if (egress_list_check(allowed, field, EGRESS_RULE_NAME | EGRESS_RULE_WILDCARD, 1, err,
+                          errlen) != 0)
         return -1;
     deny = json_array();
     egress_deny_all(deny);
@@ -85,7 +90,7 @@ static int native_egress(const json_t *allowed, char **egress_json, char *err, s
     json_decref(deny);
     if (!*egress_json) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return -2;
     }
     return 0;
 }
@@ -108,64 +113,130 @@ int sandbox_network_parse(const json_t *body, char **egress_json, char *err, siz
                  "allowed_domains: required (an array of host names, or null for no policy)");
         return -1;
     }
-    return native_egress(json_object_get(body, "allowed_domains"), egress_json, err, errlen);
+    return native_egress(json_object_get(body, "allowed_domains"), "allowed_domains", egress_json,
+                         err, errlen) == 0
+               ? 0
+               : -1;
 }
 
-static int parse_secure(const json_t *v, char *err, size_t errlen)
+static int parse_secure(const json_t *v, struct spec_error *e)
 {
     if (json_is_true(v))
         return 0;
-    snprintf(err, errlen,
-             json_is_false(v) ? "secure: native sandboxes always have an envd access token; "
-                                "omit the field or send true"
-                              : "secure: must be true (native sandboxes always have an envd "
-                                "access token)");
-    return -1;
+    return fail(e, SPEC_FIELD_SECURE, json_is_false(v) ? SPEC_RULE_SECURE_FALSE : SPEC_RULE_VALUE,
+                NULL);
 }
 
-static int parse_isolation(const json_t *v, struct sandbox_spec *spec, char *err, size_t errlen)
+static int parse_isolation(const json_t *v, struct sandbox_spec *spec, struct spec_error *e)
 {
-    if (!json_is_string(v) || tier_parse(json_string_value(v), &spec->require) != 0) {
-        snprintf(err, errlen, "require_isolation: must be one of NONE, CONTAINER, GVISOR, MICROVM");
-        return -1;
-    }
-    if (spec->require == TIER_UNKNOWN) {
-        snprintf(err, errlen,
-                 "require_isolation: UNKNOWN satisfies no requirement; use NONE, "
-                 "CONTAINER, GVISOR or MICROVM");
-        return -1;
-    }
+    if (!json_is_string(v) || tier_parse(json_string_value(v), &spec->require) != 0)
+        return fail(e, SPEC_FIELD_REQUIRE_ISOLATION, SPEC_RULE_VALUE, NULL);
+    if (spec->require == TIER_UNKNOWN)
+        return fail(e, SPEC_FIELD_REQUIRE_ISOLATION, SPEC_RULE_TIER_UNKNOWN, NULL);
     spec->has_require = 1;
     return 0;
 }
 
-static int parse_numbers(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)
+static int parse_numbers(const json_t *body, struct sandbox_spec *spec, struct spec_error *e)
 {
     const json_t *v;
 
     if ((v = json_object_get(body, "timeout"))) {
-        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 86400) {
-            snprintf(err, errlen, "timeout: must be an integer number of seconds in [1, 86400]");
-            return -1;
-        }
+        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 86400)
+            return fail(e, SPEC_FIELD_TIMEOUT, SPEC_RULE_VALUE, NULL);
         spec->timeout_s = (long)json_integer_value(v);
     }
     if ((v = json_object_get(body, "cpu_cores"))) {
         double c = json_number_value(v);
-        if (!json_is_number(v) || !isfinite(c) || c <= 0 || c > 64) {
-            snprintf(err, errlen, "cpu_cores: must be a number in (0, 64]");
-            return -1;
-        }
+        if (!json_is_number(v) || !isfinite(c) || c <= 0 || c > 64)
+            return fail(e, SPEC_FIELD_CPU_CORES, SPEC_RULE_VALUE, NULL);
         spec->cpu_cores = c;
     }
     if ((v = json_object_get(body, "memory_mb"))) {
-        if (!json_is_integer(v) || json_integer_value(v) < 16 || json_integer_value(v) > 262144) {
-            snprintf(err, errlen, "memory_mb: must be an integer in [16, 262144]");
-            return -1;
-        }
+        if (!json_is_integer(v) || json_integer_value(v) < 16 || json_integer_value(v) > 262144)
+            return fail(e, SPEC_FIELD_MEMORY_MB, SPEC_RULE_VALUE, NULL);
         spec->memory_mb = (long)json_integer_value(v);
     }
     return 0;
+}
+
+const char *const spec_native_names[SPEC_FIELD_COUNT] = {
+    [SPEC_FIELD_BODY] = "body",
+    [SPEC_FIELD_UNKNOWN] = "",
+    [SPEC_FIELD_TEMPLATE] = "template",
+    [SPEC_FIELD_TIMEOUT] = "timeout",
+    [SPEC_FIELD_CPU_CORES] = "cpu_cores",
+    [SPEC_FIELD_MEMORY_MB] = "memory_mb",
+    [SPEC_FIELD_METADATA] = "metadata",
+    [SPEC_FIELD_ENV] = "env",
+    [SPEC_FIELD_ALLOWED_DOMAINS] = "allowed_domains",
+    [SPEC_FIELD_SECURE] = "secure",
+    [SPEC_FIELD_REQUIRE_ISOLATION] = "require_isolation",
+};
+
+/* SPEC_RULE_VALUE in each field's own words. */
+static const char *const value_rules[SPEC_FIELD_COUNT] = {
+    [SPEC_FIELD_TEMPLATE] = "must be a name of 1-64 characters [a-z0-9._-]",
+    [SPEC_FIELD_TIMEOUT] = "must be an integer number of seconds in [1, 86400]",
+    [SPEC_FIELD_CPU_CORES] = "must be a number in (0, 64]",
+    [SPEC_FIELD_MEMORY_MB] = "must be an integer in [16, 262144]",
+    [SPEC_FIELD_SECURE] = "must be true (native sandboxes always have an envd access token)",
+    [SPEC_FIELD_REQUIRE_ISOLATION] = "must be one of NONE, CONTAINER, GVISOR, MICROVM",
+};
+
+static size_t map_max(enum spec_field f)
+{
+    return f == SPEC_FIELD_ENV ? MAX_ENV : MAX_METADATA;
+}
+
+void spec_error_text(const struct spec_error *e, const char *const names[SPEC_FIELD_COUNT],
+                     char *out, size_t outlen)
+{
+    const char *name = names[e->field], *rule = value_rules[e->field];
+
+    switch (e->rule) {
+    case SPEC_RULE_NOT_OBJECT:
+        snprintf(out, outlen, "the body must be a JSON object");
+        break;
+    case SPEC_RULE_UNKNOWN_FIELD:
+        snprintf(out, outlen, "%s: unknown field", e->key);
+        break;
+    case SPEC_RULE_WORKSPACE:
+        snprintf(out, outlen, "%s: the workspace comes from the API key; do not send it", e->key);
+        break;
+    case SPEC_RULE_VALUE:
+        snprintf(out, outlen, "%s: %s", name, rule ? rule : "invalid value");
+        break;
+    case SPEC_RULE_MAP_TYPE:
+        snprintf(out, outlen, "%s: must be an object of strings", name);
+        break;
+    case SPEC_RULE_MAP_SIZE:
+        snprintf(out, outlen, "%s: at most %zu entries", name, map_max(e->field));
+        break;
+    case SPEC_RULE_MAP_KEY:
+        snprintf(out, outlen, "%s: invalid key '%s'", name, e->key);
+        break;
+    case SPEC_RULE_MAP_VALUE:
+        snprintf(out, outlen, "%s.%s: must be a string of at most 4096 bytes", name, e->key);
+        break;
+    case SPEC_RULE_SECURE_FALSE:
+        snprintf(out, outlen,
+                 "%s: native sandboxes always have an envd access token; omit the field or "
+                 "send true",
+                 name);
+        break;
+    case SPEC_RULE_TIER_UNKNOWN:
+        snprintf(out, outlen,
+                 "%s: UNKNOWN satisfies no requirement; use NONE, CONTAINER, GVISOR or MICROVM",
+                 name);
+        break;
+    case SPEC_RULE_EGRESS:
+        snprintf(out, outlen, "%s%s", name, e->detail);
+        break;
+    case SPEC_RULE_OUT_OF_MEMORY:
+        snprintf(out, outlen, "out of memory");
+        break;
+    }
 }
 
 static const char *const known_fields[] = {
@@ -188,19 +259,15 @@ const char *first_unknown_field(const json_t *body, const char *const known[])
     return NULL;
 }
 
-static int check_fields(const json_t *body, char *err, size_t errlen)
+static int check_fields(const json_t *body, struct spec_error *e)
 {
     const char *k = first_unknown_field(body, known_fields);
 
-    if (k && (strcmp(k, "workspace") == 0 || strcmp(k, "workspace_id") == 0 ||
-              strcmp(k, "tenant") == 0)) {
-        snprintf(err, errlen, "%s: the workspace comes from the API key; do not send it", k);
-        return -1;
-    }
-    if (k) {
-        snprintf(err, errlen, "%.64s: unknown field", k);
-        return -1;
-    }
+    if (k &&
+        (strcmp(k, "workspace") == 0 || strcmp(k, "workspace_id") == 0 || strcmp(k, "tenant") == 0))
+        return fail(e, SPEC_FIELD_UNKNOWN, SPEC_RULE_WORKSPACE, k);
+    if (k)
+        return fail(e, SPEC_FIELD_UNKNOWN, SPEC_RULE_UNKNOWN_FIELD, k);
     return 0;
 }
 
@@ -209,54 +276,89 @@ static char *dump_or(const json_t *v, const char *dflt)
     return v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : strdup(dflt);
 }
 
-int sandbox_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)
+static int parse_template(const json_t *body, struct sandbox_spec *spec, struct spec_error *e)
 {
-    const json_t *v, *meta, *env, *allowed;
+    const json_t *v = json_object_get(body, "template");
 
+    if (!v)
+        return 0;
+    if (!json_is_string(v) || !valid_name(json_string_value(v), 64))
+        return fail(e, SPEC_FIELD_TEMPLATE, SPEC_RULE_VALUE, NULL);
+    snprintf(spec->template_id, sizeof(spec->template_id), "%s", json_string_value(v));
+    return 0;
+}
+
+/* allowed_domains as the create's policy; its fault (if any) into e. */
+static int parse_allowed(const json_t *allowed, struct sandbox_spec *spec, struct spec_error *e)
+{
+    int rv = native_egress(allowed, "", &spec->egress_json, e->detail, sizeof(e->detail));
+
+    if (rv == 0)
+        return 0;
+    e->field = SPEC_FIELD_ALLOWED_DOMAINS;
+    e->rule = rv == -2 ? SPEC_RULE_OUT_OF_MEMORY : SPEC_RULE_EGRESS;
+    e->key[0] = '\0';
+    return -1;
+}
+
+/* The fields a create may leave out, and the ones it can only take one way. */
+static void spec_defaults(struct sandbox_spec *spec)
+{
     memset(spec, 0, sizeof(*spec));
-    snprintf(spec->template_id, sizeof(spec->template_id), "base");
-    spec->timeout_s = 300;
-    spec->cpu_cores = 1;
-    spec->memory_mb = 512;
-    spec->public_traffic = 1;
-    if (!json_is_object(body)) {
-        snprintf(err, errlen, "the body must be a JSON object");
+    snprintf(spec->template_id, sizeof(spec->template_id), SANDBOX_DEFAULT_TEMPLATE);
+    spec->timeout_s = SANDBOX_DEFAULT_TIMEOUT_S;
+    spec->cpu_cores = SANDBOX_DEFAULT_CPU_CORES;
+    spec->memory_mb = SANDBOX_DEFAULT_MEMORY_MB;
+    spec->public_traffic = SANDBOX_DEFAULT_PUBLIC;
+    spec->secure = 1;
+    spec->internet = -1;
+}
+
+static int parse_maps(const json_t *body, struct sandbox_spec *spec, struct spec_error *e)
+{
+    const json_t *v, *meta = json_object_get(body, "metadata"), *env = json_object_get(body, "env");
+
+    if ((meta && check_string_map(meta, SPEC_FIELD_METADATA, MAX_METADATA, metadata_key_ok, e)) ||
+        (env && check_string_map(env, SPEC_FIELD_ENV, MAX_ENV, valid_env_name, e)) ||
+        parse_allowed(json_object_get(body, "allowed_domains"), spec, e) ||
+        ((v = json_object_get(body, "secure")) && parse_secure(v, e)))
         return -1;
-    }
-    if (check_fields(body, err, errlen) || parse_numbers(body, spec, err, errlen))
-        return -1;
-    if ((v = json_object_get(body, "template"))) {
-        if (!json_is_string(v) || !valid_name(json_string_value(v), 64)) {
-            snprintf(err, errlen, "template: must be a name of 1-64 characters [a-z0-9._-]");
-            return -1;
-        }
-        snprintf(spec->template_id, sizeof(spec->template_id), "%s", json_string_value(v));
-    }
-    meta = json_object_get(body, "metadata");
-    env = json_object_get(body, "env");
-    allowed = json_object_get(body, "allowed_domains");
-    if ((meta && check_string_map(meta, "metadata", MAX_METADATA, metadata_key_ok, err, errlen)) ||
-        (env && check_string_map(env, "env", MAX_ENV, valid_env_name, err, errlen)) ||
-        native_egress(allowed, &spec->egress_json, err, errlen) ||
-        ((v = json_object_get(body, "secure")) && parse_secure(v, err, errlen))) {
-        sandbox_spec_free(spec);
-        return -1;
-    }
     if ((v = json_object_get(body, "require_isolation")) && !json_is_null(v) &&
-        parse_isolation(v, spec, err, errlen)) {
+        parse_isolation(v, spec, e))
+        return -1;
+    return 0;
+}
+
+int sandbox_spec_parse_coded(const json_t *body, struct sandbox_spec *spec, struct spec_error *e)
+{
+    const json_t *allowed = json_object_get(body, "allowed_domains");
+
+    spec_defaults(spec);
+    if (!json_is_object(body))
+        return fail(e, SPEC_FIELD_BODY, SPEC_RULE_NOT_OBJECT, NULL);
+    if (check_fields(body, e) || parse_numbers(body, spec, e) || parse_template(body, spec, e))
+        return -1;
+    if (parse_maps(body, spec, e)) {
         sandbox_spec_free(spec);
         return -1;
     }
     spec->egress_policy = spec->egress_json != NULL;
-    spec->secure = 1;
-    spec->internet = -1;
-    spec->metadata_json = dump_or(meta, "{}");
-    spec->env_json = dump_or(env, "{}");
+    spec->metadata_json = dump_or(json_object_get(body, "metadata"), "{}");
+    spec->env_json = dump_or(json_object_get(body, "env"), "{}");
     spec->allowed_json = dump_or(json_is_null(allowed) ? NULL : allowed, "[]");
     if (!spec->metadata_json || !spec->env_json || !spec->allowed_json) {
         sandbox_spec_free(spec);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return fail(e, SPEC_FIELD_BODY, SPEC_RULE_OUT_OF_MEMORY, NULL);
     }
     return 0;
+}
+
+int sandbox_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)
+{
+    struct spec_error e;
+
+    if (sandbox_spec_parse_coded(body, spec, &e) == 0)
+        return 0;
+    spec_error_text(&e, spec_native_names, err, errlen);
+    return -1;
 }

@@ -3,17 +3,17 @@
 #ifndef CORRAL_SANDBOX_VIEW_H
 #define CORRAL_SANDBOX_VIEW_H
 
-#include "rconn.h"
+#include "sandbox_store.h"
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
-json_t *sandbox_view(const redisReply *record);
+json_t *sandbox_view(const struct sandbox_record *record);
 
-/* A policy field of the record ("egress", "egress_next") as JSON; null when
- * absent, empty or "null" (no policy). */
-json_t *sandbox_egress_field(const redisReply *record, const char *field);
+/* A policy field of the record (egress, egress_next) as JSON; null when NULL,
+ * empty or "null" (no policy). */
+json_t *sandbox_egress_json(const char *policy);
 
 /* Milliseconds since the epoch as RFC 3339 UTC text. */
 void format_time_ms(int64_t ms, char *out, size_t outlen);

@@ -36,7 +36,7 @@ int admission_reserve(struct rconn *rc, const char *ws, const char *sbid, int64_
     snprintf(info, sizeof(info), K_WS_INFO, ws);
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
     snprintf(deadline, sizeof(deadline), "%lld", (long long)deadline_ms);
-    snprintf(dflt, sizeof(dflt), "%d", ACCOUNTS_DEFAULT_MAX_CONCURRENT);
+    snprintf(dflt, sizeof(dflt), "%ld", ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt);
     snprintf(ceil, sizeof(ceil), "%ld", ceiling);
     r = rconn_eval(rc, &reserve_script, 2, 5, argv);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {

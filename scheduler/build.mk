@@ -1,4 +1,5 @@
 SCHED_LIB_SRCS := scheduler/admission.c scheduler/placement.c scheduler/sandbox_store.c \
+                  scheduler/sandbox_record.c scheduler/sandbox_wait.c \
                   scheduler/commands.c scheduler/scheduler.c scheduler/lifecycle.c \
                   scheduler/worker_store.c scheduler/route.c scheduler/command_poll.c
 SCHED_LIB := $(BUILD)/lib/libcorral_sched.a

@@ -9,44 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A JSON field stored as text in the record, parsed back (or the fallback). */
-static json_t *record_json(const redisReply *rec, const char *field, const char *fallback)
-{
-    const char *text = reply_hget(rec, field);
-    json_t *v = json_loads(text ? text : fallback, 0, NULL);
-
-    return v ? v : json_loads(fallback, 0, NULL);
-}
-
-static const char *field_or(const redisReply *rec, const char *field, const char *dflt)
-{
-    const char *v = reply_hget(rec, field);
-    return v ? v : dflt;
-}
-
-static json_int_t int_field(const redisReply *rec, const char *field, long dflt)
-{
-    const char *v = reply_hget(rec, field);
-    return v && *v ? (json_int_t)atoll(v) : (json_int_t)dflt;
-}
-
 /* What the worker needs besides the basics: the egress policy (absent when the
- * sandbox has none), the per-sandbox limits and a secure sandbox's envd token. */
-static void add_isolation(json_t *sb, const redisReply *rec, const char *gateway_secret)
+ * sandbox has none), the per-sandbox limits (a record from before they were
+ * recorded gets the workspace defaults) and a secure sandbox's envd token. */
+static void add_isolation(json_t *sb, const struct sandbox_record *rec, const char *gateway_secret)
 {
     char token[SECRET_MAC_HEX];
-    const char *egress = reply_hget(rec, "egress");
+    long pids = rec->pids_limit ? rec->pids_limit : ws_limit_defs[WS_LIMIT_PIDS].dflt;
+    long disk = rec->disk_mb ? rec->disk_mb : ws_limit_defs[WS_LIMIT_DISK_MB].dflt;
 
-    if (egress && *egress)
-        json_object_set_new(sb, "egress", record_json(rec, "egress", "null"));
-    json_object_set_new(
-        sb, "pids_limit",
-        json_integer(int_field(rec, "pids_limit", ws_limit_defs[WS_LIMIT_PIDS].dflt)));
-    json_object_set_new(
-        sb, "disk_mb",
-        json_integer(int_field(rec, "disk_mb", ws_limit_defs[WS_LIMIT_DISK_MB].dflt)));
-    if (strcmp(field_or(rec, "secure", "0"), "1") == 0) {
-        sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, field_or(rec, "id", ""), token);
+    if (*rec->egress)
+        json_object_set_new(sb, "egress", sandbox_json_field(rec->egress, "null"));
+    json_object_set_new(sb, "pids_limit", json_integer(pids));
+    json_object_set_new(sb, "disk_mb", json_integer(disk));
+    if (rec->secure) {
+        sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, rec->id, token);
         json_object_set_new(sb, "envd_access_token", json_string(token));
     }
 }
@@ -54,24 +31,22 @@ static void add_isolation(json_t *sb, const redisReply *rec, const char *gateway
 /* The env vars stay sealed on the stream too: the heartbeat opens them as it
  * hands the command to the worker (env_sealed becomes env). A record from
  * before sealing holds a JSON object, passed on as it is. */
-static void add_env(json_t *sb, const redisReply *rec)
+static void add_env(json_t *sb, const struct sandbox_record *rec)
 {
-    const char *env = field_or(rec, "env", "{}");
-
-    if (*env == '{')
-        json_object_set_new(sb, "env", record_json(rec, "env", "{}"));
+    if (!*rec->env || *rec->env == '{')
+        json_object_set_new(sb, "env", sandbox_json_field(rec->env, "{}"));
     else
-        json_object_set_new(sb, "env_sealed", json_string(env));
+        json_object_set_new(sb, "env_sealed", json_string(rec->env));
 }
 
-static char *create_payload(const redisReply *rec, const char *gateway_secret)
+static char *create_payload(const struct sandbox_record *rec, const char *gateway_secret)
 {
-    json_t *sb = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:o}", "id", field_or(rec, "id", ""), "workspace",
-        field_or(rec, "ws", ""), "template", field_or(rec, "template", ""), "runtime",
-        field_or(rec, "runtime", ""), "tier", field_or(rec, "tier", "UNKNOWN"), "cpu_cores",
-        atof(field_or(rec, "cpu_cores", "1")), "memory_mb", int_field(rec, "memory_mb", 512),
-        "timeout", int_field(rec, "timeout", 300), "metadata", record_json(rec, "metadata", "{}"));
+    json_t *sb =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:o}", "id", rec->id, "workspace",
+                  rec->ws, "template", rec->template_id, "runtime", rec->runtime, "tier",
+                  *rec->tier ? rec->tier : "UNKNOWN", "cpu_cores", rec->cpu_cores, "memory_mb",
+                  (json_int_t)rec->memory_mb, "timeout", (json_int_t)rec->timeout_s, "metadata",
+                  sandbox_json_field(rec->metadata, "{}"));
     char *text;
 
     if (sb) {
@@ -98,7 +73,7 @@ static int xadd(struct rconn *rc, const char *pool, const char *wid, const char 
 }
 
 int command_send_create(struct rconn *rc, const char *gateway_secret, const char *pool,
-                        const char *wid, const redisReply *record)
+                        const char *wid, const struct sandbox_record *record)
 {
     char *payload = create_payload(record, gateway_secret);
     int rv;

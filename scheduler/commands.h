@@ -6,12 +6,13 @@
 #define CORRAL_COMMANDS_H
 
 #include "rconn.h"
+#include "sandbox_store.h"
 
-/* Builds the create command from the sandbox's record (an HGETALL reply). */
-/* The create carries the envd access token of a secure sandbox, derived from
- * gateway_secret, for the worker to hand to envd. */
+/* Builds the create command from the sandbox's record. It carries the envd
+ * access token of a secure sandbox, derived from gateway_secret, for the
+ * worker to hand to envd. */
 int command_send_create(struct rconn *rc, const char *gateway_secret, const char *pool,
-                        const char *wid, const redisReply *record);
+                        const char *wid, const struct sandbox_record *record);
 int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
 /* Creates the stream and its group if missing (a new or returning worker). */
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid);

@@ -6,6 +6,7 @@
 
 #include "rconn.h"
 
+#include <jansson.h>
 #include <stdint.h>
 
 /* Writes a new "pending" record from field/value pairs. 0 or -1. */
@@ -57,7 +58,87 @@ int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int
 int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char *msg);
 
 /* Fetches the whole record (HGETALL reply) or NULL when absent or on failure;
- * *absent tells which. */
+ * *absent tells which. Only for handlers/h_internal.c until it reads a
+ * struct sandbox_record (sandbox_read) like everyone else. */
 redisReply *sandbox_get(struct rconn *rc, const char *ws, const char *sbid, int *absent);
+
+/* ---- The record, typed (sandbox_record.c) ----
+ * What a field stands for when a record lacks it (an older record, or one
+ * written before the field existed): the one place these defaults live. The
+ * create defaults of a spec (sandbox_spec_parse.c) are the same numbers. */
+#define SANDBOX_DEFAULT_TEMPLATE "base"
+#define SANDBOX_DEFAULT_TIMEOUT_S 300
+#define SANDBOX_DEFAULT_CPU_CORES 1.0
+#define SANDBOX_DEFAULT_MEMORY_MB 512
+#define SANDBOX_DEFAULT_SECURE 0 /* before "secure" existed no sandbox had an envd token */
+#define SANDBOX_DEFAULT_PUBLIC 1 /* data-plane traffic needs no token unless asked */
+
+/* One sandbox. Text fields are never NULL ("" when absent) except egress_next,
+ * and point into storage the record (or its list) owns. */
+struct sandbox_record {
+    const char *id, *ws, *template_id, *state, *pool, *worker, *runtime, *tier;
+    const char *require_isolation; /* tier name, "" when none was required */
+    const char *reason;            /* why it ended, "" while live */
+    const char *metadata;          /* JSON object text */
+    const char *allowed_domains;   /* JSON array text: the native allowed_domains */
+    const char *env;               /* sealed env vars (or, in an older record, JSON) */
+    const char *egress;            /* the policy in force as JSON text; "" none */
+    const char *egress_next;       /* NULL: none recorded; "null": recorded as no policy */
+    double cpu_cores;
+    long memory_mb, timeout_s;
+    long pids_limit, disk_mb;                     /* 0: not recorded (older record) */
+    long long created_at, started_at, expires_at; /* ms since the epoch; 0: not (yet) */
+    int secure, public_traffic, egress_policy;
+    int internet;      /* E2B allow_internet_access: 1, 0, or -1 not given */
+    redisReply *owned; /* what sandbox_record_free frees (NULL: nothing) */
+};
+
+/* Fills r with every default: the record of a sandbox whose hash is empty. */
+void sandbox_record_defaults(struct sandbox_record *r);
+/* Fills r from an HGETALL-shaped reply, which must outlive r (r->owned NULL). */
+void sandbox_record_fill(struct sandbox_record *r, const redisReply *hash);
+/* Reads one record: 1 found, 0 absent, -1 Redis. Free with sandbox_record_free. */
+int sandbox_read(struct rconn *rc, const char *ws, const char *sbid, struct sandbox_record *r);
+void sandbox_record_free(struct sandbox_record *r);
+int sandbox_is_running(const struct sandbox_record *r);
+/* A JSON field of a record (metadata, allowed_domains, a policy) parsed; the
+ * parsed fallback when it does not parse. */
+json_t *sandbox_json_field(const char *text, const char *fallback);
+
+/* A workspace's sandboxes, read in one round trip. */
+struct sandbox_list {
+    size_t n;
+    struct sandbox_record *items;
+    redisReply *owned;
+};
+
+/* Every sandbox of ws, or only those in state (NULL or "": all). 0, or -1
+ * (Redis, memory). Free with sandbox_list_free. */
+int sandbox_list_read(struct rconn *rc, const char *ws, const char *state,
+                      struct sandbox_list *out);
+void sandbox_list_free(struct sandbox_list *l);
+
+/* ---- What a waiting create needs (sandbox_wait.c) ---- */
+
+/* Idempotency-Key: the key is named by mac (the header's MAC, never the
+ * header). Tries to claim it for claim_ms: 1 claimed, 0 already taken (sbid
+ * and print filled from its value, or "" while its first create is still
+ * being placed), -1 Redis. */
+int sandbox_idem_claim(struct rconn *rc, const char *ws, const char *mac, int claim_ms,
+                       char sbid[33], char print[65]);
+/* Records the key's sandbox and body fingerprint for ttl_ms. 0 or -1. */
+int sandbox_idem_record(struct rconn *rc, const char *ws, const char *mac, const char *sbid,
+                        const char *print, long long ttl_ms);
+void sandbox_idem_forget(struct rconn *rc, const char *ws, const char *mac);
+
+/* The waiting handler's lease on its create (swept by corral-sched when it
+ * lapses): take or renew until until_ms, give up. 0 or -1. */
+int sandbox_wait_hold(struct rconn *rc, const char *ws, const char *sbid, long long until_ms);
+void sandbox_wait_release(struct rconn *rc, const char *ws, const char *sbid);
+
+/* Blocks up to block_ms for sandbox_wake's message ("running" or
+ * "failed:<reason>"), copied into msg. 1 woken, 0 nothing came, -1 Redis. */
+int sandbox_wait_wake(struct rconn *rc, const char *ws, const char *sbid, int block_ms, char *msg,
+                      size_t msglen);
 
 #endif

@@ -119,8 +119,8 @@ static int record_and_send(struct rconn *rc, const struct sched_conf *c, const c
                         pids,
                         "disk_mb",
                         disk};
-    redisReply *rec;
-    int absent, rv;
+    struct sandbox_record rec;
+    int rv;
 
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
     snprintf(timeout, sizeof(timeout), "%ld", spec->timeout_s);
@@ -130,11 +130,10 @@ static int record_and_send(struct rconn *rc, const struct sched_conf *c, const c
     snprintf(disk, sizeof(disk), "%ld", limits[WS_LIMIT_DISK_MB]);
     if (sandbox_insert(rc, ws, sbid, deadline, (int)(sizeof(fv) / sizeof(fv[0]) / 2), fv) != 0)
         return -1;
-    rec = sandbox_get(rc, ws, sbid, &absent);
-    if (!rec)
+    if (sandbox_read(rc, ws, sbid, &rec) != 1)
         return -1;
-    rv = command_send_create(rc, c->gateway_secret, p->pool, p->wid, rec);
-    freeReplyObject(rec);
+    rv = command_send_create(rc, c->gateway_secret, p->pool, p->wid, &rec);
+    sandbox_record_free(&rec);
     return rv;
 }
 
@@ -205,21 +204,31 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
  * A policy recorded by PUT .../network (egress_next) applies from this new
  * start on; until sandbox_move has made it the record's policy, either one may
  * end up in force, so the worker must be egress-capable if either has one. */
-static void spec_from_record(const redisReply *rec, struct sandbox_spec *s)
+static void spec_from_record(const struct sandbox_record *rec, struct sandbox_spec *s)
 {
-    const char *next = reply_hget(rec, "egress_next");
-
-    const char *req = reply_hget(rec, "require_isolation");
+    const char *next = rec->egress_next;
 
     memset(s, 0, sizeof(*s));
-    snprintf(s->template_id, sizeof(s->template_id), "%s",
-             reply_hget(rec, "template") ? reply_hget(rec, "template") : "");
-    s->cpu_cores = atof(reply_hget(rec, "cpu_cores") ? reply_hget(rec, "cpu_cores") : "1");
-    s->memory_mb = atol(reply_hget(rec, "memory_mb") ? reply_hget(rec, "memory_mb") : "512");
-    s->has_require = req && *req && tier_parse(req, &s->require) == 0;
-    s->egress_policy =
-        (reply_hget(rec, "egress_policy") && !strcmp(reply_hget(rec, "egress_policy"), "1")) ||
-        (next && *next && strcmp(next, "null") != 0);
+    snprintf(s->template_id, sizeof(s->template_id), "%s", rec->template_id);
+    s->cpu_cores = rec->cpu_cores;
+    s->memory_mb = rec->memory_mb;
+    s->has_require =
+        *rec->require_isolation && tier_parse(rec->require_isolation, &s->require) == 0;
+    s->egress_policy = rec->egress_policy || (next && *next && strcmp(next, "null") != 0);
+}
+
+/* Reads the record again after the move (the worker gets what is now in
+ * force) and sends it the create. 0, or -1. */
+static int send_moved(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                      const char *sbid, const struct placement *p)
+{
+    struct sandbox_record rec;
+    int rv = -1;
+
+    if (sandbox_read(rc, ws, sbid, &rec) == 1)
+        rv = command_send_create(rc, c->gateway_secret, p->pool, p->wid, &rec);
+    sandbox_record_free(&rec);
+    return rv;
 }
 
 int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *ws,
@@ -228,34 +237,28 @@ int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *
     struct sandbox_spec spec;
     struct placement_need need;
     struct placement p;
-    redisReply *rec;
-    const char *next;
-    int absent, moved;
+    struct sandbox_record rec;
+    int found, moved;
 
-    rec = sandbox_get(rc, ws, sbid, &absent);
-    if (!rec) {
-        sched_error_set(err, absent ? 404 : 503,
-                        absent ? "sandbox gone" : "state store unavailable");
+    found = sandbox_read(rc, ws, sbid, &rec);
+    if (found != 1) {
+        sched_error_set(err, found == 0 ? 404 : 503,
+                        found == 0 ? "sandbox gone" : "state store unavailable");
         return -1;
     }
-    spec_from_record(rec, &spec);
+    spec_from_record(&rec, &spec);
     need_from_spec(&spec, dead_wid, &need);
     if (placement_reserve(rc, ws, &need, sbid, &p, err) != 0) {
-        freeReplyObject(rec);
+        sandbox_record_free(&rec);
         return -1;
     }
-    next = reply_hget(rec, "egress_next");
     moved = sandbox_move(rc, ws, sbid, dead_wid, p.pool, p.wid, p.runtime, tier_name(p.tier),
-                         next ? next : "");
-    freeReplyObject(rec);
-    rec = moved == 1 ? sandbox_get(rc, ws, sbid, &absent) : NULL;
-    if (!rec || command_send_create(rc, c->gateway_secret, p.pool, p.wid, rec) != 0) {
-        if (rec)
-            freeReplyObject(rec);
+                         rec.egress_next ? rec.egress_next : "");
+    sandbox_record_free(&rec);
+    if (moved != 1 || send_moved(rc, c, ws, sbid, &p) != 0) {
         placement_release(rc, p.pool, p.wid, sbid);
         sched_error_set(err, 409, "sandbox is no longer pending");
         return -1;
     }
-    freeReplyObject(rec);
     return 0;
 }

@@ -448,6 +448,36 @@ void worker_list_free(struct worker_list *l)
     l->n = 0;
 }
 
+/* Adds the names in one worker's templates_json to seen. */
+static void add_templates(const struct worker *w, json_t *seen)
+{
+    json_t *list = json_loads(w->templates_json, 0, NULL), *v;
+    size_t i;
+
+    json_array_foreach(list, i, v)
+    {
+        if (json_is_string(v))
+            json_object_set(seen, json_string_value(v), json_true());
+    }
+    json_decref(list);
+}
+
+json_t *worker_templates_offered(struct rconn *rc, const char *ws)
+{
+    const char *pools[2] = {ws, ""};
+    json_t *seen = json_object();
+
+    for (int p = 0; seen && p < (*ws ? 2 : 1); p++) {
+        struct worker_list l;
+        if (worker_list(rc, pools[p], WORKERS_LIVE, &l) != 0)
+            continue;
+        for (size_t i = 0; i < l.n; i++)
+            add_templates(&l.w[i], seen);
+        worker_list_free(&l);
+    }
+    return seen;
+}
+
 /* A pool's free capacity in one script, so the totals are of one moment.
  * ARGV[1] is the pool's worker key prefix (the layout stays in keys.h). The
  * cpu goes back as text: Lua numbers become integers in a Redis reply. */

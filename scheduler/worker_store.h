@@ -9,6 +9,7 @@
 
 #include "rconn.h"
 
+#include <jansson.h>
 #include <stddef.h>
 
 /* One sandbox's entry in its worker's map: "ws cpu mem since". ws may be ""
@@ -144,6 +145,11 @@ enum worker_which { WORKERS_ALL, WORKERS_LIVE };
 int worker_list(struct rconn *rc, const char *pool, enum worker_which which,
                 struct worker_list *out);
 void worker_list_free(struct worker_list *l);
+
+/* The template names the live workers of ws's pool and of the unscoped fleet
+ * offer, as the keys of an object (a pool Redis cannot be asked about adds
+ * none). */
+json_t *worker_templates_offered(struct rconn *rc, const char *ws);
 
 /* A pool's live workers and what they may still take, in totals only. */
 struct worker_free {

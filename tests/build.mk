@@ -1,5 +1,7 @@
 # Unit tests (pure functions) and the libFuzzer target.
-UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_token.c tests/unit/unit_worker_slot.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c handlers/respond.c
+UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_token.c tests/unit/unit_views.c \
+             tests/unit/unit_worker_slot.c handlers/sandbox_view.c handlers/e2b_view.c handlers/sandbox_spec_parse.c \
+             handlers/e2b_spec.c handlers/request.c handlers/respond.c
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi $(LIBS)
@@ -7,7 +9,8 @@ $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
 # clang only: -fsanitize=fuzzer. Built from sources, with ASan and UBSan.
 FUZZ_SRCS := tests/fuzz/fuzz_request.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c \
              handlers/respond.c scheduler/scheduler.c scheduler/admission.c scheduler/placement.c \
-             scheduler/sandbox_store.c scheduler/commands.c scheduler/worker_store.c $(COMMON_SRCS)
+             scheduler/sandbox_store.c scheduler/sandbox_record.c scheduler/sandbox_wait.c \
+             scheduler/commands.c scheduler/worker_store.c $(COMMON_SRCS)
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -Ischeduler -Ihandlers \

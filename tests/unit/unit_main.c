@@ -72,6 +72,20 @@ static int spec_error(const char *json, const char *field)
     return strncmp(err, field, strlen(field)) == 0;
 }
 
+/* 1 when json is refused with exactly this field and rule. */
+static int spec_code(const char *json, enum spec_field field, enum spec_rule rule)
+{
+    struct sandbox_spec s;
+    struct spec_error e;
+    json_t *j = json_loads(json, 0, NULL);
+    int rv = sandbox_spec_parse_coded(j, &s, &e);
+
+    json_decref(j);
+    if (rv == 0)
+        sandbox_spec_free(&s);
+    return rv != 0 && e.field == field && e.rule == rule;
+}
+
 static void test_spec(void)
 {
     struct sandbox_spec s;
@@ -100,6 +114,10 @@ static void test_spec(void)
                      "secure: native sandboxes always have an envd access token"));
     CHECK(spec_error("{\"secure\":1}", "secure: must be true"));
     CHECK(spec_error("{\"allowed_domains\":[\"10.0.0.0/8\"]}", "allowed_domains[0]"));
+    CHECK(spec_error("{\"allowed_domains\":\"a.com\"}", "allowed_domains: must be an array"));
+    CHECK(spec_code("{\"env\":{\"1X\":\"v\"}}", SPEC_FIELD_ENV, SPEC_RULE_MAP_KEY));
+    CHECK(spec_code("{\"tenant\":\"x\"}", SPEC_FIELD_UNKNOWN, SPEC_RULE_WORKSPACE));
+    CHECK(spec_code("{\"cpu_cores\":65}", SPEC_FIELD_CPU_CORES, SPEC_RULE_VALUE));
     j = json_loads("{\"secure\":true,\"allowed_domains\":[]}", 0, NULL);
     CHECK(sandbox_spec_parse(j, &s, err, sizeof(err)) == 0 && s.secure && s.egress_policy &&
           !strcmp(s.egress_json, "{\"allow\":[],\"deny\":[\"0.0.0.0/0\",\"::/0\"]}"));
@@ -150,6 +168,14 @@ static void test_e2b_spec(void)
                      "network.allowOut[1]: not a host name, IP address or CIDR") == 400);
     CHECK(e2b_status("{\"templateID\":\"base\",\"network\":{\"maskRequestHost\":\"x\"}}",
                      "network.maskRequestHost") == 501);
+    /* Native faults worded with E2B's names (a {field, rule} code, no rewriting). */
+    CHECK(e2b_status("{\"templateID\":\"Bad\"}", "templateID: must be a name of 1-64 characters") ==
+          400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"envVars\":{\"A\":1}}",
+                     "envVars.A: must be a string") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"metadata\":{\"corral.require_isolation\":"
+                     "\"UNKNOWN\"}}",
+                     "metadata.corral.require_isolation: UNKNOWN satisfies no requirement") == 400);
     j = json_loads("{\"templateID\":\"base\",\"secure\":false,\"allow_internet_access\":false,"
                    "\"network\":{\"denyOut\":[\"::/0\"]}}",
                    0, NULL);
@@ -287,6 +313,7 @@ static void test_misc(void)
 void unit_data_addr(int *total_passed, int *total_failed);
 void unit_token(int *total_passed, int *total_failed);
 void unit_worker_slot(int *total_passed, int *total_failed);
+void unit_views(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -397,6 +424,7 @@ int main(void)
     unit_data_addr(&passed, &failed);
     unit_token(&passed, &failed);
     unit_worker_slot(&passed, &failed);
+    unit_views(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();

@@ -1,0 +1,91 @@
+/* sandbox_wait.c: the Redis side of a create that waits for its sandbox
+ * (handlers/create_wait.c): the Idempotency-Key, the waiting handler's lease,
+ * and the wake a worker's report sends. Decision 0027. */
+#include "sandbox_store.h"
+
+#include "keys.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Runs a command whose reply only matters as success or failure. */
+static int done(redisReply *r)
+{
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
+int sandbox_idem_claim(struct rconn *rc, const char *ws, const char *mac, int claim_ms,
+                       char sbid[33], char print[65])
+{
+    char key[200];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_IDEM, ws, mac);
+    r = rconn_cmd(rc, 0, "SET %s claim NX PX %d", key, claim_ms);
+    if (r && r->type == REDIS_REPLY_STATUS)
+        return done(r) == 0 ? 1 : -1;
+    done(r);
+    r = rconn_cmd(rc, 0, "GET %s", key);
+    if (!r)
+        return -1;
+    sbid[0] = print[0] = '\0';
+    /* "claim" (its create is being placed) or gone: neither parses. */
+    if (!reply_str(r) || sscanf(reply_str(r), "%32[0-9a-f]:%64s", sbid, print) != 2)
+        sbid[0] = print[0] = '\0';
+    freeReplyObject(r);
+    return 0;
+}
+
+int sandbox_idem_record(struct rconn *rc, const char *ws, const char *mac, const char *sbid,
+                        const char *print, long long ttl_ms)
+{
+    char key[200];
+
+    snprintf(key, sizeof(key), K_IDEM, ws, mac);
+    return done(rconn_cmd(rc, 0, "SET %s %s:%s PX %lld", key, sbid, print, ttl_ms));
+}
+
+void sandbox_idem_forget(struct rconn *rc, const char *ws, const char *mac)
+{
+    char key[200];
+
+    snprintf(key, sizeof(key), K_IDEM, ws, mac);
+    done(rconn_cmd(rc, 0, "DEL %s", key));
+}
+
+int sandbox_wait_hold(struct rconn *rc, const char *ws, const char *sbid, long long until_ms)
+{
+    char key[128];
+
+    snprintf(key, sizeof(key), K_WAITERS, ws);
+    return done(rconn_cmd(rc, 0, "ZADD %s %lld %s", key, until_ms, sbid));
+}
+
+void sandbox_wait_release(struct rconn *rc, const char *ws, const char *sbid)
+{
+    char key[128];
+
+    snprintf(key, sizeof(key), K_WAITERS, ws);
+    done(rconn_cmd(rc, 0, "ZREM %s %s", key, sbid));
+}
+
+int sandbox_wait_wake(struct rconn *rc, const char *ws, const char *sbid, int block_ms, char *msg,
+                      size_t msglen)
+{
+    char key[160];
+    redisReply *r;
+    int woken;
+
+    snprintf(key, sizeof(key), K_READY, ws, sbid);
+    r = rconn_cmd(rc, block_ms, "BLPOP %s %.3f", key, (double)block_ms / 1000.0);
+    if (!r)
+        return -1;
+    woken = r->type == REDIS_REPLY_ARRAY && r->elements == 2 && reply_str(r->element[1]);
+    if (woken)
+        snprintf(msg, msglen, "%s", reply_str(r->element[1]));
+    freeReplyObject(r);
+    return woken;
+}
