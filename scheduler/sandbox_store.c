@@ -139,6 +139,23 @@ static int set_index(struct rconn *rc, const char *sbid, const char *ws)
     return 0;
 }
 
+int sandbox_workspace_of(struct rconn *rc, const char *sbid, char ws[33])
+{
+    char key[96];
+    redisReply *r;
+    int found;
+
+    snprintf(key, sizeof(key), K_SB_INDEX, sbid);
+    r = rconn_cmd(rc, 0, "GET %s", key);
+    if (!r)
+        return -1;
+    found = reply_str(r) != NULL;
+    if (found)
+        snprintf(ws, 33, "%s", reply_str(r));
+    freeReplyObject(r);
+    return found;
+}
+
 int sandbox_insert(struct rconn *rc, const char *ws, const char *sbid, int64_t pending_deadline,
                    int nfields, const char **fv)
 {

@@ -57,9 +57,13 @@ int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int
 /* Wakes the handler waiting on a create with "running" or "failed:<reason>". */
 int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char *msg);
 
+/* The workspace a sandbox id belongs to, from the index the data plane keeps
+ * (ids are global, records live in their workspace's slot). 1, 0 none, -1. */
+int sandbox_workspace_of(struct rconn *rc, const char *sbid, char ws[33]);
+
 /* Fetches the whole record (HGETALL reply) or NULL when absent or on failure;
- * *absent tells which. Only for handlers/h_internal.c until it reads a
- * struct sandbox_record (sandbox_read) like everyone else. */
+ * *absent tells which. For sandbox_read only: everyone else reads a struct
+ * sandbox_record. */
 redisReply *sandbox_get(struct rconn *rc, const char *ws, const char *sbid, int *absent);
 
 /* ---- The record, typed (sandbox_record.c) ----
