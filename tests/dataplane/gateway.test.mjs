@@ -43,13 +43,18 @@ test('routes by Host <port>-<id>.<domain> and by the E2b-Sandbox-* headers', asy
   }
 });
 
-test('the sandbox sees no X-Corral-* header and keeps its own', async () => {
+test('the sandbox sees no X-Corral-* header and keeps its own; the client gets none either', async () => {
   const r = await gw('GET', '/echo?x=1', { target: w.appA, via: 'host', headers: {
     'e2b-traffic-access-token': w.a.trafficAccessToken, 'X-Corral-Gateway': 'forged', 'X-Custom': 'kept' } });
   assert.equal(r.status, 200, r.raw);
   assert.equal(r.body.url, '/echo?x=1');
   assert.equal(r.body.headers['x-custom'], 'kept');
   assert.deepEqual(Object.keys(r.body.headers).filter((k) => k.startsWith('x-corral')), []);
+  // The route lookup answers in X-Corral-* headers, the worker's data key among
+  // them: none may ride out to the client, found or not.
+  const miss = await gw('GET', '/health', { target: { id: '0123456789abcdef0123', port: 49983 } });
+  for (const h of [r.headers, miss.headers])
+    assert.deepEqual(Object.keys(h).filter((k) => k.toLowerCase().startsWith('x-corral')), []);
 });
 
 test('unknown or malformed sandbox: 502 "not found"; unaddressed: 404 JSON', async () => {
