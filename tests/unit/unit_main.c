@@ -286,6 +286,9 @@ static void test_misc(void)
 
 void unit_data_addr(int *total_passed, int *total_failed);
 void unit_token(int *total_passed, int *total_failed);
+void unit_router(int *total_passed, int *total_failed);
+void unit_query(int *total_passed, int *total_failed);
+void unit_conf(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -395,6 +398,9 @@ int main(void)
     test_network_update();
     unit_data_addr(&passed, &failed);
     unit_token(&passed, &failed);
+    unit_router(&passed, &failed);
+    unit_query(&passed, &failed);
+    unit_conf(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
