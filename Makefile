@@ -72,7 +72,7 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 LINT_SRCS = $$(git ls-files 'common/*.c' 'scheduler/*.c' 'handlers/*.c' 'workerd/*.c' 'workerd/envd/*.c' \
-	  'tests/unit/*.c' 'tests/bench/*.c' 'tests/workerd/*.c' 'workerd/egress/*.c' 'tests/egress/*.c')
+	  'tests/unit/*.c' 'tests/bench/*.c' 'tests/workerd/*.c' 'tests/envd/*.c' 'workerd/egress/*.c' 'tests/egress/*.c')
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd -Itests/lib $(LINT_SRCS)
