@@ -183,12 +183,11 @@ size_t dataport_head_forward(const struct dataport_head *h, char *out)
         size_t n = (size_t)(eol - p) + 2;
 
         if (eol == p) { /* the blank line */
-            if (!h->upgrade) {
-                memcpy(o, "Connection: close\r\n", 19);
-                o += 19;
-            }
-            memcpy(o, "\r\n", 2);
-            o += 2;
+            const char *tail = h->upgrade ? "\r\n" : "Connection: close\r\n\r\n";
+            size_t tl = strlen(tail);
+
+            memcpy(o, tail, tl + 1); /* with its NUL, which fits: out is h->len + 32 */
+            o += tl;
             break;
         }
         if (p != h->buf && (strncasecmp(p, "X-Corral-", 9) == 0 ||

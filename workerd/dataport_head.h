@@ -43,8 +43,8 @@ int dataport_signature_check(const struct dataport_head *h, const char *key, con
 
 /* Writes into out (h->len + DATAPORT_FORWARD_EXTRA bytes) the head the
  * sandbox gets: without X-Corral-* headers and, unless it is an upgrade,
- * without Connection and Keep-Alive and with "Connection: close". Its
- * length. */
+ * without Connection and Keep-Alive and with "Connection: close"; a NUL
+ * follows it. Its length. */
 size_t dataport_head_forward(const struct dataport_head *h, char *out);
 
 /* The whole HTTP answer of a refusal: status line, JSON {"code","message"}

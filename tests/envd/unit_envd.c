@@ -216,10 +216,10 @@ static int test_large_part(void)
     char name[16], fname[16];
     ssize_t r;
 
-    memcpy(body, head, n);
+    snprintf(body, sizeof(body), "%s", head);
     memset(body + n, 'z', 200000);
-    memcpy(body + n + 200000, "\r\n--XyZ--\r\n", 11);
-    src = (struct mem_src){body, n + 200011, 4096};
+    snprintf(body + n + 200000, sizeof(body) - n - 200000, "\r\n--XyZ--\r\n");
+    src = (struct mem_src){body, strlen(body), 4096};
     if (multipart_init(&mp, CT, mem_read, &src) != 0 ||
         multipart_next(&mp, name, sizeof(name), fname, sizeof(fname)) != 1)
         return 0;
@@ -234,7 +234,7 @@ static int test_large_part(void)
 
 static void test_multipart(void)
 {
-    char big[20000];
+    static char big[20000], hs[9001];
 
     CHECK(
         parses(CT,
@@ -273,9 +273,9 @@ static void test_multipart(void)
     CHECK(parses(CT, "--XyZx\r\n" DISP("file", "t") "\r\na\r\n--XyZ--", "=-1"));
     CHECK(parses(CT, "--XyZ\n" DISP("file", "t") "\r\na\r\n--XyZ--", "=-1"));
     /* a header line over 8 KiB */
-    memset(big, 'h', sizeof(big));
-    memcpy(big, "--XyZ\r\nX: ", 10);
-    snprintf(big + 9000, sizeof(big) - 9000, "\r\n\r\na\r\n--XyZ--");
+    memset(hs, 'h', 9000);
+    hs[9000] = '\0';
+    snprintf(big, sizeof(big), "--XyZ\r\nX: %s\r\n\r\na\r\n--XyZ--", hs);
     CHECK(parses(CT, big, "=-1"));
     CHECK(test_large_part());
 }
@@ -289,7 +289,8 @@ static int resolves(const char *in, const char *want)
 {
     char out[4096], msg[256] = "";
 
-    if (path_resolve(in, &user, out, sizeof(out), msg, sizeof(msg)) != 0 || strcmp(out, want)) {
+    if (path_resolve(in, &user, out, sizeof(out), msg, sizeof(msg)) != 0 ||
+        strcmp(out, want) != 0) {
         fprintf(stderr, "path \"%s\": \"%s\" (%s), expected \"%s\"\n", in, out, msg, want);
         return 0;
     }
