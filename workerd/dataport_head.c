@@ -206,9 +206,12 @@ size_t dataport_head_forward(const struct dataport_head *h, char *out)
 char *dataport_error_response(int code, const char *message, size_t *len)
 {
     json_t *j = json_pack("{s:i,s:s}", "code", code, "message", message);
-    char *body = j ? json_dumps(j, JSON_COMPACT) : NULL, *out = NULL;
+    char *body, *out = NULL;
     int n;
 
+    if (!j) /* message is not UTF-8: the status's reason phrase instead */
+        j = json_pack("{s:i,s:s}", "code", code, "message", http_status_text(code));
+    body = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     if (!body)
         return NULL;

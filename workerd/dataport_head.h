@@ -48,8 +48,9 @@ int dataport_signature_check(const struct dataport_head *h, const char *key, con
 size_t dataport_head_forward(const struct dataport_head *h, char *out);
 
 /* The whole HTTP answer of a refusal: status line, JSON {"code","message"}
- * (jansson, so any message is escaped), Retry-After on a 503. malloc'ed, its
- * length in *len; NULL when out of memory. */
+ * (jansson, so any message is escaped; one that is not UTF-8 is replaced by
+ * the reason phrase), Retry-After on a 503. malloc'ed, its length in *len;
+ * NULL when out of memory. */
 char *dataport_error_response(int code, const char *message, size_t *len);
 
 /* 1 when s is a sandbox id the data port accepts: 1 to DATAPORT_ID_MAX of

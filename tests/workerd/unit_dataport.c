@@ -244,6 +244,11 @@ static void test_error_response(void)
                   "HTTP/1.1 431 Request Header Fields Too Large\r\n", 0));
     /* built with jansson: quotes, backslashes and control characters are escaped */
     CHECK(answers(502, "port \"8080\" \\ refused\n", "HTTP/1.1 502 Bad Gateway\r\n", 0));
+    CHECK(answers(400, "bad \xff byte", "HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(answers(400, "Bad Request", "HTTP/1.1 400 Bad Request\r\n", 0));
+    out = dataport_error_response(400, "bad \xff byte", &n); /* not UTF-8: the reason */
+    CHECK(out && strstr(out, "\r\n\r\n{\"code\":400,\"message\":\"Bad Request\"}"));
+    free(out);
     out = dataport_error_response(404, "sandbox not found", &n);
     CHECK(out && !strcmp(out, "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
                               "Content-Length: 42\r\nConnection: close\r\n\r\n"
