@@ -1,5 +1,6 @@
+#include "router.h"
+
 #include "e2b_routes.h"
-#include "handlers.h"
 #include "ratelimit.h"
 #include "respond.h"
 
@@ -8,9 +9,6 @@
 
 /* Who may call what, in one table. A join token reaches exactly the two worker
  * routes; an API key reaches everything else its role allows. */
-/* ACCESS_INTERNAL routes check the gateway key themselves (h_internal.c). */
-enum access { ACCESS_PUBLIC, ACCESS_MEMBER, ACCESS_OWNER, ACCESS_WORKER, ACCESS_INTERNAL };
-
 struct route {
     const char *method;  /* "*" matches any */
     const char *pattern; /* "{}" is one path segment; a trailing "*" is a prefix */
@@ -160,26 +158,20 @@ static int authorize(struct request *req, enum access access)
     return ok == 1 ? 0 : -1;
 }
 
-/* A route of E2B's spec that Corral does not serve: say so, never pretend
- * (a 404 reads as "sandbox not found" in the SDK). Checked before the served
- * table so "/sandboxes/metrics" is not taken for a sandbox id. 1 if answered. */
-static int unserved_spec_route(struct request *req, int *path_known)
-{
-    const char *route = e2b_unserved_route(req->method, req->path, path_known);
-
-    if (!route)
-        return 0;
-    if (authorize(req, ACCESS_MEMBER) == 0)
-        respond_error(req, 501, "%s %s is not served by Corral", req->method, route);
-    return 1;
-}
-
-void router_dispatch(struct request *req)
+/* A route of E2B's spec that Corral does not serve answers 501, never a
+ * pretend 404 (which reads as "sandbox not found" in the SDK). Checked before
+ * the served table so "/sandboxes/metrics" is not taken for a sandbox id. */
+void router_match(struct request *req, struct route_match *m)
 {
     int path_matched = 0;
 
-    if (unserved_spec_route(req, &path_matched))
+    memset(m, 0, sizeof(*m));
+    m->spec_route = e2b_unserved_route(req->method, req->path, &path_matched);
+    if (m->spec_route) {
+        m->outcome = ROUTE_UNSERVED;
+        m->access = ACCESS_MEMBER;
         return;
+    }
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         const struct route *r = &routes[i];
         if (!match(r->pattern, req->path, req))
@@ -187,14 +179,35 @@ void router_dispatch(struct request *req)
         path_matched = 1;
         if (strcmp(r->method, "*") != 0 && strcmp(r->method, req->method) != 0)
             continue;
-        if (authorize(req, r->access) == 0)
-            r->fn(req);
+        m->outcome = ROUTE_SERVED;
+        m->fn = r->fn;
+        m->access = r->access;
         return;
     }
-    if (path_matched)
+    m->outcome = path_matched ? ROUTE_METHOD_NOT_ALLOWED : ROUTE_NOT_FOUND;
+}
+
+void router_dispatch(struct request *req)
+{
+    struct route_match m;
+
+    router_match(req, &m);
+    switch (m.outcome) {
+    case ROUTE_SERVED:
+        if (authorize(req, m.access) == 0)
+            m.fn(req);
+        break;
+    case ROUTE_UNSERVED:
+        if (authorize(req, m.access) == 0)
+            respond_error(req, 501, "%s %s is not served by Corral", req->method, m.spec_route);
+        break;
+    case ROUTE_METHOD_NOT_ALLOWED:
         respond_error(req, 405, "method %s not allowed on %s", req->method, req->path);
-    else
+        break;
+    case ROUTE_NOT_FOUND:
         respond_error(req, 404, "no route %s %s", req->method, req->path);
+        break;
+    }
 }
 
 /* E2B's health check answers 204 with no body. */

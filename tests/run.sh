@@ -19,14 +19,15 @@ step() { # name, command...
 }
 
 bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
-make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress >/dev/null || { echo "build failed"; make all; exit 1; }
-make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress >/dev/null || { echo "sanitized build failed"; exit 1; }
+make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress build/bin/unit-envd >/dev/null || { echo "build failed"; make all; exit 1; }
+make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress build-san/bin/unit-envd >/dev/null || { echo "sanitized build failed"; exit 1; }
 
 step "install: make install and systemd units" bash tests/install/run.sh
 step "stack: up twice, a failed up, down stops every generation" bash tests/stack/updown.sh
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress
+step "envd unit tests (ASan+UBSan)" build-san/bin/unit-envd
 fuzz() {
     make -s build/fuzz/fuzz_request >/dev/null || return 1
     local corpus; corpus=$(mktemp -d); cp tests/fuzz/corpus/* "$corpus"/

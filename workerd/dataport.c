@@ -1,5 +1,7 @@
 /*
  * dataport.c: the worker's data port (see dataport.h and docs/data-plane.md).
+ * The sockets and threads are here; parsing the head, checking its signature,
+ * rewriting it and the JSON of a refusal are pure, in dataport_head.c.
  *
  * Threads: one accepts, and each connection gets a thread of its own that
  * blocks on it. A worker hosts tens of sandboxes, so hundreds of connections
@@ -20,12 +22,11 @@
  * more than nginx's TLS in front of it, and it keeps the partial-write and
  * back-pressure handling obvious.
  */
-#include "http_status.h"
 #include "dataport.h"
-#include "clock.h"
 
+#include "clock.h"
+#include "dataport_head.h"
 #include "log.h"
-#include "secret.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -47,13 +47,11 @@
 
 #define DATAPORT_HEAD_MAX ((size_t)64 * 1024) /* request line and headers */
 #define DATAPORT_BUF ((size_t)64 * 1024)      /* per direction, while relaying */
-#define DATAPORT_MAX_AGE 60                   /* seconds a gateway signature lives */
 #define DATAPORT_HEAD_TIMEOUT_MS 30000        /* to send a complete head */
 #define DATAPORT_CONNECT_TIMEOUT_MS 5000
 #define DATAPORT_IDLE_TIMEOUT_MS (60 * 60 * 1000) /* no byte either way */
 #define DATAPORT_LINGER_MS 2000                   /* draining a refused request's body */
 #define DATAPORT_MAX_CONNS 4096
-#define DATAPORT_ID_MAX 64
 #define DATAPORT_KEY_MAX 512
 #define DATAPORT_IP_MAX 64
 
@@ -92,17 +90,6 @@ static void note_trouble(int err)
 struct conn {
     struct dataport *dp;
     int fd;
-};
-
-/* What the head says, as offsets into the head buffer. */
-struct head {
-    char *buf;
-    size_t len; /* up to and including the blank line */
-    char sandbox[DATAPORT_ID_MAX + 1];
-    char port[8];
-    char gateway[128];
-    int n_sandbox, n_port, n_gateway;
-    int upgrade; /* an Upgrade header and "upgrade" in Connection */
 };
 
 static long long now_ms(void)
@@ -154,23 +141,17 @@ static void reply_error(int fd, int code, const char *fmt, ...)
  * (code 503: it must not wait), drains what the client still sends. */
 static void reply_error(int fd, int code, const char *fmt, ...)
 {
-    char msg[256], body[384], out[640];
-    const char *reason;
+    char msg[256], *out;
+    size_t n = 0;
     va_list ap;
-    int n, blen;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    reason = http_status_text(code);
-    /* msg holds no quote or backslash: every caller passes checked text */
-    blen = snprintf(body, sizeof(body), "{\"code\":%d,\"message\":\"%s\"}", code, msg);
-    n = snprintf(out, sizeof(out),
-                 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n%s"
-                 "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-                 code, reason, code == 503 ? "Retry-After: 1\r\n" : "", blen, body);
-    if (n > 0 && (size_t)n < sizeof(out) && send_all(fd, out, (size_t)n) == 0 && code != 503)
+    out = dataport_error_response(code, msg, &n);
+    if (out && send_all(fd, out, n) == 0 && code != 503)
         linger_drain(fd);
+    free(out);
 }
 
 /* Reads until the blank line that ends the head. The head's length, or 0 on
@@ -203,161 +184,21 @@ static ssize_t read_head(int fd, char *buf, size_t cap, size_t *got)
     }
 }
 
-static int name_is(const char *line, size_t namelen, const char *name)
+/* dataport_signature_check under this worker's current and previous keys. */
+static int check_signature(struct dataport *dp, const struct dataport_head *h, const char **why)
 {
-    return namelen == strlen(name) && strncasecmp(line, name, namelen) == 0;
-}
+    char key[DATAPORT_KEY_MAX], previous[DATAPORT_KEY_MAX];
+    int rc;
 
-/* 1 when the comma-separated list value (of length n) holds token. */
-static int has_token(const char *v, size_t n, const char *token)
-{
-    size_t tl = strlen(token), i = 0;
-
-    while (i < n) {
-        size_t s, e;
-        while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-            i++;
-        s = i;
-        while (i < n && v[i] != ',')
-            i++;
-        e = i;
-        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-            e--;
-        if (e - s == tl && strncasecmp(v + s, token, tl) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static void copy_value(char *dst, size_t cap, const char *v, size_t n, int *count)
-{
-    (*count)++;
-    if (n >= cap)
-        n = cap - 1; /* too long: fails validation below, never matches */
-    memcpy(dst, v, n);
-    dst[n] = '\0';
-}
-
-/* Parses the header lines; 0, or -1 when the head is malformed. */
-static int parse_head(struct head *h)
-{
-    const char *p = h->buf, *end = h->buf + h->len - 2; /* before the blank line */
-    const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
-    int has_upgrade = 0, conn_upgrade = 0;
-
-    if (!eol || eol == p)
-        return -1;
-    for (p = eol + 2; p < end; p = eol + 2) {
-        const char *colon, *v, *ve;
-
-        eol = memmem(p, (size_t)(end - p) + 2, "\r\n", 2);
-        if (!eol)
-            return -1;
-        colon = memchr(p, ':', (size_t)(eol - p));
-        if (!colon || colon == p || p[0] == ' ' || p[0] == '\t')
-            return -1;
-        v = colon + 1;
-        while (v < eol && (*v == ' ' || *v == '\t'))
-            v++;
-        ve = eol;
-        while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
-            ve--;
-        size_t nl = (size_t)(colon - p), vl = (size_t)(ve - v);
-        if (name_is(p, nl, "X-Corral-Sandbox"))
-            copy_value(h->sandbox, sizeof(h->sandbox), v, vl, &h->n_sandbox);
-        else if (name_is(p, nl, "X-Corral-Port"))
-            copy_value(h->port, sizeof(h->port), v, vl, &h->n_port);
-        else if (name_is(p, nl, "X-Corral-Gateway"))
-            copy_value(h->gateway, sizeof(h->gateway), v, vl, &h->n_gateway);
-        else if (name_is(p, nl, "Upgrade"))
-            has_upgrade = vl > 0;
-        else if (name_is(p, nl, "Connection"))
-            conn_upgrade |= has_token(v, vl, "upgrade");
-    }
-    h->upgrade = has_upgrade && conn_upgrade;
-    return 0;
-}
-
-static int all_digits(const char *s, size_t min, size_t max)
-{
-    size_t n = strlen(s);
-
-    if (n < min || n > max)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] < '0' || s[i] > '9')
-            return 0;
-    return 1;
-}
-
-static int valid_id(const char *s)
-{
-    size_t n = strlen(s);
-
-    if (n == 0 || n > DATAPORT_ID_MAX)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
-/* 0 when X-Corral-Gateway is a fresh signature of sandbox:port; otherwise
- * -1 with the reason in why (-2: this worker has no key yet, a 503). */
-static int check_signature(struct dataport *dp, const struct head *h, const char **why)
-{
-    char key[DATAPORT_KEY_MAX], msg[160], mac[SECRET_MAC_HEX], secs[24];
-    const char *colon = strchr(h->gateway, ':');
-    long long t, now = (long long)time(NULL);
-    size_t sl;
-    int ok;
-
-    if (h->n_sandbox != 1 || h->n_port != 1 || h->n_gateway != 1) {
-        *why = "missing or repeated X-Corral-Sandbox, X-Corral-Port or X-Corral-Gateway";
-        return -1;
-    }
-    if (!valid_id(h->sandbox) || !all_digits(h->port, 1, 5) || h->port[0] == '0' ||
-        atoi(h->port) > 65535) {
-        *why = "malformed X-Corral-Sandbox or X-Corral-Port";
-        return -1;
-    }
-    sl = colon ? (size_t)(colon - h->gateway) : 0;
-    if (sl == 0 || sl >= sizeof(secs) || strlen(colon + 1) != SECRET_MAC_HEX - 1) {
-        *why = "malformed X-Corral-Gateway";
-        return -1;
-    }
-    memcpy(secs, h->gateway, sl);
-    secs[sl] = '\0';
-    if (!all_digits(secs, 1, 12)) {
-        *why = "malformed X-Corral-Gateway";
-        return -1;
-    }
-    t = atoll(secs);
-    if (t < now - DATAPORT_MAX_AGE || t > now + DATAPORT_MAX_AGE) {
-        *why = "gateway signature expired";
-        return -1;
-    }
-    if (dp->hooks.worker_key(dp->hooks.ud, key, sizeof(key)) != 0 || key[0] == '\0') {
-        *why = "worker starting (not enrolled yet); retry shortly";
-        return -2; /* not the client's fault: 503, to be retried */
-    }
-    snprintf(msg, sizeof(msg), "%s:%s:%s", h->sandbox, h->port, secs);
-    secret_mac_hex(key, msg, mac);
-    ok = secret_equal(mac, colon + 1);
-    if (!ok && dp->hooks.previous_key &&
-        dp->hooks.previous_key(dp->hooks.ud, key, sizeof(key)) == 0) {
-        secret_mac_hex(key, msg, mac);
-        ok = secret_equal(mac, colon + 1);
-    }
+    if (dp->hooks.worker_key(dp->hooks.ud, key, sizeof(key)) != 0)
+        key[0] = '\0';
+    if (!dp->hooks.previous_key ||
+        dp->hooks.previous_key(dp->hooks.ud, previous, sizeof(previous)) != 0)
+        previous[0] = '\0';
+    rc = dataport_signature_check(h, key, previous, (long long)time(NULL), why);
     explicit_bzero(key, sizeof(key));
-    if (!ok) {
-        *why = "invalid gateway signature";
-        return -1;
-    }
-    return 0;
+    explicit_bzero(previous, sizeof(previous));
+    return rc;
 }
 
 /* A connected socket to ip:port, or -1 (errno set) within the timeout. */
@@ -410,38 +251,14 @@ fail:
 
 /* Sends the head without X-Corral-* headers, and with "Connection: close"
  * unless it is an upgrade. 0, or -1 on a write error. */
-static int forward_head(int up, const struct head *h)
+static int forward_head(int up, const struct dataport_head *h)
 {
-    const char *p = h->buf, *end = h->buf + h->len;
-    char *out = malloc(h->len + 32), *o = out;
+    char *out = malloc(h->len + DATAPORT_FORWARD_EXTRA);
     int rc;
 
     if (!out)
         return -1;
-    while (p < end) {
-        const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
-        size_t n = (size_t)(eol - p) + 2;
-
-        if (eol == p) { /* the blank line */
-            if (!h->upgrade) {
-                memcpy(o, "Connection: close\r\n", 19);
-                o += 19;
-            }
-            memcpy(o, "\r\n", 2);
-            o += 2;
-            break;
-        }
-        if (p != h->buf && (strncasecmp(p, "X-Corral-", 9) == 0 ||
-                            (!h->upgrade && strncasecmp(p, "Connection:", 11) == 0) ||
-                            (!h->upgrade && strncasecmp(p, "Keep-Alive:", 11) == 0))) {
-            p += n;
-            continue;
-        }
-        memcpy(o, p, n);
-        o += n;
-        p += n;
-    }
-    rc = send_all(up, out, (size_t)(o - out));
+    rc = send_all(up, out, dataport_head_forward(h, out));
     free(out);
     return rc;
 }
@@ -535,7 +352,7 @@ static void serve(struct dataport *dp, int fd)
 {
     char *buf = malloc(DATAPORT_HEAD_MAX);
     char ip[DATAPORT_IP_MAX];
-    struct head h;
+    struct dataport_head h;
     const char *why = NULL;
     size_t got = 0;
     ssize_t hl;
@@ -554,13 +371,13 @@ static void serve(struct dataport *dp, int fd)
     memset(&h, 0, sizeof(h));
     h.buf = buf;
     h.len = (size_t)hl;
-    if (parse_head(&h) != 0) {
+    if (dataport_head_parse(&h) != 0) {
         reply_error(fd, 400, "malformed request head");
         goto out;
     }
     if ((rc = check_signature(dp, &h, &why)) != 0) {
         log_warn("dataport: refused a request for sandbox %.64s: %s",
-                 valid_id(h.sandbox) ? h.sandbox : "?", why);
+                 dataport_valid_id(h.sandbox) ? h.sandbox : "?", why);
         reply_error(fd, rc == -2 ? 503 : 403, "%s", why);
         goto out;
     }
@@ -679,7 +496,8 @@ int dataport_start(const char *listen_addr, const struct dataport_hooks *hooks)
         log_err("dataport: worker_key and resolve hooks are required");
         return -1;
     }
-    if (split_addr(listen_addr, host, sizeof(host), &port) != 0 || !all_digits(port, 1, 5)) {
+    if (split_addr(listen_addr, host, sizeof(host), &port) != 0 ||
+        !dataport_all_digits(port, 1, 5)) {
         log_err("dataport: listen address \"%s\" is not host:port", listen_addr);
         return -1;
     }

@@ -4,9 +4,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { corralctl } from '../lib/corral.mjs';
+import { until } from '../lib/poll.mjs';
 import {
   DATAPORT, NOCACHE_PORT, Worker, createSandbox, envelope, frames, freePort, gatewaySignature, gw, lookupCount,
-  notFound, rawDataport, setupWorld, sleep, tokenFor,
+  notFound, rawDataport, setupWorld, tokenFor,
 } from './lib.mjs';
 
 let w;
@@ -180,8 +181,16 @@ test('a long chunked response from an app arrives as it is produced', async () =
 });
 
 test('the route cache: repeated requests make one lookup; bypassed, one each', async () => {
-  await sleep(2100); // let earlier entries expire
-  const before = lookupCount('cached');
+  // Earlier tests cached B's route: request until one misses (its entry
+  // expired, within the 2 s ttl), and count the lookups from that miss on.
+  let before = lookupCount('cached');
+  const missed = await until(async () => {
+    const n = lookupCount('cached');
+    assert.equal((await gw('GET', '/health', { target: w.B })).status, 204);
+    before = n;
+    return lookupCount('cached') > n;
+  }, { timeoutMs: 5000, everyMs: 100 });
+  assert.ok(missed, 'no request missed the route cache in 5 s');
   for (let i = 0; i < 20; i++) assert.equal((await gw('GET', '/health', { target: w.B })).status, 204);
   const cachedLookups = lookupCount('cached') - before;
   assert.ok(cachedLookups >= 1 && cachedLookups <= 2, `${cachedLookups} lookups for 20 requests`);
@@ -198,7 +207,8 @@ test('a killed sandbox is "not found" once its cached route expires', async () =
   const { api } = await import('../lib/corral.mjs');
   const del = await api('DELETE', `/sandboxes/${c.sandboxID}`, { headers: { 'X-API-KEY': w.ws.member } });
   assert.ok([200, 204].includes(del.status), del.raw);
-  await sleep(2100);
+  // the cached route (ttl 2 s) expires: the gateway's own "not found"
+  await until(async () => (await gw('GET', '/health', { target })).status === 502, { timeoutMs: 5000, everyMs: 100 });
   notFound(await gw('GET', '/health', { target }), c.sandboxID);
 });
 

@@ -16,6 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { api, corralctl, newWorkspace } from '../lib/corral.mjs';
+import { sleep } from '../lib/poll.mjs';
 
 const need = (k) => {
   if (!process.env[k]) throw new Error(`${k} is not set: run the tests through tests/dataplane/run.sh`);
@@ -33,7 +34,7 @@ const MAPFILE = need('DP_MAPFILE');
 const CA = fs.readFileSync(need('DP_GATEWAY_CA'));
 export const ENVD_PORT = 49983;
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
 // ---- the worker's control channel ----------------------------------------
 

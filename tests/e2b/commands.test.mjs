@@ -2,7 +2,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { CommandExitError } from './sdk.mjs';
-import { Sandbox, sleep, MODE } from './lib.mjs';
+import { until } from '../lib/poll.mjs';
+import { Sandbox, MODE } from './lib.mjs';
 
 let sbx;
 before(async () => { sbx = await Sandbox.create('base', { timeoutMs: 300_000 }); });
@@ -43,7 +44,7 @@ test(`[${MODE}] background: wait, kill, list, connect, sendStdin`, async () => {
 
   const cat = await sbx.commands.run('cat', { background: true, stdin: true });
   await sbx.commands.sendStdin(cat.pid, 'hello stdin\n');
-  await sleep(300);
+  await until(() => /hello stdin/.test(cat.stdout), { timeoutMs: 10000 }); // echoed back by cat
   await sbx.commands.kill(cat.pid);
   await cat.wait().catch(() => {});
   assert.match(cat.stdout, /hello stdin/);

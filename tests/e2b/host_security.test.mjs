@@ -1,7 +1,8 @@
 // getHost, tokens, and tenancy through the SDK and the gateway.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Sandbox, withSandbox, sleep, MODE } from './lib.mjs';
+import { until } from '../lib/poll.mjs';
+import { Sandbox, withSandbox, MODE } from './lib.mjs';
 
 const gatewayUrl = (sbx, port) => (process.env.E2B_SANDBOX_URL
   ? { url: process.env.E2B_SANDBOX_URL, headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': String(port) } }
@@ -13,11 +14,11 @@ test(`[${MODE}] getHost: a server started in the sandbox is reached through the 
     await sbx.commands.run('cd /tmp/www && python -m http.server 8000', { background: true }); // E2B's example: python, not python3
     const { url, headers } = gatewayUrl(sbx, 8000);
     let body;
-    for (let i = 0; i < 50; i++) {
+    await until(async () => {
       const r = await fetch(`${url}/index.html`, { headers }).catch(() => null);
-      if (r && r.status === 200) { body = await r.text(); break; }
-      await sleep(200);
-    }
+      if (r && r.status === 200) body = await r.text();
+      return body !== undefined;
+    }, { timeoutMs: 10000, everyMs: 200 });
     assert.equal(body, 'served from the sandbox');
     assert.match(sbx.getHost(8000), new RegExp(`^8000-${sbx.sandboxId}\\.`));
   });
@@ -48,11 +49,11 @@ test(`[${MODE}] public traffic off: requests without the traffic token get "not 
     const token = sbx.trafficAccessToken;
     assert.ok(token, 'the SDK received a traffic token');
     let ok;
-    for (let i = 0; i < 50; i++) {
+    await until(async () => {
       const r = await fetch(`${url}/i.txt`, { headers: { ...headers, 'e2b-traffic-access-token': token } });
-      if (r.status === 200) { ok = await r.text(); break; }
-      await sleep(200);
-    }
+      if (r.status === 200) ok = await r.text();
+      return ok !== undefined;
+    }, { timeoutMs: 10000, everyMs: 200 });
     assert.equal(ok?.trim(), 'private');
   });
 });

@@ -20,7 +20,7 @@ if (domainHost) {
 }
 
 export { Sandbox };
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export { sleep } from '../lib/poll.mjs';
 
 // Every sandbox a test makes is killed after it, pass or fail.
 export async function withSandbox(opts, fn) {

@@ -2,7 +2,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { Sandbox, sleep, MODE } from './lib.mjs';
+import { until } from '../lib/poll.mjs';
+import { Sandbox, MODE } from './lib.mjs';
 
 let sbx;
 before(async () => { sbx = await Sandbox.create('base', { timeoutMs: 300_000 }); });
@@ -13,12 +14,12 @@ test(`[${MODE}] pty: create, send input, resize, kill`, async () => {
   const dec = new TextDecoder();
   const pty = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => { out += dec.decode(d); } });
   await sbx.pty.sendInput(pty.pid, new TextEncoder().encode('stty size; echo pty-ok\n'));
-  await sleep(500);
+  await until(() => /24 80/.test(out) && /pty-ok/.test(out), { timeoutMs: 10000 });
   assert.match(out, /24 80/);
   assert.match(out, /pty-ok/);
   await sbx.pty.resize(pty.pid, { cols: 100, rows: 40 });
   await sbx.pty.sendInput(pty.pid, new TextEncoder().encode('stty size\n'));
-  await sleep(500);
+  await until(() => /40 100/.test(out), { timeoutMs: 10000 });
   assert.match(out, /40 100/);
   assert.equal(await sbx.pty.kill(pty.pid), true);
 });
@@ -61,7 +62,7 @@ test(`[${MODE}] files: watchDir sees events`, async () => {
   const events = [];
   const h = await sbx.files.watchDir('watched', (e) => events.push(e), { recursive: true });
   await sbx.files.write('watched/new.txt', 'data');
-  for (let i = 0; i < 50 && !events.some((e) => e.name.endsWith('new.txt')); i++) await sleep(100);
+  await until(() => events.some((e) => e.name.endsWith('new.txt')), { timeoutMs: 5000, everyMs: 100 });
   await h.stop();
   assert.ok(events.some((e) => e.name.endsWith('new.txt')), JSON.stringify(events));
 });

@@ -3,7 +3,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sleep, startEnvd, stream, unary, TEST_UID } from './lib.mjs';
+import { until } from '../lib/poll.mjs';
+import { startEnvd, stream, unary, TEST_UID } from './lib.mjs';
 
 let envd;
 before(async () => { envd = await startEnvd(); });
@@ -105,12 +106,13 @@ test('WatchDir streams events, recursively', async () => {
     for await (const m of it) if (m.filesystem) events.push(m.filesystem);
   })().catch(() => {});
   fs.mkdirSync(path.join(envd.home, 'w/sub'));
-  await sleep(100);
+  // envd watches a new directory before it sends the event of its creation
+  await until(() => events.some((e) => e.type === 'EVENT_TYPE_CREATE' && e.name === 'sub'), { timeoutMs: 5000 });
   fs.writeFileSync(path.join(envd.home, 'w/sub/keep.txt'), 'stays');
   fs.writeFileSync(path.join(envd.home, 'w/sub/new.txt'), 'data');
   fs.renameSync(path.join(envd.home, 'w/sub/new.txt'), path.join(envd.home, 'w/sub/renamed.txt'));
   fs.rmSync(path.join(envd.home, 'w/sub/renamed.txt'));
-  for (let i = 0; i < 50 && !events.some((e) => e.type === 'EVENT_TYPE_REMOVE'); i++) await sleep(50);
+  await until(() => events.some((e) => e.type === 'EVENT_TYPE_REMOVE'), { timeoutMs: 2500 });
   ctl.abort();
   await reader;
   const seen = events.map((e) => `${e.type}:${e.name}`);
@@ -148,8 +150,11 @@ test('CreateWatcher / GetWatcherEvents / RemoveWatcher', async () => {
   const id = c.body.watcherId;
   assert.ok(id);
   fs.writeFileSync(path.join(envd.home, 'pw/one'), '1');
-  await sleep(50);
-  const ev = await call('GetWatcherEvents', { watcherId: id });
+  let ev; // polled: each call takes the events that came since the last
+  await until(async () => {
+    ev = await call('GetWatcherEvents', { watcherId: id });
+    return ev.body.events?.some((e) => e.name === 'one' && e.type === 'EVENT_TYPE_CREATE');
+  }, { timeoutMs: 5000 });
   assert.ok(ev.body.events.some((e) => e.name === 'one' && e.type === 'EVENT_TYPE_CREATE'));
   const empty = await call('GetWatcherEvents', { watcherId: id });
   assert.deepEqual(empty.body.events, []);

@@ -156,4 +156,4 @@ export async function run(envd, cmd, opts = {}) {
   return out;
 }
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export { sleep } from '../lib/poll.mjs';

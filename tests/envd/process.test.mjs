@@ -1,6 +1,7 @@
 // process.Process over Connect JSON, driven as the e2b SDK drives it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { until } from '../lib/poll.mjs';
 import { b64, run, sleep, startEnvd, stream, unary, TEST_UID } from './lib.mjs';
 
 let envd;
@@ -79,7 +80,7 @@ test('pty: interactive shell, size, resize, input', async () => {
   const done = run(envd, 'stty size; read line; echo "got:$line"; stty size',
     { pty: { cols: 100, rows: 40 }, onStart: pid, onPty: (s) => { seen = s; } });
   const p = await started;
-  for (let i = 0; i < 100 && !seen.includes('40 100'); i++) await sleep(20);
+  await until(() => seen.includes('40 100'), { timeoutMs: 2000, everyMs: 20 });
   assert.match(seen, /40 100/);
   let r = await unary(envd, 'process.Process/Update',
     { process: { pid: p }, pty: { size: { cols: 120, rows: 50 } } });
@@ -132,7 +133,7 @@ test('SIGTERM ends a process; a disconnected Start keeps it running', async () =
     { process: { cmd: '/bin/sleep', args: ['30'] }, stdin: false }, { controller: ctl });
   const p = (await it.next()).value.event.start.pid;
   ctl.abort();
-  await sleep(200);
+  await sleep(200); // a window (not a condition): a process wrongly killed on disconnect goes in it
   const list = await unary(envd, 'process.Process/List', {});
   assert.ok(list.body.processes.some((x) => x.pid === p), 'still running after disconnect');
   const conn = stream(envd, 'process.Process/Connect', { process: { pid: p } });
@@ -152,7 +153,9 @@ test('Connect-Timeout-Ms bounds a started process', async () => {
   const t0 = Date.now();
   await assert.rejects(run(envd, 'sleep 30', { timeoutMs: 700 }), { code: 'deadline_exceeded' });
   assert.ok(Date.now() - t0 < 5000);
-  await sleep(300);
+  const listed = async () => (await unary(envd, 'process.Process/List', {})).body.processes
+    .some((x) => x.config.args?.[2] === 'sleep 30');
+  await until(async () => !await listed(), { timeoutMs: 5000 });
   const list = await unary(envd, 'process.Process/List', {});
   assert.ok(!list.body.processes.some((x) => x.config.args?.[2] === 'sleep 30'), 'killed');
 });

@@ -1,7 +1,8 @@
 // Who may call what: an attacker's view of credentials and tenancy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, assertError, corralctl, e2bSpelling, keyParts, newWorkspace, redis, sleep } from '../lib/corral.mjs';
+import { api, assertError, corralctl, e2bSpelling, keyParts, newWorkspace, redis } from '../lib/corral.mjs';
+import { until } from '../lib/poll.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 const A = newWorkspace();
@@ -81,8 +82,10 @@ test('expired and revoked join tokens are 401 on both worker routes', async () =
   const short = corralctl('join-token', 'create', '--workspace', A.id, '--ttl', '1');
   const w = new TestWorker(short.token);
   await w.handshake();
-  await sleep(1300);
-  assertError(await api('POST', '/v1/worker/handshake', { headers: { Authorization: `Bearer ${short.token}` }, body: {} }), 401);
+  // expired once the handshake says so (a 1 s ttl; before, {} is a 400)
+  const expired = () => api('POST', '/v1/worker/handshake', { headers: { Authorization: `Bearer ${short.token}` }, body: {} });
+  await until(async () => (await expired()).status === 401, { timeoutMs: 5000, everyMs: 100 });
+  assertError(await expired(), 401);
   assertError(await api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: {} }), 401);
 
   const jt = corralctl('join-token', 'create', '--workspace', A.id);

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, corralctl, newWorkspace, sleep } from '../lib/corral.mjs';
+import { until } from '../lib/poll.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 // A worker that applies commands but never acknowledges them, and a sandbox
@@ -45,8 +46,7 @@ test('an unacknowledged command is delivered again after the worker re-handshake
 
 test('an unacknowledged command is delivered again to a later poll served by any handler after 10 s', async () => {
   const { w, r } = await createOnForgetfulWorker();
-  const end = Date.now() + 16000;
-  while (Date.now() < end && w.received.filter((c) => c.type === 'create').length < 2) await sleep(200);
+  await until(() => w.received.filter((c) => c.type === 'create').length >= 2, { timeoutMs: 16000, everyMs: 200 });
   await w.stop();
   const creates = w.received.filter((c) => c.type === 'create');
   assert.ok(creates.length >= 2, 'not delivered again');
@@ -61,8 +61,10 @@ test('long-polls cannot starve the API: over the budget a poll answers at once, 
   const ws = [];
   for (let i = 0; i < 40; i++) { const w = new TestWorker(jt); await w.handshake(); ws.push(w); }
   const t0 = Date.now();
-  const polls = ws.map((w) => api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: {} }).then((r) => ({ r, ms: Date.now() - t0 })));
-  await sleep(300);
+  let answered = 0;
+  const polls = ws.map((w) => api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: {} })
+    .then((r) => { answered++; return { r, ms: Date.now() - t0 }; }));
+  await until(() => answered >= 8, { timeoutMs: 5000 }); // the budget is full: the other 32 are held
   const s = Date.now();
   for (let i = 0; i < 20; i++) assert.equal((await api('GET', '/v1/workspace', { key: A.member })).status, 200);
   const apiMs = (Date.now() - s) / 20;
@@ -118,7 +120,8 @@ test('a report-only heartbeat (a death beside the long-poll) records states and 
   await w.stop();
   const sbid = r.body.sandbox_id;
   const other = api('POST', '/v1/sandboxes', { key: A.member, body: {} }); // queued for the worker
-  await sleep(200);
+  await until(async () => (await api('GET', '/v1/sandboxes', { key: A.member })).body.sandboxes?.length === 2,
+    { timeoutMs: 5000 });
   const rep = await api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: {
     acks: [], wait: false, report_only: true, sandboxes: [{ id: sbid, state: 'exited', reason: 'exit code 137' }] } });
   assert.equal(rep.status, 200, rep.raw);

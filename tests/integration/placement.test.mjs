@@ -3,6 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, assertError, corralctl, newWorkspace, eventually } from '../lib/corral.mjs';
+import { until } from '../lib/poll.mjs';
 import { TestWorker, enrolWorker } from '../lib/test_worker.mjs';
 
 const workers = [];
@@ -130,7 +131,9 @@ test('redelivery: a worker that stops heartbeating loses its pending create to a
   const creating = create(A, {});
   // Then A gets a second, live worker: after the silent one's lease runs out
   // (4 s in the test profile) the create must move there.
-  await new Promise((s) => setTimeout(s, 300));
+  // (the create is placed, on the silent worker, once its sandbox is listed)
+  await until(async () => (await api('GET', '/v1/sandboxes', { key: A.member })).body.sandboxes?.length === 1,
+    { timeoutMs: 5000 });
   const wa = await worker(A, { slots: 10 });
   const r = await creating;
   assert.equal(r.status, 201, r.raw);

@@ -2,6 +2,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, assertError, corralctl, newWorkspace, setLimit, stack, sleep, eventually } from '../lib/corral.mjs';
+import { until } from '../lib/poll.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 const workers = [];
@@ -54,7 +55,7 @@ test('kill -9 of the handlers during 20 concurrent creates: what nobody was told
   const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token, { slots: 100 });
   await w.handshake(); // polls only later: every create is still waiting when the handlers die
   const creates = Array.from({ length: 20 }, () => api('POST', '/v1/sandboxes', { key: A.member, body: {} }));
-  await sleep(500);
+  await until(async () => await active(A) === 20, { timeoutMs: 5000 }); // all 20 admitted, waiting
   stack('kill-api', '1');
   stack('kill-api', '2');
   const results = await Promise.all(creates);
@@ -79,7 +80,7 @@ test('Idempotency-Key: a retry returns the same sandbox, even after the handler 
   await w.handshake();
   const key = `retry-${Date.now()}`;
   const first = api('POST', '/v1/sandboxes', { key: A.member, body: { metadata: { n: '1' } }, headers: { 'Idempotency-Key': key } });
-  await sleep(500);
+  await until(async () => await active(A) === 1, { timeoutMs: 5000 }); // admitted, waiting for its worker
   stack('kill-api', '1');
   stack('kill-api', '2');
   const lost = await first; // both handlers are gone: the client never hears of its sandbox

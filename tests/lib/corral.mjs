@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
+import { sleep, until } from './poll.mjs';
 
 export const URL_BASE = process.env.CORRAL_URL;
 export const RUN = process.env.CORRAL_RUN;
@@ -102,16 +103,13 @@ export function redis(...args) {
   return redisAs('corral-admin', `${RUN}/redis-admin-password`, ...args);
 }
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
-// Polls fn until it returns a truthy value or the time runs out (bounded).
+// Polls fn until it returns a truthy value or the time runs out (bounded);
+// throws naming what it waited for.
 export async function eventually(fn, { timeout = 15000, every = 100, what = 'condition' } = {}) {
-  const end = Date.now() + timeout;
   let last;
-  while (Date.now() < end) {
-    last = await fn();
-    if (last) return last;
-    await sleep(every);
-  }
+  const v = await until(async () => (last = await fn()), { timeoutMs: timeout, everyMs: every });
+  if (v) return v;
   throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
 }

@@ -314,6 +314,9 @@ void unit_data_addr(int *total_passed, int *total_failed);
 void unit_token(int *total_passed, int *total_failed);
 void unit_worker_slot(int *total_passed, int *total_failed);
 void unit_views(int *total_passed, int *total_failed);
+void unit_router(int *total_passed, int *total_failed);
+void unit_query(int *total_passed, int *total_failed);
+void unit_conf(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -425,6 +428,9 @@ int main(void)
     unit_token(&passed, &failed);
     unit_worker_slot(&passed, &failed);
     unit_views(&passed, &failed);
+    unit_router(&passed, &failed);
+    unit_query(&passed, &failed);
+    unit_conf(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, corralctl, eventually, redis } from '../lib/corral.mjs';
 import { docker, SOCK } from '../lib/engine.mjs';
+import { sleep, until } from '../lib/poll.mjs';
 
 export { docker, SOCK };
 import { stream as envdStream, unary as envdUnary, unb64 } from '../envd/lib.mjs';
@@ -37,17 +38,12 @@ export async function removeLabelled(...labels) {
 }
 
 export async function waitFor(what, fn, timeoutMs = 30000, stepMs = 200) {
-  const end = Date.now() + timeoutMs;
-  let last;
-  while (Date.now() < end) {
-    last = await fn();
-    if (last) return last;
-    await new Promise((s) => setTimeout(s, stepMs));
-  }
+  const v = await until(fn, { timeoutMs, everyMs: stepMs });
+  if (v) return v;
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
-export const sleep = (ms) => new Promise((s) => setTimeout(s, ms));
+export { sleep };
 
 // Each workerd serves its own data port: a distinct loopback port per config.
 let portSeq = 0;

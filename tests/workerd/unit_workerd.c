@@ -326,6 +326,8 @@ static void test_slot_backstop(void)
     wconf_free(&c);
 }
 
+void unit_dataport(int *total_passed, int *total_failed);
+
 int main(void)
 {
     test_slot_backstop();
@@ -341,5 +343,6 @@ int main(void)
     test_ids();
     test_conf();
     test_conf_capacity();
+    unit_dataport(&passed, &failed);
     return CHECK_SUMMARY();
 }

@@ -15,3 +15,20 @@ $(ENVD_OBJS): CFLAGS := $(ENVD_CFLAGS)
 $(BIN)/envd: $(ENVD_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) -static -pthread -o $@ $^ $(ENVD_LIBS)
+
+# Unit tests of envd's parsers (tests/envd/unit_envd.c). Unlike envd, built
+# with the tree's CFLAGS (so under ASan+UBSan with SANITIZE=1), from objects
+# of their own.
+UNIT_ENVD_OBJ := $(BUILD)/obj-unit-envd
+UNIT_ENVD_SRCS := tests/envd/unit_envd.c $(filter-out workerd/envd/main.c,$(ENVD_SRCS))
+UNIT_ENVD_OBJS := $(patsubst %.c,$(UNIT_ENVD_OBJ)/%.o,$(UNIT_ENVD_SRCS))
+
+$(UNIT_ENVD_OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iworkerd/envd -MMD -MP -c $< -o $@
+
+$(BIN)/unit-envd: $(UNIT_ENVD_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lcrypto -lz
+
+-include $(shell find $(UNIT_ENVD_OBJ) -name '*.d' 2>/dev/null)

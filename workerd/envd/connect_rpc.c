@@ -48,8 +48,7 @@ static const struct rpc_method rpc_methods[] = {
     {"/filesystem.Filesystem/RemoveWatcher", RPC_UNARY, fs_remove_watcher, NULL},
 };
 
-/* The HTTP status Connect assigns to each code (connectrpc.com/docs/protocol). */
-static int code_to_status(const char *code)
+int rpc_code_status(const char *code)
 {
     static const struct {
         const char *code;
@@ -195,7 +194,8 @@ static void send_unary_error(struct http_req *r, const struct rpc_error *e)
     json_object_set_new(o, "message", json_str_lossy(e->message));
     s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
-    http_send_body(r, code_to_status(e->code), "application/json", s ? s : "{}", s ? strlen(s) : 2);
+    http_send_body(r, rpc_code_status(e->code), "application/json", s ? s : "{}",
+                   s ? strlen(s) : 2);
     free(s);
 }
 
@@ -302,8 +302,7 @@ static void read_call_headers(struct rpc_call *call)
         call->keepalive_ms = (int)(v * 1000);
 }
 
-/* Parses a request body: plain JSON (unary) or one enveloped frame (stream). */
-static json_t *parse_message(struct rpc_call *call, char *body, size_t len, int enveloped)
+json_t *rpc_parse_message(struct rpc_error *err, const char *body, size_t len, int enveloped)
 {
     json_error_t jerr;
     json_t *in;
@@ -311,17 +310,17 @@ static json_t *parse_message(struct rpc_call *call, char *body, size_t len, int 
     if (enveloped) {
         uint32_t be, n;
         if (len < 5) {
-            rpc_fail(&call->err, "invalid_argument", "stream request has no envelope");
+            rpc_fail(err, "invalid_argument", "stream request has no envelope");
             return NULL;
         }
         if (body[0] & 1) {
-            rpc_fail(&call->err, "unimplemented", "compressed messages are not supported");
+            rpc_fail(err, "unimplemented", "compressed messages are not supported");
             return NULL;
         }
         memcpy(&be, body + 1, 4);
         n = ntohl(be);
         if (n != len - 5) {
-            rpc_fail(&call->err, "invalid_argument", "envelope length mismatch");
+            rpc_fail(err, "invalid_argument", "envelope length mismatch");
             return NULL;
         }
         body += 5;
@@ -332,7 +331,7 @@ static json_t *parse_message(struct rpc_call *call, char *body, size_t len, int 
     in = json_loadb(body, len, 0, &jerr);
     if (!json_is_object(in)) {
         json_decref(in);
-        rpc_fail(&call->err, "invalid_argument", "request is not a JSON object: %s", jerr.text);
+        rpc_fail(err, "invalid_argument", "request is not a JSON object: %s", jerr.text);
         return NULL;
     }
     return in;
@@ -437,7 +436,7 @@ void rpc_dispatch(struct http_req *r)
                                         sizeof(msg)) < 0) {
         rpc_fail(&call->err, "unauthenticated", "%s", msg);
     } else {
-        in = parse_message(call, body, len, m->kind == RPC_STREAM);
+        in = rpc_parse_message(&call->err, body, len, m->kind == RPC_STREAM);
     }
     free(body);
     if (m->kind == RPC_STREAM)

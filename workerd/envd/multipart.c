@@ -18,7 +18,8 @@ int multipart_init(struct multipart *mp, const char *content_type, mp_source_fn 
 
     memset(mp, 0, offsetof(struct multipart, buf));
     if (content_type == NULL ||
-        param_value(content_type, "boundary", boundary, sizeof(boundary)) <= 0)
+        param_value(content_type, "boundary", boundary, sizeof(boundary)) <= 0 ||
+        boundary[0] == '\0')
         return -1;
     mp->dlen = (size_t)snprintf(mp->delim, sizeof(mp->delim), "\r\n--%s", boundary);
     mp->read = read;

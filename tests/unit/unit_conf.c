@@ -1,0 +1,186 @@
+/* Unit tests of common/corral_conf.c: a good corral.conf loads with its
+ * values, and every refusal says which key (and line) and why: unknown keys,
+ * integers out of range, over-long strings, lines without "=", the thread
+ * budget and the lease rule, data-port networks, and the secret files
+ * (missing, readable by others, too short). */
+#include "check.h"
+#include "corral_conf.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void unit_conf(int *total_passed, int *total_failed);
+
+static int passed, failed;
+
+static char dir[] = "/tmp/unit-conf-XXXXXX";
+static char secret[256], conf[256];
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+    CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    if (fd >= 0) {
+        CHECK(fchmod(fd, mode) == 0);
+        close(fd);
+    }
+}
+
+/* Writes corral.conf: the three secret files pointing at the good secret,
+ * then body. */
+static void write_conf(const char *body)
+{
+    char text[2048];
+
+    snprintf(text, sizeof(text),
+             "secret_file = %s\ngateway_secret_file = %s\nredis_password_file = %s\n%s", secret,
+             secret, secret, body);
+    write_file(conf, text, 0600);
+}
+
+/* 1 when body is refused with exactly want (a "%s" in want is the conf path). */
+static int refused(const char *body, const char *want)
+{
+    struct corral_conf c;
+    char err[512] = "", expect[512];
+    int rv;
+
+    write_conf(body);
+    rv = corral_conf_load(conf, &c, err, sizeof(err));
+    snprintf(expect, sizeof(expect), want, conf);
+    if (rv != -1 || strcmp(err, expect) != 0) {
+        fprintf(stderr, "conf \"%s\": rv %d, err \"%s\", expected \"%s\"\n", body, rv, err, expect);
+        return 0;
+    }
+    return 1;
+}
+
+static int accepted(const char *body)
+{
+    struct corral_conf c;
+    char err[512] = "";
+
+    write_conf(body);
+    return corral_conf_load(conf, &c, err, sizeof(err)) == 0;
+}
+
+static void test_good(void)
+{
+    struct corral_conf c;
+    char err[256] = "";
+
+    write_conf("# a comment\n\nredis_port = 6380  # trailing comment\n"
+               "  domain=sb.example.com  \nthreads = 100\nlongpoll_max = 20\n"
+               "create_wait_max = 60\nworker_data_ports = 7000-7100\n");
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0 && err[0] == '\0');
+    CHECK(c.redis_port == 6380 && strcmp(c.domain, "sb.example.com") == 0 && c.threads == 100 &&
+          c.longpoll_max == 20 && c.create_wait_max == 60);
+    CHECK(c.data_allow.nports == 1 && c.data_allow.port_lo[0] == 7000 &&
+          c.data_allow.port_hi[0] == 7100);
+    /* untouched keys keep their defaults; the secrets were read, trimmed */
+    CHECK(strcmp(c.redis_host, "127.0.0.1") == 0 && c.poll_ms == 20000 && c.lease_ms == 45000 &&
+          c.key_rate == 50 && c.key_burst == 200 && strcmp(c.redis_user, "corral") == 0);
+    CHECK(strcmp(c.server_secret, "00112233445566778899aabbccddeeff") == 0 &&
+          strcmp(c.gateway_secret, c.server_secret) == 0 &&
+          strcmp(c.redis_password, c.server_secret) == 0);
+}
+
+static void test_refusals(void)
+{
+    char body[600], want[300];
+
+    /* the line, the key, and why */
+    CHECK(refused("nosuch = 1\n", "%s:4: nosuch: unknown key"));
+    CHECK(refused("redis_host\n", "%s:4: expected key = value"));
+    CHECK(refused("redis_port = 0\n", "%s:4: redis_port: expected an integer in [1, 65535]"));
+    CHECK(refused("redis_port = 65536\n", "%s:4: redis_port: expected an integer in [1, 65535]"));
+    CHECK(refused("redis_port = 80x\n", "%s:4: redis_port: expected an integer in [1, 65535]"));
+    CHECK(refused("redis_port =\n", "%s:4: redis_port: expected an integer in [1, 65535]"));
+    CHECK(refused("threads = 1\n", "%s:4: threads: expected an integer in [2, 1024]"));
+    CHECK(refused("\n# x\nmax_body_bytes = 1023\n",
+                  "%s:6: max_body_bytes: expected an integer in [1024, 67108864]"));
+    CHECK(refused("poll_ms = 99\n", "%s:4: poll_ms: expected an integer in [100, 300000]"));
+    CHECK(refused("key_rate = 0\n", "%s:4: key_rate: expected an integer in [1, 1000000]"));
+    CHECK(refused("fleet_share = 101\n", "%s:4: fleet_share: expected an integer in [1, 100]"));
+    memset(want, 'd', 256);
+    want[256] = '\0';
+    snprintf(body, sizeof(body), "domain = %s\n", want);
+    CHECK(refused(body, "%s:4: domain: longer than 255 characters"));
+    want[255] = '\0'; /* 255 characters fit */
+    snprintf(body, sizeof(body), "domain = %s\n", want);
+    CHECK(accepted(body));
+    CHECK(refused("worker_data_networks = 169.254.0.0/16\n",
+                  "%s:4: worker_data_networks: 169.254.0.0/16: covers link-local, where cloud "
+                  "metadata answers (169.254.0.0/16), never a worker address"));
+    CHECK(refused("worker_data_networks = 10.0.0.1/8\n",
+                  "%s:4: worker_data_networks: 10.0.0.1/8: host bits are set after the /8"));
+    CHECK(refused("worker_data_ports = 0-10\n",
+                  "%s:4: worker_data_ports: 0-10: not a port or a range LOW-HIGH of ports "
+                  "1-65535"));
+    /* rules between keys, checked once the whole file is read */
+    CHECK(refused("threads = 56\n",
+                  "longpoll_max + create_wait_max (56) must be below threads (56)"));
+    CHECK(accepted("threads = 57\n"));
+    CHECK(refused("poll_ms = 45000\n", "lease_ms (45000) must exceed poll_ms (45000)"));
+    CHECK(accepted("lease_ms = 500\npoll_ms = 100\n"));
+}
+
+static void test_secrets(void)
+{
+    struct corral_conf c;
+    char err[512], path[300], want[600], text[600];
+
+    /* the file itself missing */
+    snprintf(path, sizeof(path), "%s/absent.conf", dir);
+    CHECK(corral_conf_load(path, &c, err, sizeof(err)) == -1);
+    snprintf(want, sizeof(want), "%s: No such file or directory", path);
+    CHECK(strcmp(err, want) == 0);
+    /* a secret file missing, readable by others, too short */
+    snprintf(text, sizeof(text), "secret_file = %s/absent\n", dir);
+    write_file(conf, text, 0600);
+    snprintf(want, sizeof(want), "%s/absent: No such file or directory", dir);
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == -1 && strcmp(err, want) == 0);
+    snprintf(path, sizeof(path), "%s/open", dir);
+    write_file(path, "00112233445566778899aabbccddeeff\n", 0644);
+    snprintf(text, sizeof(text), "secret_file = %s\n", path);
+    write_file(conf, text, 0600);
+    snprintf(want, sizeof(want), "%s: readable by group or others; chmod 600 it", path);
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == -1 && strcmp(err, want) == 0);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/short", dir);
+    write_file(path, "00112233445566778899aabbccddeef\n", 0600); /* 31 characters */
+    snprintf(text, sizeof(text), "secret_file = %s\n", secret);
+    snprintf(text + strlen(text), sizeof(text) - strlen(text), "gateway_secret_file = %s\n", path);
+    /* redis_password_file is read before the gateway's: point it at the
+     * good secret, so the gateway secret is the one refused */
+    snprintf(text + strlen(text), sizeof(text) - strlen(text), "redis_password_file = %s\n",
+             secret);
+    write_file(conf, text, 0600);
+    snprintf(want, sizeof(want), "%s: the secret must be at least 32 characters", path);
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == -1 && strcmp(err, want) == 0);
+    unlink(path);
+}
+
+void unit_conf(int *total_passed, int *total_failed)
+{
+    if (!mkdtemp(dir)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    snprintf(secret, sizeof(secret), "%s/secret", dir);
+    snprintf(conf, sizeof(conf), "%s/corral.conf", dir);
+    write_file(secret, "00112233445566778899aabbccddeeff \r\n", 0600);
+    test_good();
+    test_refusals();
+    test_secrets();
+    unlink(conf);
+    unlink(secret);
+    rmdir(dir);
+    *total_passed += passed;
+    *total_failed += failed;
+}

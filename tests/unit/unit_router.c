@@ -1,0 +1,157 @@
+/* Unit tests of handlers/router.c's table lookup (router_match): which
+ * handler and role a method and path reach, the "{}" segments it captures,
+ * and 404 (no such path), 405 (path known, not with this method) and 501
+ * (a route of E2B's spec Corral does not serve). No FastCGI, no Redis. */
+#include "check.h"
+#include "router.h"
+
+#include <string.h>
+
+void unit_router(int *total_passed, int *total_failed);
+
+static int passed, failed;
+
+static struct route_match route(const char *method, const char *path, struct request *req)
+{
+    struct route_match m;
+
+    memset(req, 0, sizeof(*req));
+    req->method = method;
+    snprintf(req->path, sizeof(req->path), "%s", path);
+    router_match(req, &m);
+    return m;
+}
+
+/* 1 when method and path reach fn with access, capturing p0 (NULL: nothing). */
+static int served(const char *method, const char *path, handler_fn fn, enum access access,
+                  const char *p0)
+{
+    struct request req;
+    struct route_match m = route(method, path, &req);
+
+    return m.outcome == ROUTE_SERVED && m.fn == fn && m.access == access &&
+           (p0 ? strcmp(req.params[0], p0) == 0 : req.params[0][0] == '\0');
+}
+
+static enum route_outcome outcome(const char *method, const char *path)
+{
+    struct request req;
+
+    return route(method, path, &req).outcome;
+}
+
+/* 1 when method and path are E2B spec routes Corral refuses with 501, naming spec. */
+static int unserved(const char *method, const char *path, const char *spec)
+{
+    struct request req;
+    struct route_match m = route(method, path, &req);
+
+    return m.outcome == ROUTE_UNSERVED && m.access == ACCESS_MEMBER && m.spec_route &&
+           strcmp(m.spec_route, spec) == 0;
+}
+
+static void test_served(void)
+{
+    CHECK(served("GET", "/health", h_health, ACCESS_PUBLIC, NULL));
+    CHECK(served("POST", "/v1/sandboxes", h_sandbox_create, ACCESS_MEMBER, NULL));
+    CHECK(served("GET", "/v1/sandboxes", h_sandbox_list, ACCESS_MEMBER, NULL));
+    CHECK(served("GET", "/v1/sandboxes/ab12", h_sandbox_get, ACCESS_MEMBER, "ab12"));
+    CHECK(served("DELETE", "/v1/sandboxes/ab12", h_sandbox_delete, ACCESS_MEMBER, "ab12"));
+    CHECK(served("PUT", "/v1/sandboxes/ab12/network", h_sandbox_network, ACCESS_MEMBER, "ab12"));
+    CHECK(served("GET", "/v1/workspace", h_workspace_get, ACCESS_MEMBER, NULL));
+    /* who may call what: the owner-only routes, the worker routes, internal */
+    CHECK(served("PATCH", "/v1/workspace", h_workspace_patch, ACCESS_OWNER, NULL));
+    CHECK(served("POST", "/v1/keys", h_key_create, ACCESS_OWNER, NULL));
+    CHECK(served("DELETE", "/v1/keys/k1", h_key_delete, ACCESS_OWNER, "k1"));
+    CHECK(served("POST", "/v1/join-tokens", h_jointoken_create, ACCESS_OWNER, NULL));
+    CHECK(served("DELETE", "/v1/workers/w9", h_worker_delete, ACCESS_OWNER, "w9"));
+    CHECK(served("GET", "/v1/workers", h_workers_list, ACCESS_MEMBER, NULL));
+    CHECK(served("POST", "/v1/worker/handshake", h_worker_handshake, ACCESS_WORKER, NULL));
+    CHECK(served("POST", "/v1/worker/heartbeat", h_worker_heartbeat, ACCESS_WORKER, NULL));
+    CHECK(served("GET", "/v1/internal/route/sb1", h_internal_route, ACCESS_INTERNAL, "sb1"));
+    /* the E2B surface, both spellings of create and connect */
+    CHECK(served("POST", "/v2/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL));
+    CHECK(served("POST", "/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL));
+    CHECK(served("GET", "/v2/sandboxes", h_e2b_list_v2, ACCESS_MEMBER, NULL));
+    CHECK(served("GET", "/sandboxes", h_e2b_list, ACCESS_MEMBER, NULL));
+    CHECK(served("GET", "/sandboxes/i1", h_e2b_get, ACCESS_MEMBER, "i1"));
+    CHECK(served("DELETE", "/sandboxes/i1", h_sandbox_delete, ACCESS_MEMBER, "i1"));
+    CHECK(served("POST", "/sandboxes/i1/timeout", h_e2b_timeout, ACCESS_MEMBER, "i1"));
+    CHECK(served("PUT", "/sandboxes/i1/network", h_e2b_network, ACCESS_MEMBER, "i1"));
+    CHECK(served("POST", "/v2/sandboxes/i1/connect", h_e2b_connect, ACCESS_MEMBER, "i1"));
+    CHECK(served("POST", "/sandboxes/i1/connect", h_e2b_connect, ACCESS_MEMBER, "i1"));
+    CHECK(served("GET", "/templates", h_e2b_templates, ACCESS_MEMBER, NULL));
+    CHECK(served("GET", "/templates/aliases/base", h_e2b_template_alias, ACCESS_MEMBER, "base"));
+}
+
+static void test_params(void)
+{
+    struct request req;
+    char seg[80];
+
+    /* a segment is everything up to the next "/", whatever it holds */
+    CHECK(served("GET", "/sandboxes/a.b-c_d", h_e2b_get, ACCESS_MEMBER, "a.b-c_d"));
+    /* 63 characters fit params[0] (64 bytes); 64 do not, and match nothing */
+    memset(seg, 'x', 63);
+    seg[63] = '\0';
+    CHECK(route("GET", "/v1/sandboxes/", &req).outcome == ROUTE_NOT_FOUND);
+    snprintf(req.path, sizeof(req.path), "/v1/sandboxes/%s", seg);
+    CHECK(served("GET", req.path, h_sandbox_get, ACCESS_MEMBER, seg));
+    memset(seg, 'x', 64);
+    seg[64] = '\0';
+    snprintf(req.path, sizeof(req.path), "/v1/sandboxes/%s", seg);
+    CHECK(outcome("GET", req.path) == ROUTE_NOT_FOUND);
+}
+
+static void test_refused(void)
+{
+    /* 404: no route has this path */
+    CHECK(outcome("GET", "/") == ROUTE_NOT_FOUND);
+    CHECK(outcome("GET", "/nope") == ROUTE_NOT_FOUND);
+    CHECK(outcome("GET", "/health/") == ROUTE_NOT_FOUND);
+    CHECK(outcome("GET", "/healthz") == ROUTE_NOT_FOUND);
+    CHECK(outcome("GET", "/v1/sandboxes/") == ROUTE_NOT_FOUND); /* an empty segment */
+    CHECK(outcome("GET", "/v1/sandboxes/a/b") == ROUTE_NOT_FOUND);
+    CHECK(outcome("PUT", "/v1/sandboxes/a/networks") == ROUTE_NOT_FOUND);
+    CHECK(outcome("GET", "/V1/workspace") == ROUTE_NOT_FOUND); /* paths are case-sensitive */
+    CHECK(outcome("GET", "") == ROUTE_NOT_FOUND);
+    /* 405: the path is known, not with this method (methods are case-sensitive) */
+    CHECK(outcome("POST", "/health") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("get", "/health") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("PUT", "/v1/sandboxes") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("POST", "/v1/sandboxes/ab12") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("GET", "/v1/sandboxes/ab12/network") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("DELETE", "/v1/workspace") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("GET", "/v1/worker/heartbeat") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("POST", "/v1/internal/route/sb1") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("DELETE", "/templates") == ROUTE_METHOD_NOT_ALLOWED);
+    /* a path only E2B's spec knows, with a method it does not list: 405 too */
+    CHECK(outcome("POST", "/teams") == ROUTE_METHOD_NOT_ALLOWED);
+    CHECK(outcome("DELETE", "/volumes") == ROUTE_METHOD_NOT_ALLOWED);
+}
+
+static void test_unserved(void)
+{
+    /* checked before the served table: "metrics" is not a sandbox id */
+    CHECK(unserved("GET", "/sandboxes/metrics", "/sandboxes/metrics"));
+    CHECK(unserved("GET", "/sandboxes/i1/logs", "/sandboxes/{sandboxID}/logs"));
+    CHECK(unserved("GET", "/v2/sandboxes/i1/logs", "/v2/sandboxes/{sandboxID}/logs"));
+    CHECK(unserved("POST", "/sandboxes/i1/pause", "/sandboxes/{sandboxID}/pause"));
+    CHECK(unserved("GET", "/teams", "/teams"));
+    CHECK(unserved("GET", "/templates/base", "/templates/{templateID}"));
+    CHECK(unserved("DELETE", "/volumes/v1", "/volumes/{volumeID}"));
+    CHECK(unserved("GET", "/templates/t/files/h", "/templates/{templateID}/files/{hash}"));
+    /* and never for a path or method the spec does not have */
+    CHECK(outcome("GET", "/sandboxes/i1/unknown") == ROUTE_NOT_FOUND);
+    CHECK(outcome("GET", "/templates/aliases/base") == ROUTE_SERVED);
+}
+
+void unit_router(int *total_passed, int *total_failed)
+{
+    test_served();
+    test_params();
+    test_refused();
+    test_unserved();
+    *total_passed += passed;
+    *total_failed += failed;
+}
