@@ -433,16 +433,13 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
 static json_t *list_labelled(struct docker *d, const char *what, const char *wid, const char *sbid,
                              char *err, size_t errlen)
 {
-    char filt[512], path[1024], *enc;
+    char path[1024], *enc;
     long status = 0;
-    json_t *ans = NULL;
+    json_t *ans = NULL,
+           *labels = sbid ? json_pack("[s+, s+]", "corral.worker=", wid, "corral.sandbox=", sbid)
+                          : json_pack("[s+]", "corral.worker=", wid);
 
-    if (sbid)
-        snprintf(filt, sizeof(filt), "{\"label\":[\"corral.worker=%s\",\"corral.sandbox=%s\"]}",
-                 wid, sbid);
-    else
-        snprintf(filt, sizeof(filt), "{\"label\":[\"corral.worker=%s\"]}", wid);
-    enc = docker_urlencode(d, filt);
+    enc = docker_filters(d, labels ? json_pack("{s:o}", "label", labels) : NULL);
     if (!enc) {
         snprintf(err, errlen, "out of memory");
         return NULL;

@@ -128,7 +128,12 @@ int docker_ping(struct docker *d, char *err, size_t errlen)
     return 0;
 }
 
-char *docker_urlencode(struct docker *d, const char *s)
+char *docker_filters(struct docker *d, json_t *filters)
 {
-    return curl_easy_escape(d->curl, s, 0);
+    char *text = filters ? json_dumps(filters, JSON_COMPACT) : NULL, *enc;
+
+    json_decref(filters);
+    enc = text ? curl_easy_escape(d->curl, text, 0) : NULL;
+    free(text);
+    return enc;
 }

@@ -33,7 +33,9 @@ const char *docker_errmsg(json_t *answer, long status);
 /* GET /_ping: 0 when dockerd answers. */
 int docker_ping(struct docker *d, char *err, size_t errlen);
 
-/* s URL-encoded for a query string (filters=); free with curl_free(). */
-char *docker_urlencode(struct docker *d, const char *s);
+/* filters (taken: freed here) as the URL-encoded JSON a `?filters=` query
+ * wants, e.g. {"label": ["corral.worker=…"]}; NULL when out of memory. Free
+ * with curl_free(). */
+char *docker_filters(struct docker *d, json_t *filters);
 
 #endif

@@ -227,18 +227,15 @@ static void *refill_main(void *arg)
  * removed. */
 static void sweep_leftovers(struct docker *d)
 {
-    char filt[256], *enc, path[1024], err[256], name[NAME_LEN], id[32];
+    char *enc, path[1024], err[256], name[NAME_LEN], id[32];
     json_t *list = NULL, *ctr;
     long status = 0;
     size_t i;
     DIR *dir;
     struct dirent *e;
 
-    snprintf(filt, sizeof(filt),
-             "{\"label\":[\"corral.worker=%s\",\"corral.role=egress-pool\"],\"name\":["
-             "\"corral-" MEMBER_PREFIX "\"]}",
-             pool.wid);
-    enc = curl_easy_escape(d->curl, filt, 0);
+    enc = docker_filters(d, json_pack("{s:[s+, s], s:[s]}", "label", "corral.worker=", pool.wid,
+                                      "corral.role=egress-pool", "name", "corral-" MEMBER_PREFIX));
     snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", enc ? enc : "");
     curl_free(enc);
     if (docker_call(d, "GET", path, NULL, POOL_TIMEOUT_MS, &status, &list, err, sizeof(err)) == 0 &&

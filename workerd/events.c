@@ -67,15 +67,13 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 
 static void follow(struct docker *d, struct stream *s)
 {
-    char filt[512], url[1024], *enc;
+    char url[1024], *enc;
 
     pthread_mutex_lock(&s->w->id_mu);
-    snprintf(filt, sizeof(filt),
-             "{\"type\":[\"container\"],\"event\":[\"die\",\"destroy\"],"
-             "\"label\":[\"corral.worker=%s\"]}",
-             s->w->id.worker_id);
+    json_t *filters = json_pack("{s:[s], s:[s, s], s:[s+]}", "type", "container", "event", "die",
+                                "destroy", "label", "corral.worker=", s->w->id.worker_id);
     pthread_mutex_unlock(&s->w->id_mu);
-    enc = curl_easy_escape(d->curl, filt, 0);
+    enc = docker_filters(d, filters);
     if (!enc)
         return;
     snprintf(url, sizeof(url), "http://docker/v1.41/events?filters=%s", enc);

@@ -283,6 +283,21 @@ static void test_apply_order(void)
     json_decref(cmds);
 }
 
+/* Docker's ?filters= built as JSON, then URL-encoded: a label value with a
+ * quote in it stays a string, never breaks out into the JSON around it. */
+static void test_docker_filters(void)
+{
+    struct docker d = {0};
+    char *enc = docker_filters(&d, json_pack("{s:[s+]}", "label", "corral.worker=", "ab"));
+
+    CHECK(enc && strcmp(enc, "%7B%22label%22%3A%5B%22corral.worker%3Dab%22%5D%7D") == 0);
+    curl_free(enc);
+    enc = docker_filters(&d, json_pack("{s:[s]}", "label", "x\",\"y"));
+    CHECK(enc && strcmp(enc, "%7B%22label%22%3A%5B%22x%5C%22%2C%5C%22y%22%5D%7D") == 0);
+    curl_free(enc);
+    CHECK(docker_filters(&d, NULL) == NULL);
+}
+
 /* A command brought again while it waits or was applied is not taken twice. */
 static void test_backlog_merge(void)
 {
@@ -333,6 +348,7 @@ int main(void)
     test_slot_backstop();
     test_apply_order();
     test_backlog_merge();
+    test_docker_filters();
     test_resolvers();
     test_ruleset();
     test_sbnet();
