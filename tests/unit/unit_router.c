@@ -50,38 +50,50 @@ static int unserved(const char *method, const char *path, const char *spec)
            strcmp(m.spec_route, spec) == 0;
 }
 
+/* Every served route: method, path, handler, who may call it, first param.
+ * The owner-only routes, the worker routes, internal and both E2B spellings of
+ * create and connect among them. */
+static const struct {
+    const char *method, *path;
+    handler_fn fn;
+    enum access access;
+    const char *p0;
+} served_routes[] = {
+    {"GET", "/health", h_health, ACCESS_PUBLIC, NULL},
+    {"POST", "/v1/sandboxes", h_sandbox_create, ACCESS_MEMBER, NULL},
+    {"GET", "/v1/sandboxes", h_sandbox_list, ACCESS_MEMBER, NULL},
+    {"GET", "/v1/sandboxes/ab12", h_sandbox_get, ACCESS_MEMBER, "ab12"},
+    {"DELETE", "/v1/sandboxes/ab12", h_sandbox_delete, ACCESS_MEMBER, "ab12"},
+    {"PUT", "/v1/sandboxes/ab12/network", h_sandbox_network, ACCESS_MEMBER, "ab12"},
+    {"GET", "/v1/workspace", h_workspace_get, ACCESS_MEMBER, NULL},
+    {"PATCH", "/v1/workspace", h_workspace_patch, ACCESS_OWNER, NULL},
+    {"POST", "/v1/keys", h_key_create, ACCESS_OWNER, NULL},
+    {"DELETE", "/v1/keys/k1", h_key_delete, ACCESS_OWNER, "k1"},
+    {"POST", "/v1/join-tokens", h_jointoken_create, ACCESS_OWNER, NULL},
+    {"DELETE", "/v1/workers/w9", h_worker_delete, ACCESS_OWNER, "w9"},
+    {"GET", "/v1/workers", h_workers_list, ACCESS_MEMBER, NULL},
+    {"POST", "/v1/worker/handshake", h_worker_handshake, ACCESS_WORKER, NULL},
+    {"POST", "/v1/worker/heartbeat", h_worker_heartbeat, ACCESS_WORKER, NULL},
+    {"GET", "/v1/internal/route/sb1", h_internal_route, ACCESS_INTERNAL, "sb1"},
+    {"POST", "/v2/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL},
+    {"POST", "/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL},
+    {"GET", "/v2/sandboxes", h_e2b_list_v2, ACCESS_MEMBER, NULL},
+    {"GET", "/sandboxes", h_e2b_list, ACCESS_MEMBER, NULL},
+    {"GET", "/sandboxes/i1", h_e2b_get, ACCESS_MEMBER, "i1"},
+    {"DELETE", "/sandboxes/i1", h_sandbox_delete, ACCESS_MEMBER, "i1"},
+    {"POST", "/sandboxes/i1/timeout", h_e2b_timeout, ACCESS_MEMBER, "i1"},
+    {"PUT", "/sandboxes/i1/network", h_e2b_network, ACCESS_MEMBER, "i1"},
+    {"POST", "/v2/sandboxes/i1/connect", h_e2b_connect, ACCESS_MEMBER, "i1"},
+    {"POST", "/sandboxes/i1/connect", h_e2b_connect, ACCESS_MEMBER, "i1"},
+    {"GET", "/templates", h_e2b_templates, ACCESS_MEMBER, NULL},
+    {"GET", "/templates/aliases/base", h_e2b_template_alias, ACCESS_MEMBER, "base"},
+};
+
 static void test_served(void)
 {
-    CHECK(served("GET", "/health", h_health, ACCESS_PUBLIC, NULL));
-    CHECK(served("POST", "/v1/sandboxes", h_sandbox_create, ACCESS_MEMBER, NULL));
-    CHECK(served("GET", "/v1/sandboxes", h_sandbox_list, ACCESS_MEMBER, NULL));
-    CHECK(served("GET", "/v1/sandboxes/ab12", h_sandbox_get, ACCESS_MEMBER, "ab12"));
-    CHECK(served("DELETE", "/v1/sandboxes/ab12", h_sandbox_delete, ACCESS_MEMBER, "ab12"));
-    CHECK(served("PUT", "/v1/sandboxes/ab12/network", h_sandbox_network, ACCESS_MEMBER, "ab12"));
-    CHECK(served("GET", "/v1/workspace", h_workspace_get, ACCESS_MEMBER, NULL));
-    /* who may call what: the owner-only routes, the worker routes, internal */
-    CHECK(served("PATCH", "/v1/workspace", h_workspace_patch, ACCESS_OWNER, NULL));
-    CHECK(served("POST", "/v1/keys", h_key_create, ACCESS_OWNER, NULL));
-    CHECK(served("DELETE", "/v1/keys/k1", h_key_delete, ACCESS_OWNER, "k1"));
-    CHECK(served("POST", "/v1/join-tokens", h_jointoken_create, ACCESS_OWNER, NULL));
-    CHECK(served("DELETE", "/v1/workers/w9", h_worker_delete, ACCESS_OWNER, "w9"));
-    CHECK(served("GET", "/v1/workers", h_workers_list, ACCESS_MEMBER, NULL));
-    CHECK(served("POST", "/v1/worker/handshake", h_worker_handshake, ACCESS_WORKER, NULL));
-    CHECK(served("POST", "/v1/worker/heartbeat", h_worker_heartbeat, ACCESS_WORKER, NULL));
-    CHECK(served("GET", "/v1/internal/route/sb1", h_internal_route, ACCESS_INTERNAL, "sb1"));
-    /* the E2B surface, both spellings of create and connect */
-    CHECK(served("POST", "/v2/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL));
-    CHECK(served("POST", "/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL));
-    CHECK(served("GET", "/v2/sandboxes", h_e2b_list_v2, ACCESS_MEMBER, NULL));
-    CHECK(served("GET", "/sandboxes", h_e2b_list, ACCESS_MEMBER, NULL));
-    CHECK(served("GET", "/sandboxes/i1", h_e2b_get, ACCESS_MEMBER, "i1"));
-    CHECK(served("DELETE", "/sandboxes/i1", h_sandbox_delete, ACCESS_MEMBER, "i1"));
-    CHECK(served("POST", "/sandboxes/i1/timeout", h_e2b_timeout, ACCESS_MEMBER, "i1"));
-    CHECK(served("PUT", "/sandboxes/i1/network", h_e2b_network, ACCESS_MEMBER, "i1"));
-    CHECK(served("POST", "/v2/sandboxes/i1/connect", h_e2b_connect, ACCESS_MEMBER, "i1"));
-    CHECK(served("POST", "/sandboxes/i1/connect", h_e2b_connect, ACCESS_MEMBER, "i1"));
-    CHECK(served("GET", "/templates", h_e2b_templates, ACCESS_MEMBER, NULL));
-    CHECK(served("GET", "/templates/aliases/base", h_e2b_template_alias, ACCESS_MEMBER, "base"));
+    for (size_t i = 0; i < sizeof(served_routes) / sizeof(served_routes[0]); i++)
+        CHECK(served(served_routes[i].method, served_routes[i].path, served_routes[i].fn,
+                     served_routes[i].access, served_routes[i].p0));
 }
 
 static void test_params(void)
@@ -103,44 +115,63 @@ static void test_params(void)
     CHECK(outcome("GET", req.path) == ROUTE_NOT_FOUND);
 }
 
+/* What the router refuses, and how: 404 when no route has the path, 405 when
+ * the path is known but not with this method. */
+static const struct {
+    const char *method, *path;
+    enum route_outcome want;
+} refused_routes[] = {
+    /* 404: no route has this path */
+    {"GET", "/", ROUTE_NOT_FOUND},
+    {"GET", "/nope", ROUTE_NOT_FOUND},
+    {"GET", "/health/", ROUTE_NOT_FOUND},
+    {"GET", "/healthz", ROUTE_NOT_FOUND},
+    {"GET", "/v1/sandboxes/", ROUTE_NOT_FOUND}, /* an empty segment */
+    {"GET", "/v1/sandboxes/a/b", ROUTE_NOT_FOUND},
+    {"PUT", "/v1/sandboxes/a/networks", ROUTE_NOT_FOUND},
+    {"GET", "/V1/workspace", ROUTE_NOT_FOUND}, /* paths are case-sensitive */
+    {"GET", "", ROUTE_NOT_FOUND},
+    /* 405: the path is known, not with this method (methods are case-sensitive) */
+    {"POST", "/health", ROUTE_METHOD_NOT_ALLOWED},
+    {"get", "/health", ROUTE_METHOD_NOT_ALLOWED},
+    {"PUT", "/v1/sandboxes", ROUTE_METHOD_NOT_ALLOWED},
+    {"POST", "/v1/sandboxes/ab12", ROUTE_METHOD_NOT_ALLOWED},
+    {"GET", "/v1/sandboxes/ab12/network", ROUTE_METHOD_NOT_ALLOWED},
+    {"DELETE", "/v1/workspace", ROUTE_METHOD_NOT_ALLOWED},
+    {"GET", "/v1/worker/heartbeat", ROUTE_METHOD_NOT_ALLOWED},
+    {"POST", "/v1/internal/route/sb1", ROUTE_METHOD_NOT_ALLOWED},
+    {"DELETE", "/templates", ROUTE_METHOD_NOT_ALLOWED},
+    /* a path only E2B's spec knows, with a method it does not list: 405 too */
+    {"POST", "/teams", ROUTE_METHOD_NOT_ALLOWED},
+    {"DELETE", "/volumes", ROUTE_METHOD_NOT_ALLOWED},
+};
+
 static void test_refused(void)
 {
-    /* 404: no route has this path */
-    CHECK(outcome("GET", "/") == ROUTE_NOT_FOUND);
-    CHECK(outcome("GET", "/nope") == ROUTE_NOT_FOUND);
-    CHECK(outcome("GET", "/health/") == ROUTE_NOT_FOUND);
-    CHECK(outcome("GET", "/healthz") == ROUTE_NOT_FOUND);
-    CHECK(outcome("GET", "/v1/sandboxes/") == ROUTE_NOT_FOUND); /* an empty segment */
-    CHECK(outcome("GET", "/v1/sandboxes/a/b") == ROUTE_NOT_FOUND);
-    CHECK(outcome("PUT", "/v1/sandboxes/a/networks") == ROUTE_NOT_FOUND);
-    CHECK(outcome("GET", "/V1/workspace") == ROUTE_NOT_FOUND); /* paths are case-sensitive */
-    CHECK(outcome("GET", "") == ROUTE_NOT_FOUND);
-    /* 405: the path is known, not with this method (methods are case-sensitive) */
-    CHECK(outcome("POST", "/health") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("get", "/health") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("PUT", "/v1/sandboxes") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("POST", "/v1/sandboxes/ab12") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("GET", "/v1/sandboxes/ab12/network") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("DELETE", "/v1/workspace") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("GET", "/v1/worker/heartbeat") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("POST", "/v1/internal/route/sb1") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("DELETE", "/templates") == ROUTE_METHOD_NOT_ALLOWED);
-    /* a path only E2B's spec knows, with a method it does not list: 405 too */
-    CHECK(outcome("POST", "/teams") == ROUTE_METHOD_NOT_ALLOWED);
-    CHECK(outcome("DELETE", "/volumes") == ROUTE_METHOD_NOT_ALLOWED);
+    for (size_t i = 0; i < sizeof(refused_routes) / sizeof(refused_routes[0]); i++)
+        CHECK(outcome(refused_routes[i].method, refused_routes[i].path) == refused_routes[i].want);
 }
+
+/* E2B spec routes Corral answers 501, each naming the spec's route. */
+static const struct {
+    const char *method, *path, *spec;
+} unserved_routes[] = {
+    /* checked before the served table: "metrics" is not a sandbox id */
+    {"GET", "/sandboxes/metrics", "/sandboxes/metrics"},
+    {"GET", "/sandboxes/i1/logs", "/sandboxes/{sandboxID}/logs"},
+    {"GET", "/v2/sandboxes/i1/logs", "/v2/sandboxes/{sandboxID}/logs"},
+    {"POST", "/sandboxes/i1/pause", "/sandboxes/{sandboxID}/pause"},
+    {"GET", "/teams", "/teams"},
+    {"GET", "/templates/base", "/templates/{templateID}"},
+    {"DELETE", "/volumes/v1", "/volumes/{volumeID}"},
+    {"GET", "/templates/t/files/h", "/templates/{templateID}/files/{hash}"},
+};
 
 static void test_unserved(void)
 {
-    /* checked before the served table: "metrics" is not a sandbox id */
-    CHECK(unserved("GET", "/sandboxes/metrics", "/sandboxes/metrics"));
-    CHECK(unserved("GET", "/sandboxes/i1/logs", "/sandboxes/{sandboxID}/logs"));
-    CHECK(unserved("GET", "/v2/sandboxes/i1/logs", "/v2/sandboxes/{sandboxID}/logs"));
-    CHECK(unserved("POST", "/sandboxes/i1/pause", "/sandboxes/{sandboxID}/pause"));
-    CHECK(unserved("GET", "/teams", "/teams"));
-    CHECK(unserved("GET", "/templates/base", "/templates/{templateID}"));
-    CHECK(unserved("DELETE", "/volumes/v1", "/volumes/{volumeID}"));
-    CHECK(unserved("GET", "/templates/t/files/h", "/templates/{templateID}/files/{hash}"));
+    for (size_t i = 0; i < sizeof(unserved_routes) / sizeof(unserved_routes[0]); i++)
+        CHECK(
+            unserved(unserved_routes[i].method, unserved_routes[i].path, unserved_routes[i].spec));
     /* and never for a path or method the spec does not have */
     CHECK(outcome("GET", "/sandboxes/i1/unknown") == ROUTE_NOT_FOUND);
     CHECK(outcome("GET", "/templates/aliases/base") == ROUTE_SERVED);
