@@ -29,7 +29,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     static struct corral_conf cc;
-    struct sched_conf conf = {.create_timeout_ms = 60000, .grace_ms = 5000};
+    struct sched_conf conf;
     struct sandbox_spec spec = {.timeout_s = 300, .cpu_cores = 0.5, .memory_mb = 256};
     struct sched_error err;
     struct rconn rc;
@@ -47,8 +47,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sched: %s\n", cerr);
         return 2;
     }
-    conf.gateway_secret = cc.gateway_secret;
-    conf.env_secret = cc.server_secret;
+    /* The scheduler's settings as corral-api makes them: a hand-made copy
+     * missed workspace_max_concurrent_ceiling (0: every create refused). */
+    sched_conf_init(&conf, &cc);
     snprintf(spec.template_id, sizeof(spec.template_id), "base");
     spec.metadata_json = strdup("{}");
     spec.env_json = strdup("{}");
