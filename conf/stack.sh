@@ -321,12 +321,25 @@ up() {
     trap - EXIT INT TERM
 }
 
+# The stack's sandboxes, ready egress proxies and their networks go with it.
+# workerd leaves them running when it stops, so that a restarted workerd finds
+# its sandboxes; `down` ends the stack, and nothing of it may stay behind.
+remove_worker_objects() {
+    local wid state=$RUN/workerd-state/worker
+    [ -f "$state" ] && command -v docker >/dev/null || return 0
+    wid=$(sed -n 's/^worker_id = \([0-9a-f]*\)$/\1/p' "$state")
+    [ -n "$wid" ] || return 0
+    timeout 120 docker ps -aq --filter "label=corral.worker=$wid" | xargs -r timeout 120 docker rm -f >/dev/null 2>&1 || true
+    timeout 60 docker network ls -q --filter "label=corral.worker=$wid" | xargs -r timeout 60 docker network rm >/dev/null 2>&1 || true
+}
+
 down() {
     if [ -f "$RUN/nginx.pid" ]; then
         nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" -s quit 2>/dev/null || true
         for _ in $(seq 1 50); do [ -f "$RUN/nginx.pid" ] || break; sleep 0.1; done
     fi
     stop_pid workerd
+    remove_worker_objects
     stop_pid sched
     stop_pid sched-2
     for i in $(seq 1 $API_PROCS); do stop_pid "api-$i"; done

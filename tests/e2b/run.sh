@@ -50,6 +50,12 @@ echo "--- thirty idle sandboxes at once"
 CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
     node --test --test-reporter=spec tests/e2b/thirty_idle.check.mjs || rc=1
 [ "$rc" = 0 ] || tail -n 30 "$CORRAL_RUN/log/workerd.log"
+wid=$(sed -n 's/^worker_id = //p' "$CORRAL_RUN/workerd-state/worker")
 conf/stack.sh down >/dev/null 2>&1
+# `make down` ends the stack: none of its sandboxes, ready proxies or networks stay.
+left=$(docker ps -aq --filter "label=corral.worker=${wid:?no worker id in the state dir}" | wc -l)
+nets=$(docker network ls -q --filter "label=corral.worker=$wid" | wc -l)
+echo "--- after down: $left containers, $nets networks of worker $wid"
+[ "$left" = 0 ] && [ "$nets" = 0 ] || { echo "e2b: stack.sh down left containers or networks behind"; rc=1; }
 [ "$rc" = 0 ] && rm -rf "$CORRAL_RUN"
 exit "$rc"
