@@ -35,12 +35,13 @@ cc -O2 -g ${DP_CFLAGS:-} -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 T=$(mktemp -d /tmp/corral-dataplane.XXXXXX)
 chmod 755 "$T"
 NGX="$T/nginx"
-export CORRAL_RUN="$T/stack" CORRAL_PORT=$(free_port_pair) CORRAL_REDIS_PORT=$(free_port) CORRAL_PROFILE=test
+read -r CORRAL_PORT CORRAL_REDIS_PORT GW_PORT NOCACHE_PORT DP_PORT < <(free_ports 5)
+[ -n "$DP_PORT" ] || { echo "dataplane: no free ports"; exit 1; }
+export CORRAL_RUN="$T/stack" CORRAL_PORT CORRAL_REDIS_PORT CORRAL_PROFILE=test
 export CORRAL_BUILD="$ROOT/$BUILD/stack/bin"
 # Workers' data ports: 127.0.0.1 only, so that ssrf.test.mjs has loopback
 # addresses outside the list (127.0.0.2, where the sandboxes' envd also runs).
 export CORRAL_WORKER_NETWORKS="127.0.0.1/32 ::1/128" CORRAL_WORKER_PORTS="1024-65535"
-GW_PORT=$(free_port); NOCACHE_PORT=$(free_port); DP_PORT=$(free_port)
 DP_PID=""
 ok=0
 

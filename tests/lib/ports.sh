@@ -1,17 +1,43 @@
 # tests/lib/ports.sh (sourced): loopback ports no one holds, so that test
 # stacks never collide with another stack on the same machine.
-# free_port: one port the kernel just handed out and released.
-free_port() {
-    node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+#
+# Picked below the kernel's ephemeral range (ip_local_port_range), never from
+# it: a port the kernel hands out there (listen on port 0, then close) can be
+# given to an outgoing connection before our server binds it, and then nginx
+# fails with "Address already in use". Ports below 20000 are left to the
+# suites' fixed ports.
+PORTS_LOW=20000
+
+# 1 when nothing listens on or is connected from port $1.
+port_unused() {
+    [ -z "$(ss -tanH "( sport = :$1 )")" ]
 }
 
-# free_port_pair: a port p with p+1 also free (the stack's API and data ports).
-free_port_pair() {
-    local p i
-    for i in $(seq 20); do
-        p=$(free_port)
-        [ "$p" -lt 65535 ] && [ -z "$(ss -ltnH "( sport = :$((p + 1)) )")" ] && { echo "$p"; return 0; }
+# free_port: one unused port in [20000, start of the ephemeral range).
+free_port() {
+    local top p
+    read -r top _ </proc/sys/net/ipv4/ip_local_port_range
+    for _ in $(seq 50); do
+        p=$((PORTS_LOW + (RANDOM * 32768 + RANDOM) % (top - PORTS_LOW - 1)))
+        port_unused "$p" && { echo "$p"; return 0; }
     done
-    echo "ports.sh: no free pair of ports after 20 tries" >&2
+    echo "ports.sh: no free port after 50 tries" >&2
     return 1
+}
+
+# free_ports N: N distinct unused ports on one line; the first, p, has p+1
+# unused too and taken by none of the others (a stack's API and data ports).
+free_ports() {
+    local n=$1 got=() p
+    for _ in $(seq $((n * 20))); do
+        [ ${#got[@]} -ge "$n" ] && break
+        p=$(free_port) || return 1
+        case " ${got[*]} $((${got[0]:-0} + 1)) " in *" $p "*) continue ;; esac
+        if [ ${#got[@]} -eq 0 ]; then
+            port_unused $((p + 1)) || continue
+        fi
+        got+=("$p")
+    done
+    [ ${#got[@]} -ge "$n" ] || { echo "ports.sh: no $n free ports" >&2; return 1; }
+    echo "${got[*]}"
 }

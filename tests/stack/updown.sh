@@ -12,8 +12,8 @@ cd "$ROOT" || exit 1
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-stack.XXXXXX)
 # shellcheck source=../lib/ports.sh
 . "$ROOT/tests/lib/ports.sh"
-CORRAL_PORT=${STACK_TEST_PORT:-$(free_port_pair)} || exit 1
-CORRAL_REDIS_PORT=${STACK_TEST_REDIS_PORT:-$(free_port)} || exit 1
+read -r CORRAL_PORT CORRAL_REDIS_PORT < <(free_ports 2)
+[ -n "$CORRAL_REDIS_PORT" ] || { echo "stack test: no free ports" >&2; exit 1; }
 export CORRAL_PORT CORRAL_REDIS_PORT
 export CORRAL_PROFILE=dev CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin}
 unset CORRAL_WORKERD
