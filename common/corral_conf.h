@@ -29,6 +29,7 @@ struct corral_conf {
     long create_timeout_ms; /* a create waits this long for "running" */
     long grace_ms;          /* then corral-sched reclaims after this much more */
     long sweep_ms;          /* corral-sched period */
+    long paused_max_s;      /* a paused sandbox is killed after this long (decision 0044) */
     long redis_timeout_ms;
     /* worker_data_networks / worker_data_ports: where a worker's data_addr may
      * point (the gateway connects there; decision 32) */

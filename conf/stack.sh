@@ -41,11 +41,11 @@ die() { echo "stack: $*" >&2; exit 1; }
 profile_settings() {
     # poll/lease short in tests so that dead workers are noticed within seconds.
     case "$PROFILE" in
-    dev)   POLL=20000 LEASE=45000 CREATE=60000 GRACE=5000 SWEEP=1000
+    dev)   POLL=20000 LEASE=45000 CREATE=60000 GRACE=5000 SWEEP=250
            RATE_KEY=50 BURST_KEY=200 RATE_ADDR=200 BURST_ADDR=400 ;;
     test)  POLL=2000 LEASE=5000 CREATE=20000 GRACE=1000 SWEEP=200
            RATE_KEY=200 BURST_KEY=400 RATE_ADDR=5000 BURST_ADDR=5000 ;;
-    bench) POLL=20000 LEASE=45000 CREATE=60000 GRACE=5000 SWEEP=1000
+    bench) POLL=20000 LEASE=45000 CREATE=60000 GRACE=5000 SWEEP=250
            RATE_KEY=1000000 BURST_KEY=100000 RATE_ADDR=1000000 BURST_ADDR=100000 ;;
     *) die "CORRAL_PROFILE must be dev, test or bench" ;;
     esac
@@ -194,6 +194,7 @@ lease_ms = $LEASE
 create_timeout_ms = $CREATE
 grace_ms = $GRACE
 sweep_ms = $SWEEP
+paused_max_s = ${CORRAL_PAUSED_MAX_S:-86400}
 worker_data_networks = $WORKER_NETWORKS
 worker_data_ports = $WORKER_PORTS
 fleet_share = $FLEET_SHARE

@@ -77,16 +77,18 @@ int e2b_parse_time(const char *text, long long *ms)
 }
 
 /* state: a comma list of running, paused (style form, explode false). */
-static int parse_state(const char *state, int *running)
+static int parse_state(const char *state, int *running, int *paused)
 {
     char buf[64], *save = NULL, *s;
 
-    *running = !*state;
+    *running = *paused = !*state;
     snprintf(buf, sizeof(buf), "%s", state);
     for (s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
         if (strcmp(s, "running") == 0)
             *running = 1;
-        else if (strcmp(s, "paused") != 0)
+        else if (strcmp(s, "paused") == 0)
+            *paused = 1;
+        else
             return -1;
     }
     return 0;
@@ -156,7 +158,7 @@ int e2b_list_query_parse(const struct request *req, int paginate, struct e2b_lis
     char state[64] = "";
 
     memset(q, 0, sizeof(*q));
-    q->want_running = 1;
+    q->want_running = q->want_paused = 1;
     q->started_after = LLONG_MIN;
     q->limit = paginate ? E2B_LIST_LIMIT_MAX : SIZE_MAX;
     if (query_param(req, "metadata", q->metadata, sizeof(q->metadata)) < 0)
@@ -165,7 +167,7 @@ int e2b_list_query_parse(const struct request *req, int paginate, struct e2b_lis
         return 0;
     if (query_param(req, "state", state, sizeof(state)) < 0)
         return fail(err, errlen, "state: must be a comma-separated list of running, paused");
-    if (parse_state(state, &q->want_running) != 0)
+    if (parse_state(state, &q->want_running, &q->want_paused) != 0)
         return fail(err, errlen, "state: must be a comma-separated list of running, paused");
     return parse_v2(req, q, err, errlen);
 }

@@ -14,6 +14,7 @@ struct e2b_list_query {
     char metadata[1024];
     char template_name[128];
     int want_running;        /* state is absent or names running */
+    int want_paused;         /* state is absent or names paused */
     int ascending;           /* order=asc: oldest first */
     long long started_after; /* ms; LLONG_MIN when absent */
     size_t limit;

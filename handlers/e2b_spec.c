@@ -34,12 +34,6 @@ static int unsupported(const json_t *body, char *err, size_t errlen)
 {
     static const char *const fields[] = {"mcp", "iam", "volumeMounts", NULL};
 
-    if (json_is_true(json_object_get(body, "autoPause")) ||
-        json_is_true(json_object_get(json_object_get(body, "autoResume"), "enabled"))) {
-        snprintf(err, errlen,
-                 "autoPause/autoResume: pausing sandboxes is not supported by Corral yet");
-        return 501;
-    }
     for (int i = 0; fields[i]; i++)
         if (given(json_object_get(body, fields[i]))) {
             snprintf(err, errlen, "%s: not supported by Corral yet", fields[i]);
@@ -129,6 +123,11 @@ static json_t *native_body(const json_t *body)
         json_object_set(n, "require_isolation", json_object_get(meta, ISOLATION_KEY));
     if (json_object_get(body, "envVars") && !json_is_null(json_object_get(body, "envVars")))
         json_object_set(n, "env", json_object_get(body, "envVars"));
+    if (json_is_true(json_object_get(body, "autoPause")))
+        json_object_set_new(n, "on_timeout", json_string("pause"));
+    if (json_object_get(json_object_get(body, "autoResume"), "enabled"))
+        json_object_set(n, "auto_resume",
+                        json_object_get(json_object_get(body, "autoResume"), "enabled"));
     return n;
 }
 
@@ -146,6 +145,8 @@ static const char *const e2b_names[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_SECURE] = "secure",
     /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one name, joined on purpose */
     [SPEC_FIELD_REQUIRE_ISOLATION] = "metadata." ISOLATION_KEY,
+    [SPEC_FIELD_ON_TIMEOUT] = "autoPause",
+    [SPEC_FIELD_AUTO_RESUME] = "autoResume.enabled",
 };
 
 int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)

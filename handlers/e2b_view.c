@@ -43,7 +43,10 @@ static void add_detail(json_t *o, const struct sandbox_record *r)
     json_object_set_new(o, "memoryMB", json_integer(r->memory_mb));
     json_object_set_new(o, "diskSizeMB", json_integer(0));
     json_object_set_new(o, "metadata", sandbox_json_field(r->metadata, "{}"));
-    json_object_set_new(o, "state", json_string("running"));
+    json_object_set_new(o, "state", json_string(sandbox_is_paused(r) ? "paused" : "running"));
+    json_object_set_new(o, "lifecycle",
+                        json_pack("{s:s, s:b}", "onTimeout", r->pause_on_timeout ? "pause" : "kill",
+                                  "autoResume", r->auto_resume));
 }
 
 /* SandboxDetail's allowInternetAccess (null: not given) and network, with the

@@ -15,8 +15,9 @@
 
 #define MAX_TIMEOUT_S 86400
 
-/* The caller's record of a running sandbox: 0, or -1 after answering 404/503. */
-static int running_record(struct request *req, struct sandbox_record *rec)
+/* The caller's record of a live sandbox (running, or paused or on the way
+ * between): 0, or -1 after answering 404/503. */
+static int live_record(struct request *req, struct sandbox_record *rec)
 {
     int found = 0;
 
@@ -27,7 +28,8 @@ static int running_record(struct request *req, struct sandbox_record *rec)
         respond_store_down(req);
         return -1;
     }
-    if (found == 0 || !sandbox_is_running(rec)) {
+    if (found == 0 || (!sandbox_is_running(rec) && !sandbox_is_paused(rec) &&
+                       strcmp(rec->state, "resuming") != 0)) {
         sandbox_record_free(rec);
         NOT_FOUND_SANDBOX(req);
         return -1;
@@ -67,14 +69,13 @@ void h_e2b_get(struct request *req)
 {
     struct sandbox_record rec;
 
-    if (running_record(req, &rec) != 0)
+    if (live_record(req, &rec) != 0)
         return;
     respond_json(req, 200, e2b_view(&rec, E2B_DETAIL, req->conf));
     sandbox_record_free(&rec);
 }
 
-/* timeout in seconds from the body, or -1 after answering 400. */
-static long body_timeout(struct request *req, int required)
+long e2b_body_timeout(struct request *req, int required)
 {
     json_t *body = request_json_body(req), *v;
     long t = -2;
@@ -98,7 +99,7 @@ static long body_timeout(struct request *req, int required)
 
 void h_e2b_timeout(struct request *req)
 {
-    long t = body_timeout(req, 1);
+    long t = e2b_body_timeout(req, 1);
 
     /* The deadline script itself refuses a sandbox that is not running (0). */
     if (t >= 0)
@@ -112,11 +113,16 @@ void h_e2b_timeout(struct request *req)
 
 void h_e2b_connect(struct request *req)
 {
-    long t = body_timeout(req, 0);
+    long t = e2b_body_timeout(req, 0);
     struct sandbox_record rec;
 
-    if (t == -1 || running_record(req, &rec) != 0)
+    if (t == -1 || live_record(req, &rec) != 0)
         return;
+    if (!sandbox_is_running(&rec)) {
+        sandbox_record_free(&rec);
+        e2b_connect_paused(req, t >= 0 ? t : -1);
+        return;
+    }
     /* Connecting never shortens a sandbox's life, it only extends it. */
     if (t >= 0 && sandbox_set_deadline(req->rc, req->cred.ws, req->params[0],
                                        clock_now_ms() + t * 1000, 1) < 0)

@@ -1,7 +1,7 @@
 /* E2B listing: GET /v2/sandboxes (the spec's filters and order, pagination by
  * an X-Next-Token cursor) and the deprecated GET /sandboxes (metadata only).
- * Only running sandboxes are listed: E2B's states are running and paused, and
- * Corral does not pause. */
+ * Live sandboxes are listed, as E2B's two states: running, and paused (which
+ * includes one being paused; decision 0044). */
 #include "e2b_list_query.h"
 #include "e2b_view.h"
 #include "handlers.h"
@@ -26,10 +26,14 @@ static int in_order(const void *a, const void *b)
                           &((const struct listed *)b)->key);
 }
 
-/* 1 when a running record passes the query's filters. */
+/* 1 when a live record passes the query's filters. */
 static int keep(const struct e2b_list_query *q, const struct sandbox_record *rec,
                 const json_t *view)
 {
+    if (!(sandbox_is_running(rec) || strcmp(rec->state, "resuming") == 0
+              ? q->want_running
+              : sandbox_is_paused(rec) && q->want_paused))
+        return 0;
     if (rec->started_at < q->started_after)
         return 0;
     if (*q->template_name && strcmp(rec->template_id, q->template_name) != 0)
@@ -43,7 +47,7 @@ static struct listed *collect(struct request *req, const struct e2b_list_query *
     struct sandbox_list all;
     struct listed *out;
 
-    if (sandbox_list_read(req->rc, req->cred.ws, "running", &all) != 0)
+    if (sandbox_list_read(req->rc, req->cred.ws, NULL, &all) != 0)
         return NULL;
     out = calloc(all.n + 1, sizeof(*out));
     *n = 0;
@@ -72,7 +76,7 @@ static json_t *page(struct request *req, const struct e2b_list_query *q, struct 
     int more = 0;
     char token[64];
 
-    for (size_t i = 0; q->want_running && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (!e2b_after_cursor(q, &all[i].key))
             continue;
         if (json_array_size(arr) == q->limit) {
@@ -101,6 +105,8 @@ static void list(struct request *req, int paginate)
         respond_error(req, 400, "%s", msg);
         return;
     }
+    if (!paginate)
+        q.want_paused = 0; /* the old listing is "all running sandboxes" */
     all = collect(req, &q, &n);
     if (!all) {
         respond_store_down(req);

@@ -79,10 +79,10 @@ static int check_body(const json_t *b, char *err, size_t errlen)
         const char *id = json_string_value(json_object_get(v, "id"));
         const char *st = json_string_value(json_object_get(v, "state"));
         if (!id || !token_is_id(id) || !st ||
-            (strcmp(st, "running") != 0 && strcmp(st, "exited") != 0 &&
+            (strcmp(st, "running") != 0 && strcmp(st, "paused") != 0 && strcmp(st, "exited") != 0 &&
              strcmp(st, "failed") != 0)) {
             snprintf(err, errlen,
-                     "sandboxes[%zu]: needs an id and a state (running, exited, "
+                     "sandboxes[%zu]: needs an id and a state (running, paused, exited, "
                      "failed)",
                      i);
             return -1;

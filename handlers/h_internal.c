@@ -41,6 +41,11 @@ void h_internal_route(struct request *req)
         return;
     }
     found = token_is_id(sbid) ? route_lookup(req->rc, sbid, &rt) : 0;
+    /* autoResume: traffic to a paused sandbox resumes it (decision 0044). */
+    if (found == 2)
+        found = resume_for_traffic(req, rt.ws, sbid) == 1 ? route_lookup(req->rc, sbid, &rt) : 0;
+    if (found == 2)
+        found = 0;
     if (found < 0)
         respond_store_down(req);
     else if (!found)

@@ -109,8 +109,10 @@ void h_sandbox_list(struct request *req)
 
     request_query(req, "state", state, sizeof(state));
     snprintf(wanted, sizeof(wanted), ",%s,", state);
-    if (*state && !strstr(",pending,running,exited,lost,error,", wanted)) {
-        respond_error(req, 400, "state: must be one of pending, running, exited, lost, error");
+    if (*state && !strstr(",pending,running,pausing,paused,resuming,exited,lost,error,", wanted)) {
+        respond_error(req, 400,
+                      "state: must be one of pending, running, pausing, paused, resuming, exited, "
+                      "lost, error");
         return;
     }
     request_query(req, "metadata", meta, sizeof(meta));

@@ -48,6 +48,18 @@ void h_e2b_get(struct request *req);
 void h_e2b_timeout(struct request *req);
 void h_e2b_connect(struct request *req);
 void h_e2b_network(struct request *req);
+/* timeout in seconds from an E2B body (-2: absent and not required), or -1
+ * after answering 400. h_e2b.c. */
+long e2b_body_timeout(struct request *req, int required);
+/* Pause and resume (h_pause.c, decision 0044). */
+void h_e2b_pause(struct request *req);
+void h_e2b_resume(struct request *req);
+void h_e2b_refreshes(struct request *req);
+void e2b_connect_paused(struct request *req, long timeout_s);
+void h_sandbox_pause(struct request *req);
+void h_sandbox_resume(struct request *req);
+/* Resumes ws's paused sbid for gateway traffic: 1 it runs, 0 not. */
+int resume_for_traffic(struct request *req, const char *ws, const char *sbid);
 void h_e2b_templates(struct request *req);
 void h_e2b_template_alias(struct request *req);
 

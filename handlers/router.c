@@ -23,6 +23,8 @@ static const struct route routes[] = {
     {"GET", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_get},
     {"DELETE", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
     {"PUT", "/v1/sandboxes/{}/network", ACCESS_MEMBER, h_sandbox_network},
+    {"POST", "/v1/sandboxes/{}/pause", ACCESS_MEMBER, h_sandbox_pause},
+    {"POST", "/v1/sandboxes/{}/resume", ACCESS_MEMBER, h_sandbox_resume},
     {"GET", "/v1/workspace", ACCESS_MEMBER, h_workspace_get},
     {"PATCH", "/v1/workspace", ACCESS_OWNER, h_workspace_patch},
     {"POST", "/v1/keys", ACCESS_OWNER, h_key_create},
@@ -43,6 +45,9 @@ static const struct route routes[] = {
     {"DELETE", "/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
     {"POST", "/sandboxes/{}/timeout", ACCESS_MEMBER, h_e2b_timeout},
     {"PUT", "/sandboxes/{}/network", ACCESS_MEMBER, h_e2b_network},
+    {"POST", "/sandboxes/{}/pause", ACCESS_MEMBER, h_e2b_pause},
+    {"POST", "/sandboxes/{}/resume", ACCESS_MEMBER, h_e2b_resume},
+    {"POST", "/sandboxes/{}/refreshes", ACCESS_MEMBER, h_e2b_refreshes},
     {"POST", "/v2/sandboxes/{}/connect", ACCESS_MEMBER, h_e2b_connect},
     /* The path of E2B's spec, which SDK 2.45 calls; 2.51 calls the /v2 one. */
     {"POST", "/sandboxes/{}/connect", ACCESS_MEMBER, h_e2b_connect},

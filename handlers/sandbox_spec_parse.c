@@ -172,6 +172,8 @@ const char *const spec_native_names[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_ALLOWED_DOMAINS] = "allowed_domains",
     [SPEC_FIELD_SECURE] = "secure",
     [SPEC_FIELD_REQUIRE_ISOLATION] = "require_isolation",
+    [SPEC_FIELD_ON_TIMEOUT] = "on_timeout",
+    [SPEC_FIELD_AUTO_RESUME] = "auto_resume",
 };
 
 /* SPEC_RULE_VALUE in each field's own words. */
@@ -182,6 +184,8 @@ static const char *const value_rules[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_MEMORY_MB] = "must be an integer in [16, 262144]",
     [SPEC_FIELD_SECURE] = "must be true (native sandboxes always have an envd access token)",
     [SPEC_FIELD_REQUIRE_ISOLATION] = "must be one of NONE, CONTAINER, GVISOR, MICROVM",
+    [SPEC_FIELD_ON_TIMEOUT] = "must be \"kill\" or \"pause\"",
+    [SPEC_FIELD_AUTO_RESUME] = "must be true or false, and true only with on_timeout \"pause\"",
 };
 
 static size_t map_max(enum spec_field f)
@@ -240,8 +244,8 @@ void spec_error_text(const struct spec_error *e, const char *const names[SPEC_FI
 }
 
 static const char *const known_fields[] = {
-    "template",  "timeout",         "metadata",          "env",    "cpu_cores",
-    "memory_mb", "allowed_domains", "require_isolation", "secure", NULL};
+    "template",        "timeout",           "metadata", "env",        "cpu_cores",   "memory_mb",
+    "allowed_domains", "require_isolation", "secure",   "on_timeout", "auto_resume", NULL};
 
 const char *first_unknown_field(const json_t *body, const char *const known[])
 {
@@ -314,6 +318,27 @@ static void spec_defaults(struct sandbox_spec *spec)
     spec->internet = -1;
 }
 
+/* What the deadline does (decision 0044): kill, or pause; auto_resume (traffic
+ * resumes it) only means something for a sandbox that pauses. */
+static int parse_lifecycle(const json_t *body, struct sandbox_spec *spec, struct spec_error *e)
+{
+    const json_t *on = json_object_get(body, "on_timeout"),
+                 *ar = json_object_get(body, "auto_resume");
+
+    if (on && !json_is_null(on)) {
+        if (!json_is_string(on) || (strcmp(json_string_value(on), "kill") != 0 &&
+                                    strcmp(json_string_value(on), "pause") != 0))
+            return fail(e, SPEC_FIELD_ON_TIMEOUT, SPEC_RULE_VALUE, NULL);
+        spec->pause_on_timeout = strcmp(json_string_value(on), "pause") == 0;
+    }
+    if (ar && !json_is_null(ar)) {
+        if (!json_is_boolean(ar) || (json_is_true(ar) && !spec->pause_on_timeout))
+            return fail(e, SPEC_FIELD_AUTO_RESUME, SPEC_RULE_VALUE, NULL);
+        spec->auto_resume = json_is_true(ar);
+    }
+    return 0;
+}
+
 static int parse_maps(const json_t *body, struct sandbox_spec *spec, struct spec_error *e)
 {
     const json_t *v, *meta = json_object_get(body, "metadata"), *env = json_object_get(body, "env");
@@ -336,7 +361,8 @@ int sandbox_spec_parse_coded(const json_t *body, struct sandbox_spec *spec, stru
     spec_defaults(spec);
     if (!json_is_object(body))
         return fail(e, SPEC_FIELD_BODY, SPEC_RULE_NOT_OBJECT, NULL);
-    if (check_fields(body, e) || parse_numbers(body, spec, e) || parse_template(body, spec, e))
+    if (check_fields(body, e) || parse_numbers(body, spec, e) || parse_template(body, spec, e) ||
+        parse_lifecycle(body, spec, e))
         return -1;
     if (parse_maps(body, spec, e)) {
         sandbox_spec_free(spec);

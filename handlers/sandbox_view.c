@@ -54,6 +54,8 @@ static void add_isolation(json_t *o, const struct sandbox_record *r)
                             : json_null());
     json_object_set_new(o, "pids_limit", int_or_null(r->pids_limit));
     json_object_set_new(o, "disk_mb", int_or_null(r->disk_mb));
+    json_object_set_new(o, "on_timeout", json_string(r->pause_on_timeout ? "pause" : "kill"));
+    json_object_set_new(o, "auto_resume", json_boolean(r->auto_resume));
 }
 
 json_t *sandbox_view(const struct sandbox_record *r)

@@ -15,14 +15,7 @@
  * binds a workspace whose owner set a higher limit before. */
 static struct rscript reserve_script = {
     "admission_reserve",
-    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])\n"
-    "local limit = tonumber(redis.call('HGET', KEYS[2], 'max_concurrent') or ARGV[4])\n"
-    "limit = math.min(limit, tonumber(ARGV[5]))\n"
-    "if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {1, limit} end\n"
-    "if redis.call('ZCARD', KEYS[1]) >= limit then return {0, limit} end\n"
-    "redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])\n"
-    "return {1, limit}\n",
-    ""};
+    ADMIT_LUA "return admit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])\n", ""};
 
 int admission_reserve(struct rconn *rc, const char *ws, const char *sbid, int64_t deadline_ms,
                       long ceiling, long *limit)

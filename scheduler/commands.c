@@ -90,6 +90,12 @@ int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const
     return xadd(rc, pool, wid, "kill", "sandbox_id", sbid);
 }
 
+int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                        int freeze)
+{
+    return xadd(rc, pool, wid, freeze ? "pause" : "resume", "sandbox_id", sbid);
+}
+
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid)
 {
     char key[192];

@@ -14,6 +14,9 @@
 int command_send_create(struct rconn *rc, const char *gateway_secret, const char *pool,
                         const char *wid, const struct sandbox_record *record);
 int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
+/* "pause" (freeze 1) or "resume": the worker freezes or thaws the container. */
+int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                        int freeze);
 /* Creates the stream and its group if missing (a new or returning worker). */
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid);
 

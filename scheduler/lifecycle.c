@@ -52,13 +52,13 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
 
     if (sandbox_owner(rc, pool, wid, sbid, ws) <= 0) {
         /* Not assigned to this worker (deleted, moved, or never ours): stop it. */
-        if (strcmp(state, "running") == 0)
+        if (strcmp(state, "running") == 0 || strcmp(state, "paused") == 0)
             command_send_kill(rc, pool, wid, sbid);
         return;
     }
     o = sandbox_report(rc, ws, sbid, wid, state, reason, &was_pending);
-    if (o == REPORT_STARTED) {
-        sandbox_wake(rc, ws, sbid, "running");
+    if (o == REPORT_STARTED || o == REPORT_RESUMED || o == REPORT_PAUSED) {
+        sandbox_wake(rc, ws, sbid, o == REPORT_PAUSED ? "paused" : "running");
     } else if (o == REPORT_STOPPED) {
         placement_release(rc, pool, wid, sbid);
         if (was_pending) {
@@ -147,11 +147,6 @@ static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const c
         }
     freeReplyObject(r);
     return n;
-}
-
-int sweep_timeouts(struct rconn *rc, const char *ws)
-{
-    return sweep_kill(rc, K_TIMEOUTS, ws, "timeout");
 }
 
 int sweep_abandoned_creates(struct rconn *rc, const char *ws)

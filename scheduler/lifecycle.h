@@ -22,7 +22,6 @@ int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char
 
 /* The sweeps. Each returns how many things it acted on, or -1. */
 int sweep_dead_workers(struct rconn *rc, const struct sched_conf *c, const char *pool);
-int sweep_timeouts(struct rconn *rc, const char *ws);
 /* Kills creates whose waiting handler's lease lapsed (it died). */
 int sweep_abandoned_waits(struct rconn *rc, const char *ws);
 int sweep_abandoned_creates(struct rconn *rc, const char *ws);

@@ -9,7 +9,8 @@
 static int route_of(struct rconn *rc, const struct sandbox_record *sb, struct route *out)
 {
     if (!sandbox_is_running(sb))
-        return 0;
+        return sb->auto_resume && (sandbox_is_paused(sb) || strcmp(sb->state, "resuming") == 0) ? 2
+                                                                                                : 0;
     out->secure = sb->secure;
     out->public = sb->public_traffic;
     return worker_route(rc, sb->pool, sb->worker, &out->worker);
@@ -24,6 +25,7 @@ int route_lookup(struct rconn *rc, const char *sbid, struct route *out)
     memset(out, 0, sizeof(*out));
     if (found <= 0)
         return found;
+    snprintf(out->ws, sizeof(out->ws), "%s", ws);
     found = sandbox_read(rc, ws, sbid, &sb);
     if (found <= 0)
         return found;

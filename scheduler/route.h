@@ -10,10 +10,13 @@ struct route {
     struct worker_route worker; /* its worker's data port and key */
     int secure;                 /* envd needs an access token */
     int public;                 /* other ports need no traffic token */
+    char ws[33];                /* whose it is */
 };
 
-/* 1 found (a running sandbox on an alive worker), 0 not (unknown, not
- * running, its worker gone), -1 Redis failed. sbid must be a valid id. */
+/* 1 found (a running sandbox on an alive worker), 2 paused and created to
+ * resume on traffic (out->ws set: the caller resumes it and looks again), 0
+ * not (unknown, not running, its worker gone), -1 Redis failed. sbid must be
+ * a valid id. */
 int route_lookup(struct rconn *rc, const char *sbid, struct route *out);
 
 #endif

@@ -102,6 +102,9 @@ void sandbox_record_fill(struct sandbox_record *r, const redisReply *h)
     flag(h, "secure", &r->secure);
     flag(h, "public", &r->public_traffic);
     flag(h, "egress_policy", &r->egress_policy);
+    flag(h, "auto_resume", &r->auto_resume);
+    r->pause_on_timeout =
+        reply_hget(h, "on_timeout") && strcmp(reply_hget(h, "on_timeout"), "pause") == 0;
     if (internet && *internet)
         r->internet = strcmp(internet, "1") == 0;
 }
@@ -190,4 +193,9 @@ void sandbox_list_free(struct sandbox_list *l)
     if (l->owned)
         freeReplyObject(l->owned);
     memset(l, 0, sizeof(*l));
+}
+
+int sandbox_is_paused(const struct sandbox_record *r)
+{
+    return strcmp(r->state, "paused") == 0 || strcmp(r->state, "pausing") == 0;
 }

@@ -31,16 +31,27 @@ static struct rscript remove_script = {"sandbox_remove",
 
 /* pending -> running only for the worker it was placed on, and only while its
  * admission reservation still stands: a sandbox whose reservation lapsed was
- * given up on (its create answered an error), so the worker must kill it. */
+ * given up on (its create answered an error), so the worker must kill it.
+ * pausing -> paused and resuming -> running on the worker's word (decision
+ * 0044); a report older than the command (running while pausing, paused while
+ * resuming) changes nothing. The second element says whether a create, pause
+ * or resume waits on this change. */
 static struct rscript report_script = {
     "sandbox_report",
     "local s = redis.call('HMGET', KEYS[1], 'state', 'worker', 'timeout')\n"
     "if not s[1] or s[2] ~= ARGV[2] then return {'kill', 0} end\n"
-    "local was_pending = s[1] == 'pending' and 1 or 0\n"
-    "local now = tonumber(ARGV[5])\n"
-    "if ARGV[3] == 'running' then\n"
-    "  if s[1] == 'running' then return {'ignored', 0} end\n"
-    "  if s[1] ~= 'pending' then return {'kill', 0} end\n"
+    "local st, rep, now = s[1], ARGV[3], tonumber(ARGV[5])\n"
+    "local live = {running = 1, pausing = 1, paused = 1, resuming = 1}\n"
+    "if rep == 'running' and st == 'resuming' then\n"
+    "  local expires = now + tonumber(s[3]) * 1000\n"
+    "  redis.call('HSET', KEYS[1], 'state', 'running', 'expires_at', expires)\n"
+    "  redis.call('ZADD', KEYS[2], '+inf', ARGV[1])\n"
+    "  redis.call('ZADD', KEYS[3], expires, ARGV[1])\n"
+    "  return {'resumed', 1}\n"
+    "end\n"
+    "if rep == 'running' then\n"
+    "  if live[st] then return {'ignored', 0} end\n"
+    "  if st ~= 'pending' then return {'kill', 0} end\n"
     "  if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then return {'kill', 1} end\n"
     "  local expires = now + tonumber(s[3]) * 1000\n"
     "  redis.call('HSET', KEYS[1], 'state', 'running', 'started_at', now, 'expires_at', expires)\n"
@@ -49,14 +60,20 @@ static struct rscript report_script = {
     "  redis.call('ZREM', KEYS[4], ARGV[1])\n"
     "  return {'started', 1}\n"
     "end\n"
-    "if s[1] ~= 'running' and (s[1] ~= 'pending' or ARGV[3] == 'missing') then\n"
+    "if rep == 'paused' then\n"
+    "  if st ~= 'pausing' then return {'ignored', 0} end\n"
+    "  redis.call('HSET', KEYS[1], 'state', 'paused')\n"
+    "  return {'paused', 1}\n"
+    "end\n"
+    "if not live[st] and (st ~= 'pending' or rep == 'missing') then\n"
     "  return {'ignored', 0}\n"
     "end\n"
-    "local st = ARGV[3] == 'failed' and 'error' or 'exited'\n"
-    "redis.call('HSET', KEYS[1], 'state', st, 'reason', ARGV[4], 'ended_at', now)\n"
+    "local waited = (st == 'running' or st == 'paused') and 0 or 1\n"
+    "local ended = rep == 'failed' and 'error' or 'exited'\n"
+    "redis.call('HSET', KEYS[1], 'state', ended, 'reason', ARGV[4], 'ended_at', now)\n"
     "redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "redis.call('ZREM', KEYS[4], ARGV[1])\n"
-    "return {'stopped', was_pending}\n",
+    "return {'stopped', waited}\n",
     ""};
 
 static struct rscript orphan_script = {
@@ -64,7 +81,8 @@ static struct rscript orphan_script = {
     "local s = redis.call('HMGET', KEYS[1], 'state', 'worker')\n"
     "if not s[1] or s[2] ~= ARGV[2] then return 'skip' end\n"
     "if s[1] == 'pending' then return 'replace' end\n"
-    "if s[1] == 'running' then\n"
+    "local live = {running = 1, pausing = 1, paused = 1, resuming = 1}\n"
+    "if live[s[1]] then\n"
     "  redis.call('HSET', KEYS[1], 'state', 'lost', 'reason', 'worker lost', 'ended_at', ARGV[3])\n"
     "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
@@ -96,7 +114,8 @@ static struct rscript egress_next_script = {
     "sandbox_set_egress_next",
     "local st = redis.call('HGET', KEYS[1], 'state')\n"
     "if not st then return 0 end\n"
-    "if st ~= 'pending' and st ~= 'running' then return 2 end\n"
+    "if st ~= 'pending' and st ~= 'running' and st ~= 'pausing' and st ~= 'paused' and\n"
+    "  st ~= 'resuming' then return 2 end\n"
     "redis.call('HSET', KEYS[1], 'egress_next', ARGV[1])\n"
     "return 1\n",
     ""};
@@ -221,6 +240,8 @@ enum report_outcome sandbox_report(struct rconn *rc, const char *ws, const char 
         out = strcmp(o, "started") == 0   ? REPORT_STARTED
               : strcmp(o, "stopped") == 0 ? REPORT_STOPPED
               : strcmp(o, "kill") == 0    ? REPORT_KILL
+              : strcmp(o, "paused") == 0  ? REPORT_PAUSED
+              : strcmp(o, "resumed") == 0 ? REPORT_RESUMED
                                           : REPORT_IGNORED;
     }
     freeReplyObject(r);

@@ -24,10 +24,13 @@ enum report_outcome {
     REPORT_STARTED,     /* pending -> running: wake the waiting create */
     REPORT_STOPPED,     /* running/pending -> exited or error: release its resources */
     REPORT_KILL,        /* not this worker's (or its reservation lapsed): kill it */
+    REPORT_PAUSED,      /* pausing -> paused: wake the waiting pause */
+    REPORT_RESUMED,     /* resuming -> running: wake the waiting resume */
 };
 
-/* Applies "wid says sbid is <state>": running, exited, failed, or missing (a
- * full report that omits it: only a running sandbox is then marked exited). */
+/* Applies "wid says sbid is <state>": running, paused, exited, failed, or
+ * missing (a full report that omits it: only a live sandbox is then marked
+ * exited). *was_pending: a create, pause or resume waits on this change. */
 enum report_outcome sandbox_report(struct rconn *rc, const char *ws, const char *sbid,
                                    const char *wid, const char *state, const char *reason,
                                    int *was_pending);
@@ -53,6 +56,32 @@ int sandbox_set_egress_next(struct rconn *rc, const char *ws, const char *sbid, 
  * only_extend keeps a later one. 1 set, 0 not running, -1 Redis. */
 int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int64_t expires_ms,
                          int only_extend);
+
+/* ---- Pause, resume and deadlines (sandbox_pause.c, decision 0044) ---- */
+
+/* What a transition did: outcome "ok" (or "pause"/"kill"/"notdue" for a
+ * deadline), else the state that refused it ("absent": no record,
+ * "over_limit": admission refused a resume, limit set); the worker and pool
+ * that hold the sandbox when it is theirs to act on. */
+struct sandbox_transition {
+    char outcome[16], worker[33], pool[33];
+    long limit;
+};
+
+/* running -> pausing: its admission place is given back and it is killed at
+ * hold_until unless resumed. 0 (t says how it went), -1 Redis. */
+int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
+                         struct sandbox_transition *t);
+/* paused -> resuming, taking an admission place until reserve_until (made
+ * lasting when the worker reports it running); timeout_s >= 0 replaces its
+ * timeout. 0 (t says how it went), -1 Redis. */
+int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
+                          long long reserve_until, long ceiling, long timeout_s,
+                          struct sandbox_transition *t);
+/* Claims a passed deadline: "pause" (marked pausing, until hold_until),
+ * "kill", or "notdue" (someone acted first). 0, -1 Redis. */
+int sandbox_timeout_claim(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
+                          struct sandbox_transition *t);
 
 /* Wakes the handler waiting on a create with "running" or "failed:<reason>". */
 int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char *msg);
@@ -93,8 +122,9 @@ struct sandbox_record {
     long pids_limit, disk_mb;                     /* 0: not recorded (older record) */
     long long created_at, started_at, expires_at; /* ms since the epoch; 0: not (yet) */
     int secure, public_traffic, egress_policy;
-    int internet;      /* E2B allow_internet_access: 1, 0, or -1 not given */
-    redisReply *owned; /* what sandbox_record_free frees (NULL: nothing) */
+    int internet;                      /* E2B allow_internet_access: 1, 0, or -1 not given */
+    int pause_on_timeout, auto_resume; /* decision 0044; 0 in older records */
+    redisReply *owned;                 /* what sandbox_record_free frees (NULL: nothing) */
 };
 
 /* Fills r with every default: the record of a sandbox whose hash is empty. */
@@ -105,6 +135,8 @@ void sandbox_record_fill(struct sandbox_record *r, const redisReply *hash);
 int sandbox_read(struct rconn *rc, const char *ws, const char *sbid, struct sandbox_record *r);
 void sandbox_record_free(struct sandbox_record *r);
 int sandbox_is_running(const struct sandbox_record *r);
+/* Paused or on the way there: the E2B surface calls both "paused". */
+int sandbox_is_paused(const struct sandbox_record *r);
 /* A JSON field of a record (metadata, allowed_domains, a policy) parsed; the
  * parsed fallback when it does not parse. */
 json_t *sandbox_json_field(const char *text, const char *fallback);

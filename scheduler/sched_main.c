@@ -6,6 +6,7 @@
 #include "keys.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "pause.h"
 #include "stop_signals.h"
 
 #include <errno.h>
@@ -34,7 +35,7 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
     for (size_t i = 0; i < ws->elements; i++) {
         const char *id = ws->element[i]->str;
         sweep_dead_workers(rc, c, id);
-        sweep_timeouts(rc, id);
+        sweep_timeouts(rc, c, id);
         sweep_abandoned_creates(rc, id);
         sweep_abandoned_waits(rc, id);
         if (tick % 10 == 0)

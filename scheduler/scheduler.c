@@ -32,6 +32,7 @@ void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
     sc->fleet_share = (int)c->fleet_share;
     sc->max_concurrent_ceiling = c->max_concurrent_ceiling;
     sc->env_secret = c->server_secret;
+    sc->paused_max_ms = (long long)c->paused_max_s * 1000;
 }
 
 void sandbox_spec_free(struct sandbox_spec *s)
@@ -118,7 +119,11 @@ static int record_and_send(struct rconn *rc, const struct sched_conf *c, const c
                         "pids_limit",
                         pids,
                         "disk_mb",
-                        disk};
+                        disk,
+                        "on_timeout",
+                        spec->pause_on_timeout ? "pause" : "kill",
+                        "auto_resume",
+                        spec->auto_resume ? "1" : "0"};
     struct sandbox_record rec;
     int rv;
 

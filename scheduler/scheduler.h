@@ -21,16 +21,18 @@ struct sandbox_spec {
     long timeout_s;
     double cpu_cores;
     long memory_mb;
-    int has_require;     /* require_isolation was given */
-    enum tier require;   /* meaningful when has_require */
-    char *metadata_json; /* JSON object text, owned */
-    char *env_json;      /* JSON object text, owned */
-    char *allowed_json;  /* JSON array text, owned: the native allowed_domains as given */
-    char *egress_json;   /* the egress policy {"allow","deny"} as JSON text, owned; NULL: none */
-    int egress_policy;   /* egress_json is set: placement needs an egress-capable worker */
-    int internet;        /* E2B allow_internet_access: 1, 0, or -1 not given */
-    int secure;          /* E2B "secure": envd calls need the envd access token */
-    int public_traffic;  /* 0: data-plane calls need the traffic access token */
+    int has_require;      /* require_isolation was given */
+    enum tier require;    /* meaningful when has_require */
+    char *metadata_json;  /* JSON object text, owned */
+    char *env_json;       /* JSON object text, owned */
+    char *allowed_json;   /* JSON array text, owned: the native allowed_domains as given */
+    char *egress_json;    /* the egress policy {"allow","deny"} as JSON text, owned; NULL: none */
+    int egress_policy;    /* egress_json is set: placement needs an egress-capable worker */
+    int internet;         /* E2B allow_internet_access: 1, 0, or -1 not given */
+    int secure;           /* E2B "secure": envd calls need the envd access token */
+    int public_traffic;   /* 0: data-plane calls need the traffic access token */
+    int pause_on_timeout; /* the deadline pauses it rather than killing it */
+    int auto_resume;      /* paused: gateway traffic resumes it */
 };
 
 void sandbox_spec_free(struct sandbox_spec *s);
@@ -42,6 +44,7 @@ struct sched_conf {
     int fleet_share;             /* % of the unscoped fleet's slots one workspace may hold */
     long max_concurrent_ceiling; /* admission never allows more, whatever the workspace says */
     const char *env_secret;      /* the server secret: seals env vars (common/env_seal.h) */
+    long long paused_max_ms;     /* a paused sandbox is killed after this long */
 };
 
 /* The scheduler's settings from corral.conf (corral-api and corral-sched alike). */

@@ -8,6 +8,7 @@
  * report, so that the create ends rather than being delivered forever. */
 #include "worker.h"
 
+#include "freeze.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -103,6 +104,40 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
     return 0;
 }
 
+/* Pause (freeze 1) or resume: what the container then is gets recorded and
+ * reported, so a refusal (the container died meanwhile) tells the truth too. */
+int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int freeze)
+{
+    char err[256];
+    struct ctr_state st;
+    int rc;
+
+    if (!sbid || !containers_id_ok(sbid))
+        return 0;
+    rc = freeze_sandbox(dk, w->id.worker_id, sbid, freeze, err, sizeof(err));
+    if (rc < 0)
+        return -1;
+    memset(&st, 0, sizeof(st));
+    snprintf(st.sbid, sizeof(st.sbid), "%s", sbid);
+    snprintf(st.tier, sizeof(st.tier), "UNKNOWN");
+    sbtable_tier(&w->table, sbid, st.tier, sizeof(st.tier));
+    if (rc == 0) {
+        snprintf(st.state, sizeof(st.state), "%s", freeze ? "paused" : "running");
+    } else {
+        log_warn("sandbox %s tier %s: %s", sbid, st.tier, err);
+        int found = containers_state(dk, w->id.worker_id, sbid, &st);
+        if (found < 0)
+            return -1;
+        sbtable_tier(&w->table, sbid, st.tier, sizeof(st.tier));
+        if (found == 1) {
+            snprintf(st.state, sizeof(st.state), "exited");
+            snprintf(st.reason, sizeof(st.reason), "container removed");
+        }
+    }
+    log_info("sandbox %s tier %s: %s -> %s", sbid, st.tier, freeze ? "pause" : "resume", st.state);
+    return record(w, &st);
+}
+
 int apply_command(struct worker *w, json_t *cmd)
 {
     const char *type = json_string_value(json_object_get(cmd, "type"));
@@ -111,8 +146,11 @@ int apply_command(struct worker *w, json_t *cmd)
         return apply_create(w, &w->dk, json_object_get(cmd, "sandbox"));
     if (type && strcmp(type, "kill") == 0)
         return apply_kill(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")));
-    /* pause, resume, ... arrive with later issues: acknowledge so they do not
-     * loop, and say so. */
+    if (type && (strcmp(type, "pause") == 0 || strcmp(type, "resume") == 0))
+        return apply_freeze(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")),
+                            strcmp(type, "pause") == 0);
+    /* A command a newer control plane sends: acknowledge so it does not loop,
+     * and say so. */
     log_warn("command type %s not supported; acknowledged without effect", type ? type : "(none)");
     return 0;
 }

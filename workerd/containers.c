@@ -524,7 +524,7 @@ int containers_state(struct docker *d, const char *wid, const char *sbid, struct
     snprintf(st->sbid, sizeof(st->sbid), "%s", sbid);
     state = json_object_get(info, "State");
     if (json_is_true(json_object_get(state, "Running")))
-        st_set(st, "running", "%s", "");
+        st_set(st, json_is_true(json_object_get(state, "Paused")) ? "paused" : "running", "%s", "");
     else
         exit_reason(state, st);
     json_decref(info);
@@ -551,7 +551,7 @@ static int entry_state(struct docker *d, json_t *ctr, struct ctr_state *st)
     snprintf(st->tier, sizeof(st->tier), "%s",
              json_string_value(json_object_get(labels, "corral.tier")) ?: "UNKNOWN");
     if (strcmp(state, "exited") != 0 && strcmp(state, "dead") != 0) {
-        st_set(st, "running", "%s", "");
+        st_set(st, strcmp(state, "paused") == 0 ? "paused" : "running", "%s", "");
         return 0;
     }
     if (inspect(d, id, &info, err, sizeof(err)) != 0) {

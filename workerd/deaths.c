@@ -18,7 +18,7 @@
 
 static void add_dead(json_t *out, const struct ctr_state *st)
 {
-    if (strcmp(st->state, "running") != 0)
+    if (strcmp(st->state, "running") != 0 && strcmp(st->state, "paused") != 0)
         json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "id", st->sbid, "state", st->state,
                                              "reason", st->reason));
 }

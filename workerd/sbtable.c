@@ -80,13 +80,19 @@ void sbtable_del(struct sbtable *t, const char *sbid)
     pthread_mutex_unlock(&t->mu);
 }
 
+/* A paused sandbox holds its memory and its slot here: it counts as live. */
+int sbtable_live(const struct sb_entry *e)
+{
+    return strcmp(e->st.state, "running") == 0 || strcmp(e->st.state, "paused") == 0;
+}
+
 int sbtable_count_running(struct sbtable *t)
 {
     int n = 0;
 
     pthread_mutex_lock(&t->mu);
     for (int i = 0; i < t->n; i++)
-        n += strcmp(t->v[i].st.state, "running") == 0;
+        n += sbtable_live(&t->v[i]);
     pthread_mutex_unlock(&t->mu);
     return n;
 }
@@ -98,7 +104,7 @@ int sbtable_expect_running(struct sbtable *t, const char *sbid)
 
     pthread_mutex_lock(&t->mu);
     e = find(t, sbid);
-    yes = e && strcmp(e->st.state, "running") == 0;
+    yes = e && sbtable_live(e);
     pthread_mutex_unlock(&t->mu);
     return yes;
 }

@@ -31,6 +31,9 @@ void sbtable_free(struct sbtable *t);
 int sbtable_put(struct sbtable *t, const struct ctr_state *st);
 struct sb_entry *sbtable_get(struct sbtable *t, const char *sbid);
 void sbtable_del(struct sbtable *t, const char *sbid);
+/* Running or paused: holding a slot, expected to stay. */
+int sbtable_live(const struct sb_entry *e);
+/* Sandboxes holding a slot (running or paused). */
 int sbtable_count_running(struct sbtable *t);
 /* Thread-safe: records st and marks it to be reported (a create is always
  * answered); drop: forget it once reported. -1 out of memory. */
@@ -39,7 +42,7 @@ int sbtable_record(struct sbtable *t, const struct ctr_state *st, int drop);
 void sbtable_tier(struct sbtable *t, const char *sbid, char *out, size_t len);
 /* Thread-safe: 1 when sbid is recorded at all. */
 int sbtable_has(struct sbtable *t, const char *sbid);
-/* Thread-safe: 1 when sbid is recorded as running. */
+/* Thread-safe: 1 when sbid is recorded as running or paused. */
 int sbtable_expect_running(struct sbtable *t, const char *sbid);
 
 #endif

@@ -72,6 +72,7 @@ int apply_command(struct worker *w, json_t *cmd);
 /* Creates and kills on a given dockerd connection (one per thread). */
 int apply_create(struct worker *w, struct docker *dk, json_t *sandbox);
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid);
+int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int freeze);
 /* The slots backstop: 1 when sbid may be created (it exists, or a slot is
  * free once the kills waiting in the backlog are counted as done). */
 int apply_slot_free(struct worker *w, const char *sbid);

@@ -108,9 +108,12 @@ static void test_list_query(void)
     CHECK(parse("limit=0&order=sideways&metadata=k%3Dv", 0, &q, NULL) == 0 && q.limit == SIZE_MAX &&
           !strcmp(q.metadata, "k=v"));
     CHECK(parse("metadata=a%3Db%26c%3Dd", 1, &q, NULL) == 0 && !strcmp(q.metadata, "a=b&c=d"));
-    CHECK(parse("state=paused", 1, &q, NULL) == 0 && q.want_running == 0);
-    CHECK(parse("state=running,paused", 1, &q, NULL) == 0 && q.want_running == 1);
-    CHECK(parse("state=paused,running", 1, &q, NULL) == 0 && q.want_running == 1);
+    CHECK(parse("state=paused", 1, &q, NULL) == 0 && q.want_running == 0 && q.want_paused == 1);
+    CHECK(parse("state=running", 1, &q, NULL) == 0 && q.want_running == 1 && q.want_paused == 0);
+    CHECK(parse("state=running,paused", 1, &q, NULL) == 0 && q.want_running == 1 &&
+          q.want_paused == 1);
+    CHECK(parse("state=paused,running", 1, &q, NULL) == 0 && q.want_running == 1 &&
+          q.want_paused == 1);
     CHECK(parse("order=asc", 1, &q, NULL) == 0 && q.ascending == 1);
     CHECK(parse("order=desc", 1, &q, NULL) == 0 && q.ascending == 0);
     CHECK(parse("order=", 1, &q, NULL) == 0 && q.ascending == 0); /* empty: the default */

@@ -1,0 +1,188 @@
+/* Pause and resume (decision 0044), on both surfaces: E2B's
+ * /sandboxes/{id}/pause, /resume, /refreshes and a connect that resumes, and
+ * the native /v1/sandboxes/{id}/pause and /resume. The work is
+ * scheduler/pause.c's; this file turns its outcomes into answers. A wait
+ * holds its thread, so it counts against the same per-process budget as a
+ * create's. */
+#include "clock.h"
+#include "e2b_view.h"
+#include "handlers.h"
+#include "log.h"
+#include "pause.h"
+#include "respond.h"
+#include "sandbox_store.h"
+#include "sandbox_view.h"
+#include "server.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_REFRESH_S 3600
+
+typedef enum life_outcome (*life_fn)(struct request *req, long timeout_s, long *limit, char *why,
+                                     size_t whylen);
+
+static enum life_outcome do_pause(struct request *req, long timeout_s, long *limit, char *why,
+                                  size_t whylen)
+{
+    (void)timeout_s;
+    (void)limit;
+    return sandbox_pause(req->rc, &req->thread->srv->sched, req->cred.ws, req->params[0],
+                         (int)req->conf->create_timeout_ms, why, whylen);
+}
+
+static enum life_outcome do_resume(struct request *req, long timeout_s, long *limit, char *why,
+                                   size_t whylen)
+{
+    return sandbox_resume(req->rc, &req->thread->srv->sched, req->cred.ws, req->params[0],
+                          timeout_s, (int)req->conf->create_timeout_ms, limit, why, whylen);
+}
+
+/* Runs fn within the wait budget. Answers every outcome but DONE and
+ * ALREADY, which it returns for the caller to answer; -1 when answered. */
+static int run(struct request *req, life_fn fn, long timeout_s, const char *already_msg)
+{
+    struct server *srv = req->thread->srv;
+    char why[300] = "";
+    long limit = 0;
+    enum life_outcome o = LIFE_ABSENT;
+
+    if (atomic_fetch_add(&srv->create_waits, 1) >= srv->conf.create_wait_max) {
+        atomic_fetch_sub(&srv->create_waits, 1);
+        respond_error(req, 503, "too many sandboxes starting on this handler; retry shortly");
+        return -1;
+    }
+    if (token_is_id(req->params[0]))
+        o = fn(req, timeout_s, &limit, why, sizeof(why));
+    atomic_fetch_sub(&srv->create_waits, 1);
+    switch (o) {
+    case LIFE_DONE:
+    case LIFE_ALREADY:
+        return (int)o;
+    case LIFE_ABSENT:
+        NOT_FOUND_SANDBOX(req);
+        break;
+    case LIFE_BUSY:
+        respond_error(req, 409, "sandbox %s is %s; retry shortly", req->params[0], already_msg);
+        break;
+    case LIFE_OVER_LIMIT:
+        respond_error(req, 429,
+                      "workspace concurrent sandbox limit reached (%ld running); a paused "
+                      "sandbox needs a place to resume",
+                      limit);
+        break;
+    case LIFE_SLOW:
+        respond_error(req, 504, "the sandbox's worker did not answer in time; it may still");
+        break;
+    case LIFE_FAILED:
+        respond_error(req, 404, "%s", why);
+        break;
+    case LIFE_STORE_DOWN:
+        respond_store_down(req);
+        break;
+    }
+    return -1;
+}
+
+/* The record after a transition, rendered by view; 503 if it cannot be read. */
+static void answer_record(struct request *req, int status, int e2b)
+{
+    struct sandbox_record rec;
+
+    if (sandbox_read(req->rc, req->cred.ws, req->params[0], &rec) != 1) {
+        respond_store_down(req);
+        return;
+    }
+    respond_json(req, status, e2b ? e2b_view(&rec, E2B_SANDBOX, req->conf) : sandbox_view(&rec));
+    sandbox_record_free(&rec);
+}
+
+/* E2B: 204, or 409 when it is paused already (the SDK's pause() says false). */
+void h_e2b_pause(struct request *req)
+{
+    int o = run(req, do_pause, -1, "starting or resuming");
+
+    if (o == LIFE_DONE)
+        respond_empty(req, 204);
+    else if (o == LIFE_ALREADY)
+        respond_error(req, 409, "sandbox %s is already paused", req->params[0]);
+}
+
+/* E2B's resume: 201 with the sandbox; 409 when it runs (the spec says so). */
+void h_e2b_resume(struct request *req)
+{
+    long t = e2b_body_timeout(req, 0);
+    int o = t == -1 ? -1 : run(req, do_resume, t, "being paused or starting");
+
+    if (o == LIFE_DONE)
+        answer_record(req, 201, 1);
+    else if (o == LIFE_ALREADY)
+        respond_error(req, 409, "sandbox %s is already running", req->params[0]);
+}
+
+/* A connect to a paused sandbox resumes it: 201, as E2B answers. */
+void e2b_connect_paused(struct request *req, long timeout_s)
+{
+    int o = run(req, do_resume, timeout_s, "being paused or starting");
+
+    if (o == LIFE_DONE)
+        answer_record(req, 201, 1);
+    else if (o == LIFE_ALREADY)
+        answer_record(req, 200, 1);
+}
+
+/* POST /sandboxes/{id}/refreshes {"duration": s}: lives at least s more. */
+void h_e2b_refreshes(struct request *req)
+{
+    json_t *body = request_json_body(req), *v;
+    long d = 0;
+
+    if (!body)
+        return;
+    v = json_object_get(body, "duration");
+    if (v && !(json_is_integer(v) && json_integer_value(v) >= 0 &&
+               json_integer_value(v) <= MAX_REFRESH_S)) {
+        json_decref(body);
+        respond_error(req, 400, "duration: must be an integer number of seconds in [0, %d]",
+                      MAX_REFRESH_S);
+        return;
+    }
+    d = v ? (long)json_integer_value(v) : 0;
+    json_decref(body);
+    respond_change(req,
+                   token_is_id(req->params[0])
+                       ? sandbox_set_deadline(req->rc, req->cred.ws, req->params[0],
+                                              clock_now_ms() + d * 1000, 1)
+                       : 0,
+                   "sandbox");
+}
+
+/* Native: 200 with the sandbox either way (a pause of a paused one changes
+ * nothing and says so by its state). */
+void h_sandbox_pause(struct request *req)
+{
+    if (run(req, do_pause, -1, "starting or resuming") >= 0)
+        answer_record(req, 200, 0);
+}
+
+void h_sandbox_resume(struct request *req)
+{
+    if (run(req, do_resume, -1, "being paused or starting") >= 0)
+        answer_record(req, 200, 0);
+}
+
+int resume_for_traffic(struct request *req, const char *ws, const char *sbid)
+{
+    struct server *srv = req->thread->srv;
+    char why[300];
+    long limit = 0;
+    enum life_outcome o = LIFE_BUSY;
+
+    if (atomic_fetch_add(&srv->create_waits, 1) < srv->conf.create_wait_max)
+        o = sandbox_resume(req->rc, &srv->sched, ws, sbid, -1, (int)req->conf->create_timeout_ms,
+                           &limit, why, sizeof(why));
+    atomic_fetch_sub(&srv->create_waits, 1);
+    if (o != LIFE_DONE && o != LIFE_ALREADY)
+        log_info("sandbox %s of workspace %s: traffic did not resume it (%d)", sbid, ws, (int)o);
+    return o == LIFE_DONE || o == LIFE_ALREADY;
+}

@@ -1,0 +1,139 @@
+/* sandbox_pause.c: the record's pause, resume and timeout transitions, each
+ * one script (decision 0044). A pausing sandbox gives its admission place
+ * back at once and takes a new deadline: paused_max after which it is killed.
+ * A resume takes a place again (the same admission check as a create) before
+ * it asks the worker. Both clear the wake list, so the waiter hears only the
+ * answer to its own command. */
+#include "sandbox_store.h"
+
+#include "accounts.h"
+#include "admission.h"
+#include "clock.h"
+#include "keys.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* running -> pausing. Returns {outcome, worker, pool}; outcome "ok" or the
+ * state that refused it ("absent" when there is no record). */
+#define PAUSE_LUA                                                                                  \
+    "local function pause(sb, active, timeouts, ready, sbid, now, hold_until)\n"                   \
+    "  local s = redis.call('HMGET', sb, 'state', 'worker', 'pool')\n"                             \
+    "  if not s[1] then return {'absent', '', ''} end\n"                                           \
+    "  if s[1] ~= 'running' then return {s[1], '', ''} end\n"                                      \
+    "  redis.call('HSET', sb, 'state', 'pausing', 'paused_at', now)\n"                             \
+    "  redis.call('ZREM', active, sbid)\n"                                                         \
+    "  redis.call('ZADD', timeouts, hold_until, sbid)\n"                                           \
+    "  redis.call('DEL', ready)\n"                                                                 \
+    "  return {'ok', s[2] or '', s[3] or ''}\n"                                                    \
+    "end\n"
+
+static struct rscript pause_script = {
+    "sandbox_mark_pausing",
+    PAUSE_LUA "return pause(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])\n", ""};
+
+/* paused -> resuming, if admission allows. ARGV[7]: the new timeout in
+ * seconds, or "" to keep the record's. */
+static struct rscript resume_script = {
+    "sandbox_mark_resuming",
+    ADMIT_LUA "local s = redis.call('HMGET', KEYS[1], 'state', 'worker', 'pool')\n"
+              "if not s[1] then return {'absent', '', '', 0} end\n"
+              "if s[1] ~= 'paused' then return {s[1], '', '', 0} end\n"
+              "local a = admit(KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])\n"
+              "if a[1] == 0 then return {'over_limit', '', '', a[2]} end\n"
+              "redis.call('HSET', KEYS[1], 'state', 'resuming')\n"
+              "if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'timeout', ARGV[6]) end\n"
+              "redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])\n"
+              "redis.call('DEL', KEYS[5])\n"
+              "return {'ok', s[2] or '', s[3] or '', a[2]}\n",
+    ""};
+
+/* A deadline, claimed: only while it is still due (another corral-sched may
+ * have acted on it already). A running sandbox created to pause on timeout is
+ * paused; anything else is to be killed. */
+static struct rscript timeout_script = {
+    "sandbox_timeout_claim",
+    PAUSE_LUA "local due = redis.call('ZSCORE', KEYS[3], ARGV[1])\n"
+              "if not due or tonumber(due) > tonumber(ARGV[2]) then return {'notdue', '', ''} end\n"
+              "local s = redis.call('HMGET', KEYS[1], 'state', 'on_timeout')\n"
+              "if s[1] == 'running' and s[2] == 'pause' then\n"
+              "  local p = pause(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])\n"
+              "  p[1] = 'pause'\n"
+              "  return p\n"
+              "end\n"
+              "return {'kill', '', ''}\n",
+    ""};
+
+struct pause_keys {
+    char sb[160], active[128], timeouts[128], ready[160], info[128];
+};
+
+static void keys_of(struct pause_keys *k, const char *ws, const char *sbid)
+{
+    snprintf(k->sb, sizeof(k->sb), K_SB, ws, sbid);
+    snprintf(k->active, sizeof(k->active), K_ACTIVE, ws);
+    snprintf(k->timeouts, sizeof(k->timeouts), K_TIMEOUTS, ws);
+    snprintf(k->ready, sizeof(k->ready), K_READY, ws, sbid);
+    snprintf(k->info, sizeof(k->info), K_WS_INFO, ws);
+}
+
+/* {outcome, worker, pool[, limit]} into t; 0, or -1 when Redis failed. */
+static int transition_reply(redisReply *r, struct sandbox_transition *t)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    snprintf(t->outcome, sizeof(t->outcome), "%s", reply_str(r->element[0]) ?: "");
+    snprintf(t->worker, sizeof(t->worker), "%s", reply_str(r->element[1]) ?: "");
+    snprintf(t->pool, sizeof(t->pool), "%s", reply_str(r->element[2]) ?: "");
+    t->limit = r->elements > 3 ? (long)r->element[3]->integer : 0;
+    freeReplyObject(r);
+    return 0;
+}
+
+int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
+                         struct sandbox_transition *t)
+{
+    struct pause_keys k;
+    char now[24], hold[24];
+
+    keys_of(&k, ws, sbid);
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    snprintf(hold, sizeof(hold), "%lld", hold_until);
+    const char *argv[7] = {k.sb, k.active, k.timeouts, k.ready, sbid, now, hold};
+    return transition_reply(rconn_eval(rc, &pause_script, 4, 3, argv), t);
+}
+
+int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
+                          long long reserve_until, long ceiling, long timeout_s,
+                          struct sandbox_transition *t)
+{
+    struct pause_keys k;
+    char now[24], until[24], dflt[24], ceil[24], timeout[24] = "";
+
+    keys_of(&k, ws, sbid);
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    snprintf(until, sizeof(until), "%lld", reserve_until);
+    snprintf(dflt, sizeof(dflt), "%ld", ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt);
+    snprintf(ceil, sizeof(ceil), "%ld", ceiling);
+    if (timeout_s >= 0)
+        snprintf(timeout, sizeof(timeout), "%ld", timeout_s);
+    const char *argv[11] = {k.sb, k.active, k.info, k.timeouts, k.ready, sbid,
+                            now,  until,    dflt,   ceil,       timeout};
+    return transition_reply(rconn_eval(rc, &resume_script, 5, 6, argv), t);
+}
+
+int sandbox_timeout_claim(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
+                          struct sandbox_transition *t)
+{
+    struct pause_keys k;
+    char now[24], hold[24];
+
+    keys_of(&k, ws, sbid);
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    snprintf(hold, sizeof(hold), "%lld", hold_until);
+    const char *argv[7] = {k.sb, k.active, k.timeouts, k.ready, sbid, now, hold};
+    return transition_reply(rconn_eval(rc, &timeout_script, 4, 3, argv), t);
+}

@@ -1,0 +1,98 @@
+// Pause and resume against a real workerd on a real dockerd (decision 0044):
+// the container's cgroup is frozen (its processes stop where they are and keep
+// their memory), it survives a restart of workerd, and a container that dies
+// while paused (what a host reboot does to it) ends the sandbox.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, newWorkspace, eventually } from '../lib/corral.mjs';
+import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, logOf, enrolledAs,
+  envdOf, envdRun, stopWorkerd, docker, sleep } from './helpers.mjs';
+
+let A, s;
+
+before(async () => {
+  A = newWorkspace();
+  s = await stackWorker(A, { extra: 'cpu_cores = 64\nmemory_mb = 65536' });
+});
+after(cleanupWorkers);
+
+const stateOf = async (sbid) => (await getSb(A, sbid)).body.state;
+const pause = (sbid) => api('POST', `/v1/sandboxes/${sbid}/pause`, { key: A.member });
+const resume = (sbid) => api('POST', `/v1/sandboxes/${sbid}/resume`, { key: A.member });
+const ctrState = async (sbid) => (await ctrsOf(s.id, sbid)).find((c) => c.Labels['corral.role'] === 'sandbox')?.State;
+
+// A running sandbox with a background counter: /tmp/n goes up by one every 100 ms.
+async function counting() {
+  const r = await createSb(A);
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  const envd = await envdOf(s.id, sbid);
+  await envdRun(envd, 'echo kept > /tmp/file; (i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.1; done) >/dev/null 2>&1 &');
+  await eventually(async () => Number((await envdRun(envd, 'cat /tmp/n')).stdout) > 3, { what: 'the counter counting' });
+  return { sbid, envd };
+}
+const count = async (envd) => Number((await envdRun(envd, 'cat /tmp/n')).stdout);
+
+test('pause freezes the container: state paused, the counter stops; resume thaws it and it counts on from where it was', async () => {
+  const { sbid, envd } = await counting();
+  const p = await pause(sbid);
+  assert.equal(p.status, 200, p.raw);
+  assert.equal(p.body.state, 'paused');
+  assert.equal(await ctrState(sbid), 'paused');
+  const frozenAt = Number((await docker('GET', `/containers/${(await ctrsOf(s.id, sbid))[0].Id}/json`)).body.State.Paused);
+  assert.equal(frozenAt, 1);
+  await sleep(1500);
+  assert.equal(await stateOf(sbid), 'paused', 'reports keep it paused');
+  const again = await pause(sbid);
+  assert.equal(again.status, 200);
+  assert.equal(again.body.state, 'paused', 'a second pause changes nothing');
+  const r = await resume(sbid);
+  assert.equal(r.status, 200, r.raw);
+  assert.equal(r.body.state, 'running');
+  assert.equal(await ctrState(sbid), 'running');
+  const after = await count(envd);
+  assert.ok(after < 40, `the counter did not run while frozen (it is at ${after}, 1.5 s paused would add 15)`);
+  await eventually(async () => (await count(envd)) > after + 3, { what: 'the counter going on' });
+  assert.equal((await envdRun(envd, 'cat /tmp/file')).stdout.trim(), 'kept');
+  assert.equal((await resume(sbid)).status, 200, 'resuming a running sandbox changes nothing');
+  assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
+});
+
+test('a paused sandbox survives a restart of workerd: still paused, adopted, resumable', async () => {
+  const { sbid, envd } = await counting();
+  assert.equal((await pause(sbid)).status, 200);
+  const before = enrolledAs(s.files.log).length;
+  await stopWorkerd(s.wd, 'SIGTERM');
+  assert.equal(await ctrState(sbid), 'paused', 'stopping workerd leaves it frozen');
+  restartWorker(s);
+  await eventually(() => enrolledAs(s.files.log).length === before + 1, { timeout: 20000, what: 're-enrolment' });
+  await eventually(() => new RegExp(`sandbox ${sbid} tier \\w+: found paused \\(adopted\\)`).test(logOf(s)),
+    { timeout: 10000, what: 'adopted as paused' });
+  await sleep(2500); // a full report has been made
+  assert.equal(await stateOf(sbid), 'paused');
+  const r = await resume(sbid);
+  assert.equal(r.status, 200, r.raw);
+  const at = await count(envd);
+  await eventually(async () => (await count(envd)) > at, { what: 'the counter going on after the restart' });
+  assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
+});
+
+test('a paused sandbox whose container dies (as on a host reboot) ends: exited, and resume says not found', async () => {
+  const { sbid } = await counting();
+  assert.equal((await pause(sbid)).status, 200);
+  const [c] = (await ctrsOf(s.id, sbid)).filter((x) => x.Labels['corral.role'] === 'sandbox');
+  assert.equal((await docker('POST', `/containers/${c.Id}/kill`)).status, 204);
+  await eventually(async () => (await stateOf(sbid)) === 'exited', { timeout: 15000, what: 'the sandbox ended' });
+  const r = await resume(sbid);
+  assert.equal(r.status, 404, r.raw);
+  assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
+});
+
+test('kill of a paused sandbox removes its container and network', async () => {
+  const { sbid } = await counting();
+  assert.equal((await pause(sbid)).status, 200);
+  assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
+  await eventually(async () => (await ctrsOf(s.id, sbid)).length === 0, { timeout: 15000, what: 'container removed' });
+  const nets = await docker('GET', `/networks?filters=${encodeURIComponent(JSON.stringify({ label: [`corral.sandbox=${sbid}`] }))}`);
+  assert.equal(nets.body.length, 0, 'no network of the sandbox is left');
+});
