@@ -83,8 +83,6 @@ json_t *e2b_view(const struct sandbox_record *r, enum e2b_shape shape,
         add_tokens(o, r, conf);
         json_object_del(o, "trafficAccessToken");
         add_network(o, r);
-        json_object_set_new(o, "lifecycle",
-                            json_pack("{s:s, s:b}", "onTimeout", "kill", "autoResume", 0));
     }
     return o;
 }

@@ -77,7 +77,7 @@ void h_e2b_get(struct request *req)
 
 long e2b_body_timeout(struct request *req, int required)
 {
-    json_t *body = request_json_body(req), *v;
+    json_t *body = required ? request_json_body(req) : request_json_optional(req), *v;
     long t = -2;
 
     if (!body)

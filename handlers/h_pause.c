@@ -134,7 +134,7 @@ void e2b_connect_paused(struct request *req, long timeout_s)
 /* POST /sandboxes/{id}/refreshes {"duration": s}: lives at least s more. */
 void h_e2b_refreshes(struct request *req)
 {
-    json_t *body = request_json_body(req), *v;
+    json_t *body = request_json_optional(req), *v;
     long d = 0;
 
     if (!body)

@@ -58,6 +58,13 @@ int request_query(const struct request *req, const char *name, char *out, size_t
     return 0;
 }
 
+json_t *request_json_optional(struct request *req)
+{
+    const char *cl = request_header(req, "CONTENT_LENGTH");
+
+    return cl && *cl && atol(cl) > 0 ? request_json_body(req) : json_object();
+}
+
 json_t *request_json_body(struct request *req)
 {
     const char *cl = request_header(req, "CONTENT_LENGTH");

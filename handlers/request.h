@@ -34,6 +34,9 @@ const char *request_header(struct request *req, const char *cgi_name);
 /* Reads and parses a JSON object body. Returns it, or NULL after answering
  * 413 (too large) or 400 (malformed, not an object). */
 json_t *request_json_body(struct request *req);
+/* The same, but no body at all stands for {} (a POST whose fields are all
+ * optional). */
+json_t *request_json_optional(struct request *req);
 
 /* Copies the URL-decoded value of a query parameter; 1 found, 0 absent. */
 int request_query(const struct request *req, const char *name, char *out, size_t outlen);

@@ -8,6 +8,7 @@
  * report, so that the create ends rather than being delivered forever. */
 #include "worker.h"
 
+#include "dataplane.h"
 #include "freeze.h"
 #include "log.h"
 
@@ -117,6 +118,7 @@ int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int free
     rc = freeze_sandbox(dk, w->id.worker_id, sbid, freeze, err, sizeof(err));
     if (rc < 0)
         return -1;
+    dataplane_forget(sbid);
     memset(&st, 0, sizeof(st));
     snprintf(st.sbid, sizeof(st.sbid), "%s", sbid);
     snprintf(st.tier, sizeof(st.tier), "UNKNOWN");

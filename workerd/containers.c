@@ -117,7 +117,9 @@ int containers_ip(struct docker *d, const char *wid, const char *sbid, long time
     containers_name(name, sizeof(name), sbid, wid);
     if (inspect_within(d, name, timeout_ms, &info, err, sizeof(err)) != 0)
         return -1;
-    rc = json_is_true(json_object_get(json_object_get(info, "State"), "Running"))
+    /* A frozen sandbox has an address but nobody to answer: not routable. */
+    rc = json_is_true(json_object_get(json_object_get(info, "State"), "Running")) &&
+                 !json_is_true(json_object_get(json_object_get(info, "State"), "Paused"))
              ? address_of(info, ip, len)
              : -1;
     json_decref(info);

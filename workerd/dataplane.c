@@ -164,6 +164,17 @@ static int resolve(void *ud, const char *sbid, char *ip, size_t len)
     return 0;
 }
 
+void dataplane_forget(const char *sbid)
+{
+    struct cached *c;
+
+    pthread_mutex_lock(&dp.mu);
+    c = &dp.cache[slot_of(sbid)];
+    if (strcmp(c->sbid, sbid) == 0)
+        memset(c, 0, sizeof(*c));
+    pthread_mutex_unlock(&dp.mu);
+}
+
 int dataplane_start(const struct worker_conf *conf)
 {
     struct dataport_hooks hooks = {

@@ -15,4 +15,8 @@ int dataplane_start(const struct worker_conf *conf);
 void dataplane_set_identity(const char *worker_id, const char *data_key, const char *prev_key,
                             long prev_valid_ms);
 
+/* Drops sbid's cached address: it was paused, and a paused sandbox is not
+ * routed (the next lookup asks dockerd, which says it is frozen). */
+void dataplane_forget(const char *sbid);
+
 #endif

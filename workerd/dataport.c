@@ -154,6 +154,17 @@ static void reply_error(int fd, int code, const char *fmt, ...)
     free(out);
 }
 
+/* Not here, or paused: the same answer as the gateway's own (decision 0033). */
+static void reply_not_found(int fd, const char *sbid)
+{
+    size_t n = 0;
+    char *out = dataport_not_found_response(sbid, &n);
+
+    if (out && send_all(fd, out, n) == 0)
+        linger_drain(fd);
+    free(out);
+}
+
 /* Reads until the blank line that ends the head. The head's length, or 0 on
  * EOF/timeout/error (nothing to answer), or -1 when it is too large. */
 static ssize_t read_head(int fd, char *buf, size_t cap, size_t *got)
@@ -382,7 +393,7 @@ static void serve(struct dataport *dp, int fd)
         goto out;
     }
     if (dp->hooks.resolve(dp->hooks.ud, h.sandbox, ip, sizeof(ip)) != 0) {
-        reply_error(fd, 404, "sandbox not found");
+        reply_not_found(fd, h.sandbox);
         goto out;
     }
     up = connect_upstream(ip, h.port);

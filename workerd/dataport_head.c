@@ -203,15 +203,12 @@ size_t dataport_head_forward(const struct dataport_head *h, char *out)
     return (size_t)(o - out);
 }
 
-char *dataport_error_response(int code, const char *message, size_t *len)
+/* The answer for JSON j (taken): status line, headers, body. */
+static char *json_response(int code, json_t *j, size_t *len)
 {
-    json_t *j = json_pack("{s:i,s:s}", "code", code, "message", message);
-    char *body, *out = NULL;
+    char *body = j ? json_dumps(j, JSON_COMPACT) : NULL, *out = NULL;
     int n;
 
-    if (!j) /* message is not UTF-8: the status's reason phrase instead */
-        j = json_pack("{s:i,s:s}", "code", code, "message", http_status_text(code));
-    body = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     if (!body)
         return NULL;
@@ -225,4 +222,21 @@ char *dataport_error_response(int code, const char *message, size_t *len)
         return NULL;
     *len = (size_t)n;
     return out;
+}
+
+char *dataport_error_response(int code, const char *message, size_t *len)
+{
+    json_t *j = json_pack("{s:i,s:s}", "code", code, "message", message);
+
+    if (!j) /* message is not UTF-8: the status's reason phrase instead */
+        j = json_pack("{s:i,s:s}", "code", code, "message", http_status_text(code));
+    return json_response(code, j, len);
+}
+
+char *dataport_not_found_response(const char *sbid, size_t *len)
+{
+    return json_response(502,
+                         json_pack("{s:s,s:s,s:i}", "sandboxId", sbid, "message",
+                                   "The sandbox was not found", "code", 502),
+                         len);
 }

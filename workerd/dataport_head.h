@@ -52,6 +52,10 @@ size_t dataport_head_forward(const struct dataport_head *h, char *out);
  * the reason phrase), Retry-After on a 503. malloc'ed, its length in *len;
  * NULL when out of memory. */
 char *dataport_error_response(int code, const char *message, size_t *len);
+/* The gateway's one "not found" (decision 0033), for a sandbox (a valid id)
+ * this worker does not run or that is paused: 502 {"sandboxId", "message":
+ * "The sandbox was not found", "code": 502}. */
+char *dataport_not_found_response(const char *sbid, size_t *len);
 
 /* 1 when s is a sandbox id the data port accepts: 1 to DATAPORT_ID_MAX of
  * [A-Za-z0-9_-]. */

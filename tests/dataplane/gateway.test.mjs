@@ -202,8 +202,8 @@ test('the route cache: repeated requests make one lookup; bypassed, one each', a
 test('a killed sandbox is "not found" once its cached route expires', async () => {
   const c = await createSandbox(w.ws.member, {});
   const target = { id: c.sandboxID, port: 49983 };
-  // not in the data port's map: the worker says 404 too
-  jsonError(await gw('GET', '/health', { target }), 404);
+  // not in the data port's map: the worker gives the gateway's own "not found"
+  notFound(await gw('GET', '/health', { target }), c.sandboxID);
   const { api } = await import('../lib/corral.mjs');
   const del = await api('DELETE', `/sandboxes/${c.sandboxID}`, { headers: { 'X-API-KEY': w.ws.member } });
   assert.ok([200, 204].includes(del.status), del.raw);
@@ -246,9 +246,10 @@ test('the data port refuses a missing, forged or stale gateway signature (403)',
   assert.equal(status(r), 403, r);
   r = await rawDataport(head(gatewaySignature(key, w.A.id, 49983), w.B.id));
   assert.equal(status(r), 403, r);
-  // right signature, but this worker does not run the sandbox
+  // right signature, but this worker does not run the sandbox: E2B's "not found"
   r = await rawDataport(head(gatewaySignature(key, '0123456789abcdef0123', 49983), '0123456789abcdef0123'));
-  assert.equal(status(r), 404, r);
+  assert.equal(status(r), 502, r);
+  assert.deepEqual(body(r), { sandboxId: '0123456789abcdef0123', message: 'The sandbox was not found', code: 502 });
   // right signature: through to envd
   r = await rawDataport(head(gatewaySignature(key, w.B.id, 49983)));
   assert.equal(status(r), 204, r);

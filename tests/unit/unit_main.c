@@ -159,7 +159,21 @@ static void test_e2b_spec(void)
     json_decref(j);
     CHECK(e2b_status("{}", "templateID") == 400);
     CHECK(e2b_status("{\"templateID\":\"base\",\"envVars\":{\"1\":\"x\"}}", "envVars") == 400);
-    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPause\":true}", "autoPause") == 501);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPause\":true}", "") == 0);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPause\":1}", "autoPause") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoResume\":{\"enabled\":true}}",
+                     "autoResume.enabled") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPause\":true,\"autoResume\":{\"enabled\":1}}",
+                     "autoResume.enabled") == 400);
+    j = json_loads("{\"templateID\":\"base\",\"autoPause\":true,\"autoResume\":{\"enabled\":true}}",
+                   0, NULL);
+    CHECK(e2b_spec_parse(j, &s, err, sizeof(err)) == 0 && s.pause_on_timeout && s.auto_resume);
+    sandbox_spec_free(&s);
+    json_decref(j);
+    j = json_loads("{\"templateID\":\"base\",\"autoPause\":false}", 0, NULL);
+    CHECK(e2b_spec_parse(j, &s, err, sizeof(err)) == 0 && !s.pause_on_timeout && !s.auto_resume);
+    sandbox_spec_free(&s);
+    json_decref(j);
     CHECK(e2b_status("{\"templateID\":\"base\",\"allow_internet_access\":false}", "") == 0);
     CHECK(e2b_status("{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"8.8.8.8\"]}}", "") == 0);
     CHECK(e2b_status("{\"templateID\":\"base\",\"network\":{\"denyOut\":[\"a.com\"]}}",

@@ -60,16 +60,17 @@ static void test_native(void)
     struct sandbox_record r;
 
     sample(&r);
-    CHECK(same(sandbox_view(&r),
-               "{\"sandbox_id\":\"" SBID "\",\"template\":\"base\",\"state\":\"running\","
-               "\"isolation\":\"CONTAINER\",\"runtime\":\"runc\",\"require_isolation\":null,"
-               "\"worker_id\":\"wk1\",\"cpu_cores\":0.5,\"memory_mb\":256,\"timeout\":60,"
-               "\"metadata\":{\"a\":\"b\"},\"allowed_domains\":[\"x.com\"],"
-               "\"created_at\":\"2023-11-14T22:13:20.000Z\","
-               "\"started_at\":\"2023-11-14T22:13:21.500Z\",\"expires_at\":null,\"reason\":null,"
-               "\"secure\":true,\"egress\":" POLICY ","
-               "\"egress_next\":{\"egress\":null,\"applies\":\"next_start\"},"
-               "\"pids_limit\":1024,\"disk_mb\":null}"));
+    CHECK(same(
+        sandbox_view(&r),
+        "{\"sandbox_id\":\"" SBID "\",\"template\":\"base\",\"state\":\"running\","
+        "\"isolation\":\"CONTAINER\",\"runtime\":\"runc\",\"require_isolation\":null,"
+        "\"worker_id\":\"wk1\",\"cpu_cores\":0.5,\"memory_mb\":256,\"timeout\":60,"
+        "\"metadata\":{\"a\":\"b\"},\"allowed_domains\":[\"x.com\"],"
+        "\"created_at\":\"2023-11-14T22:13:20.000Z\","
+        "\"started_at\":\"2023-11-14T22:13:21.500Z\",\"expires_at\":null,\"reason\":null,"
+        "\"secure\":true,\"egress\":" POLICY ","
+        "\"egress_next\":{\"egress\":null,\"applies\":\"next_start\"},"
+        "\"pids_limit\":1024,\"disk_mb\":null,\"on_timeout\":\"kill\",\"auto_resume\":false}"));
 }
 
 static void test_e2b(void)
@@ -96,9 +97,22 @@ static void test_e2b(void)
              "\"clientID\":\"corral\",\"envdVersion\":\"%s\","
              "\"startedAt\":\"2023-11-14T22:13:21.500Z\",\"endAt\":\"1970-01-01T00:00:00.000Z\","
              "\"cpuCount\":1,\"memoryMB\":256,\"diskSizeMB\":0,\"metadata\":{\"a\":\"b\"},"
-             "\"state\":\"running\"}",
+             "\"state\":\"running\",\"lifecycle\":{\"onTimeout\":\"kill\",\"autoResume\":false}}",
              E2B_ENVD_VERSION);
     CHECK(same(e2b_view(&r, E2B_LISTED, &conf), want));
+    /* Pausing is already "paused" to E2B; the lifecycle is the record's. */
+    r.state = "pausing";
+    r.pause_on_timeout = r.auto_resume = 1;
+    snprintf(want, sizeof(want),
+             "{\"sandboxID\":\"" SBID "\",\"templateID\":\"base\",\"alias\":\"base\","
+             "\"clientID\":\"corral\",\"envdVersion\":\"%s\","
+             "\"startedAt\":\"2023-11-14T22:13:21.500Z\",\"endAt\":\"1970-01-01T00:00:00.000Z\","
+             "\"cpuCount\":1,\"memoryMB\":256,\"diskSizeMB\":0,\"metadata\":{\"a\":\"b\"},"
+             "\"state\":\"paused\",\"lifecycle\":{\"onTimeout\":\"pause\",\"autoResume\":true}}",
+             E2B_ENVD_VERSION);
+    CHECK(same(e2b_view(&r, E2B_LISTED, &conf), want));
+    r.state = "running";
+    r.pause_on_timeout = r.auto_resume = 0;
     r.internet = 0;
     snprintf(want, sizeof(want),
              "{\"sandboxID\":\"" SBID "\",\"templateID\":\"base\",\"alias\":\"base\","

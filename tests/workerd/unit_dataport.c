@@ -254,6 +254,14 @@ static void test_error_response(void)
                               "Content-Length: 42\r\nConnection: close\r\n\r\n"
                               "{\"code\":404,\"message\":\"sandbox not found\"}"));
     free(out);
+    /* not here or paused: byte for byte the gateway's own not-found */
+    out = dataport_not_found_response("0123456789abcdef0123", &n);
+    CHECK(out && n == strlen(out) &&
+          !strcmp(out, "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\n"
+                       "Content-Length: 85\r\nConnection: close\r\n\r\n"
+                       "{\"sandboxId\":\"0123456789abcdef0123\",\"message\":\"The sandbox was not "
+                       "found\",\"code\":502}"));
+    free(out);
 }
 
 void unit_dataport(int *total_passed, int *total_failed)
