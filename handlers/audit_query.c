@@ -70,8 +70,7 @@ static int parse_limit(const struct request *req, struct audit_query *q, char *e
     return 0;
 }
 
-static int parse_filters(const struct request *req, struct audit_query *q, char *err,
-                         size_t errlen)
+static int parse_filters(const struct request *req, struct audit_query *q, char *err, size_t errlen)
 {
     int r;
 
@@ -88,8 +87,7 @@ static int parse_filters(const struct request *req, struct audit_query *q, char 
     return 0;
 }
 
-static int parse_range(const struct request *req, struct audit_query *q, char *err,
-                       size_t errlen)
+static int parse_range(const struct request *req, struct audit_query *q, char *err, size_t errlen)
 {
     char v[64];
     unsigned long long ms, seq;

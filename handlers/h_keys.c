@@ -38,7 +38,8 @@ static int only_fields(struct request *req, json_t *body, const char *allowed)
 static void audit_credential(struct request *req, const char *event, const char *id,
                              const char *reason)
 {
-    struct audit_event e = {.event = event, .actor = req->actor, .credential = id, .reason = reason};
+    struct audit_event e = {
+        .event = event, .actor = req->actor, .credential = id, .reason = reason};
 
     audit_append(req->rc, req->cred.ws, &e);
 }
