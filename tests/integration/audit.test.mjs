@@ -136,12 +136,15 @@ test('API keys and join tokens minted and revoked, by id, never a secret', async
   const events = page.body.events.map((e) => [e.event, e.credential_id, e.actor]);
   const owner = actorOf(A.owner);
   assert.deepEqual(events, [
+    // corralctl made the workspace's two keys (tests/lib/corral.mjs newWorkspace)
+    ['key_minted', keyParts(A.owner).id, 'operator'],
+    ['key_minted', keyParts(A.member).id, 'operator'],
     ['key_minted', k.body.id, owner],
     ['key_revoked', k.body.id, owner],
     ['join_token_minted', j.body.id, owner],
     ['join_token_revoked', j.body.id, owner],
   ]);
-  assert.equal(page.body.events[0].reason, 'member');
+  assert.deepEqual(page.body.events.slice(0, 3).map((e) => e.reason), ['owner', 'member', 'member']);
   assert.ok(!page.raw.includes(keyParts(k.body.key).secret), 'a key secret in the audit');
   assert.ok(!page.raw.includes(j.body.token.split('_').pop()), 'a join token secret in the audit');
   assert.ok(!page.raw.includes(keyParts(A.owner).secret), 'the caller\'s secret in the audit');
@@ -184,11 +187,27 @@ test('a worker silent past its lease: worker_dead and lost, by the scheduler', a
   assert.equal(dead[0].worker_id, wa.id);
 });
 
+// The operator's stream, every page of it through corralctl.
+function operatorEvents(...args) {
+  const seen = [];
+  let cursor = null;
+  for (let pages = 0; pages < 1000; pages++) {
+    const page = corralctl('audit', '--limit', '1000', ...args, ...(cursor ? ['--cursor', cursor] : []));
+    seen.push(...page.events);
+    if (page.next === null) return seen;
+    cursor = page.next;
+  }
+  throw new Error('more than 1000 pages');
+}
+
 test('the unscoped fleet\'s workers are in the operator\'s stream; its sandboxes in their workspace\'s', async () => {
   const A = newWorkspace();
   const fleet = await worker(null, { slots: 50 });
-  const entries = redis('XRANGE', 'corral:{ws:}:audit', '-', '+');
-  assert.match(entries, new RegExp(`worker_joined[\\s\\S]*${fleet.id}`));
+  const joined = operatorEvents().find((e) => e.event === 'worker_joined' && e.worker_id === fleet.id);
+  assert.ok(joined, 'worker_joined in the operator\'s stream');
+  assert.equal(joined.actor, `worker:${fleet.id}`);
+  const minted = operatorEvents().find((e) => e.event === 'join_token_minted' && e.credential_id === joined.credential_id);
+  assert.equal(minted.actor, 'operator');
   assert.ok(!(await audit(A)).events.some((e) => e.worker_id === fleet.id && e.event === 'worker_joined'));
   const r = await create(A);
   assert.equal(r.status, 201, r.raw);
@@ -196,6 +215,18 @@ test('the unscoped fleet\'s workers are in the operator\'s stream; its sandboxes
     const placed = (await audit(A, `sandbox=${r.body.sandbox_id}&event=placed`)).events;
     assert.match(placed[0].reason, /the shared fleet/);
   }
+});
+
+test('corralctl: what it mints and revokes is recorded by "operator"; audit --workspace prints GET /v1/audit\'s page', async () => {
+  const A = newWorkspace();
+  const jt = corralctl('join-token', 'create', '--workspace', A.id);
+  assert.deepEqual(corralctl('join-token', 'revoke', jt.id), { revoked: jt.id });
+  const events = (await audit(A)).events;
+  assert.deepEqual(events.slice(-2).map((e) => [e.event, e.credential_id, e.actor]), [
+    ['join_token_minted', jt.id, 'operator'], ['join_token_revoked', jt.id, 'operator']]);
+  assert.deepEqual(corralctl('audit', '--workspace', A.id), await audit(A));
+  assert.deepEqual(corralctl('audit', '--workspace', A.id, '--limit', '1').events, events.slice(0, 1));
+  assert.ok(!JSON.stringify(events).includes(jt.token.split('_').pop()), 'a join token secret in the audit');
 });
 
 test('a member gets 403 owner_required; another workspace\'s owner sees none of it', async () => {
@@ -222,30 +253,33 @@ test('filters and pagination: the cursor gives every event exactly once, in orde
   }
   for (const id of ids.slice(0, 5)) assert.equal((await api('DELETE', `/v1/keys/${id}`, { key: A.owner })).status, 204);
   const whole = (await audit(A, 'limit=1000')).events;
-  assert.equal(whole.length, 17);
+  assert.equal(whole.length, 19); // and corralctl's two keys of the workspace
   for (const limit of [1, 4, 17, 100]) {
     const paged = await allPages(A, '', limit);
     assert.deepEqual(paged.map((e) => e.id), whole.map((e) => e.id), `limit ${limit}`);
   }
-  const minted = await allPages(A, 'event=key_minted', 5);
+  const minted = await allPages(A, `event=key_minted&actor=${encodeURIComponent(actorOf(A.owner))}`, 5);
   assert.deepEqual(minted.map((e) => e.credential_id), ids);
+  assert.equal((await allPages(A, 'event=key_minted', 3)).length, 14);
   const revoked = await allPages(A, 'event=key_revoked', 2);
   assert.deepEqual(revoked.map((e) => e.credential_id), ids.slice(0, 5));
   assert.equal((await audit(A, `actor=${encodeURIComponent(actorOf(A.owner))}`)).events.length, 17);
+  assert.equal((await audit(A, 'actor=operator')).events.length, 2);
   assert.equal((await audit(A, 'actor=scheduler')).events.length, 0);
-  // A full page says there is more; the page after the last event is empty.
-  const first = await audit(A, 'limit=17');
-  assert.equal(first.events.length, 17);
+  // A page that holds the rest says so (next null); one short of it names
+  // the last event it holds.
+  const first = await audit(A, 'limit=19');
+  assert.equal(first.events.length, 19);
   assert.equal(first.next, null);
-  const part = await audit(A, 'limit=16');
-  assert.equal(part.next, whole[15].id);
+  const part = await audit(A, 'limit=18');
+  assert.equal(part.next, whole[17].id);
   // since / until (ms and RFC 3339) bound the range, both inclusive.
   const mid = whole[6].time_ms;
   const since = (await audit(A, `since=${mid}&limit=1000`)).events;
-  assert.ok(since.length >= 11 && since.every((e) => e.time_ms >= mid));
+  assert.ok(since.length >= 13 && since.every((e) => e.time_ms >= mid));
   const until = (await audit(A, `until=${encodeURIComponent(new Date(mid).toISOString())}&limit=1000`)).events;
   assert.ok(until.length >= 7 && until.every((e) => e.time_ms <= mid));
-  assert.equal(since.length + until.length - whole.filter((e) => e.time_ms === mid).length, 17);
+  assert.equal(since.length + until.length - whole.filter((e) => e.time_ms === mid).length, 19);
 });
 
 test('bad parameters: 400 naming the parameter, nothing read', async () => {
@@ -268,6 +302,7 @@ test('trimming by age: an event past the retention (30 days by default) is gone'
   const A = newWorkspace();
   const key = `corral:{ws:${A.id}}:audit`;
   const day = 86400 * 1000;
+  redis('DEL', key); // an XADD with an explicit id must come after the stream's last
   redis('XADD', key, `${Date.now() - 31 * day}-0`, 'event', 'ancient');
   redis('XADD', key, `${Date.now() - 29 * day}-0`, 'event', 'recent');
   // Not shown even before anything trims it: a read starts at the retention.
