@@ -208,8 +208,7 @@ int main(int argc, char **argv)
     int npos = 0;
 
     log_set_name("corralctl");
-    if (parse(&c, argc, argv, &conf, pos, &npos) != 0 || npos < 1 ||
-        (npos < 2 && strcmp(pos[0], "audit") != 0))
+    if (parse(&c, argc, argv, &conf, pos, &npos) != 0 || npos < 1)
         return usage();
     if (corral_conf_load(conf, &c.conf, err, sizeof(err)) != 0) {
         fprintf(stderr, "corralctl: config: %s\n", err);
@@ -217,8 +216,10 @@ int main(int argc, char **argv)
     }
     corral_conf_rconn(&c.conf, &c.rc);
     audit_set_retention(c.conf.audit_retention_s);
-    if (!strcmp(pos[0], "audit") && npos == 1)
-        return cmd_audit(&c);
+    if (!strcmp(pos[0], "audit"))
+        return npos == 1 ? cmd_audit(&c) : usage();
+    if (npos < 2)
+        return usage();
     if (!strcmp(pos[0], "workspace") && !strcmp(pos[1], "create"))
         return cmd_workspace_create(&c, pos[2]);
     if (!strcmp(pos[0], "key") && !strcmp(pos[1], "create"))
