@@ -204,6 +204,24 @@ int jointoken_create(struct rconn *rc, const char *server_secret, const char *ws
     return 0;
 }
 
+int jointoken_workspace(struct rconn *rc, const char *id, char ws[TOKEN_WS_MAX])
+{
+    char key[160];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_JT_INDEX, id);
+    r = rconn_cmd(rc, 0, "GET %s", key);
+    if (!r)
+        return -1;
+    if (!reply_str(r)) {
+        freeReplyObject(r);
+        return 0;
+    }
+    snprintf(ws, TOKEN_WS_MAX, "%s", reply_str(r));
+    freeReplyObject(r);
+    return 1;
+}
+
 int jointoken_revoke(struct rconn *rc, const char *ws, const char *id)
 {
     char key[160], found_ws[TOKEN_WS_MAX] = "";
@@ -211,16 +229,9 @@ int jointoken_revoke(struct rconn *rc, const char *ws, const char *id)
     int n;
 
     if (!ws) {
-        snprintf(key, sizeof(key), K_JT_INDEX, id);
-        r = rconn_cmd(rc, 0, "GET %s", key);
-        if (!r)
-            return -1;
-        if (!reply_str(r)) {
-            freeReplyObject(r);
-            return 0;
-        }
-        snprintf(found_ws, sizeof(found_ws), "%s", reply_str(r));
-        freeReplyObject(r);
+        n = jointoken_workspace(rc, id, found_ws);
+        if (n <= 0)
+            return n;
         ws = found_ws;
     }
     snprintf(key, sizeof(key), K_JOINTOKEN, ws, id);

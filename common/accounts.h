@@ -53,6 +53,8 @@ int apikey_verify(struct rconn *rc, const char *server_secret, const struct toke
 int jointoken_create(struct rconn *rc, const char *server_secret, const char *ws, long ttl_s,
                      char id_out[TOKEN_ID_MAX], char token_out[TOKEN_TEXT_MAX],
                      int64_t *expires_ms);
+/* The workspace a join token id belongs to ("" the unscoped fleet). 1, 0 unknown, -1. */
+int jointoken_workspace(struct rconn *rc, const char *id, char ws[TOKEN_WS_MAX]);
 /* Revokes by id; ws NULL means "look the workspace up" (operator CLI). 1, 0 absent, -1. */
 int jointoken_revoke(struct rconn *rc, const char *ws, const char *id);
 /* 1 valid, 0 unknown/expired/revoked, -1 Redis failed. */

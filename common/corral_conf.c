@@ -32,6 +32,7 @@ static const struct int_key int_keys[] = {
      ACCOUNTS_MAX_CONCURRENT_MAX},
     {"key_rate", offsetof(struct corral_conf, key_rate), 1, 1000000},
     {"key_burst", offsetof(struct corral_conf, key_burst), 1, 1000000},
+    {"audit_retention_s", offsetof(struct corral_conf, audit_retention_s), 60, 3650L * 86400},
 };
 
 struct str_key {
@@ -109,6 +110,7 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->max_concurrent_ceiling = 1000;
     c->key_rate = 50;
     c->key_burst = 200;
+    c->audit_retention_s = AUDIT_RETENTION_DEFAULT_S;
     if (path && config_load(path, set_key, c, err, errlen) != 0)
         return -1;
     /* Blocking waits must leave threads free, or heartbeats (which unblock the

@@ -7,6 +7,9 @@
 
 #include <stddef.h>
 
+/* A month of audit trail unless corral.conf says otherwise (decision 0045). */
+#define AUDIT_RETENTION_DEFAULT_S (30L * 86400)
+
 struct corral_conf {
     char redis_host[256];
     long redis_port;
@@ -38,6 +41,7 @@ struct corral_conf {
     long max_concurrent_ceiling; /* the most an owner may set max_concurrent_sandboxes to */
     long key_rate;               /* requests/s one verified credential may make (decision 0028) */
     long key_burst;              /* and how many of them at once */
+    long audit_retention_s;      /* audit events older than this are trimmed (decision 0045) */
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

@@ -30,6 +30,7 @@
 #define K_WORKER "corral:{ws:%s}:worker:%s"  /* hash: capabilities, usage, lease, secret mac */
 #define K_WORKER_SBS "corral:{ws:%s}:worker:%s:sbs"   /* hash: sandbox -> its workspace */
 #define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds" /* stream of commands */
+#define K_AUDIT "corral:{ws:%s}:audit" /* stream: the audit trail ({ws:}: the operator's) */
 
 #define CMD_GROUP "workerd"
 #define CMD_CONSUMER "w"

@@ -34,7 +34,7 @@ CORRAL_COMMANDS=(
     sadd srem smembers
     lpush blpop
     zadd zrem zcard zcount zscore zrange zrangebyscore zremrangebyscore
-    xadd xread xreadgroup xrevrange xack xdel xautoclaim "xgroup|create" "xinfo|groups"
+    xadd xrange xtrim xread xreadgroup xrevrange xack xdel xautoclaim "xgroup|create" "xinfo|groups"
     eval evalsha
 )
 

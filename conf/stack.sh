@@ -18,7 +18,8 @@
 # CORRAL_WORKER_NETWORKS / CORRAL_WORKER_PORTS (where workers' data ports may be:
 # corral.conf worker_data_networks / worker_data_ports and the gateway's
 # corral_upstream_allow; default loopback, 1024-65535), CORRAL_FLEET_SHARE
-# (fleet_share, instead of the profile's).
+# (fleet_share, instead of the profile's), CORRAL_AUDIT_RETENTION_S
+# (audit_retention_s, default 30 days; decision 0045).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -201,6 +202,7 @@ fleet_share = $FLEET_SHARE
 workspace_max_concurrent_ceiling = $MAX_CONCURRENT_CEILING
 key_rate = $RATE_KEY
 key_burst = $BURST_KEY
+audit_retention_s = ${CORRAL_AUDIT_RETENTION_S:-2592000}
 CONF
     umask 022
     local ups="" i

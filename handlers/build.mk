@@ -5,6 +5,8 @@ $(BIN)/corral-api: $(call objs,$(API_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi $(LIBS)
 
-$(BIN)/corralctl: $(call objs,handlers/corralctl.c) $(COMMON_LIB)
+# corralctl records what it mints in the audit trail and reads it (scheduler/audit.c).
+$(BIN)/corralctl: $(call objs,handlers/corralctl.c handlers/audit_view.c handlers/sandbox_view.c) \
+                  $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

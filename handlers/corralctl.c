@@ -5,8 +5,15 @@
  *   corralctl [-c conf] [--json] key create --workspace ID --role owner|member
  *   corralctl [-c conf] [--json] join-token create [--workspace ID] [--ttl SECONDS]
  *   corralctl [-c conf] [--json] join-token revoke TOKEN_ID
+ *   corralctl [-c conf] audit [--workspace ID] [--limit N] [--cursor NEXT]
+ *
+ * What it mints or revokes is in the audit trail with actor "operator"; audit
+ * prints a page of a workspace's trail, or of the operator's (the unscoped
+ * fleet's workers) without --workspace (decision 0045).
  */
 #include "accounts.h"
+#include "audit.h"
+#include "audit_view.h"
 #include "corral_conf.h"
 #include "log.h"
 
@@ -18,7 +25,7 @@ struct cli {
     struct rconn rc;
     struct corral_conf conf;
     int json;
-    const char *workspace, *role, *ttl;
+    const char *workspace, *role, *ttl, *limit, *cursor;
 };
 
 static int usage(void)
@@ -27,7 +34,8 @@ static int usage(void)
                     "  workspace create NAME\n"
                     "  key create --workspace ID --role owner|member\n"
                     "  join-token create [--workspace ID] [--ttl SECONDS]\n"
-                    "  join-token revoke TOKEN_ID\n");
+                    "  join-token revoke TOKEN_ID\n"
+                    "  audit [--workspace ID] [--limit 1-1000] [--cursor NEXT]\n");
     return 2;
 }
 
@@ -49,6 +57,16 @@ static int need_workspace(struct cli *c, const char *ws)
     return e ? 0 : fail("--workspace: no such workspace");
 }
 
+/* A credential the operator minted or revoked, in its workspace's trail. */
+static void audit_op(struct cli *c, const char *ws, const char *event, const char *id,
+                     const char *reason)
+{
+    struct audit_event e = {
+        .event = event, .actor = AUDIT_ACTOR_OPERATOR, .credential = id, .reason = reason};
+
+    audit_append(&c->rc, ws, &e);
+}
+
 static int cmd_workspace_create(struct cli *c, const char *name)
 {
     char ws[TOKEN_WS_MAX], id[TOKEN_ID_MAX], key[TOKEN_TEXT_MAX];
@@ -58,6 +76,7 @@ static int cmd_workspace_create(struct cli *c, const char *name)
     if (workspace_create(&c->rc, name, ws) != 0 ||
         apikey_create(&c->rc, c->conf.server_secret, ws, ROLE_OWNER, id, key) != 0)
         return fail("redis unreachable");
+    audit_op(c, ws, AUDIT_KEY_MINTED, id, role_name(ROLE_OWNER));
     if (c->json)
         printf("{\"workspace\":\"%s\",\"key_id\":\"%s\",\"owner_key\":\"%s\"}\n", ws, id, key);
     else
@@ -76,6 +95,7 @@ static int cmd_key_create(struct cli *c)
         return 1;
     if (apikey_create(&c->rc, c->conf.server_secret, c->workspace, role, id, key) != 0)
         return fail("redis unreachable");
+    audit_op(c, c->workspace, AUDIT_KEY_MINTED, id, role_name(role));
     if (c->json)
         printf("{\"id\":\"%s\",\"key\":\"%s\",\"role\":\"%s\",\"workspace\":\"%s\"}\n", id, key,
                role_name(role), c->workspace);
@@ -97,6 +117,7 @@ static int cmd_join_create(struct cli *c)
         return 1;
     if (jointoken_create(&c->rc, c->conf.server_secret, ws, ttl, id, tok, &expires) != 0)
         return fail("redis unreachable");
+    audit_op(c, ws, AUDIT_JOIN_TOKEN_MINTED, id, NULL);
     if (c->json)
         printf("{\"id\":\"%s\",\"token\":\"%s\",\"workspace\":\"%s\",\"expires_at_ms\":%lld}\n", id,
                tok, ws, (long long)expires);
@@ -108,16 +129,48 @@ static int cmd_join_create(struct cli *c)
 
 static int cmd_join_revoke(struct cli *c, const char *id)
 {
+    char ws[TOKEN_WS_MAX];
     int n;
 
     if (!id || !token_is_id(id))
         return fail("join-token revoke: TOKEN_ID required");
-    n = jointoken_revoke(&c->rc, NULL, id);
+    n = jointoken_workspace(&c->rc, id, ws);
+    if (n == 1)
+        n = jointoken_revoke(&c->rc, ws, id);
     if (n < 0)
         return fail("redis unreachable");
     if (n == 0)
         return fail("no such join token");
+    audit_op(c, ws, AUDIT_JOIN_TOKEN_REVOKED, id, NULL);
     printf(c->json ? "{\"revoked\":\"%s\"}\n" : "revoked %s\n", id);
+    return 0;
+}
+
+/* Prints one page as GET /v1/audit answers it, JSON in either mode. */
+static int cmd_audit(struct cli *c)
+{
+    struct audit_query q = {.limit = c->limit ? atoi(c->limit) : 100};
+    struct audit_page page;
+    unsigned long long ms, seq;
+    const char *ws = c->workspace ? c->workspace : "";
+    json_t *view;
+
+    if (q.limit < 1 || q.limit > 1000)
+        return fail("--limit: an integer in [1, 1000]");
+    if (c->cursor &&
+        (audit_id_parse(c->cursor, &ms, &seq) != 0 || strlen(c->cursor) >= sizeof(q.after)))
+        return fail("--cursor: the \"next\" of a previous page");
+    snprintf(q.after, sizeof(q.after), "%s", c->cursor ? c->cursor : "");
+    if (*ws && need_workspace(c, ws) != 0)
+        return 1;
+    if (audit_read(&c->rc, ws, &q, &page) != 0)
+        return fail("redis unreachable");
+    view = audit_page_view(&page);
+    audit_page_free(&page);
+    if (!view || json_dumpf(view, stdout, JSON_COMPACT) != 0)
+        return fail("out of memory");
+    json_decref(view);
+    putchar('\n');
     return 0;
 }
 
@@ -131,6 +184,8 @@ static int parse(struct cli *c, int argc, char **argv, const char **conf, const 
                             : !strcmp(a, "--workspace") ? &c->workspace
                             : !strcmp(a, "--role")      ? &c->role
                             : !strcmp(a, "--ttl")       ? &c->ttl
+                            : !strcmp(a, "--limit")     ? &c->limit
+                            : !strcmp(a, "--cursor")    ? &c->cursor
                                                         : NULL;
         if (!strcmp(a, "--json"))
             c->json = 1;
@@ -153,13 +208,18 @@ int main(int argc, char **argv)
     int npos = 0;
 
     log_set_name("corralctl");
-    if (parse(&c, argc, argv, &conf, pos, &npos) != 0 || npos < 2)
+    if (parse(&c, argc, argv, &conf, pos, &npos) != 0 || npos < 1)
         return usage();
     if (corral_conf_load(conf, &c.conf, err, sizeof(err)) != 0) {
         fprintf(stderr, "corralctl: config: %s\n", err);
         return 1;
     }
     corral_conf_rconn(&c.conf, &c.rc);
+    audit_set_retention(c.conf.audit_retention_s);
+    if (!strcmp(pos[0], "audit"))
+        return npos == 1 ? cmd_audit(&c) : usage();
+    if (npos < 2)
+        return usage();
     if (!strcmp(pos[0], "workspace") && !strcmp(pos[1], "create"))
         return cmd_workspace_create(&c, pos[2]);
     if (!strcmp(pos[0], "key") && !strcmp(pos[1], "create"))

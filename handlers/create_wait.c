@@ -168,7 +168,7 @@ static int finish(struct request *req, const char *sbid, const struct idem *im,
     sandbox_wait_release(req->rc, req->cred.ws, sbid);
     if (o == CREATE_RUNNING)
         return 0;
-    sandbox_kill(req->rc, req->cred.ws, sbid,
+    sandbox_kill(req->rc, req->cred.ws, sbid, AUDIT_KILLED, req->actor,
                  o == CREATE_STORE_DOWN ? "state store unavailable" : why);
     idem_forget(req, im);
     if (o == CREATE_TIMED_OUT)
@@ -211,7 +211,7 @@ static int fresh(struct request *req, struct sandbox_spec *spec, const struct id
     char why[300] = "";
     enum create_outcome o;
 
-    if (scheduler_create(req->rc, &srv->sched, req->cred.ws, spec, sbid, &err)) {
+    if (scheduler_create(req->rc, &srv->sched, req->cred.ws, req->actor, spec, sbid, &err)) {
         idem_forget(req, im);
         respond_error(req, err.status, "%s", err.message);
         return -1;

@@ -222,6 +222,23 @@ static json_t *handshake_answer(struct request *req, const char *wid, const char
     return a;
 }
 
+/* A new worker joined, or a dead one came back; a live one handshaking again
+ * (a restart of workerd) changes nothing the audit tracks. Its pool's stream:
+ * the unscoped fleet's is the operator's (decision 0045). */
+static void audit_enrolment(struct request *req, const char *wid, int again, int was_dead)
+{
+    char actor[AUDIT_ACTOR_MAX];
+    struct audit_event e = {.event = again ? AUDIT_WORKER_REJOINED : AUDIT_WORKER_JOINED,
+                            .actor = actor,
+                            .worker = wid,
+                            .credential = req->cred.id};
+
+    if (again && !was_dead)
+        return;
+    audit_actor_worker(actor, wid);
+    audit_append(req->rc, req->cred.ws, &e);
+}
+
 void h_worker_handshake(struct request *req)
 {
     json_t *body = request_json_body(req);
@@ -257,6 +274,7 @@ void h_worker_handshake(struct request *req)
                      sizeof(prev_key)) != 0) {
         respond_store_down(req);
     } else {
+        audit_enrolment(req, wid, again, was_dead);
         respond_json(req, 200, handshake_answer(req, wid, secret, data_key, prev_key));
     }
     json_decref(body);

@@ -34,6 +34,16 @@ static int only_fields(struct request *req, json_t *body, const char *allowed)
     return 0;
 }
 
+/* A credential event: by id, never the secret just made. */
+static void audit_credential(struct request *req, const char *event, const char *id,
+                             const char *reason)
+{
+    struct audit_event e = {
+        .event = event, .actor = req->actor, .credential = id, .reason = reason};
+
+    audit_append(req->rc, req->cred.ws, &e);
+}
+
 void h_key_create(struct request *req)
 {
     json_t *body = optional_body(req), *v;
@@ -57,6 +67,7 @@ void h_key_create(struct request *req)
         respond_store_down(req);
         return;
     }
+    audit_credential(req, AUDIT_KEY_MINTED, id, role_name(role));
     respond_json(req, 201,
                  json_pack("{s:s, s:s, s:s, s:s}", "id", id, "key", token, "role", role_name(role),
                            "workspace", req->cred.ws));
@@ -65,6 +76,9 @@ void h_key_create(struct request *req)
 void h_key_delete(struct request *req)
 {
     int n = token_is_id(req->params[0]) ? apikey_delete(req->rc, req->cred.ws, req->params[0]) : 0;
+
+    if (n == 1)
+        audit_credential(req, AUDIT_KEY_REVOKED, req->params[0], NULL);
     respond_change(req, n, "key");
 }
 
@@ -94,6 +108,7 @@ void h_jointoken_create(struct request *req)
         return;
     }
     format_time_ms(expires_ms, expires, sizeof(expires));
+    audit_credential(req, AUDIT_JOIN_TOKEN_MINTED, id, NULL);
     respond_json(req, 201,
                  json_pack("{s:s, s:s, s:s, s:s}", "id", id, "token", token, "workspace",
                            req->cred.ws, "expires_at", expires));
@@ -103,5 +118,8 @@ void h_jointoken_delete(struct request *req)
 {
     int n =
         token_is_id(req->params[0]) ? jointoken_revoke(req->rc, req->cred.ws, req->params[0]) : 0;
+
+    if (n == 1)
+        audit_credential(req, AUDIT_JOIN_TOKEN_REVOKED, req->params[0], NULL);
     respond_change(req, n, "join token");
 }

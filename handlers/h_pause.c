@@ -4,6 +4,7 @@
  * scheduler/pause.c's; this file turns its outcomes into answers. A wait
  * holds its thread, so it counts against the same per-process budget as a
  * create's. */
+#include "audit.h"
 #include "clock.h"
 #include "e2b_view.h"
 #include "handlers.h"
@@ -28,14 +29,15 @@ static enum life_outcome do_pause(struct request *req, long timeout_s, long *lim
     (void)timeout_s;
     (void)limit;
     return sandbox_pause(req->rc, &req->thread->srv->sched, req->cred.ws, req->params[0],
-                         (int)req->conf->create_timeout_ms, why, whylen);
+                         req->actor, (int)req->conf->create_timeout_ms, why, whylen);
 }
 
 static enum life_outcome do_resume(struct request *req, long timeout_s, long *limit, char *why,
                                    size_t whylen)
 {
     return sandbox_resume(req->rc, &req->thread->srv->sched, req->cred.ws, req->params[0],
-                          timeout_s, (int)req->conf->create_timeout_ms, limit, why, whylen);
+                          req->actor, timeout_s, (int)req->conf->create_timeout_ms, limit, why,
+                          whylen);
 }
 
 /* Runs fn within the wait budget. Answers every outcome but DONE and
@@ -179,8 +181,8 @@ int resume_for_traffic(struct request *req, const char *ws, const char *sbid)
     enum life_outcome o = LIFE_BUSY;
 
     if (atomic_fetch_add(&srv->create_waits, 1) < srv->conf.create_wait_max)
-        o = sandbox_resume(req->rc, &srv->sched, ws, sbid, -1, (int)req->conf->create_timeout_ms,
-                           &limit, why, sizeof(why));
+        o = sandbox_resume(req->rc, &srv->sched, ws, sbid, AUDIT_ACTOR_GATEWAY, -1,
+                           (int)req->conf->create_timeout_ms, &limit, why, sizeof(why));
     atomic_fetch_sub(&srv->create_waits, 1);
     if (o != LIFE_DONE && o != LIFE_ALREADY)
         log_info("sandbox %s of workspace %s: traffic did not resume it (%d)", sbid, ws, (int)o);

@@ -75,9 +75,9 @@ void h_sandbox_get(struct request *req)
 
 void h_sandbox_delete(struct request *req)
 {
-    int n = token_is_id(req->params[0])
-                ? sandbox_kill(req->rc, req->cred.ws, req->params[0], "deleted")
-                : 0;
+    int n = token_is_id(req->params[0]) ? sandbox_kill(req->rc, req->cred.ws, req->params[0],
+                                                       AUDIT_KILLED, req->actor, "deleted")
+                                        : 0;
 
     respond_change(req, n, "sandbox");
 }

@@ -54,7 +54,10 @@ void h_worker_delete(struct request *req)
         respond_error(req, 404, "worker not found");
         return;
     }
-    worker_declare_dead(req->rc, &req->thread->srv->sched, req->cred.ws, wid, 1);
+    audit_append(
+        req->rc, req->cred.ws,
+        &(struct audit_event){.event = AUDIT_WORKER_REMOVED, .actor = req->actor, .worker = wid});
+    worker_declare_dead(req->rc, &req->thread->srv->sched, req->cred.ws, wid, 1, req->actor);
     /* Deleted for good: its secret stops working; a handshake makes a new worker. */
     worker_erase(req->rc, req->cred.ws, wid);
     respond_empty(req, 204);

@@ -24,6 +24,7 @@ void h_jointoken_delete(struct request *req);
 
 void h_workers_list(struct request *req);
 void h_worker_delete(struct request *req);
+void h_audit(struct request *req);
 
 void h_worker_handshake(struct request *req);
 void h_worker_heartbeat(struct request *req);

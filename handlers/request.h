@@ -3,6 +3,7 @@
 #define CORRAL_REQUEST_H
 
 #include "accounts.h"
+#include "audit.h"
 #include "server.h"
 #include "token.h"
 #include "url_decode.h" /* handlers decode query pairs with it */
@@ -24,6 +25,7 @@ struct request {
     char params[REQUEST_MAX_PARAMS][64]; /* {id} segments of the matched route */
     struct token cred;                   /* the caller's credential, once checked */
     enum role role;
+    char actor[AUDIT_ACTOR_MAX]; /* "key:<id>" once an API key verified: who the audit names */
     int responded;
 };
 
@@ -40,5 +42,8 @@ json_t *request_json_optional(struct request *req);
 
 /* Copies the URL-decoded value of a query parameter; 1 found, 0 absent. */
 int request_query(const struct request *req, const char *name, char *out, size_t outlen);
+/* The same, telling a present but unreadable one (badly encoded, or longer
+ * than outlen) from an absent one: 1 found, 0 absent, -1 unreadable. */
+int request_query_strict(const struct request *req, const char *name, char *out, size_t outlen);
 
 #endif

@@ -33,6 +33,7 @@ static const struct route routes[] = {
     {"DELETE", "/v1/join-tokens/{}", ACCESS_OWNER, h_jointoken_delete},
     {"GET", "/v1/workers", ACCESS_MEMBER, h_workers_list},
     {"DELETE", "/v1/workers/{}", ACCESS_OWNER, h_worker_delete},
+    {"GET", "/v1/audit", ACCESS_OWNER, h_audit},
     {"POST", "/v1/worker/handshake", ACCESS_WORKER, h_worker_handshake},
     {"POST", "/v1/worker/heartbeat", ACCESS_WORKER, h_worker_heartbeat},
     {"GET", "/v1/internal/route/{}", ACCESS_INTERNAL, h_internal_route},
@@ -149,6 +150,8 @@ static int authorize(struct request *req, enum access access)
             return -1;
     } else {
         ok = apikey_verify(req->rc, req->conf->server_secret, &req->cred, &req->role);
+        if (ok == 1)
+            audit_actor_key(req->actor, req->cred.id);
         if (ok == 0)
             respond_error(req, 401, "invalid API key");
         else if (ok == 1 && within_budget(req) != 0)

@@ -1,6 +1,7 @@
 #include "lifecycle.h"
 
 #include "admission.h"
+#include "audit.h"
 #include "clock.h"
 #include "commands.h"
 #include "keys.h"
@@ -14,11 +15,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *reason)
+/* Only the caller whose sandbox_remove deleted the record records the event;
+ * the record is read first for its tier (the remove's reply has no tier). */
+int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *event,
+                 const char *actor, const char *reason)
 {
     char worker[33], pool[33], wake[160];
+    struct sandbox_record rec;
+    int had = sandbox_read(rc, ws, sbid, &rec);
     int found = sandbox_remove(rc, ws, sbid, worker, pool);
+    struct audit_event e = {.event = event,
+                            .actor = actor,
+                            .sandbox = sbid,
+                            .worker = worker,
+                            .tier = had == 1 ? rec.tier : "",
+                            .reason = reason};
 
+    if (found == 1)
+        audit_append(rc, ws, &e);
+    if (had == 1)
+        sandbox_record_free(&rec);
     if (found <= 0)
         return found;
     snprintf(wake, sizeof(wake), "failed:%s", reason);
@@ -46,7 +62,7 @@ static int sandbox_owner(struct rconn *rc, const char *pool, const char *wid, co
 void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                       const char *state, const char *reason)
 {
-    char ws[33] = "", wake[300];
+    char ws[33] = "", wake[300], actor[AUDIT_ACTOR_MAX];
     int was_pending = 0;
     enum report_outcome o;
 
@@ -57,6 +73,16 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
         return;
     }
     o = sandbox_report(rc, ws, sbid, wid, state, reason, &was_pending);
+    audit_actor_worker(actor, wid);
+    if (o == REPORT_STARTED || o == REPORT_PAUSED || o == REPORT_RESUMED)
+        audit_sandbox(rc, ws, sbid,
+                      o == REPORT_PAUSED    ? AUDIT_PAUSED
+                      : o == REPORT_RESUMED ? AUDIT_RESUMED
+                                            : AUDIT_RUNNING,
+                      actor, NULL);
+    else if (o == REPORT_STOPPED)
+        audit_sandbox(rc, ws, sbid, strcmp(state, "failed") == 0 ? AUDIT_FAILED : AUDIT_EXITED,
+                      actor, reason && *reason ? reason : state);
     if (o == REPORT_STARTED || o == REPORT_RESUMED || o == REPORT_PAUSED) {
         sandbox_wake(rc, ws, sbid, o == REPORT_PAUSED ? "paused" : "running");
     } else if (o == REPORT_STOPPED) {
@@ -72,34 +98,43 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
 }
 
 static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char *pool,
-                       const char *wid, const char *sbid, const char *ws)
+                       const char *wid, const char *sbid, const char *ws, const char *actor)
 {
-    char what[16];
+    char what[16], why[320];
     struct sched_error err;
 
     if (!sandbox_orphan(rc, ws, sbid, wid, what, sizeof(what)))
         return;
+    if (strcmp(what, "lost") == 0)
+        audit_sandbox(rc, ws, sbid, AUDIT_LOST, actor, "its worker died");
     if (strcmp(what, "replace") == 0 && scheduler_replace(rc, c, ws, sbid, wid, &err) != 0) {
         log_warn("sandbox %s of dead worker %s not placed again: %s", sbid, wid, err.message);
-        sandbox_kill(rc, ws, sbid, err.message);
+        snprintf(why, sizeof(why), "its worker died and it could not be placed again: %s",
+                 err.message);
+        sandbox_kill(rc, ws, sbid, AUDIT_LOST, actor, why);
     }
     worker_slot_forget(rc, pool, wid, sbid);
 }
 
 int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char *pool,
-                        const char *wid, int force)
+                        const char *wid, int force, const char *actor)
 {
     char key[192];
     redisReply *r;
     struct worker_sandboxes sbs;
     int claimed = worker_claim_death(rc, pool, wid, (long long)clock_now_ms(), force);
+    struct audit_event e = {.event = AUDIT_WORKER_DEAD,
+                            .actor = actor,
+                            .worker = wid,
+                            .reason = force ? "removed" : "its lease ran out"};
 
     if (claimed <= 0)
         return claimed;
     log_warn("worker %s (pool '%s') is dead: placing its pending sandboxes again", wid, pool);
+    audit_append(rc, pool, &e);
     if (worker_sandboxes(rc, pool, wid, &sbs) == 0) {
         for (size_t i = 0; i < sbs.n; i++) /* ws "" if the entry is malformed */
-            orphan_one(rc, c, pool, wid, sbs.v[i].sbid, sbs.v[i].slot.ws);
+            orphan_one(rc, c, pool, wid, sbs.v[i].sbid, sbs.v[i].slot.ws, actor);
         worker_sandboxes_free(&sbs);
     }
     /* Its commands were re-sent elsewhere; a returning worker starts afresh. */
@@ -128,12 +163,13 @@ int sweep_dead_workers(struct rconn *rc, const struct sched_conf *c, const char 
     if (worker_expired(rc, pool, (long long)clock_now_ms(), &ids) != 0)
         return -1;
     for (size_t i = 0; i < ids.n; i++)
-        n += worker_declare_dead(rc, c, pool, ids.id[i], 0) == 1;
+        n += worker_declare_dead(rc, c, pool, ids.id[i], 0, AUDIT_ACTOR_SCHEDULER) == 1;
     worker_ids_free(&ids);
     return n;
 }
 
-static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const char *reason)
+static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const char *event,
+                      const char *reason)
 {
     redisReply *r = due(rc, fmt, ws);
     int n = 0;
@@ -141,7 +177,7 @@ static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const c
     if (!r)
         return -1;
     for (size_t i = 0; i < r->elements; i++)
-        if (sandbox_kill(rc, ws, r->element[i]->str, reason) == 1) {
+        if (sandbox_kill(rc, ws, r->element[i]->str, event, AUDIT_ACTOR_SCHEDULER, reason) == 1) {
             log_info("sandbox %s of workspace %s: %s", r->element[i]->str, ws, reason);
             n++;
         }
@@ -151,7 +187,7 @@ static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const c
 
 int sweep_abandoned_creates(struct rconn *rc, const char *ws)
 {
-    return sweep_kill(rc, K_PENDING, ws, "no worker started it in time");
+    return sweep_kill(rc, K_PENDING, ws, AUDIT_ABANDONED, "no worker started it in time");
 }
 
 /* A create whose waiting handler stopped renewing its lease (it crashed, or
@@ -171,7 +207,8 @@ int sweep_abandoned_waits(struct rconn *rc, const char *ws)
         const char *sbid = r->element[i]->str;
         z = rconn_cmd(rc, 0, "ZREM %s %s", key, sbid);
         if (reply_int(z, 0) == 1 &&
-            sandbox_kill(rc, ws, sbid, "abandoned: nobody was left waiting for its create") == 1) {
+            sandbox_kill(rc, ws, sbid, AUDIT_ABANDONED, AUDIT_ACTOR_SCHEDULER,
+                         "nobody was left waiting for its create") == 1) {
             log_info("sandbox %s of workspace %s: create abandoned by its handler; killed", sbid,
                      ws);
             n++;

@@ -8,17 +8,20 @@
 #include "scheduler.h"
 
 /* Deletes a sandbox: record, admission, worker slot, and a kill to its worker.
- * reason wakes a create still waiting on it. 1 killed, 0 absent, -1 Redis. */
-int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *reason);
+ * reason wakes a create still waiting on it. The one call that deleted it
+ * records event (audit.h) by actor. 1 killed, 0 absent, -1 Redis. */
+int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *event,
+                 const char *actor, const char *reason);
 
 /* Applies a worker's report about one of its sandboxes (heartbeat). */
 void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                       const char *state, const char *reason);
 
 /* Declares a worker dead (force: even if its lease has not run out): running
- * sandboxes become lost, pending ones are placed again. 1 if this call did it. */
+ * sandboxes become lost, pending ones are placed again. 1 if this call did it;
+ * then it records the death and the losses, by actor. */
 int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char *pool,
-                        const char *wid, int force);
+                        const char *wid, int force, const char *actor);
 
 /* The sweeps. Each returns how many things it acted on, or -1. */
 int sweep_dead_workers(struct rconn *rc, const struct sched_conf *c, const char *pool);

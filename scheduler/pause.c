@@ -1,5 +1,6 @@
 #include "pause.h"
 
+#include "audit.h"
 #include "clock.h"
 #include "commands.h"
 #include "keys.h"
@@ -72,7 +73,8 @@ static enum life_outcome refused_by(const char *state, const char *done_state)
 }
 
 enum life_outcome sandbox_pause(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                                const char *sbid, int wait_ms, char *why, size_t whylen)
+                                const char *sbid, const char *actor, int wait_ms, char *why,
+                                size_t whylen)
 {
     struct sandbox_transition t;
 
@@ -82,13 +84,14 @@ enum life_outcome sandbox_pause(struct rconn *rc, const struct sched_conf *c, co
         return LIFE_ALREADY; /* asked already: the worker is on it */
     if (strcmp(t.outcome, "ok") != 0)
         return refused_by(t.outcome, "paused");
+    audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, actor, NULL);
     tell_worker(rc, &t, sbid, 1);
     return wait_state(rc, ws, sbid, "paused", wait_ms, why, whylen);
 }
 
 enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                                 const char *sbid, long timeout_s, int wait_ms, long *limit,
-                                 char *why, size_t whylen)
+                                 const char *sbid, const char *actor, long timeout_s, int wait_ms,
+                                 long *limit, char *why, size_t whylen)
 {
     long long reserve = (long long)clock_now_ms() + c->create_timeout_ms + c->grace_ms;
     struct sandbox_transition t;
@@ -106,12 +109,16 @@ enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, c
             return LIFE_STORE_DOWN;
     }
     *limit = t.limit;
-    if (strcmp(t.outcome, "over_limit") == 0)
+    if (strcmp(t.outcome, "over_limit") == 0) {
+        audit_sandbox(rc, ws, sbid, AUDIT_REFUSED, actor,
+                      "resume: the workspace's concurrent sandbox limit is reached");
         return LIFE_OVER_LIMIT;
+    }
     if (strcmp(t.outcome, "resuming") == 0) /* another resume is on it */
         return wait_state(rc, ws, sbid, "running", wait_ms, why, whylen);
     if (strcmp(t.outcome, "ok") != 0)
         return refused_by(t.outcome, "running");
+    audit_sandbox(rc, ws, sbid, AUDIT_RESUME_REQUESTED, actor, NULL);
     tell_worker(rc, &t, sbid, 0);
     return wait_state(rc, ws, sbid, "running", wait_ms, why, whylen);
 }
@@ -133,10 +140,13 @@ int sweep_timeouts(struct rconn *rc, const struct sched_conf *c, const char *ws)
         if (sandbox_timeout_claim(rc, ws, sbid, hold, &t) != 0)
             break;
         if (strcmp(t.outcome, "pause") == 0) {
+            audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, AUDIT_ACTOR_SCHEDULER, "timeout");
             tell_worker(rc, &t, sbid, 1);
             log_info("sandbox %s of workspace %s: timeout, paused", sbid, ws);
             n++;
-        } else if (strcmp(t.outcome, "kill") == 0 && sandbox_kill(rc, ws, sbid, "timeout") == 1) {
+        } else if (strcmp(t.outcome, "kill") == 0 &&
+                   sandbox_kill(rc, ws, sbid, AUDIT_TIMED_OUT, AUDIT_ACTOR_SCHEDULER, "timeout") ==
+                       1) {
             log_info("sandbox %s of workspace %s: timeout", sbid, ws);
             n++;
         }

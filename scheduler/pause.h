@@ -20,15 +20,17 @@ enum life_outcome {
     LIFE_STORE_DOWN, /* Redis: 503 */
 };
 
-/* Pauses sbid and waits up to wait_ms for its worker to have frozen it. */
+/* Pauses sbid and waits up to wait_ms for its worker to have frozen it. actor
+ * (audit.h) is recorded with the request. */
 enum life_outcome sandbox_pause(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                                const char *sbid, int wait_ms, char *why, size_t whylen);
+                                const char *sbid, const char *actor, int wait_ms, char *why,
+                                size_t whylen);
 
 /* Resumes a paused sbid (timeout_s >= 0: its new timeout) and waits up to
  * wait_ms for it to run. *limit: the workspace's limit, for LIFE_OVER_LIMIT. */
 enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                                 const char *sbid, long timeout_s, int wait_ms, long *limit,
-                                 char *why, size_t whylen);
+                                 const char *sbid, const char *actor, long timeout_s, int wait_ms,
+                                 long *limit, char *why, size_t whylen);
 
 /* corral-sched: deadlines passed in ws, each claimed once: paused if created
  * to pause on timeout, else killed. How many it acted on, or -1. */

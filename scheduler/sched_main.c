@@ -1,6 +1,7 @@
 /* corral-sched: what no request drives. Expires workers whose lease ran out,
  * kills sandboxes whose timeout passed, reclaims abandoned creates and slots.
  * Safe to run as several copies: every action is claimed by a script first. */
+#include "audit.h"
 #include "clock.h"
 #include "corral_conf.h"
 #include "keys.h"
@@ -32,6 +33,9 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
     sweep_dead_workers(rc, c, "");
     if (tick % 10 == 0)
         sweep_worker_slots(rc, "", 30000);
+    /* Appends trim as they go; this trims the streams nothing is appended to. */
+    if (tick % 60 == 0)
+        audit_trim(rc, "");
     for (size_t i = 0; i < ws->elements; i++) {
         const char *id = ws->element[i]->str;
         sweep_dead_workers(rc, c, id);
@@ -40,6 +44,8 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
         sweep_abandoned_waits(rc, id);
         if (tick % 10 == 0)
             sweep_worker_slots(rc, id, 30000);
+        if (tick % 60 == 0)
+            audit_trim(rc, id);
     }
     freeReplyObject(ws);
 }

@@ -2,6 +2,7 @@
 
 #include "accounts.h"
 #include "admission.h"
+#include "audit.h"
 #include "clock.h"
 #include "commands.h"
 #include "env_seal.h"
@@ -33,6 +34,9 @@ void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
     sc->max_concurrent_ceiling = c->max_concurrent_ceiling;
     sc->env_secret = c->server_secret;
     sc->paused_max_ms = (long long)c->paused_max_s * 1000;
+    /* Here, so that every process that runs the scheduler's rules (corral-api,
+     * corral-sched) keeps events as long as its corral.conf says. */
+    audit_set_retention(c->audit_retention_s);
 }
 
 void sandbox_spec_free(struct sandbox_spec *s)
@@ -156,8 +160,37 @@ static void undo_create(struct rconn *rc, const char *ws, const char *sbid,
     admission_release(rc, ws, sbid);
 }
 
+/* A create's event: its tier is the one it asked for until it is placed. */
+static void audit_create(struct rconn *rc, const char *ws, const char *actor, const char *sbid,
+                         const struct sandbox_spec *spec, const char *event, const char *reason)
+{
+    struct audit_event e = {.event = event,
+                            .actor = actor,
+                            .sandbox = sbid,
+                            .tier = spec->has_require ? tier_name(spec->require) : NULL,
+                            .reason = reason};
+
+    audit_append(rc, ws, &e);
+}
+
+static void audit_placed(struct rconn *rc, const char *ws, const char *actor, const char *sbid,
+                         const struct placement *p, const char *why)
+{
+    char reason[160];
+    struct audit_event e = {.event = AUDIT_PLACED,
+                            .actor = actor,
+                            .sandbox = sbid,
+                            .worker = p->wid,
+                            .tier = tier_name(p->tier),
+                            .reason = reason};
+
+    snprintf(reason, sizeof(reason), "%sruntime %s on %s", why, p->runtime,
+             *p->pool ? "a worker of the workspace" : "the shared fleet");
+    audit_append(rc, ws, &e);
+}
+
 int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                     const struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
+                     const char *actor, const struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
                      struct sched_error *err)
 {
     int64_t deadline = clock_now_ms() + c->create_timeout_ms + c->grace_ms;
@@ -175,6 +208,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         sched_error_set(err, 503, "state store unavailable");
         return -1;
     }
+    audit_create(rc, ws, actor, sbid, spec, AUDIT_REQUESTED, NULL);
     admitted = admission_reserve(rc, ws, sbid, deadline, c->max_concurrent_ceiling, &limit);
     if (admitted < 0) {
         sched_error_set(err, 503, "state store unavailable");
@@ -185,12 +219,14 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
                         "admission: the workspace is at its limit of %ld concurrent sandboxes "
                         "(max_concurrent_sandboxes)",
                         limit);
+        audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
         return -1;
     }
     need_from_spec(spec, "", &need);
     need.fleet_share = c->fleet_share;
     if (placement_reserve(rc, ws, &need, sbid, &p, err) != 0) {
         admission_release(rc, ws, sbid);
+        audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
         return -1;
     }
     env_sealed = env_seal(c->env_secret, sbid, spec->env_json);
@@ -202,6 +238,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         return -1;
     }
     free(env_sealed);
+    audit_placed(rc, ws, actor, sbid, &p, "");
     return 0;
 }
 
@@ -265,5 +302,6 @@ int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *
         sched_error_set(err, 409, "sandbox is no longer pending");
         return -1;
     }
+    audit_placed(rc, ws, AUDIT_ACTOR_SCHEDULER, sbid, &p, "placed again, its worker died: ");
     return 0;
 }

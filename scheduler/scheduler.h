@@ -60,9 +60,10 @@ void sched_error_set(struct sched_error *e, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Admits, places, records and enqueues a create. On success 0 and sbid set:
- * the sandbox is "pending" until its worker reports it running. */
+ * the sandbox is "pending" until its worker reports it running. Its request,
+ * refusal or placement is recorded in the audit trail by actor (audit.h). */
 int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                     const struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
+                     const char *actor, const struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
                      struct sched_error *err);
 
 /* Places a pending sandbox again, away from worker dead_wid (redelivery). */

@@ -3,6 +3,7 @@
  * the registered workers. Each created sandbox is killed right after, so the
  * fleet's load stays level. Prints p50 and p99 in microseconds. Redis and its
  * login, and the secrets, come from the stack's corral.conf. */
+#include "audit.h"
 #include "clock.h"
 #include "corral_conf.h"
 #include "lifecycle.h"
@@ -57,13 +58,13 @@ int main(int argc, char **argv)
     corral_conf_rconn(&cc, &rc);
     for (int i = 0; i < n; i++) {
         double t0 = now_us();
-        if (scheduler_create(&rc, &conf, argv[2], &spec, sbid, &err) != 0) {
+        if (scheduler_create(&rc, &conf, argv[2], AUDIT_ACTOR_OPERATOR, &spec, sbid, &err) != 0) {
             fprintf(stderr, "create %d: %d %s\n", i, err.status, err.message);
             free(t);
             return 1;
         }
         t[i] = now_us() - t0;
-        sandbox_kill(&rc, argv[2], sbid, "bench");
+        sandbox_kill(&rc, argv[2], sbid, AUDIT_KILLED, AUDIT_ACTOR_OPERATOR, "bench");
     }
     qsort(t, (size_t)n, sizeof(double), cmp);
     printf("scheduler_create over %d creates: p50 %.0f us, p99 %.0f us\n", n, t[n / 2],

@@ -2,6 +2,7 @@
  * parameter, URL-decoded) and handlers/e2b_list_query.c (the filters, order,
  * limit and nextToken of GET /v2/sandboxes, their refusals, the RFC 3339
  * times, the sort order and the cursor). */
+#include "audit_query.h"
 #include "check.h"
 #include "e2b_list_query.h"
 #include "request.h"
@@ -185,9 +186,57 @@ static void test_order_and_cursor(void)
     CHECK(e2b_after_cursor(&q, &twin));
 }
 
+/* 1 when query parses (q filled), 0 when refused with err starting "param: ". */
+static int audit_parses(const char *query, struct audit_query *q, const char *param)
+{
+    struct request req = {.query = query};
+    char err[200] = "", want[64];
+    int rv = audit_query_parse(&req, q, err, sizeof(err));
+
+    snprintf(want, sizeof(want), "%s: ", param ? param : "");
+    if (param)
+        return rv == -1 && strncmp(err, want, strlen(want)) == 0;
+    return rv == 0 && err[0] == '\0';
+}
+
+static void test_audit_query(void)
+{
+    struct audit_query q;
+    unsigned long long ms, seq;
+
+    CHECK(audit_parses("", &q, NULL) && q.limit == 100 && !*q.sandbox && !*q.event && !*q.actor &&
+          q.since_ms == 0 && q.until_ms == 0 && !*q.after);
+    CHECK(audit_parses("limit=1000&sandbox=ab12&event=timed_out&actor=key%3Aff01&since=5&"
+                       "until=2024-05-01T10:00:00.250Z&cursor=1714557600250-3",
+                       &q, NULL));
+    CHECK(q.limit == 1000 && strcmp(q.sandbox, "ab12") == 0 && strcmp(q.event, "timed_out") == 0 &&
+          strcmp(q.actor, "key:ff01") == 0 && q.since_ms == 5 && q.until_ms == 1714557600250LL &&
+          strcmp(q.after, "1714557600250-3") == 0);
+    CHECK(audit_parses("actor=scheduler&limit=&event=", &q, NULL) && q.limit == 100);
+    CHECK(audit_parses("actor=worker:0a", &q, NULL) && audit_parses("actor=operator", &q, NULL));
+    CHECK(audit_parses("limit=0", &q, "limit") && audit_parses("limit=1001", &q, "limit") &&
+          audit_parses("limit=1x", &q, "limit") && audit_parses("limit=%zz", &q, "limit"));
+    CHECK(audit_parses("sandbox=AB", &q, "sandbox") && audit_parses("sandbox=a/b", &q, "sandbox"));
+    CHECK(audit_parses("event=Killed", &q, "event") && audit_parses("event=a-b", &q, "event"));
+    CHECK(audit_parses("actor=key:", &q, "actor") && audit_parses("actor=root", &q, "actor") &&
+          audit_parses("actor=worker:XY", &q, "actor"));
+    CHECK(audit_parses("since=-1", &q, "since") && audit_parses("since=1e3", &q, "since") &&
+          audit_parses("until=tomorrow", &q, "until"));
+    CHECK(audit_parses("since=20&until=10", &q, "until"));
+    CHECK(audit_parses("cursor=1-", &q, "cursor") && audit_parses("cursor=x-1", &q, "cursor") &&
+          audit_parses("cursor=1-2-3", &q, "cursor"));
+    /* stream ids: digits, "-", digits, nothing else */
+    CHECK(audit_id_parse("1714557600250-3", &ms, &seq) == 0 && ms == 1714557600250ULL && seq == 3);
+    CHECK(audit_id_parse("0-0", &ms, &seq) == 0 && ms == 0 && seq == 0);
+    CHECK(audit_id_parse("-1-0", &ms, &seq) == -1 && audit_id_parse("1", &ms, &seq) == -1 &&
+          audit_id_parse("1-+2", &ms, &seq) == -1 && audit_id_parse("", &ms, &seq) == -1 &&
+          audit_id_parse("123456789012345678901-0", &ms, &seq) == -1);
+}
+
 void unit_query(int *total_passed, int *total_failed)
 {
     test_request_query();
+    test_audit_query();
     test_parse_time();
     test_list_query();
     test_order_and_cursor();
