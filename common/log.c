@@ -81,20 +81,21 @@ void log_msg(const char *level, const char *fmt, ...)
     va_end(ap);
 }
 
-void log_sandbox(const char *level, const char *sbid, const char *tier, const char *fmt, ...)
+void log_about(const char *level, const struct log_about *a, const char *fmt, ...)
 {
-    char saved_sb[LOG_VALUE_MAX], saved_tier[LOG_VALUE_MAX];
+    const char *given[LOG_NFIELDS] = {[LOG_WORKSPACE] = a->workspace,
+                                      [LOG_SANDBOX] = a->sandbox,
+                                      [LOG_WORKER] = a->worker,
+                                      [LOG_TIER] = a->tier};
+    char saved[LOG_NFIELDS][LOG_VALUE_MAX];
     va_list ap;
 
-    memcpy(saved_sb, thread_ctx[LOG_SANDBOX], LOG_VALUE_MAX);
-    memcpy(saved_tier, thread_ctx[LOG_TIER], LOG_VALUE_MAX);
-    if (sbid)
-        copy_value(thread_ctx[LOG_SANDBOX], sbid);
-    if (tier)
-        copy_value(thread_ctx[LOG_TIER], tier);
+    memcpy(saved, thread_ctx, sizeof(saved));
+    for (int f = 0; f < LOG_NFIELDS; f++)
+        if (given[f])
+            copy_value(thread_ctx[f], given[f]);
     va_start(ap, fmt);
     log_vmsg(level, fmt, ap);
     va_end(ap);
-    memcpy(thread_ctx[LOG_SANDBOX], saved_sb, LOG_VALUE_MAX);
-    memcpy(thread_ctx[LOG_TIER], saved_tier, LOG_VALUE_MAX);
+    memcpy(thread_ctx, saved, sizeof(saved));
 }

@@ -22,10 +22,17 @@ void log_ctx_set_process(enum log_field f, const char *value);
 void log_msg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
-/* One line about one sandbox: sbid and tier (either may be NULL) are its
- * fields for this line only; the thread's context is as it was after. */
-void log_sandbox(const char *level, const char *sbid, const char *tier, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* One line about one thing: the fields given (NULL: the thread's own) are
+ * its context for this line only; the thread's context is as it was after. */
+struct log_about {
+    const char *workspace, *sandbox, *worker, *tier;
+};
+void log_about(const char *level, const struct log_about *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A line about one sandbox (workerd: its id and tier). */
+#define log_sandbox(level, sbid, tier_name, ...)                                                   \
+    log_about(level, &(struct log_about){.sandbox = (sbid), .tier = (tier_name)}, __VA_ARGS__)
 
 #define log_info(...) log_msg("info", __VA_ARGS__)
 #define log_warn(...) log_msg("warn", __VA_ARGS__)

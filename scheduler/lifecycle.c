@@ -43,6 +43,22 @@ static int sandbox_owner(struct rconn *rc, const char *pool, const char *wid, co
     return found;
 }
 
+/* A report that changed something; a worker repeats "running" in every full
+ * report, and those are not worth a line. */
+static void log_report(enum report_outcome o, const char *ws, const char *sbid, const char *wid,
+                       const char *state, const char *reason)
+{
+    const struct log_about a = {.workspace = ws, .sandbox = sbid, .worker = wid};
+
+    if (o == REPORT_STARTED)
+        log_about("info", &a, "running: reported by its worker");
+    else if (o == REPORT_STOPPED)
+        log_about("info", &a, "%s: reported by its worker%s%.200s", state,
+                  reason && *reason ? ": " : "", reason ? reason : "");
+    else if (o == REPORT_KILL)
+        log_about("warn", &a, "reported %s by a worker that does not hold it: killed there", state);
+}
+
 void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                       const char *state, const char *reason)
 {
@@ -57,6 +73,7 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
         return;
     }
     o = sandbox_report(rc, ws, sbid, wid, state, reason, &was_pending);
+    log_report(o, ws, sbid, wid, state, reason);
     if (o == REPORT_STARTED) {
         sandbox_wake(rc, ws, sbid, "running");
     } else if (o == REPORT_STOPPED) {
@@ -80,7 +97,8 @@ static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char 
     if (!sandbox_orphan(rc, ws, sbid, wid, what, sizeof(what)))
         return;
     if (strcmp(what, "replace") == 0 && scheduler_replace(rc, c, ws, sbid, wid, &err) != 0) {
-        log_warn("sandbox %s of dead worker %s not placed again: %s", sbid, wid, err.message);
+        log_about("warn", &(struct log_about){.workspace = ws, .sandbox = sbid, .worker = wid},
+                  "its worker died and it could not be placed again: %s", err.message);
         sandbox_kill(rc, ws, sbid, err.message);
     }
     worker_slot_forget(rc, pool, wid, sbid);
@@ -96,7 +114,8 @@ int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char
 
     if (claimed <= 0)
         return claimed;
-    log_warn("worker %s (pool '%s') is dead: placing its pending sandboxes again", wid, pool);
+    log_about("warn", &(struct log_about){.worker = wid},
+              "worker dead (pool '%s'): placing its pending sandboxes again", pool);
     if (worker_sandboxes(rc, pool, wid, &sbs) == 0) {
         for (size_t i = 0; i < sbs.n; i++) /* ws "" if the entry is malformed */
             orphan_one(rc, c, pool, wid, sbs.v[i].sbid, sbs.v[i].slot.ws);
@@ -142,7 +161,8 @@ static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const c
         return -1;
     for (size_t i = 0; i < r->elements; i++)
         if (sandbox_kill(rc, ws, r->element[i]->str, reason) == 1) {
-            log_info("sandbox %s of workspace %s: %s", r->element[i]->str, ws, reason);
+            log_about("info", &(struct log_about){.workspace = ws, .sandbox = r->element[i]->str},
+                      "killed: %s", reason);
             n++;
         }
     freeReplyObject(r);
@@ -177,8 +197,8 @@ int sweep_abandoned_waits(struct rconn *rc, const char *ws)
         z = rconn_cmd(rc, 0, "ZREM %s %s", key, sbid);
         if (reply_int(z, 0) == 1 &&
             sandbox_kill(rc, ws, sbid, "abandoned: nobody was left waiting for its create") == 1) {
-            log_info("sandbox %s of workspace %s: create abandoned by its handler; killed", sbid,
-                     ws);
+            log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},
+                      "killed: create abandoned by its handler");
             n++;
         }
         if (z)

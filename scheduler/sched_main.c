@@ -33,6 +33,8 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
         sweep_worker_slots(rc, "", 30000);
     for (size_t i = 0; i < ws->elements; i++) {
         const char *id = ws->element[i]->str;
+        /* Whatever this workspace's sweeps log is about it. */
+        log_ctx_set(LOG_WORKSPACE, id);
         sweep_dead_workers(rc, c, id);
         sweep_timeouts(rc, id);
         sweep_abandoned_creates(rc, id);
@@ -40,6 +42,7 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
         if (tick % 10 == 0)
             sweep_worker_slots(rc, id, 30000);
     }
+    log_ctx_clear();
     freeReplyObject(ws);
 }
 
