@@ -100,6 +100,10 @@ json_t *request_json_body(struct request *req)
     if (!body) {
         respond_error(req, 400, "malformed JSON: %s (line %d, column %d)", jerr.text, jerr.line,
                       jerr.column);
+        /* jansson's text quotes the body near the fault, which may be an env
+         * value or a token: the client may see its own bytes, the log not. */
+        snprintf(req->error, sizeof(req->error), "malformed JSON (line %d, column %d)", jerr.line,
+                 jerr.column);
         return NULL;
     }
     if (!json_is_object(body)) {

@@ -80,6 +80,13 @@ test('drive requests: creates, a timeout, a kill, bad input, wrong credentials',
   assertError(r, 400, /^envVars/);
   badRid = rid(r);
   keep('refused env var value', `${envValue}-bad`);
+  // Malformed JSON (an unquoted value): jansson's message quotes the body near
+  // the fault; the client sees it, the log does not.
+  const word = `unq${[...Array(12)].map(() => 'abcdefghijklmnop'[Math.floor(Math.random() * 16)]).join('')}`;
+  r = await api('POST', '/v2/sandboxes', { key: A.member, rawBody: `{"envVars":{"K":${word}}}`,
+    headers: { 'Content-Type': 'application/json' } });
+  assert.match(assertError(r, 400, /^malformed JSON/), new RegExp(`near '${word}'`), 'the client sees where its body broke');
+  keep('malformed body as quoted to its client', word);
 
   const k = await api('POST', '/v1/keys', { key: A.owner, body: { role: 'member' } });
   assert.equal(k.status, 201, k.raw);
