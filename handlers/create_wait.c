@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "handlers.h"
 #include "lifecycle.h"
+#include "log.h"
 #include "respond.h"
 #include "sandbox_store.h"
 #include "secret.h"
@@ -184,8 +185,10 @@ static int finish(struct request *req, const char *sbid, const struct idem *im,
 static int replay(struct request *req, const char *sbid, const struct idem *im)
 {
     char why[300] = "";
-    enum create_outcome o = record_state(req, sbid, why, sizeof(why));
+    enum create_outcome o;
 
+    log_ctx_set(LOG_SANDBOX, sbid);
+    o = record_state(req, sbid, why, sizeof(why));
     if (o == CREATE_PENDING)
         o = wait_running(req, sbid, KEYED_LEASE_MS, why, sizeof(why));
     if (o == CREATE_RUNNING) {
@@ -216,6 +219,8 @@ static int fresh(struct request *req, struct sandbox_spec *spec, const struct id
         respond_error(req, err.status, "%s", err.message);
         return -1;
     }
+    log_ctx_set(LOG_SANDBOX, sbid);
+    log_info("create admitted (template %s); waiting for its worker", spec->template_id);
     if (im->on)
         sandbox_idem_record(req->rc, req->cred.ws, im->mac, sbid, im->print, IDEM_TTL_MS);
     o = wait_running(req, sbid, im->on ? KEYED_LEASE_MS : WAITER_LEASE_MS, why, sizeof(why));

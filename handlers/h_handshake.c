@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "data_addr.h"
 #include "handlers.h"
+#include "log.h"
 #include "respond.h"
 #include "sandbox_spec_parse.h"
 #include "secret.h"
@@ -270,11 +271,17 @@ void h_worker_handshake(struct request *req)
         return;
     }
     secret_mac_hex(req->conf->server_secret, secret, mac);
+    log_ctx_set(LOG_WORKER, wid);
     if (store_worker(req, wid, &caps, mac, data_key, !again || was_dead, prev_key,
                      sizeof(prev_key)) != 0) {
         respond_store_down(req);
     } else {
         audit_enrolment(req, wid, again, was_dead);
+        log_info("enrolled (%s worker, %ld slots, data %s)",
+                 !again     ? "new"
+                 : was_dead ? "returning dead"
+                            : "returning",
+                 caps.slots, caps.data_addr);
         respond_json(req, 200, handshake_answer(req, wid, secret, data_key, prev_key));
     }
     json_decref(body);

@@ -137,8 +137,7 @@ static int open_env(struct request *req, const char *wid, const char *entry, jso
     if (json_is_object(env))
         return json_object_set_new(sb, "env", env) == 0 ? 0 : -1;
     json_decref(env);
-    log_err("create of sandbox %s: its env vars do not open (secret_file changed?)",
-            sbid ? sbid : "?");
+    log_sandbox("error", sbid, NULL, "create: its env vars do not open (secret_file changed?)");
     command_ack(req->rc, req->cred.ws, wid, entry);
     if (sbid)
         lifecycle_report(req->rc, req->cred.ws, wid, sbid, "failed",
@@ -202,6 +201,9 @@ void h_worker_heartbeat(struct request *req)
     json_t *body = request_json_body(req), *cmds;
     int over_budget = 0;
 
+    /* Every worker polls all the time; what a heartbeat changes is logged
+     * where it changes (lifecycle.c), its errors by request_log. */
+    req->quiet = 1;
     if (!body)
         return;
     if (check_body(body, err, sizeof(err)) != 0) {

@@ -36,6 +36,7 @@ void h_internal_route(struct request *req)
     struct route rt;
     int found;
 
+    req->quiet = 1; /* one per data-plane request: nginx's log has them */
     if (!internal_caller(req)) {
         respond_error(req, 404, "no route %s %s", req->method, req->path);
         return;

@@ -185,6 +185,7 @@ int resume_for_traffic(struct request *req, const char *ws, const char *sbid)
                            (int)req->conf->create_timeout_ms, &limit, why, sizeof(why));
     atomic_fetch_sub(&srv->create_waits, 1);
     if (o != LIFE_DONE && o != LIFE_ALREADY)
-        log_info("sandbox %s of workspace %s: traffic did not resume it (%d)", sbid, ws, (int)o);
+        log_about("warn", &(struct log_about){.workspace = ws, .sandbox = sbid},
+                  "traffic did not resume it (outcome %d)", (int)o);
     return o == LIFE_DONE || o == LIFE_ALREADY;
 }

@@ -1,5 +1,6 @@
 /* corral-api: the FastCGI application. Parses its config, opens its socket,
  * runs `threads` handler threads, each with its own Redis connection. */
+#include "clock.h"
 #include "handlers.h"
 #include "log.h"
 #include "respond.h"
@@ -35,11 +36,16 @@ static void *serve(void *arg)
     FCGX_InitRequest(&fcgi, t->srv->listen_fd, 0);
     while (!stopping && FCGX_Accept_r(&fcgi) == 0) {
         struct request req;
+        int64_t started = clock_now_ms();
         request_init(&req, &fcgi, t);
+        log_ctx_set(LOG_REQUEST_ID, req.request_id);
         router_dispatch(&req);
         if (!req.responded)
             respond_error(&req, 500, "internal error");
+        /* Before Finish: req's method points into the request's params. */
+        request_log(&req, (long)(clock_now_ms() - started));
         FCGX_Finish_r(&fcgi);
+        log_ctx_clear();
     }
     FCGX_Free(&fcgi, 1);
     rconn_close(&t->rc);

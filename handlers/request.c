@@ -1,5 +1,6 @@
 #include "request.h"
 
+#include "log.h"
 #include "respond.h"
 
 #include <stdio.h>
@@ -32,6 +33,18 @@ void request_init(struct request *req, FCGX_Request *fcgi, struct worker_thread 
     memcpy(req->path, uri, n);
     req->path[n] = '\0';
     req->query = q ? q + 1 : "";
+}
+
+void request_log(const struct request *req, long elapsed_ms)
+{
+    if (req->status >= 500)
+        log_err("%s %s -> %d (%ld ms): %s", req->method, req->path, req->status, elapsed_ms,
+                req->error);
+    else if (req->status >= 400)
+        log_info("%s %s -> %d (%ld ms): %s", req->method, req->path, req->status, elapsed_ms,
+                 req->error);
+    else if (!req->quiet)
+        log_info("%s %s -> %d (%ld ms)", req->method, req->path, req->status, elapsed_ms);
 }
 
 const char *request_header(struct request *req, const char *cgi_name)
@@ -94,6 +107,10 @@ json_t *request_json_body(struct request *req)
     if (!body) {
         respond_error(req, 400, "malformed JSON: %s (line %d, column %d)", jerr.text, jerr.line,
                       jerr.column);
+        /* jansson's text quotes the body near the fault, which may be an env
+         * value or a token: the client may see its own bytes, the log not. */
+        snprintf(req->error, sizeof(req->error), "malformed JSON (line %d, column %d)", jerr.line,
+                 jerr.column);
         return NULL;
     }
     if (!json_is_object(body)) {

@@ -27,11 +27,18 @@ struct request {
     enum role role;
     char actor[AUDIT_ACTOR_MAX]; /* "key:<id>" once an API key verified: who the audit names */
     int responded;
+    int status;      /* the answer's, once responded */
+    char error[512]; /* an error answer's message, for the log */
+    int quiet;       /* a high-volume route: its successes are not logged */
 };
 
 /* Reads FastCGI params into req. */
 void request_init(struct request *req, FCGX_Request *fcgi, struct worker_thread *t);
 const char *request_header(struct request *req, const char *cgi_name);
+
+/* One log line for an answered request (its context: request id, workspace,
+ * sandbox or worker); successes of quiet routes are left to nginx's log. */
+void request_log(const struct request *req, long elapsed_ms);
 
 /* Reads and parses a JSON object body. Returns it, or NULL after answering
  * 413 (too large) or 400 (malformed, not an object). */

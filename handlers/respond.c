@@ -25,6 +25,7 @@ static void write_head(struct request *req, int status, const char *type)
     FCGX_FPrintF(req->fcgi->out, "Cache-Control: no-store\r\n%s\r\n", extra_headers);
     extra_headers[0] = '\0';
     req->responded = 1;
+    req->status = status;
 }
 
 void respond_json(struct request *req, int status, json_t *body)
@@ -55,6 +56,7 @@ void respond_error(struct request *req, int status, const char *fmt, ...)
     for (char *c = msg; *c; c++)
         if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
             *c = '?';
+    snprintf(req->error, sizeof(req->error), "%s", msg);
     body = json_pack("{s:i, s:s}", "code", status, "message", msg);
     respond_json(req, status, body);
 }

@@ -1,6 +1,7 @@
 #include "router.h"
 
 #include "e2b_routes.h"
+#include "log.h"
 #include "ratelimit.h"
 #include "respond.h"
 
@@ -166,6 +167,27 @@ static int authorize(struct request *req, enum access access)
     return ok == 1 ? 0 : -1;
 }
 
+/* Which log field a route's first "{}" fills: the id of the sandbox or worker
+ * it acts on. */
+static int param_field(const char *pattern)
+{
+    if (strstr(pattern, "sandboxes/{}") || strstr(pattern, "route/{}"))
+        return LOG_SANDBOX;
+    if (strstr(pattern, "workers/{}"))
+        return LOG_WORKER;
+    return -1;
+}
+
+/* The context of every line logged for this request from here on: only
+ * verified names (a credential's workspace once it checked out) and ids of
+ * the right shape. */
+static void log_context(const struct request *req, const struct route_match *m)
+{
+    log_ctx_set(LOG_WORKSPACE, req->cred.ws);
+    if (m->param_field >= 0 && token_is_id(req->params[0]))
+        log_ctx_set((enum log_field)m->param_field, req->params[0]);
+}
+
 /* A route of E2B's spec that Corral does not serve answers 501, never a
  * pretend 404 (which reads as "sandbox not found" in the SDK). Checked before
  * the served table so "/sandboxes/metrics" is not taken for a sandbox id. */
@@ -174,6 +196,7 @@ void router_match(struct request *req, struct route_match *m)
     int path_matched = 0;
 
     memset(m, 0, sizeof(*m));
+    m->param_field = -1;
     m->spec_route = e2b_unserved_route(req->method, req->path, &path_matched);
     if (m->spec_route) {
         m->outcome = ROUTE_UNSERVED;
@@ -190,6 +213,7 @@ void router_match(struct request *req, struct route_match *m)
         m->outcome = ROUTE_SERVED;
         m->fn = r->fn;
         m->access = r->access;
+        m->param_field = param_field(r->pattern);
         return;
     }
     m->outcome = path_matched ? ROUTE_METHOD_NOT_ALLOWED : ROUTE_NOT_FOUND;
@@ -202,11 +226,13 @@ void router_dispatch(struct request *req)
     router_match(req, &m);
     switch (m.outcome) {
     case ROUTE_SERVED:
-        if (authorize(req, m.access) == 0)
+        if (authorize(req, m.access) == 0) {
+            log_context(req, &m);
             m.fn(req);
+        }
         break;
     case ROUTE_UNSERVED:
-        if (authorize(req, m.access) == 0)
+        if (authorize(req, m.access) == 0 && (log_context(req, &m), 1))
             respond_error(req, 501, "%s %s is not served by Corral", req->method, m.spec_route);
         break;
     case ROUTE_METHOD_NOT_ALLOWED:
@@ -221,5 +247,6 @@ void router_dispatch(struct request *req)
 /* E2B's health check answers 204 with no body. */
 void h_health(struct request *req)
 {
+    req->quiet = 1; /* load balancers ask every few seconds */
     respond_empty(req, 204);
 }

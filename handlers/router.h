@@ -23,6 +23,7 @@ struct route_match {
     handler_fn fn;
     enum access access;
     const char *spec_route; /* ROUTE_UNSERVED: the spec's path template */
+    int param_field;        /* LOG_SANDBOX or LOG_WORKER: what params[0] names; -1 neither */
 };
 
 /* Looks req->method and req->path up; a served route's "{}" segments go to

@@ -1,5 +1,6 @@
 #include "worker_registry.h"
 
+#include "log.h"
 #include "respond.h"
 #include "secret.h"
 
@@ -29,6 +30,8 @@ int worker_authenticate(struct request *req, char wid[33])
         respond_store_down(req);
         return -1;
     }
+    if (ok) /* its secret checked out: the id is the caller's own */
+        log_ctx_set(LOG_WORKER, id);
     if (!ok)
         respond_error(req, 403,
                       "this join token did not enroll that worker, or its secret is wrong");

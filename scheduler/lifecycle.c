@@ -59,6 +59,25 @@ static int sandbox_owner(struct rconn *rc, const char *pool, const char *wid, co
     return found;
 }
 
+/* A report that changed something; a worker repeats "running" in every full
+ * report, and those are not worth a line. */
+static void log_report(enum report_outcome o, const char *ws, const char *sbid, const char *wid,
+                       const char *state, const char *reason)
+{
+    const struct log_about a = {.workspace = ws, .sandbox = sbid, .worker = wid};
+
+    if (o == REPORT_STARTED || o == REPORT_PAUSED || o == REPORT_RESUMED)
+        log_about("info", &a, "%s: reported by its worker",
+                  o == REPORT_PAUSED    ? "paused"
+                  : o == REPORT_RESUMED ? "resumed"
+                                        : "running");
+    else if (o == REPORT_STOPPED)
+        log_about("info", &a, "%s: reported by its worker%s%.200s", state,
+                  reason && *reason ? ": " : "", reason ? reason : "");
+    else if (o == REPORT_KILL)
+        log_about("warn", &a, "reported %s by a worker that does not hold it: killed there", state);
+}
+
 void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                       const char *state, const char *reason)
 {
@@ -74,6 +93,7 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
     }
     o = sandbox_report(rc, ws, sbid, wid, state, reason, &was_pending);
     audit_actor_worker(actor, wid);
+    log_report(o, ws, sbid, wid, state, reason);
     if (o == REPORT_STARTED || o == REPORT_PAUSED || o == REPORT_RESUMED)
         audit_sandbox(rc, ws, sbid,
                       o == REPORT_PAUSED    ? AUDIT_PAUSED
@@ -108,7 +128,8 @@ static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char 
     if (strcmp(what, "lost") == 0)
         audit_sandbox(rc, ws, sbid, AUDIT_LOST, actor, "its worker died");
     if (strcmp(what, "replace") == 0 && scheduler_replace(rc, c, ws, sbid, wid, &err) != 0) {
-        log_warn("sandbox %s of dead worker %s not placed again: %s", sbid, wid, err.message);
+        log_about("warn", &(struct log_about){.workspace = ws, .sandbox = sbid, .worker = wid},
+                  "its worker died and it could not be placed again: %s", err.message);
         snprintf(why, sizeof(why), "its worker died and it could not be placed again: %s",
                  err.message);
         sandbox_kill(rc, ws, sbid, AUDIT_LOST, actor, why);
@@ -130,7 +151,8 @@ int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char
 
     if (claimed <= 0)
         return claimed;
-    log_warn("worker %s (pool '%s') is dead: placing its pending sandboxes again", wid, pool);
+    log_about("warn", &(struct log_about){.worker = wid},
+              "worker dead (pool '%s'): placing its pending sandboxes again", pool);
     audit_append(rc, pool, &e);
     if (worker_sandboxes(rc, pool, wid, &sbs) == 0) {
         for (size_t i = 0; i < sbs.n; i++) /* ws "" if the entry is malformed */
@@ -178,7 +200,8 @@ static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const c
         return -1;
     for (size_t i = 0; i < r->elements; i++)
         if (sandbox_kill(rc, ws, r->element[i]->str, event, AUDIT_ACTOR_SCHEDULER, reason) == 1) {
-            log_info("sandbox %s of workspace %s: %s", r->element[i]->str, ws, reason);
+            log_about("info", &(struct log_about){.workspace = ws, .sandbox = r->element[i]->str},
+                      "killed: %s", reason);
             n++;
         }
     freeReplyObject(r);
@@ -209,8 +232,8 @@ int sweep_abandoned_waits(struct rconn *rc, const char *ws)
         if (reply_int(z, 0) == 1 &&
             sandbox_kill(rc, ws, sbid, AUDIT_ABANDONED, AUDIT_ACTOR_SCHEDULER,
                          "nobody was left waiting for its create") == 1) {
-            log_info("sandbox %s of workspace %s: create abandoned by its handler; killed", sbid,
-                     ws);
+            log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},
+                      "killed: create abandoned by its handler");
             n++;
         }
         if (z)

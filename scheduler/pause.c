@@ -142,12 +142,14 @@ int sweep_timeouts(struct rconn *rc, const struct sched_conf *c, const char *ws)
         if (strcmp(t.outcome, "pause") == 0) {
             audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, AUDIT_ACTOR_SCHEDULER, "timeout");
             tell_worker(rc, &t, sbid, 1);
-            log_info("sandbox %s of workspace %s: timeout, paused", sbid, ws);
+            log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},
+                      "timeout: pausing");
             n++;
         } else if (strcmp(t.outcome, "kill") == 0 &&
                    sandbox_kill(rc, ws, sbid, AUDIT_TIMED_OUT, AUDIT_ACTOR_SCHEDULER, "timeout") ==
                        1) {
-            log_info("sandbox %s of workspace %s: timeout", sbid, ws);
+            log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},
+                      "killed: timeout");
             n++;
         }
     }

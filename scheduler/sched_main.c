@@ -38,6 +38,8 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
         audit_trim(rc, "");
     for (size_t i = 0; i < ws->elements; i++) {
         const char *id = ws->element[i]->str;
+        /* Whatever this workspace's sweeps log is about it. */
+        log_ctx_set(LOG_WORKSPACE, id);
         sweep_dead_workers(rc, c, id);
         sweep_timeouts(rc, c, id);
         sweep_abandoned_creates(rc, id);
@@ -47,6 +49,7 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
         if (tick % 60 == 0)
             audit_trim(rc, id);
     }
+    log_ctx_clear();
     freeReplyObject(ws);
 }
 

@@ -18,7 +18,7 @@
 static int record(struct worker *w, const struct ctr_state *st)
 {
     if (sbtable_record(&w->table, st, strcmp(st->state, "failed") == 0) != 0) {
-        log_err("out of memory recording sandbox %s", st->sbid);
+        log_sandbox("error", st->sbid, st->tier, "out of memory recording it");
         return -1;
     }
     return 0;
@@ -81,8 +81,8 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
     }
     if (rc < 0)
         return -1;
-    log_info("sandbox %s tier %s: create (%s) -> %s%s%s", st.sbid[0] ? st.sbid : "?", st.tier,
-             rt ? rt : "runc", st.state, st.reason[0] ? ": " : "", st.reason);
+    log_sandbox("info", st.sbid[0] ? st.sbid : "?", st.tier, "create (%s) -> %s%s%s",
+                rt ? rt : "runc", st.state, st.reason[0] ? ": " : "", st.reason);
     if (!st.sbid[0])
         return 0; /* nothing to report about an unusable id; the create is done */
     return record(w, &st);
@@ -98,10 +98,10 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
     /* Forget it first: the "die" this causes is no news to report. */
     sbtable_del(&w->table, sbid);
     if (containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
-        log_warn("sandbox %s tier %s: kill: %s", sbid, tier, err);
+        log_sandbox("warn", sbid, tier, "kill: %s", err);
         return -1;
     }
-    log_info("sandbox %s tier %s: killed", sbid, tier);
+    log_sandbox("info", sbid, tier, "killed");
     return 0;
 }
 
@@ -126,7 +126,7 @@ int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int free
     if (rc == 0) {
         snprintf(st.state, sizeof(st.state), "%s", freeze ? "paused" : "running");
     } else {
-        log_warn("sandbox %s tier %s: %s", sbid, st.tier, err);
+        log_sandbox("warn", sbid, st.tier, "%s", err);
         int found = containers_state(dk, w->id.worker_id, sbid, &st);
         if (found < 0)
             return -1;
@@ -136,7 +136,7 @@ int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int free
             snprintf(st.reason, sizeof(st.reason), "container removed");
         }
     }
-    log_info("sandbox %s tier %s: %s -> %s", sbid, st.tier, freeze ? "pause" : "resume", st.state);
+    log_sandbox("info", sbid, st.tier, "%s -> %s", freeze ? "pause" : "resume", st.state);
     return record(w, &st);
 }
 

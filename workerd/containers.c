@@ -422,7 +422,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
         /* dockerd, making many networks at once, has been seen to lose one
          * between a container's create and its start. Everything was removed
          * (give_up): the whole create is made once more. */
-        log_warn("sandbox %s: %s; creating it once more", st->sbid, st->reason);
+        log_sandbox("warn", st->sbid, st->tier, "%s; creating it once more", st->reason);
         rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
         if (rc == 0)
             rc = create_and_settle(d, c, t, wid, sb, &net, ready_ms, st);

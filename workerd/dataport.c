@@ -387,8 +387,8 @@ static void serve(struct dataport *dp, int fd)
         goto out;
     }
     if ((rc = check_signature(dp, &h, &why)) != 0) {
-        log_warn("dataport: refused a request for sandbox %.64s: %s",
-                 dataport_valid_id(h.sandbox) ? h.sandbox : "?", why);
+        log_sandbox("warn", dataport_valid_id(h.sandbox) ? h.sandbox : NULL, NULL,
+                    "dataport: refused a request: %s", why);
         reply_error(fd, rc == -2 ? 503 : 403, "%s", why);
         goto out;
     }

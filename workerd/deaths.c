@@ -75,11 +75,11 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
         json_pack("{s:[], s:o, s:b, s:b}", "acks", "sandboxes", sbs, "wait", 0, "report_only", 1);
     if (body && control_post(ctl, "/v1/worker/heartbeat", body, &id, REPORT_TIMEOUT_MS, &status,
                              &ans, err, sizeof(err)) != 0)
-        log_warn("death report: %s", err);
+        log_sandbox("warn", sbid, NULL, "death report: %s", err);
     else if (body && status != 200)
-        log_warn("death report answered %ld", status);
+        log_sandbox("warn", sbid, NULL, "death report answered %ld", status);
     else if (body)
-        log_info("death of %zu sandbox(es) reported", json_array_size(sbs));
+        log_sandbox("info", sbid, NULL, "death of %zu sandbox(es) reported", json_array_size(sbs));
     explicit_bzero(&id, sizeof(id));
     json_decref(body);
     json_decref(ans);

@@ -73,10 +73,10 @@ static void drop_old_containers(struct worker *w, const char *old_wid)
         return;
     }
     for (int i = 0; i < n; i++) {
-        log_info("sandbox %s tier %s: removed (its worker %s was not re-admitted)", v[i].sbid,
-                 v[i].tier, old_wid);
+        const struct log_about a = {.sandbox = v[i].sbid, .tier = v[i].tier, .worker = old_wid};
+        log_about("info", &a, "removed (its worker was not re-admitted)");
         if (containers_kill(&w->dk, old_wid, v[i].sbid, err, sizeof(err)) != 0)
-            log_warn("sandbox %s: %s", v[i].sbid, err);
+            log_about("warn", &a, "%s", err);
     }
     free(v);
 }
@@ -89,6 +89,7 @@ static void adopt_identity(struct worker *w, const struct worker_identity *got)
     pthread_mutex_lock(&w->id_mu);
     w->id = *got;
     pthread_mutex_unlock(&w->id_mu);
+    log_ctx_set_process(LOG_WORKER, got->worker_id);
     if (state_save(w->conf->state_dir, &w->id, err, sizeof(err)) != 0)
         log_err("cannot save the worker identity: %s", err);
     if (old[0] && strcmp(old, got->worker_id) != 0) {

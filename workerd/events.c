@@ -32,8 +32,8 @@ static void on_event(struct stream *s, const char *text)
     const char *sbid = json_string_value(json_object_get(attrs, "corral.sandbox"));
 
     if (sbid && sbtable_expect_running(&s->w->table, sbid)) {
-        log_info("sandbox %s: container %s; reporting it", sbid,
-                 json_string_value(json_object_get(ev, "Action")) ?: "event");
+        log_sandbox("info", sbid, NULL, "container %s; reporting it",
+                    json_string_value(json_object_get(ev, "Action")) ?: "event");
         deaths_report(s->w, &s->q, &s->ctl, sbid);
     }
     json_decref(ev);

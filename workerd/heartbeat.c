@@ -63,10 +63,10 @@ static void reap_exited(struct worker *w, json_t *sbids)
         if (!e || strcmp(e->st.state, "exited") != 0)
             continue;
         if (containers_kill(&w->dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
-            log_warn("sandbox %s tier %s: removing exited container: %s", sbid, e->st.tier, err);
+            log_sandbox("warn", sbid, e->st.tier, "removing exited container: %s", err);
             continue;
         }
-        log_info("sandbox %s tier %s: exit reported, container removed", sbid, e->st.tier);
+        log_sandbox("info", sbid, e->st.tier, "exit reported, container removed");
         sbtable_del(&w->table, sbid);
     }
 }

@@ -124,8 +124,10 @@ static int prepare(struct worker *w, char *err, size_t errlen)
     rc = state_load(c->state_dir, &w->id, err, errlen);
     if (rc < 0)
         return -1;
-    if (rc == 1)
+    if (rc == 1) {
+        log_ctx_set_process(LOG_WORKER, w->id.worker_id);
         log_info("identity found: worker %s", w->id.worker_id);
+    }
     if (probe_runtimes(&w->dk, c, w->rts, &w->n_rts, err, errlen) != 0)
         return -1;
     if (hostcaps_init(w, err, errlen) != 0)

@@ -14,11 +14,11 @@
 static void note_change(const struct sb_entry *old, const struct ctr_state *now)
 {
     if (!old)
-        log_info("sandbox %s tier %s: found %s%s%s (adopted)", now->sbid, now->tier, now->state,
-                 now->reason[0] ? ", " : "", now->reason);
+        log_sandbox("info", now->sbid, now->tier, "found %s%s%s (adopted)", now->state,
+                    now->reason[0] ? ", " : "", now->reason);
     else if (strcmp(old->st.state, now->state) != 0 || strcmp(old->st.reason, now->reason) != 0)
-        log_info("sandbox %s tier %s: %s%s%s%s", now->sbid, now->tier, now->state,
-                 now->reason[0] ? " (" : "", now->reason, now->reason[0] ? ")" : "");
+        log_sandbox("info", now->sbid, now->tier, "%s%s%s%s", now->state,
+                    now->reason[0] ? " (" : "", now->reason, now->reason[0] ? ")" : "");
 }
 
 /* Sandboxes in the table whose container is no longer listed: someone
@@ -29,7 +29,7 @@ static void mark_vanished(struct worker *w)
         struct sb_entry *e = &w->table.v[i];
         if (e->seen || e->drop)
             continue;
-        log_info("sandbox %s tier %s: container vanished", e->st.sbid, e->st.tier);
+        log_sandbox("info", e->st.sbid, e->st.tier, "container vanished");
         pthread_mutex_lock(&w->table.mu);
         snprintf(e->st.state, sizeof(e->st.state), "exited");
         snprintf(e->st.reason, sizeof(e->st.reason), "container removed");
@@ -62,7 +62,7 @@ void reconcile(struct worker *w)
     for (int i = 0; i < n; i++) {
         note_change(sbtable_get(&w->table, v[i].sbid), &v[i]);
         if (sbtable_put(&w->table, &v[i]) != 0)
-            log_err("out of memory recording sandbox %s", v[i].sbid);
+            log_sandbox("error", v[i].sbid, v[i].tier, "out of memory recording it");
     }
     free(v);
     mark_vanished(w);

@@ -331,6 +331,7 @@ void unit_views(int *total_passed, int *total_failed);
 void unit_router(int *total_passed, int *total_failed);
 void unit_query(int *total_passed, int *total_failed);
 void unit_conf(int *total_passed, int *total_failed);
+void unit_log(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -445,6 +446,7 @@ int main(void)
     unit_router(&passed, &failed);
     unit_query(&passed, &failed);
     unit_conf(&passed, &failed);
+    unit_log(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();

@@ -3,6 +3,7 @@
  * and 404 (no such path), 405 (path known, not with this method) and 501
  * (a route of E2B's spec Corral does not serve). No FastCGI, no Redis. */
 #include "check.h"
+#include "log_format.h"
 #include "router.h"
 
 #include <string.h>
@@ -179,8 +180,28 @@ static void test_unserved(void)
     CHECK(outcome("GET", "/templates/aliases/base") == ROUTE_SERVED);
 }
 
+/* Which log field a route's "{}" fills (decision 0046): the sandbox of both
+ * APIs' sandbox routes and of the data plane's lookup, the worker of the
+ * worker routes, nothing for a key or a join token. */
+static void test_log_fields(void)
+{
+    struct request req;
+
+    CHECK(route("GET", "/sandboxes/abc", &req).param_field == LOG_SANDBOX);
+    CHECK(route("POST", "/sandboxes/abc/timeout", &req).param_field == LOG_SANDBOX);
+    CHECK(route("DELETE", "/v1/sandboxes/abc", &req).param_field == LOG_SANDBOX);
+    CHECK(route("PUT", "/v1/sandboxes/abc/network", &req).param_field == LOG_SANDBOX);
+    CHECK(route("GET", "/v1/internal/route/abc", &req).param_field == LOG_SANDBOX);
+    CHECK(route("DELETE", "/v1/workers/abc", &req).param_field == LOG_WORKER);
+    CHECK(route("DELETE", "/v1/keys/abc", &req).param_field == -1);
+    CHECK(route("DELETE", "/v1/join-tokens/abc", &req).param_field == -1);
+    CHECK(route("GET", "/v1/sandboxes", &req).param_field == -1);
+    CHECK(route("GET", "/no/such/route", &req).param_field == -1);
+}
+
 void unit_router(int *total_passed, int *total_failed)
 {
+    test_log_fields();
     test_served();
     test_params();
     test_refused();

@@ -117,6 +117,13 @@ export async function stackWorker(ws, { extra = '', args = [] } = {}) {
 // Worker ids this workerd enrolled as, in order.
 export const enrolledAs = (log) => [...readFileSync(log, 'utf8').matchAll(/enrolled as (?:new )?worker (\S+)/g)].map((m) => m[1]);
 export const logOf = (s) => readFileSync(s.files.log, 'utf8');
+// workerd logs one JSON object per line (decision 0046); a line that is not
+// one (a sanitizer's report) is kept as its msg.
+export const logLines = (text) => text.split('\n').filter(Boolean)
+  .map((t) => { try { return JSON.parse(t); } catch { return { msg: t }; } });
+// The messages of the lines about one sandbox (of one tier when given), one a line.
+export const sandboxLog = (s, sbid, tier) => logLines(logOf(s))
+  .filter((l) => l.sandbox === sbid && (!tier || l.tier === tier)).map((l) => l.msg).join('\n');
 export function restartWorker(s, args = s.args) { s.wd = startWorkerd(s.files, args); return s.wd; }
 
 // Kills every workerd the file started and removes the containers they made.

@@ -5,8 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, logOf, enrolledAs,
-  envdOf, envdRun, stopWorkerd, docker, sleep } from './helpers.mjs';
+import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, enrolledAs,
+  envdOf, envdRun, stopWorkerd, docker, sleep, sandboxLog } from './helpers.mjs';
 
 let A, s;
 
@@ -66,7 +66,7 @@ test('a paused sandbox survives a restart of workerd: still paused, adopted, res
   assert.equal(await ctrState(sbid), 'paused', 'stopping workerd leaves it frozen');
   restartWorker(s);
   await eventually(() => enrolledAs(s.files.log).length === before + 1, { timeout: 20000, what: 're-enrolment' });
-  await eventually(() => new RegExp(`sandbox ${sbid} tier \\w+: found paused \\(adopted\\)`).test(logOf(s)),
+  await eventually(() => /^found paused \(adopted\)$/m.test(sandboxLog(s, sbid, 'CONTAINER')),
     { timeout: 10000, what: 'adopted as paused' });
   await sleep(2500); // a full report has been made
   assert.equal(await stateOf(sbid), 'paused');

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { api, newWorkspace, eventually, stack, sleep } from '../lib/corral.mjs';
 import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, workerView, logOf,
   enrolledAs, freshLease, envdOf, envdRun, containersLabelled, docker, removeLabelled,
-  stopWorkerd } from './helpers.mjs';
+  stopWorkerd, logLines, sandboxLog } from './helpers.mjs';
 import { isReadyProxy } from '../lib/engine.mjs';
 
 const hex = (n) => randomBytes(n).toString('hex');
@@ -73,7 +73,7 @@ test('SIGTERM leaves sandboxes running; the restart re-enrols as the same worker
   await eventually(() => enrolledAs(s.files.log).length === 2, { timeout: 20000, what: 're-enrolment' });
   assert.deepEqual(enrolledAs(s.files.log), [s.id, s.id], 'the same worker id');
   assert.equal((await workerView(A)).length, 1, 'one worker, not a new one');
-  assert.match(logOf(s), new RegExp(`sandbox ${sbid} tier CONTAINER: found running \\(adopted\\)`));
+  assert.match(sandboxLog(s, sbid, 'CONTAINER'), /^found running \(adopted\)$/m);
   await sleep(2500); // a full report has been made: the sandbox is still running, nothing was killed
   assert.equal(await stateOf(A, sbid), 'running');
   assert.equal((await ctrsOf(s.id, sbid)).length, 1);
@@ -101,11 +101,11 @@ test('kill -9 after applying a create, before its ack: applied again after resta
     nginxStart();
   }
   await pending; // its connection went with nginx
-  const sbid = since().match(/sandbox (\w+) tier CONTAINER: create \(runc\) -> running/)[1];
+  const sbid = logLines(since()).find((l) => l.tier === 'CONTAINER' && /^create \(runc\) -> running/.test(l.msg)).sandbox;
   restartWorker(s);
   await eventually(async () => (await stateOf(A, sbid)) === 'running', { timeout: 15000, what: 'running after restart' })
     .catch(async (e) => { throw new Error(`${e.message}: ${JSON.stringify((await getSb(A, sbid)).body)}\n${since()}`); });
-  await eventually(() => logOf(s).split(`sandbox ${sbid} tier CONTAINER: create`).length === 3,
+  await eventually(() => sandboxLog(s, sbid, 'CONTAINER').split('\n').filter((m) => m.startsWith('create')).length === 2,
     { what: 'the create delivered and applied a second time' });
   const list = await ctrsOf(s.id, sbid);
   assert.equal(list.length, 1, 'exactly one container');
@@ -173,7 +173,7 @@ test('a stray container of our worker id is killed; a create placed over it land
   await eventually(async () => (await ctrsOf(w.id, stray)).length === 0, { what: 'the stray killed' });
   const mine = (await ctrsOf(w.id)).filter((c) => !isReadyProxy(c));
   assert.deepEqual(mine.map((c) => c.Labels['corral.sandbox']), [r.body.sandbox_id], 'one slot, one sandbox');
-  assert.match(logOf(w), new RegExp(`sandbox ${stray} tier CONTAINER: found running \\(adopted\\)`));
+  assert.match(sandboxLog(w, stray, 'CONTAINER'), /^found running \(adopted\)$/m);
   await untouched();
 });
 

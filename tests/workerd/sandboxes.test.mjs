@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
 import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, workerView, logOf,
-  pendingCommands, envdOf, envdRun, envdUnary, envdToken, inspect, docker } from './helpers.mjs';
+  pendingCommands, envdOf, envdRun, envdUnary, envdToken, inspect, docker, sandboxLog } from './helpers.mjs';
 
 let A, s;
 
@@ -72,7 +72,7 @@ test('create: one running container with labels, env, NanoCpus, Memory, limits, 
   assert.deepEqual(c.Config.Cmd, ['-port', '49983']);
   assert.equal(c.Config.User, '0');
   assert.ok(c.HostConfig.Binds.some((b) => /\/envd:\/\.corral\/envd:ro$/.test(b)), JSON.stringify(c.HostConfig.Binds));
-  assert.match(logOf(s), new RegExp(`sandbox ${sbid} tier CONTAINER: create \\(runc\\) -> running`));
+  assert.match(sandboxLog(s, sbid, 'CONTAINER'), /^create \(runc\) -> running/m);
 });
 
 test('envd answers as soon as the create returns: /health, echo hi as user, the sandbox env, PID 1', async () => {
@@ -197,5 +197,5 @@ test('require_isolation GVISOR: the sandbox runs under runsc, and envd works the
   const k = await envdRun(envd, 'echo hi; dmesg 2>/dev/null | head -1', { user: 'root' });
   assert.match(k.stdout, /^hi\n/);
   assert.match(k.stdout, /gVisor/i, 'a gVisor guest answers');
-  assert.match(logOf(s), new RegExp(`sandbox ${sbid} tier GVISOR: create \\(runsc\\)`));
+  assert.match(sandboxLog(s, sbid, 'GVISOR'), /^create \(runsc\)/m);
 });

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { api, corralctl, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
 import { isReadyProxy } from '../lib/engine.mjs';
 import { workerdFiles, startWorkerd, stopWorkerd, requireDocker, containersLabelled,
-  removeLabelled, sleep, ROOT } from './helpers.mjs';
+  removeLabelled, sleep, ROOT, sandboxLog } from './helpers.mjs';
 
 const RUN = process.env.CORRAL_RUN;
 const CA = process.env.NODE_EXTRA_CA_CERTS;
@@ -140,7 +140,7 @@ test('dockerd restarted under a running workerd: it reconnects and reports true 
     .catch((e) => { throw new Error(`${e.message}\n${readFileSync(s.files.log, 'utf8').slice(-3000)}`); });
   await eventually(() => /dockerd answers; reporting every sandbox/.test(readFileSync(s.files.log, 'utf8')),
     { timeout: 30000, what: 'workerd noticing dockerd is back' });
-  assert.match(readFileSync(s.files.log, 'utf8'), new RegExp(`sandbox ${r.body.sandbox_id} tier CONTAINER: exited`));
+  assert.match(sandboxLog(s, r.body.sandbox_id, 'CONTAINER'), /^exited/m);
   const r2 = await create(A);
   assert.equal(r2.status, 201, `creates work again after the restart: ${r2.raw}`);
 });
