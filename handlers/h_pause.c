@@ -67,10 +67,10 @@ static int run(struct request *req, life_fn fn, long timeout_s, const char *alre
     case LIFE_BUSY:
         respond_error(req, 409, "sandbox %s is %s; retry shortly", req->params[0], already_msg);
         break;
-    case LIFE_OVER_LIMIT:
-        respond_error(req, 429,
-                      "workspace concurrent sandbox limit reached (%ld running); a paused "
-                      "sandbox needs a place to resume",
+    case LIFE_OVER_LIMIT: /* a create's refusal, in the same words */
+        respond_error(req, 403,
+                      "admission: the workspace is at its limit of %ld concurrent sandboxes "
+                      "(max_concurrent_sandboxes); a paused sandbox needs a place to resume",
                       limit);
         break;
     case LIFE_SLOW:

@@ -14,7 +14,7 @@ enum life_outcome {
     LIFE_ALREADY,    /* it already was */
     LIFE_ABSENT,     /* no such live sandbox: 404 */
     LIFE_BUSY,       /* starting, or the other way under way: 409 */
-    LIFE_OVER_LIMIT, /* a resume the workspace's limit refuses: 429 */
+    LIFE_OVER_LIMIT, /* a resume the workspace's limit refuses: 403, as a create */
     LIFE_SLOW,       /* the worker did not answer within the wait: 504; it still may */
     LIFE_FAILED,     /* the sandbox ended instead (why says how) */
     LIFE_STORE_DOWN, /* Redis: 503 */

@@ -42,6 +42,8 @@ integration() (
     export CORRAL_PORT=${CORRAL_TEST_PORT:-18443} CORRAL_REDIS_PORT=${CORRAL_TEST_REDIS_PORT:-16390}
     export CORRAL_PROFILE=test CORRAL_BUILD="$ROOT/build-san/bin"
     export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
+    # lifecycle.test.mjs waits out a paused sandbox's whole life.
+    export CORRAL_PAUSED_MAX_S=5
     export ASAN_OPTIONS="detect_leaks=1:log_path=$CORRAL_RUN/log/asan"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$CORRAL_RUN/log/ubsan"
     trap 'conf/stack.sh down' EXIT

@@ -55,6 +55,10 @@ ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_js
 conf/stack.sh redis-cli HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
 node tests/bench/bench_workerd.mjs "$(field owner_key <<<"$ws2_json")" "$(cat "$CORRAL_RUN/pids/workerd.pid")"
 
+# 2a. Pause and resume against dockerd's own, and deadline precision (issue 11).
+echo
+node tests/bench/bench_lifecycle.mjs "$(field owner_key <<<"$ws2_json")"
+
 # 2b. Network isolation: creates with and without a policy, downloads through the
 # egress proxy, 300 sandboxes on this host.
 echo

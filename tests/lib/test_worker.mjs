@@ -54,6 +54,7 @@ export class TestWorker {
   }
 
   apply(c) {
+    c.receivedAt = Date.now();
     this.received.push(c);
     if (c.type === 'create') {
       const id = c.sandbox.id;
@@ -64,6 +65,9 @@ export class TestWorker {
       }
     } else if (c.type === 'kill') {
       this.running.delete(c.sandbox_id);
+    } else if ((c.type === 'pause' || c.type === 'resume') && this.running.has(c.sandbox_id)) {
+      // As workerd: the container frozen or thawed, its state reported.
+      this.reports.push({ id: c.sandbox_id, state: c.type === 'pause' ? 'paused' : 'running' });
     }
     if (this.autoAck) this.acks.push(c.id);
   }

@@ -1,0 +1,116 @@
+// Deadlines, pause and resume in the control plane (decision 0044), with a
+// test worker speaking the real worker protocol: each deadline is acted on
+// once although the test profile runs two corral-sched copies, close to the
+// deadline; a paused sandbox leaves the concurrency limit and needs a place to
+// resume; a worker's stale report does not undo a pause; a sandbox paused too
+// long is killed; the audit trail shows it all.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { api, newWorkspace, setLimit, RUN } from '../lib/corral.mjs';
+import { until } from '../lib/poll.mjs';
+import { enrolWorker } from '../lib/test_worker.mjs';
+
+const workers = [];
+after(async () => { for (const w of workers) await w.stop(); });
+
+const create = async (ws, body = {}) => {
+  const r = await api('POST', '/v1/sandboxes', { key: ws.member, body: { template: 'base', ...body } });
+  assert.equal(r.status, 201, r.raw);
+  return r.body;
+};
+const get = async (ws, id) => (await api('GET', `/v1/sandboxes/${id}`, { key: ws.member }));
+const pause = (ws, id) => api('POST', `/v1/sandboxes/${id}/pause`, { key: ws.member });
+const resume = (ws, id) => api('POST', `/v1/sandboxes/${id}/resume`, { key: ws.member });
+const commandsFor = (w, id, type) => w.received.filter((c) => c.type === type &&
+  (c.sandbox_id === id || c.sandbox?.id === id));
+const pausedMax = () => Number(readFileSync(`${RUN}/corral.conf`, 'utf8').match(/^paused_max_s = (\d+)/m)[1]);
+
+test('two corral-sched copies: each deadline acted on exactly once, kill or pause, within a second', async () => {
+  assert.ok(existsSync(`${RUN}/pids/sched.pid`) && existsSync(`${RUN}/pids/sched-2.pid`),
+    'the test profile runs two corral-sched copies');
+  const A = newWorkspace();
+  await setLimit(A, 40);
+  const w = await enrolWorker(workers, A, { slots: 40 });
+  const made = [];
+  for (let i = 0; i < 20; i++) {
+    const on = i % 2 ? 'pause' : 'kill';
+    made.push({ on, ...(await create(A, { timeout: 1 + (i % 3), on_timeout: on })) });
+  }
+  const last = Math.max(...made.map((m) => Date.parse(m.expires_at)));
+  await until(() => Date.now() > last + 2000, { timeoutMs: 10_000, everyMs: 200 });
+  for (const m of made) {
+    const kills = commandsFor(w, m.sandbox_id, 'kill'), pauses = commandsFor(w, m.sandbox_id, 'pause');
+    const acted = m.on === 'kill' ? kills : pauses;
+    assert.equal(acted.length, 1, `${m.sandbox_id} (${m.on}): ${kills.length} kills, ${pauses.length} pauses`);
+    assert.equal((m.on === 'kill' ? pauses : kills).length, 0);
+    const lag = acted[0].receivedAt - Date.parse(m.expires_at);
+    assert.ok(lag >= 0 && lag < 1000, `${m.sandbox_id}: acted on ${lag} ms after its deadline`);
+    const now = await get(A, m.sandbox_id);
+    if (m.on === 'kill') assert.equal(now.status, 404);
+    else assert.equal(now.body.state, 'paused', JSON.stringify(now.body));
+  }
+});
+
+test('pause gives the admission place back; resume takes one, or is refused (403, as a create) and stays paused', async () => {
+  const A = newWorkspace();
+  await setLimit(A, 1);
+  const w = await enrolWorker(workers, A);
+  const a = await create(A, { timeout: 300 });
+  const over = await api('POST', '/v1/sandboxes', { key: A.member, body: {} });
+  assert.equal(over.status, 403, over.raw);
+  const p = await pause(A, a.sandbox_id);
+  assert.equal(p.status, 200, p.raw);
+  assert.equal(p.body.state, 'paused');
+  assert.equal(commandsFor(w, a.sandbox_id, 'pause').length, 1);
+  const b = await create(A, { timeout: 300 });
+  const refused = await resume(A, a.sandbox_id);
+  assert.equal(refused.status, 403, refused.raw);
+  assert.match(refused.body.message, /limit/);
+  assert.equal((await get(A, a.sandbox_id)).body.state, 'paused');
+  assert.equal(commandsFor(w, a.sandbox_id, 'resume').length, 0, 'nothing was sent');
+  assert.equal((await api('DELETE', `/v1/sandboxes/${b.sandbox_id}`, { key: A.member })).status, 204);
+  const r = await resume(A, a.sandbox_id);
+  assert.equal(r.status, 200, r.raw);
+  assert.equal(r.body.state, 'running');
+  assert.ok(Date.parse(r.body.expires_at) > Date.now() + 250_000, 'resumed with its whole timeout ahead');
+  await setLimit(A, 1);
+  assert.equal((await api('POST', '/v1/sandboxes', { key: A.member, body: {} })).status, 403, 'it holds the place again');
+});
+
+test('a report older than the pause changes nothing; a pending sandbox cannot be paused; another workspace gets 404', async () => {
+  const A = newWorkspace(), B = newWorkspace();
+  await setLimit(A, 5);
+  const w = await enrolWorker(workers, A);
+  const a = await create(A);
+  assert.equal((await pause(A, a.sandbox_id)).status, 200);
+  w.reports.push({ id: a.sandbox_id, state: 'running' }); // a listing made before the freeze
+  await until(() => w.reports.length === 0, { timeoutMs: 5000 });
+  await until(async () => false, { timeoutMs: 600 });
+  assert.equal((await get(A, a.sandbox_id)).body.state, 'paused');
+  assert.equal((await pause(B, a.sandbox_id)).status, 404);
+  assert.equal((await resume(B, a.sandbox_id)).status, 404);
+  assert.equal((await pause(A, '0123456789abcdef0123')).status, 404);
+  assert.equal((await api('POST', '/v1/sandboxes/not-an-id!/pause', { key: A.member })).status, 404);
+  const l = await api('GET', '/v1/sandboxes?state=paused', { key: A.member });
+  assert.deepEqual(l.body.sandboxes.map((s) => s.sandbox_id), [a.sandbox_id]);
+});
+
+test('a sandbox paused longer than paused_max_s is killed, and its life is in the audit trail in order', async () => {
+  const max = pausedMax();
+  assert.ok(max <= 10, `run with a short paused_max_s (CORRAL_PAUSED_MAX_S, here ${max})`);
+  const A = newWorkspace();
+  await setLimit(A, 5);
+  await enrolWorker(workers, A);
+  const a = await create(A);
+  assert.equal((await pause(A, a.sandbox_id)).status, 200);
+  assert.ok(await until(async () => (await get(A, a.sandbox_id)).status === 404, { timeoutMs: (max + 3) * 1000 }),
+    'killed after paused_max_s');
+  const audit = await api('GET', `/v1/audit?sandbox=${a.sandbox_id}`, { key: A.owner });
+  assert.equal(audit.status, 200, audit.raw);
+  assert.deepEqual(audit.body.events.map((e) => e.event),
+    ['requested', 'placed', 'running', 'pause_requested', 'paused', 'timed_out']);
+  assert.match(audit.body.events[3].actor, /^key:/);
+  assert.match(audit.body.events[4].actor, /^worker:/);
+  assert.equal(audit.body.events[5].actor, 'scheduler');
+});
