@@ -30,7 +30,9 @@
 #define K_WORKER "corral:{ws:%s}:worker:%s"  /* hash: capabilities, usage, lease, secret mac */
 #define K_WORKER_SBS "corral:{ws:%s}:worker:%s:sbs"   /* hash: sandbox -> its workspace */
 #define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds" /* stream of commands */
-#define K_AUDIT "corral:{ws:%s}:audit" /* stream: the audit trail ({ws:}: the operator's) */
+#define K_AUDIT "corral:{ws:%s}:audit"      /* stream: the audit trail ({ws:}: the operator's) */
+#define K_SNAPSHOT "corral:{ws:%s}:snap:%s" /* hash: one snapshot (decision 0048) */
+#define K_SNAPSHOTS "corral:{ws:%s}:snaps"  /* zset: snapshot ids by creation time (ms) */
 
 #define CMD_GROUP "workerd"
 #define CMD_CONSUMER "w"

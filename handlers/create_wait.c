@@ -162,22 +162,41 @@ static enum create_outcome wait_running(struct request *req, const char *sbid, l
     }
 }
 
-/* After the wait: nothing half-created survives a failed create. */
-static int finish(struct request *req, const char *sbid, const struct idem *im,
-                  enum create_outcome o, const char *why)
+/* After the wait: nothing half-created survives a failed create. 0 it runs,
+ * else the status of the answer (msg says why). */
+static int settle(struct request *req, const char *sbid, enum create_outcome o, const char *why,
+                  char *msg, size_t msglen)
 {
     sandbox_wait_release(req->rc, req->cred.ws, sbid);
     if (o == CREATE_RUNNING)
         return 0;
     sandbox_kill(req->rc, req->cred.ws, sbid, AUDIT_KILLED, req->actor,
                  o == CREATE_STORE_DOWN ? "state store unavailable" : why);
+    if (o == CREATE_TIMED_OUT) {
+        snprintf(msg, msglen, "%s", why);
+        return 504;
+    }
+    if (o == CREATE_FAILED) {
+        snprintf(msg, msglen, "the worker could not start the sandbox: %s", why);
+        return 502;
+    }
+    snprintf(msg, msglen, "state store unavailable");
+    return 503;
+}
+
+static int finish(struct request *req, const char *sbid, const struct idem *im,
+                  enum create_outcome o, const char *why)
+{
+    char msg[400];
+    int status = settle(req, sbid, o, why, msg, sizeof(msg));
+
+    if (status == 0)
+        return 0;
     idem_forget(req, im);
-    if (o == CREATE_TIMED_OUT)
-        respond_error(req, 504, "%s", why);
-    else if (o == CREATE_FAILED)
-        respond_error(req, 502, "the worker could not start the sandbox: %s", why);
-    else
+    if (status == 503)
         respond_store_down(req);
+    else
+        respond_error(req, status, "%s", msg);
     return -1;
 }
 
@@ -244,4 +263,27 @@ int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec, cons
     atomic_fetch_sub(&srv->create_waits, 1);
     sandbox_spec_free(spec);
     return rv;
+}
+
+int sandbox_create_quiet(struct request *req, struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
+                         char *msg, size_t msglen)
+{
+    struct server *srv = req->thread->srv;
+    struct sched_error err;
+    char why[300] = "";
+    int status;
+
+    if (atomic_fetch_add(&srv->create_waits, 1) >= srv->conf.create_wait_max) {
+        snprintf(msg, msglen, "too many creates in flight on this handler; retry shortly");
+        status = 503;
+    } else if (scheduler_create(req->rc, &srv->sched, req->cred.ws, req->actor, spec, sbid, &err) !=
+               0) {
+        snprintf(msg, msglen, "%s", err.message);
+        status = err.status;
+    } else {
+        status = settle(req, sbid, wait_running(req, sbid, WAITER_LEASE_MS, why, sizeof(why)), why,
+                        msg, msglen);
+    }
+    atomic_fetch_sub(&srv->create_waits, 1);
+    return status;
 }

@@ -18,6 +18,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "respond.h"
+#include "snapshot.h"
 #include "worker_registry.h"
 #include "worker_store.h"
 
@@ -89,6 +90,52 @@ static int check_body(const json_t *b, char *err, size_t errlen)
         }
     }
     return 0;
+}
+
+/* snapshots: [{id, workspace, state: ready|failed, reason}], what became of
+ * the snapshots this worker was asked for (decision 0048). */
+static int check_snapshots(const json_t *snaps, char *err, size_t errlen)
+{
+    size_t i;
+    json_t *v;
+
+    if (snaps && (!json_is_array(snaps) || json_array_size(snaps) > 1000)) {
+        snprintf(err, errlen, "snapshots: must be an array of at most 1000");
+        return -1;
+    }
+    json_array_foreach(snaps, i, v)
+    {
+        const char *st = json_string_value(json_object_get(v, "state"));
+        const char *ws = json_string_value(json_object_get(v, "workspace"));
+        if (!snapshot_id_ok(json_string_value(json_object_get(v, "id"))) || !ws ||
+            (*ws && !token_is_id(ws)) || !st ||
+            (strcmp(st, "ready") != 0 && strcmp(st, "failed") != 0)) {
+            snprintf(err, errlen,
+                     "snapshots[%zu]: needs a snapshot id, a workspace and a state (ready, "
+                     "failed)",
+                     i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A worker of a workspace's own pool only ever holds that workspace's. */
+static void apply_snapshot_reports(struct request *req, const char *wid, const json_t *snaps)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(snaps, i, v)
+    {
+        const char *ws = json_string_value(json_object_get(v, "workspace"));
+        const char *reason = json_string_value(json_object_get(v, "reason"));
+        if (*req->cred.ws && strcmp(ws, req->cred.ws) != 0)
+            continue;
+        snapshot_worker_report(req->rc, ws, wid, json_string_value(json_object_get(v, "id")),
+                               json_string_value(json_object_get(v, "state")),
+                               reason ? reason : "");
+    }
 }
 
 static void apply_reports(struct request *req, const char *wid, const json_t *sbs, int full)
@@ -163,6 +210,8 @@ static int append_commands(struct request *req, const char *wid, struct command_
         }
         if (c->sandbox_id[0])
             json_object_set_new(cmd, "sandbox_id", json_string(c->sandbox_id));
+        if (c->args)
+            json_object_set_new(cmd, "args", json_loads(c->args, 0, NULL));
         json_array_append_new(out, cmd);
     }
     command_batch_free(b);
@@ -206,7 +255,8 @@ void h_worker_heartbeat(struct request *req)
     req->quiet = 1;
     if (!body)
         return;
-    if (check_body(body, err, sizeof(err)) != 0) {
+    if (check_body(body, err, sizeof(err)) != 0 ||
+        check_snapshots(json_object_get(body, "snapshots"), err, sizeof(err)) != 0) {
         respond_error(req, 400, "%s", err);
         json_decref(body);
         return;
@@ -225,6 +275,7 @@ void h_worker_heartbeat(struct request *req)
         json_decref(body);
         return;
     }
+    apply_snapshot_reports(req, wid, json_object_get(body, "snapshots"));
     cmds = json_array();
     if (apply_acks(req, wid, json_object_get(body, "acks")) != 0 ||
         (apply_reports(req, wid, json_object_get(body, "sandboxes"),

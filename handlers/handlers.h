@@ -33,6 +33,10 @@ void h_worker_heartbeat(struct request *req);
  * scheduler_create, wait for "running" under a lease, clean up on failure.
  * 0 when running (not yet answered), -1 when the error was answered. body is
  * the request's JSON (its fingerprint). Frees spec. */
+/* The same create, answering nothing: 0 it runs, else the status its answer
+ * would have (msg says why). For a call that makes several (fork). */
+int sandbox_create_quiet(struct request *req, struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
+                         char *msg, size_t msglen);
 int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec, const json_t *body,
                             char sbid[SANDBOX_ID_MAX]);
 int internal_caller(struct request *req);
@@ -59,6 +63,14 @@ void h_e2b_refreshes(struct request *req);
 void e2b_connect_paused(struct request *req, long timeout_s);
 void h_sandbox_pause(struct request *req);
 void h_sandbox_resume(struct request *req);
+/* Snapshots and forks (h_snapshots.c, decision 0048). */
+void h_e2b_snapshot_create(struct request *req);
+void h_e2b_snapshots(struct request *req);
+void h_e2b_template_delete(struct request *req);
+void h_e2b_fork(struct request *req);
+void h_sandbox_snapshot_create(struct request *req);
+void h_snapshots(struct request *req);
+void h_snapshot_delete(struct request *req);
 /* Resumes ws's paused sbid for gateway traffic: 1 it runs, 0 not. */
 int resume_for_traffic(struct request *req, const char *ws, const char *sbid);
 void h_e2b_templates(struct request *req);

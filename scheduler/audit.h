@@ -38,6 +38,9 @@
 #define AUDIT_PAUSED "paused"                   /* its worker froze it */
 #define AUDIT_RESUME_REQUESTED "resume_requested"
 #define AUDIT_RESUMED "resumed"
+#define AUDIT_SNAPSHOT_REQUESTED "snapshot_requested" /* reason: the snapshot's id */
+#define AUDIT_SNAPSHOTTED "snapshotted"               /* its worker committed it */
+#define AUDIT_SNAPSHOT_REMOVED "snapshot_removed"
 #define AUDIT_KEY_MINTED "key_minted"
 #define AUDIT_KEY_REVOKED "key_revoked"
 #define AUDIT_JOIN_TOKEN_MINTED "join_token_minted"

@@ -2,7 +2,8 @@ SCHED_LIB_SRCS := scheduler/admission.c scheduler/placement.c scheduler/sandbox_
                   scheduler/sandbox_record.c scheduler/sandbox_wait.c \
                   scheduler/commands.c scheduler/scheduler.c scheduler/lifecycle.c \
                   scheduler/worker_store.c scheduler/route.c scheduler/command_poll.c \
-                  scheduler/sandbox_pause.c scheduler/pause.c scheduler/audit.c
+                  scheduler/sandbox_pause.c scheduler/pause.c scheduler/audit.c \
+                  scheduler/snapshot_store.c scheduler/snapshot.c
 SCHED_LIB := $(BUILD)/lib/libcorral_sched.a
 
 $(SCHED_LIB): $(call objs,$(SCHED_LIB_SRCS))

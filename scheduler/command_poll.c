@@ -15,8 +15,10 @@ static void stream_key(char *out, size_t len, const char *pool, const char *wid)
 
 void command_batch_free(struct command_batch *b)
 {
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
         free(b->v[i].sandbox);
+        free(b->v[i].args);
+    }
     free(b->v);
     memset(b, 0, sizeof(*b));
 }
@@ -54,6 +56,10 @@ static int read_entry(const redisReply *e, struct command *c)
         return 0;
     if ((v = reply_hget(e->element[1], "sandbox_id")))
         snprintf(c->sandbox_id, sizeof(c->sandbox_id), "%s", v);
+    if ((v = reply_hget(e->element[1], "args")) && !(c->args = strdup(v))) {
+        free(c->sandbox);
+        return 0;
+    }
     return 1;
 }
 

@@ -14,6 +14,7 @@ struct command {
     char type[16];       /* create, kill, ... */
     char *sandbox;       /* a create's sandbox as JSON text (malloc'd), or NULL */
     char sandbox_id[33]; /* the sandbox a kill (or the like) names, or "" */
+    char *args;          /* a snapshot's or image removal's arguments, JSON text, or NULL */
 };
 
 struct command_batch {

@@ -52,6 +52,10 @@ static char *create_payload(const struct sandbox_record *rec, const char *gatewa
     if (sb) {
         add_env(sb, rec);
         add_isolation(sb, rec, gateway_secret);
+        if (*rec->image) { /* from a snapshot: its image, under the template it came from */
+            json_object_set_new(sb, "image", json_string(rec->image));
+            json_object_set_new(sb, "template", json_string(rec->base_template));
+        }
     }
     text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;
     json_decref(sb);
@@ -94,6 +98,25 @@ int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, con
                         int freeze)
 {
     return xadd(rc, pool, wid, freeze ? "pause" : "resume", "sandbox_id", sbid);
+}
+
+int command_send_args(struct rconn *rc, const char *pool, const char *wid, const char *type,
+                      const char *sbid, json_t *args)
+{
+    char key[192], *text = json_dumps(args, JSON_COMPACT);
+    redisReply *r;
+
+    json_decref(args);
+    if (!text)
+        return -1;
+    snprintf(key, sizeof(key), K_WORKER_CMDS, pool, wid);
+    r = rconn_cmd(rc, 0, "XADD %s MAXLEN ~ 10000 * type %s sandbox_id %s args %s", key, type, sbid,
+                  text);
+    free(text);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
 }
 
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid)

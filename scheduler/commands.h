@@ -6,6 +6,8 @@
 #define CORRAL_COMMANDS_H
 
 #include "rconn.h"
+
+#include <jansson.h>
 #include "sandbox_store.h"
 
 /* Builds the create command from the sandbox's record. It carries the envd
@@ -17,6 +19,10 @@ int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const
 /* "pause" (freeze 1) or "resume": the worker freezes or thaws the container. */
 int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                         int freeze);
+/* A command about sbid with arguments (taken): "snapshot" {snapshot_id,
+ * image, workspace}, "image_remove" {image}. */
+int command_send_args(struct rconn *rc, const char *pool, const char *wid, const char *type,
+                      const char *sbid, json_t *args);
 /* Creates the stream and its group if missing (a new or returning worker). */
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid);
 

@@ -228,6 +228,36 @@ static void explain(const struct placement_need *n, const struct pick *a, const 
                         "no eligible worker has free capacity (slots, cpu_cores, memory_mb)");
 }
 
+/* Pinned to one worker (it holds the snapshot the sandbox is made from): that
+ * one or none. Its pool is the workspace's or the fleet's, from a record of
+ * this workspace, so the tenant rule holds. */
+static int reserve_pinned(struct rconn *rc, const char *ws, const struct placement_need *need,
+                          const char *sbid, const char *val, struct placement *out,
+                          struct sched_error *err)
+{
+    struct pick got, none = {0};
+
+    if (pick_in_pool(rc, ws, need->pin_pool, "reserve", need, sbid, val, need->pin_worker, &got)) {
+        sched_error_set(err, 503, "state store unavailable");
+        return -1;
+    }
+    if (got.stage != 4) {
+        if (got.alive == 0)
+            sched_error_set(err, 503,
+                            "the worker that holds this snapshot (%s) is not available; "
+                            "snapshots stay on the worker that made them",
+                            need->pin_worker);
+        else
+            explain(need, &got, &none, err);
+        return -1;
+    }
+    snprintf(out->pool, sizeof(out->pool), "%s", need->pin_pool);
+    snprintf(out->wid, sizeof(out->wid), "%s", got.wid);
+    snprintf(out->runtime, sizeof(out->runtime), "%s", got.runtime);
+    out->tier = (enum tier)got.rank;
+    return 0;
+}
+
 int placement_reserve(struct rconn *rc, const char *ws, const struct placement_need *need,
                       const char *sbid, struct placement *out, struct sched_error *err)
 {
@@ -241,6 +271,8 @@ int placement_reserve(struct rconn *rc, const char *ws, const struct placement_n
         sched_error_set(err, 500, "slot value too long");
         return -1;
     }
+    if (need->pin_worker && *need->pin_worker)
+        return reserve_pinned(rc, ws, need, sbid, val, out, err);
     /* A few tries: another create may take the chosen worker's last slot between
      * the peek and the reservation; then we look again. */
     for (int attempt = 0; attempt < 4; attempt++) {

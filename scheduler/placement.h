@@ -17,6 +17,7 @@ struct placement_need {
     long memory_mb;
     const char *exclude; /* a worker id never to choose (a dead one), or "" */
     int fleet_share;     /* % of the unscoped fleet's slots the workspace may hold (100: all) */
+    const char *pin_pool, *pin_worker; /* only this worker (it holds a snapshot), or "" */
 };
 
 struct placement {

@@ -117,6 +117,8 @@ struct sandbox_record {
     const char *env;               /* sealed env vars (or, in an older record, JSON) */
     const char *egress;            /* the policy in force as JSON text; "" none */
     const char *egress_next;       /* NULL: none recorded; "null": recorded as no policy */
+    const char *image;             /* made from a snapshot: its image on the worker; "" */
+    const char *base_template;     /* then: the template the snapshot came from; "" */
     double cpu_cores;
     long memory_mb, timeout_s;
     long pids_limit, disk_mb;                     /* 0: not recorded (older record) */

@@ -1,5 +1,7 @@
 #include "scheduler.h"
 
+#include "snapshot.h"
+
 #include "accounts.h"
 #include "admission.h"
 #include "audit.h"
@@ -51,7 +53,7 @@ void sandbox_spec_free(struct sandbox_spec *s)
 static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
                            struct placement_need *need)
 {
-    need->template_id = spec->template_id;
+    need->template_id = *spec->base_template ? spec->base_template : spec->template_id;
     need->egress = spec->egress_policy;
     need->has_require = spec->has_require;
     need->require = spec->require;
@@ -62,6 +64,8 @@ static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
      * redelivery was admitted under the share once; refusing it now would fail
      * a create already under way (decision 0034). */
     need->fleet_share = 100;
+    need->pin_pool = spec->pin_pool;
+    need->pin_worker = spec->pin_worker;
 }
 
 static const char *internet_text(int internet)
@@ -127,7 +131,11 @@ static int record_and_send(struct rconn *rc, const struct sched_conf *c, const c
                         "on_timeout",
                         spec->pause_on_timeout ? "pause" : "kill",
                         "auto_resume",
-                        spec->auto_resume ? "1" : "0"};
+                        spec->auto_resume ? "1" : "0",
+                        "image",
+                        spec->image,
+                        "base_template",
+                        spec->base_template};
     struct sandbox_record rec;
     int rv;
 
@@ -195,6 +203,7 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
 {
     int64_t deadline = clock_now_ms() + c->create_timeout_ms + c->grace_ms;
     struct placement_need need;
+    struct sandbox_spec resolved;
     struct placement p;
     long limit = 0, limits[WS_LIMIT_COUNT];
     char ws_name[128], *env_sealed;
@@ -209,6 +218,13 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         return -1;
     }
     audit_create(rc, ws, actor, sbid, spec, AUDIT_REQUESTED, NULL);
+    /* A shallow copy: resolving a snapshot only fills its arrays. */
+    resolved = *spec;
+    spec = &resolved;
+    if (snapshot_resolve(rc, ws, &resolved, err) != 0) {
+        audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
+        return -1;
+    }
     admitted = admission_reserve(rc, ws, sbid, deadline, c->max_concurrent_ceiling, &limit);
     if (admitted < 0) {
         sched_error_set(err, 503, "state store unavailable");
@@ -257,6 +273,13 @@ static void spec_from_record(const struct sandbox_record *rec, struct sandbox_sp
     s->has_require =
         *rec->require_isolation && tier_parse(rec->require_isolation, &s->require) == 0;
     s->egress_policy = rec->egress_policy || (next && *next && strcmp(next, "null") != 0);
+    /* From a snapshot: it can only start where the snapshot is. */
+    snprintf(s->image, sizeof(s->image), "%s", rec->image);
+    snprintf(s->base_template, sizeof(s->base_template), "%s", rec->base_template);
+    if (*rec->image) {
+        snprintf(s->pin_pool, sizeof(s->pin_pool), "%s", rec->pool);
+        snprintf(s->pin_worker, sizeof(s->pin_worker), "%s", rec->worker);
+    }
 }
 
 /* Reads the record again after the move (the worker gets what is now in

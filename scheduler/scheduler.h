@@ -32,7 +32,10 @@ struct sandbox_spec {
     int secure;           /* E2B "secure": envd calls need the envd access token */
     int public_traffic;   /* 0: data-plane calls need the traffic access token */
     int pause_on_timeout; /* the deadline pauses it rather than killing it */
-    int auto_resume;      /* paused: gateway traffic resumes it */
+    /* Created from a snapshot (snapshot_resolve): its image, the template its
+     * worker knows it by, and the worker that holds it; "" otherwise. */
+    char image[96], base_template[65], pin_pool[33], pin_worker[33];
+    int auto_resume; /* paused: gateway traffic resumes it */
 };
 
 void sandbox_spec_free(struct sandbox_spec *s);

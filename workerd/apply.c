@@ -10,6 +10,7 @@
 
 #include "dataplane.h"
 #include "freeze.h"
+#include "snapshots.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -140,6 +141,47 @@ int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int free
     return record(w, &st);
 }
 
+/* A snapshot is always answered, ready or failed, so its caller learns. */
+int apply_snapshot(struct worker *w, struct docker *dk, const char *sbid, json_t *args)
+{
+    const char *id = json_string_value(json_object_get(args, "snapshot_id"));
+    const char *image = json_string_value(json_object_get(args, "image"));
+    const char *ws = json_string_value(json_object_get(args, "workspace"));
+    char err[256] = "", tier[16] = "UNKNOWN";
+    int rc;
+
+    if (!id || !image || !ws || !sbid)
+        return 0; /* nothing to answer to */
+    sbtable_tier(&w->table, sbid, tier, sizeof(tier));
+    rc = snapshot_commit(dk, w->id.worker_id, sbid, ws, image, err, sizeof(err));
+    if (rc < 0)
+        return -1;
+    log_sandbox(rc ? "warn" : "info", sbid, tier, "snapshot %s -> %s%s%s", id,
+                rc ? "failed" : "ready", rc ? ": " : "", err);
+    json_array_append_new(w->snap_reports,
+                          json_pack("{s:s, s:s, s:s, s:s}", "id", id, "workspace", ws, "state",
+                                    rc ? "failed" : "ready", "reason", rc ? err : ""));
+    return 0;
+}
+
+int apply_image_remove(struct worker *w, struct docker *dk, json_t *args)
+{
+    const char *image = json_string_value(json_object_get(args, "image"));
+    char err[256];
+    int rc;
+
+    if (!image)
+        return 0;
+    rc = snapshot_image_remove(dk, w->id.worker_id, image, err, sizeof(err));
+    if (rc < 0)
+        return -1;
+    if (rc > 0)
+        log_warn("snapshot image %s: %s", image, err);
+    else
+        log_info("snapshot image %s removed", image);
+    return 0;
+}
+
 int apply_command(struct worker *w, json_t *cmd)
 {
     const char *type = json_string_value(json_object_get(cmd, "type"));
@@ -151,6 +193,11 @@ int apply_command(struct worker *w, json_t *cmd)
     if (type && (strcmp(type, "pause") == 0 || strcmp(type, "resume") == 0))
         return apply_freeze(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")),
                             strcmp(type, "pause") == 0);
+    if (type && strcmp(type, "snapshot") == 0)
+        return apply_snapshot(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")),
+                              json_object_get(cmd, "args"));
+    if (type && strcmp(type, "image_remove") == 0)
+        return apply_image_remove(w, &w->dk, json_object_get(cmd, "args"));
     /* A command a newer control plane sends: acknowledge so it does not loop,
      * and say so. */
     log_warn("command type %s not supported; acknowledged without effect", type ? type : "(none)");

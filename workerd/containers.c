@@ -1,5 +1,7 @@
 #include "containers.h"
 
+#include "snapshots.h"
+
 #include "clock.h"
 #include "egress_pool.h"
 #include "egress_proxy.h"
@@ -401,10 +403,33 @@ static int create_and_settle(struct docker *d, const struct worker_conf *c,
     return settle(d, wid, name, ready_ms, st);
 }
 
+/* A create from a snapshot (decision 0048): its image, which must be one this
+ * worker made, under the template it came from. 0, 1 refused (st), -1. */
+static int from_snapshot(struct docker *d, const char *wid, json_t *sb, struct wtemplate *snap,
+                         const struct wtemplate **t, struct ctr_state *st)
+{
+    const char *image = json_string_value(json_object_get(sb, "image"));
+    char err[256];
+    int rc;
+
+    if (!image)
+        return 0;
+    rc = snapshot_image_ours(d, wid, image, err, sizeof(err));
+    if (rc != 0) {
+        st_set(st, "failed", "%s", err);
+        return rc;
+    }
+    *snap = **t;
+    snprintf(snap->image, sizeof(snap->image), "%s", image);
+    *t = snap;
+    return 0;
+}
+
 int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
                       const char *wid, json_t *sb, long ready_ms, struct ctr_state *st)
 {
     const struct wtemplate *t;
+    struct wtemplate snap;
     char netname[SBNET_NAME_MAX];
     struct sandbox_net net;
     struct egress_job job;
@@ -412,6 +437,8 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
 
     if (take_create(c, sb, st, &t) != 0)
         return 1;
+    if ((rc = from_snapshot(d, wid, sb, &snap, &t, st)) != 0)
+        return rc;
     egress_pool_busy();
     rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
     if (rc != 0)

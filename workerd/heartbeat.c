@@ -42,9 +42,10 @@ static json_t *build_body(struct worker *w)
             json_array_append_new(sbs, report_of(e));
     }
     health_problem(w, problem, sizeof(problem));
-    return json_pack("{s:O, s:o, s:b, s:b, s:b, s:s}", "acks", w->acks, "sandboxes", sbs, "full",
-                     w->need_full && !w->docker_down, "resume", w->resume, "wait",
-                     json_array_size(w->backlog) == 0, "problem", problem);
+    return json_pack("{s:O, s:o, s:b, s:b, s:b, s:s, s:O}", "acks", w->acks, "sandboxes", sbs,
+                     "full", w->need_full && !w->docker_down, "resume", w->resume, "wait",
+                     json_array_size(w->backlog) == 0, "problem", problem, "snapshots",
+                     w->snap_reports);
 }
 
 /* A container that exited and whose exit the control plane has now heard of
@@ -72,12 +73,14 @@ static void reap_exited(struct worker *w, json_t *sbids)
 }
 
 /* After a 200: what that heartbeat carried has been told. */
-static void forget_told(struct worker *w, size_t n_acks)
+static void forget_told(struct worker *w, size_t n_acks, size_t n_snaps)
 {
     json_t *exited = json_array();
 
     for (size_t i = 0; i < n_acks; i++)
         json_array_remove(w->acks, 0);
+    for (size_t i = 0; i < n_snaps; i++)
+        json_array_remove(w->snap_reports, 0);
     pthread_mutex_lock(&w->table.mu);
     for (int i = 0; i < w->table.n;) {
         struct sb_entry *e = &w->table.v[i];
@@ -182,7 +185,7 @@ void heartbeat_keepalive(struct worker *w)
 static int beat(struct worker *w)
 {
     json_t *body = build_body(w), *ans = NULL;
-    size_t n_acks = json_array_size(w->acks);
+    size_t n_acks = json_array_size(w->acks), n_snaps = json_array_size(w->snap_reports);
     char err[512];
     long status = 0;
     int rc;
@@ -198,7 +201,7 @@ static int beat(struct worker *w)
     }
     if (status == 200) {
         json_int_t retry = json_integer_value(json_object_get(ans, "retry_after_ms"));
-        forget_told(w, n_acks);
+        forget_told(w, n_acks, n_snaps);
         if (!*w->stop)
             apply_all(w, ans);
         json_decref(ans);

@@ -146,6 +146,7 @@ static void release(struct worker *w)
     json_decref(w->acks);
     json_decref(w->backlog);
     json_decref(w->arrived);
+    json_decref(w->snap_reports);
     sbtable_free(&w->table);
 }
 
@@ -162,6 +163,7 @@ static int run(struct worker_conf *conf)
     w.acks = json_array();
     w.backlog = json_array();
     w.arrived = json_array();
+    w.snap_reports = json_array();
     sbtable_init(&w.table);
     pthread_mutex_init(&w.id_mu, NULL);
     if (prepare(&w, err, sizeof(err)) != 0) {

@@ -31,6 +31,7 @@ struct worker {
     json_t *acks;           /* command ids applied, not yet carried by a successful heartbeat */
     json_t *backlog;        /* commands received but not yet applied (a batch ran out of time) */
     json_t *arrived;        /* brought by keepalives during a batch: joins the backlog after it */
+    json_t *snap_reports;   /* what became of snapshots asked for, not yet told (decision 0048) */
     int need_full;          /* next heartbeat lists every sandbox ("full": true) */
     int resume;             /* next heartbeat is the first after a handshake */
     int docker_down;        /* last listing failed: our view of the containers is stale */
@@ -73,6 +74,8 @@ int apply_command(struct worker *w, json_t *cmd);
 int apply_create(struct worker *w, struct docker *dk, json_t *sandbox);
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid);
 int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int freeze);
+int apply_snapshot(struct worker *w, struct docker *dk, const char *sbid, json_t *args);
+int apply_image_remove(struct worker *w, struct docker *dk, json_t *args);
 /* The slots backstop: 1 when sbid may be created (it exists, or a slot is
  * free once the kills waiting in the backlog are counted as done). */
 int apply_slot_free(struct worker *w, const char *sbid);

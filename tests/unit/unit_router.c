@@ -163,7 +163,7 @@ static const struct {
     {"GET", "/sandboxes/metrics", "/sandboxes/metrics"},
     {"GET", "/sandboxes/i1/logs", "/sandboxes/{sandboxID}/logs"},
     {"GET", "/v2/sandboxes/i1/logs", "/v2/sandboxes/{sandboxID}/logs"},
-    {"POST", "/sandboxes/i1/snapshots", "/sandboxes/{sandboxID}/snapshots"},
+    {"POST", "/templates/t", "/templates/{templateID}"},
     {"GET", "/teams", "/teams"},
     {"GET", "/templates/base", "/templates/{templateID}"},
     {"DELETE", "/volumes/v1", "/volumes/{volumeID}"},

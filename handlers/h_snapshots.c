@@ -1,0 +1,251 @@
+/* Snapshots and forks (decision 0048), on both surfaces: E2B's POST
+ * /sandboxes/{id}/snapshots, GET /snapshots, DELETE /templates/{id} (of a
+ * snapshot) and POST /sandboxes/{id}/fork; native POST
+ * /v1/sandboxes/{id}/snapshots, GET /v1/snapshots, DELETE /v1/snapshots/{id}.
+ * A snapshot belongs to its workspace: another one's is "not found". */
+#include "e2b_view.h"
+#include "handlers.h"
+#include "respond.h"
+#include "sandbox_store.h"
+#include "sandbox_view.h"
+#include "server.h"
+#include "snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FORKS 10
+#define MAX_NAME 128
+
+/* The body's optional "name": 0, or -1 after answering 400. */
+static int body_name(struct request *req, char name[MAX_NAME + 1])
+{
+    json_t *body = request_json_optional(req), *v;
+    int ok;
+
+    if (!body)
+        return -1;
+    v = json_object_get(body, "name");
+    ok = !v || json_is_null(v) ||
+         (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) <= MAX_NAME);
+    snprintf(name, MAX_NAME + 1, "%s", json_is_string(v) && ok ? json_string_value(v) : "");
+    json_decref(body);
+    if (!ok)
+        respond_error(req, 400, "name: must be a string of 1-%d characters", MAX_NAME);
+    return ok ? 0 : -1;
+}
+
+/* Takes the snapshot; 0 with id, or -1 after answering. */
+static int take(struct request *req, const char *name, int fork, char id[SNAPSHOT_ID_MAX])
+{
+    char why[300] = "";
+    enum life_outcome o = LIFE_ABSENT;
+
+    if (token_is_id(req->params[0]))
+        o = snapshot_take(req->rc, req->cred.ws, req->params[0], name, fork, req->actor,
+                          (int)req->conf->create_timeout_ms, id, why, sizeof(why));
+    if (o == LIFE_DONE)
+        return 0;
+    if (o == LIFE_ABSENT)
+        NOT_FOUND_SANDBOX(req);
+    else if (o == LIFE_SLOW)
+        respond_error(req, 504, "the sandbox's worker did not finish the snapshot in time");
+    else if (o == LIFE_FAILED)
+        respond_error(req, 502, "%s", why);
+    else
+        respond_store_down(req);
+    return -1;
+}
+
+static json_t *e2b_snapshot(const struct snapshot_record *s)
+{
+    json_t *names = json_array();
+
+    if (*s->name)
+        json_array_append_new(names, json_string(s->name));
+    return json_pack("{s:s, s:o}", "snapshotID", s->id, "names", names);
+}
+
+static json_t *native_snapshot(const struct snapshot_record *s)
+{
+    char when[40];
+
+    format_time_ms(s->created_at, when, sizeof(when));
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "snapshot_id", s->id, "name", s->name,
+                     "sandbox_id", s->sandbox, "template", s->template_id, "worker_id", s->worker,
+                     "created_at", when);
+}
+
+static void answer_snapshot(struct request *req, const char *id, int e2b)
+{
+    struct snapshot_record s;
+
+    if (snapshot_read(req->rc, req->cred.ws, id, &s) != 1) {
+        respond_store_down(req);
+        return;
+    }
+    respond_json(req, 201, e2b ? e2b_snapshot(&s) : native_snapshot(&s));
+}
+
+void h_e2b_snapshot_create(struct request *req)
+{
+    char name[MAX_NAME + 1], id[SNAPSHOT_ID_MAX];
+
+    if (body_name(req, name) == 0 && take(req, name, 0, id) == 0)
+        answer_snapshot(req, id, 1);
+}
+
+void h_sandbox_snapshot_create(struct request *req)
+{
+    char name[MAX_NAME + 1], id[SNAPSHOT_ID_MAX];
+
+    if (body_name(req, name) == 0 && take(req, name, 0, id) == 0)
+        answer_snapshot(req, id, 0);
+}
+
+/* Ready, listed snapshots passing the filters, after the cursor id. */
+static void list(struct request *req, int e2b)
+{
+    char sandbox[64] = "", name[MAX_NAME + 1] = "", after[64] = "", lim[16] = "";
+    struct snapshot_record *v;
+    size_t n, limit = 100;
+    json_t *arr = json_array();
+    int past = 1;
+
+    request_query(req, e2b ? "sandboxID" : "sandbox_id", sandbox, sizeof(sandbox));
+    request_query(req, "name", name, sizeof(name));
+    request_query(req, e2b ? "nextToken" : "cursor", after, sizeof(after));
+    request_query(req, "limit", lim, sizeof(lim));
+    if (*lim && (strspn(lim, "0123456789") != strlen(lim) || atol(lim) < 1 || atol(lim) > 100)) {
+        json_decref(arr);
+        respond_error(req, 400, "limit: must be an integer in [1, 100]");
+        return;
+    }
+    limit = *lim ? (size_t)atol(lim) : limit;
+    if (snapshot_list(req->rc, req->cred.ws, &v, &n) != 0) {
+        json_decref(arr);
+        respond_store_down(req);
+        return;
+    }
+    past = !*after;
+    for (size_t i = 0; i < n; i++) {
+        const struct snapshot_record *s = &v[i];
+        if (!past) {
+            past = strcmp(s->id, after) == 0;
+            continue;
+        }
+        if (s->fork || strcmp(s->state, "ready") != 0 ||
+            (*sandbox && strcmp(s->sandbox, sandbox)) || (*name && strcmp(s->name, name)))
+            continue;
+        if (json_array_size(arr) == limit) {
+            respond_add_header(
+                req, e2b ? "X-Next-Token" : "X-Next-Cursor",
+                json_string_value(json_object_get(json_array_get(arr, limit - 1),
+                                                  e2b ? "snapshotID" : "snapshot_id")));
+            break;
+        }
+        json_array_append_new(arr, e2b ? e2b_snapshot(s) : native_snapshot(s));
+    }
+    free(v);
+    respond_json(req, 200, e2b ? arr : json_pack("{s:o}", "snapshots", arr));
+}
+
+void h_e2b_snapshots(struct request *req)
+{
+    list(req, 1);
+}
+
+void h_snapshots(struct request *req)
+{
+    list(req, 0);
+}
+
+/* E2B deletes a snapshot as a template. Other templates are the workers'. */
+void h_e2b_template_delete(struct request *req)
+{
+    if (!snapshot_id_ok(req->params[0])) {
+        respond_error(req, 501,
+                      "DELETE /templates/{templateID}: only snapshots can be deleted through "
+                      "Corral; templates are a worker's configuration");
+        return;
+    }
+    respond_change(req, snapshot_delete(req->rc, req->cred.ws, req->params[0], req->actor),
+                   "snapshot");
+}
+
+void h_snapshot_delete(struct request *req)
+{
+    respond_change(req,
+                   snapshot_id_ok(req->params[0])
+                       ? snapshot_delete(req->rc, req->cred.ws, req->params[0], req->actor)
+                       : 0,
+                   "snapshot");
+}
+
+/* One fork: {"sandbox": ...} or {"error": {code, message}}. */
+static json_t *fork_one(struct request *req, const struct sandbox_record *src, const char *snap,
+                        long timeout_s)
+{
+    struct sandbox_spec spec;
+    struct sandbox_record rec;
+    char sbid[SANDBOX_ID_MAX], msg[400];
+    int status;
+    json_t *out;
+
+    if (snapshot_fork_spec(src, snap, timeout_s, &spec) != 0)
+        return json_pack("{s:{s:i, s:s}}", "error", "code", 500, "message", "out of memory");
+    status = sandbox_create_quiet(req, &spec, sbid, msg, sizeof(msg));
+    sandbox_spec_free(&spec);
+    if (status != 0)
+        return json_pack("{s:{s:i, s:s}}", "error", "code", status, "message", msg);
+    if (sandbox_read(req->rc, req->cred.ws, sbid, &rec) != 1)
+        return json_pack("{s:{s:i, s:s}}", "error", "code", 503, "message",
+                         "state store unavailable");
+    out = json_pack("{s:o}", "sandbox", e2b_view(&rec, E2B_SANDBOX, req->conf));
+    sandbox_record_free(&rec);
+    return out;
+}
+
+/* The body's count (1-10, default 1) and timeout (default 300 s); -1 after 400. */
+static int fork_body(struct request *req, long *count, long *timeout_s)
+{
+    json_t *body = request_json_optional(req), *c, *t;
+    int ok;
+
+    if (!body)
+        return -1;
+    c = json_object_get(body, "count");
+    t = json_object_get(body, "timeout");
+    *count = json_is_integer(c) ? (long)json_integer_value(c) : 1;
+    *timeout_s = json_is_integer(t) ? (long)json_integer_value(t) : SANDBOX_DEFAULT_TIMEOUT_S;
+    ok = (!c || json_is_null(c) || (json_is_integer(c) && *count >= 1 && *count <= MAX_FORKS)) &&
+         (!t || json_is_null(t) || (json_is_integer(t) && *timeout_s >= 1 && *timeout_s <= 86400));
+    json_decref(body);
+    if (!ok)
+        respond_error(req, 400, "count: 1-%d forks; timeout: 1-86400 seconds", MAX_FORKS);
+    return ok ? 0 : -1;
+}
+
+void h_e2b_fork(struct request *req)
+{
+    struct sandbox_record src;
+    char snap[SNAPSHOT_ID_MAX];
+    long count, timeout_s;
+    json_t *results;
+
+    if (fork_body(req, &count, &timeout_s) != 0 || take(req, "", 1, snap) != 0)
+        return;
+    if (sandbox_read(req->rc, req->cred.ws, req->params[0], &src) != 1) {
+        snapshot_delete(req->rc, req->cred.ws, snap, req->actor);
+        NOT_FOUND_SANDBOX(req);
+        return;
+    }
+    results = json_array();
+    for (long i = 0; i < count; i++)
+        json_array_append_new(results, fork_one(req, &src, snap, timeout_s));
+    sandbox_record_free(&src);
+    /* Its forks hold the image's layers; the snapshot itself is not kept. */
+    snapshot_delete(req->rc, req->cred.ws, snap, req->actor);
+    respond_json(req, 201, results);
+}

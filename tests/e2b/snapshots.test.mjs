@@ -1,0 +1,89 @@
+// Snapshots and forks through the SDK (issue 11, decision 0048): a snapshot
+// keeps the sandbox's files and is a template for creates; a fork starts from
+// a running sandbox's current files; snapshots belong to their workspace.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Sandbox, MODE } from './lib.mjs';
+import { SDK } from './sdk.mjs';
+
+const tag = `[${MODE} ${SDK}]`;
+const other = { apiKey: process.env.CORRAL_OTHER_KEY };
+const api = async (method, path, body, key = process.env.E2B_API_KEY) => {
+  const r = await fetch(`${process.env.E2B_API_URL}${path}`, {
+    method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+    body: body && JSON.stringify(body) });
+  return { status: r.status, body: await r.json().catch(() => null) };
+};
+
+test(`${tag} createSnapshot, create from it (files there), listSnapshots, deleteSnapshot; another workspace sees none of it`, async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 120_000 });
+  const made = [];
+  let snapshotId;
+  try {
+    await sbx.files.write('/home/user/notes.txt', 'from the snapshot');
+    await sbx.commands.run('sudo sh -c "echo system > /etc/marker"');
+    const snap = typeof sbx.createSnapshot === 'function'
+      ? await sbx.createSnapshot({ name: 'mine' })
+      : (await api('POST', `/sandboxes/${sbx.sandboxId}/snapshots`, { name: 'mine' })).body;
+    snapshotId = snap.snapshotId ?? snap.snapshotID;
+    assert.match(snapshotId, /^snap-[0-9a-f]{20}$/);
+    const listed = typeof Sandbox.listSnapshots === 'function'
+      ? await Sandbox.listSnapshots().nextItems()
+      : (await api('GET', '/snapshots')).body.map((s) => ({ snapshotId: s.snapshotID, names: s.names }));
+    assert.deepEqual(listed.find((s) => s.snapshotId === snapshotId)?.names, ['mine']);
+    // The original goes on; the snapshot is its own.
+    await sbx.files.write('/home/user/notes.txt', 'changed after');
+    const child = await Sandbox.create(snapshotId, { timeoutMs: 120_000 });
+    made.push(child);
+    assert.equal(await child.files.read('/home/user/notes.txt'), 'from the snapshot');
+    assert.equal((await child.commands.run('cat /etc/marker')).stdout.trim(), 'system');
+    assert.equal((await Sandbox.getInfo(child.sandboxId)).templateId, snapshotId);
+    // Another workspace: cannot list, use or delete it.
+    const theirs = (await api('GET', '/snapshots', undefined, other.apiKey)).body;
+    assert.ok(!theirs.some((s) => s.snapshotID === snapshotId));
+    assert.equal((await api('POST', '/v2/sandboxes', { templateID: snapshotId }, other.apiKey)).status, 404);
+    assert.equal((await api('DELETE', `/templates/${snapshotId}`, undefined, other.apiKey)).status, 404);
+    assert.equal((await api('POST', `/sandboxes/${sbx.sandboxId}/snapshots`, {}, other.apiKey)).status, 404);
+  } finally {
+    for (const s of made) await s.kill().catch(() => {});
+    await sbx.kill().catch(() => {});
+  }
+  // It outlives its sandbox; deleted, it is gone.
+  const again = await Sandbox.create(snapshotId, { timeoutMs: 60_000 });
+  assert.equal(await again.files.read('/home/user/notes.txt'), 'from the snapshot');
+  await again.kill();
+  const del = typeof Sandbox.deleteSnapshot === 'function'
+    ? await Sandbox.deleteSnapshot(snapshotId)
+    : (await api('DELETE', `/templates/${snapshotId}`)).status === 204;
+  assert.equal(del, true);
+  assert.equal((await api('DELETE', `/templates/${snapshotId}`)).status, 404, 'deleted once');
+  await assert.rejects(Sandbox.create(snapshotId, { timeoutMs: 60_000 }), /not found|404/i);
+});
+
+test(`${tag} fork: new sandboxes from a running one's current files; the original runs on`, async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 120_000 });
+  const forks = [];
+  try {
+    await sbx.files.write('/tmp/state.txt', 'step 1');
+    const before = (await api('GET', '/snapshots')).body.map((s) => s.snapshotID).sort();
+    const r = await api('POST', `/sandboxes/${sbx.sandboxId}/fork`, { count: 2, timeout: 120 });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.length, 2);
+    for (const one of r.body) {
+      assert.ok(one.sandbox, JSON.stringify(one));
+      const f = await Sandbox.connect(one.sandbox.sandboxID);
+      forks.push(f);
+      assert.notEqual(f.sandboxId, sbx.sandboxId);
+      assert.equal(await f.files.read('/tmp/state.txt'), 'step 1');
+      await f.files.write('/tmp/state.txt', `fork ${f.sandboxId}`);
+    }
+    assert.equal(await sbx.files.read('/tmp/state.txt'), 'step 1', 'forks do not touch the original');
+    assert.equal(await sbx.isRunning(), true);
+    const after = (await api('GET', '/snapshots')).body.map((s) => s.snapshotID).sort();
+    assert.deepEqual(after, before, 'a fork leaves no snapshot behind');
+    assert.equal((await api('POST', `/sandboxes/${sbx.sandboxId}/fork`, { count: 99 })).status, 400);
+  } finally {
+    for (const f of forks) await f.kill().catch(() => {});
+    await sbx.kill().catch(() => {});
+  }
+});

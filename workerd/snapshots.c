@@ -1,0 +1,107 @@
+#include "snapshots.h"
+
+#include "containers.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+
+#define COMMIT_TIMEOUT_MS 120000
+#define IMAGE_REPO "corral-snap"
+
+int snapshot_image_name_ok(const char *name)
+{
+    const char *id = name + strlen(IMAGE_REPO ":snap-");
+
+    if (strncmp(name, IMAGE_REPO ":snap-", strlen(IMAGE_REPO ":snap-")) != 0 || strlen(id) != 20)
+        return 0;
+    return strspn(id, "0123456789abcdef") == 20;
+}
+
+/* What the image keeps of the sandbox's environment: not its envd token (the
+ * sandboxes made from it get their own, or none) nor a proxy it may not have.
+ * dockerd's commit merges the container's variables back in, so they are
+ * overridden empty rather than left out. */
+static json_t *commit_config(const char *wid, const char *ws, const char *image)
+{
+    return json_pack("{s:[s,s,s,s,s,s,s], s:{s:s, s:s, s:s}}", "Env",
+                     "CORRAL_ENVD_ACCESS_TOKEN=", "HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=",
+                     "https_proxy=", "NO_PROXY=", "no_proxy=", "Labels", "corral.worker", wid,
+                     "corral.workspace", ws, "corral.snapshot", image + strlen(IMAGE_REPO ":"));
+}
+
+int snapshot_commit(struct docker *d, const char *wid, const char *sbid, const char *ws,
+                    const char *image, char *err, size_t errlen)
+{
+    char name[160], path[512];
+    long status = 0;
+    json_t *ans = NULL;
+
+    if (!snapshot_image_name_ok(image) || !containers_id_ok(sbid)) {
+        snprintf(err, errlen, "not a snapshot image name or sandbox id");
+        return 1;
+    }
+    containers_name(name, sizeof(name), sbid, wid);
+    /* pause=true: the filesystem is copied while no process writes to it. */
+    snprintf(path, sizeof(path), "/commit?container=%s&repo=%s&tag=%s&pause=true", name, IMAGE_REPO,
+             image + strlen(IMAGE_REPO ":"));
+    if (docker_call(d, "POST", path, commit_config(wid, ws, image), COMMIT_TIMEOUT_MS, &status,
+                    &ans, err, errlen) != 0)
+        return -1;
+    if (status != 201) {
+        snprintf(err, errlen, "commit: %s", docker_errmsg(ans, status));
+        json_decref(ans);
+        return 1;
+    }
+    json_decref(ans);
+    return 0;
+}
+
+int snapshot_image_ours(struct docker *d, const char *wid, const char *image, char *err,
+                        size_t errlen)
+{
+    char path[256];
+    long status = 0;
+    json_t *ans = NULL;
+    const char *owner;
+
+    if (!snapshot_image_name_ok(image)) {
+        snprintf(err, errlen, "not a snapshot image: %.64s", image);
+        return 1;
+    }
+    snprintf(path, sizeof(path), "/images/%s/json", image);
+    if (docker_call(d, "GET", path, NULL, 10000, &status, &ans, err, errlen) != 0)
+        return -1;
+    owner = json_string_value(json_object_get(
+        json_object_get(json_object_get(ans, "Config"), "Labels"), "corral.worker"));
+    if (status != 200 || !owner || strcmp(owner, wid) != 0) {
+        snprintf(err, errlen, "snapshot image %s is not on this worker", image);
+        json_decref(ans);
+        return 1;
+    }
+    json_decref(ans);
+    return 0;
+}
+
+int snapshot_image_remove(struct docker *d, const char *wid, const char *image, char *err,
+                          size_t errlen)
+{
+    char path[256];
+    long status = 0;
+    json_t *ans = NULL;
+    int rc = snapshot_image_ours(d, wid, image, err, errlen);
+
+    if (rc != 0) /* gone already (or never ours): nothing to remove */
+        return rc < 0 ? -1 : 0;
+    /* force: sandboxes made from it keep its layers; only the name goes. */
+    snprintf(path, sizeof(path), "/images/%s?force=1", image);
+    if (docker_call(d, "DELETE", path, NULL, 30000, &status, &ans, err, errlen) != 0)
+        return -1;
+    if (status != 200 && status != 404) {
+        snprintf(err, errlen, "remove %s: %s", image, docker_errmsg(ans, status));
+        json_decref(ans);
+        return 1;
+    }
+    json_decref(ans);
+    return 0;
+}
