@@ -114,3 +114,54 @@ test('a sandbox paused longer than paused_max_s is killed, and its life is in th
   assert.match(audit.body.events[4].actor, /^worker:/);
   assert.equal(audit.body.events[5].actor, 'scheduler');
 });
+
+test('a snapshot is heard only from the worker that holds it; another workspace cannot use or see it', async () => {
+  const A = newWorkspace(), B = newWorkspace();
+  await setLimit(A, 5);
+  const holder = await enrolWorker(workers, A);
+  const intruder = await enrolWorker(workers, A);
+  holder.answerSnapshots = false;
+  intruder.answerSnapshots = false;
+  // Both workers take creates; make one on the holder.
+  let a;
+  for (let i = 0; i < 6 && !a; i++) {
+    const c = await create(A);
+    if (holder.running.has(c.sandbox_id)) a = c;
+  }
+  assert.ok(a, 'a sandbox on the holder');
+  const taking = api('POST', `/v1/sandboxes/${a.sandbox_id}/snapshots`, { key: A.member, body: { name: 'n1' } });
+  const cmd = await until(() => holder.received.find((c) => c.type === 'snapshot' && c.sandbox_id === a.sandbox_id),
+    { timeoutMs: 5000 });
+  assert.ok(cmd, 'the holder is asked');
+  assert.deepEqual(Object.keys(cmd.args).sort(), ['image', 'snapshot_id', 'workspace']);
+  assert.equal(cmd.args.image, `corral-snap:${cmd.args.snapshot_id}`);
+  // Another worker of the workspace says it is ready: not heard.
+  intruder.snapshotReports.push({ id: cmd.args.snapshot_id, workspace: A.id, state: 'ready' });
+  await until(() => intruder.snapshotReports.length === 0, { timeoutMs: 5000 });
+  let listed = await api('GET', '/v1/snapshots', { key: A.member });
+  assert.deepEqual(listed.body.snapshots, [], 'not ready on the word of a worker that does not hold it');
+  holder.snapshotReports.push({ id: cmd.args.snapshot_id, workspace: A.id, state: 'ready' });
+  const r = await taking;
+  assert.equal(r.status, 201, r.raw);
+  assert.equal(r.body.snapshot_id, cmd.args.snapshot_id);
+  listed = await api('GET', '/v1/snapshots', { key: A.member });
+  assert.deepEqual(listed.body.snapshots.map((x) => [x.snapshot_id, x.name]), [[r.body.snapshot_id, 'n1']]);
+  // A create from it goes to the holder, whatever the load.
+  const child = await create(A, { template: r.body.snapshot_id });
+  assert.equal(child.worker_id, holder.id);
+  const sent = holder.received.find((c) => c.type === 'create' && c.sandbox.id === child.sandbox_id);
+  assert.equal(sent.sandbox.image, cmd.args.image);
+  assert.equal(sent.sandbox.template, 'base');
+  // Workspace B: not listed, not usable, not deletable; a bad id is not found.
+  assert.deepEqual((await api('GET', '/v1/snapshots', { key: B.member })).body.snapshots, []);
+  const theirs = await api('POST', '/v1/sandboxes', { key: B.member, body: { template: r.body.snapshot_id } });
+  assert.equal(theirs.status, 404, theirs.raw);
+  assert.equal((await api('DELETE', `/v1/snapshots/${r.body.snapshot_id}`, { key: B.member })).status, 404);
+  assert.equal((await api('DELETE', '/v1/snapshots/snap-nothex', { key: A.member })).status, 404);
+  // Deleted: the holder is told to remove the image.
+  assert.equal((await api('DELETE', `/v1/snapshots/${r.body.snapshot_id}`, { key: A.member })).status, 204);
+  assert.ok(await until(() => holder.received.some((c) => c.type === 'image_remove' && c.args.image === cmd.args.image),
+    { timeoutMs: 5000 }));
+  const audit = await api('GET', `/v1/audit?event=snapshotted`, { key: A.owner });
+  assert.deepEqual(audit.body.events.map((e) => e.actor), [`worker:${holder.id}`]);
+});

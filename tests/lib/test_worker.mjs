@@ -12,6 +12,7 @@ export class TestWorker {
     this.received = [];         // every command delivered, in order
     this.acks = [];
     this.reports = [];
+    this.snapshotReports = [];  // {id, workspace, state, reason}, as workerd reports them
     this.stopped = true;
   }
 
@@ -33,7 +34,8 @@ export class TestWorker {
   }
 
   async pollOnce() {
-    const body = { acks: this.acks.splice(0), sandboxes: this.reports.splice(0), resume: this.resume };
+    const body = { acks: this.acks.splice(0), sandboxes: this.reports.splice(0), resume: this.resume,
+      snapshots: this.snapshotReports.splice(0) };
     this.resume = false;
     let r;
     try {
@@ -65,6 +67,8 @@ export class TestWorker {
       }
     } else if (c.type === 'kill') {
       this.running.delete(c.sandbox_id);
+    } else if (c.type === 'snapshot' && this.answerSnapshots !== false) {
+      this.snapshotReports.push({ id: c.args.snapshot_id, workspace: c.args.workspace, state: 'ready' });
     } else if ((c.type === 'pause' || c.type === 'resume') && this.running.has(c.sandbox_id)) {
       // As workerd: the container frozen or thawed, its state reported.
       this.reports.push({ id: c.sandbox_id, state: c.type === 'pause' ? 'paused' : 'running' });
