@@ -33,6 +33,8 @@
 #define K_AUDIT "corral:{ws:%s}:audit"      /* stream: the audit trail ({ws:}: the operator's) */
 #define K_SNAPSHOT "corral:{ws:%s}:snap:%s" /* hash: one snapshot (decision 0048) */
 #define K_SNAPSHOTS "corral:{ws:%s}:snaps"  /* zset: snapshot ids by creation time (ms) */
+#define K_VOLUME "corral:{ws:%s}:vol:%s"    /* hash: one volume (decision 0049) */
+#define K_VOLUMES "corral:{ws:%s}:vols"     /* hash: volume name -> id */
 
 #define CMD_GROUP "workerd"
 #define CMD_CONSUMER "w"

@@ -32,7 +32,7 @@ static int unsupported_network(const json_t *network, const char *prefix, char *
 /* Fields E2B defines that Corral does not implement: refused, never ignored. */
 static int unsupported(const json_t *body, char *err, size_t errlen)
 {
-    static const char *const fields[] = {"mcp", "iam", "volumeMounts", NULL};
+    static const char *const fields[] = {"mcp", "iam", NULL};
 
     for (int i = 0; fields[i]; i++)
         if (given(json_object_get(body, fields[i]))) {
@@ -123,6 +123,9 @@ static json_t *native_body(const json_t *body)
         json_object_set(n, "require_isolation", json_object_get(meta, ISOLATION_KEY));
     if (json_object_get(body, "envVars") && !json_is_null(json_object_get(body, "envVars")))
         json_object_set(n, "env", json_object_get(body, "envVars"));
+    if (json_object_get(body, "volumeMounts") &&
+        !json_is_null(json_object_get(body, "volumeMounts")))
+        json_object_set(n, "volume_mounts", json_object_get(body, "volumeMounts"));
     if (json_is_true(json_object_get(body, "autoPause")))
         json_object_set_new(n, "on_timeout", json_string("pause"));
     if (json_object_get(json_object_get(body, "autoResume"), "enabled"))
@@ -147,6 +150,7 @@ static const char *const e2b_names[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_REQUIRE_ISOLATION] = "metadata." ISOLATION_KEY,
     [SPEC_FIELD_ON_TIMEOUT] = "autoPause",
     [SPEC_FIELD_AUTO_RESUME] = "autoResume.enabled",
+    [SPEC_FIELD_VOLUME_MOUNTS] = "volumeMounts",
 };
 
 int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)

@@ -49,6 +49,19 @@ static void add_detail(json_t *o, const struct sandbox_record *r)
                                   "autoResume", r->auto_resume));
 }
 
+/* SandboxDetail's volumeMounts [{name, path}] from the record's mounts. */
+static void add_mounts(json_t *o, const struct sandbox_record *r)
+{
+    json_t *mounts = sandbox_json_field(r->volumes, "[]"), *m, *out = json_array();
+    size_t i;
+
+    json_array_foreach(mounts, i, m)
+        json_array_append_new(out, json_pack("{s:O, s:O}", "name", json_object_get(m, "name"),
+                                             "path", json_object_get(m, "path")));
+    json_decref(mounts);
+    json_object_set_new(o, "volumeMounts", out);
+}
+
 /* SandboxDetail's allowInternetAccess (null: not given) and network, with the
  * allow and deny lists of the policy in force (not one recorded for the next
  * start: Corral applies a network update when the sandbox is next created). */
@@ -83,6 +96,7 @@ json_t *e2b_view(const struct sandbox_record *r, enum e2b_shape shape,
         add_tokens(o, r, conf);
         json_object_del(o, "trafficAccessToken");
         add_network(o, r);
+        add_mounts(o, r);
     }
     return o;
 }

@@ -71,6 +71,14 @@ void h_e2b_fork(struct request *req);
 void h_sandbox_snapshot_create(struct request *req);
 void h_snapshots(struct request *req);
 void h_snapshot_delete(struct request *req);
+/* Volumes (h_volumes.c, decision 0049); DELETE is the same on both surfaces. */
+void h_e2b_volume_create(struct request *req);
+void h_e2b_volumes(struct request *req);
+void h_e2b_volume_get(struct request *req);
+void h_volume_create(struct request *req);
+void h_volumes(struct request *req);
+void h_volume_get(struct request *req);
+void h_volume_delete(struct request *req);
 /* Resumes ws's paused sbid for gateway traffic: 1 it runs, 0 not. */
 int resume_for_traffic(struct request *req, const char *ws, const char *sbid);
 void h_e2b_templates(struct request *req);

@@ -1,5 +1,7 @@
 #include "sandbox_spec_parse.h"
 
+#include "volume.h"
+
 #include "egress_policy.h"
 #include "sandbox_store.h"
 
@@ -174,6 +176,7 @@ const char *const spec_native_names[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_REQUIRE_ISOLATION] = "require_isolation",
     [SPEC_FIELD_ON_TIMEOUT] = "on_timeout",
     [SPEC_FIELD_AUTO_RESUME] = "auto_resume",
+    [SPEC_FIELD_VOLUME_MOUNTS] = "volume_mounts",
 };
 
 /* SPEC_RULE_VALUE in each field's own words. */
@@ -186,6 +189,9 @@ static const char *const value_rules[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_REQUIRE_ISOLATION] = "must be one of NONE, CONTAINER, GVISOR, MICROVM",
     [SPEC_FIELD_ON_TIMEOUT] = "must be \"kill\" or \"pause\"",
     [SPEC_FIELD_AUTO_RESUME] = "must be true or false, and true only with on_timeout \"pause\"",
+    [SPEC_FIELD_VOLUME_MOUNTS] =
+        "must be at most 8 of {\"name\": a volume's name, \"path\": an absolute path, not /, "
+        "/proc, /sys, /dev or /.corral}, each path once",
 };
 
 static size_t map_max(enum spec_field f)
@@ -244,8 +250,10 @@ void spec_error_text(const struct spec_error *e, const char *const names[SPEC_FI
 }
 
 static const char *const known_fields[] = {
-    "template",        "timeout",           "metadata", "env",        "cpu_cores",   "memory_mb",
-    "allowed_domains", "require_isolation", "secure",   "on_timeout", "auto_resume", NULL};
+    "template",  "timeout",    "metadata",        "env",
+    "cpu_cores", "memory_mb",  "allowed_domains", "require_isolation",
+    "secure",    "on_timeout", "auto_resume",     "volume_mounts",
+    NULL};
 
 const char *first_unknown_field(const json_t *body, const char *const known[])
 {
@@ -339,6 +347,32 @@ static int parse_lifecycle(const json_t *body, struct sandbox_spec *spec, struct
     return 0;
 }
 
+/* volume_mounts: [{name, path}], checked here; which volumes the names are
+ * (and their worker) is the scheduler's to find (volume_resolve). */
+static int parse_mounts(const json_t *v, struct sandbox_spec *spec, struct spec_error *e)
+{
+    json_t *m;
+    size_t i;
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_array(v) || json_array_size(v) > VOLUME_MOUNTS_MAX)
+        return fail(e, SPEC_FIELD_VOLUME_MOUNTS, SPEC_RULE_VALUE, NULL);
+    json_array_foreach(v, i, m)
+    {
+        const char *path = json_string_value(json_object_get(m, "path"));
+        if (!json_is_object(m) || json_object_size(m) != 2 ||
+            !volume_name_ok(json_string_value(json_object_get(m, "name"))) || !volume_path_ok(path))
+            return fail(e, SPEC_FIELD_VOLUME_MOUNTS, SPEC_RULE_VALUE, NULL);
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(path, json_string_value(json_object_get(json_array_get(v, k), "path"))))
+                return fail(e, SPEC_FIELD_VOLUME_MOUNTS, SPEC_RULE_VALUE, NULL);
+    }
+    if (json_array_size(v) > 0 && !(spec->mounts_json = json_dumps(v, JSON_COMPACT)))
+        return fail(e, SPEC_FIELD_BODY, SPEC_RULE_OUT_OF_MEMORY, NULL);
+    return 0;
+}
+
 static int parse_maps(const json_t *body, struct sandbox_spec *spec, struct spec_error *e)
 {
     const json_t *v, *meta = json_object_get(body, "metadata"), *env = json_object_get(body, "env");
@@ -346,6 +380,7 @@ static int parse_maps(const json_t *body, struct sandbox_spec *spec, struct spec
     if ((meta && check_string_map(meta, SPEC_FIELD_METADATA, MAX_METADATA, metadata_key_ok, e)) ||
         (env && check_string_map(env, SPEC_FIELD_ENV, MAX_ENV, valid_env_name, e)) ||
         parse_allowed(json_object_get(body, "allowed_domains"), spec, e) ||
+        parse_mounts(json_object_get(body, "volume_mounts"), spec, e) ||
         ((v = json_object_get(body, "secure")) && parse_secure(v, e)))
         return -1;
     if ((v = json_object_get(body, "require_isolation")) && !json_is_null(v) &&

@@ -41,6 +41,8 @@
 #define AUDIT_SNAPSHOT_REQUESTED "snapshot_requested" /* reason: the snapshot's id */
 #define AUDIT_SNAPSHOTTED "snapshotted"               /* its worker committed it */
 #define AUDIT_SNAPSHOT_REMOVED "snapshot_removed"
+#define AUDIT_VOLUME_CREATED "volume_created" /* reason: the volume's id */
+#define AUDIT_VOLUME_REMOVED "volume_removed"
 #define AUDIT_KEY_MINTED "key_minted"
 #define AUDIT_KEY_REVOKED "key_revoked"
 #define AUDIT_JOIN_TOKEN_MINTED "join_token_minted"

@@ -52,6 +52,8 @@ static char *create_payload(const struct sandbox_record *rec, const char *gatewa
     if (sb) {
         add_env(sb, rec);
         add_isolation(sb, rec, gateway_secret);
+        if (*rec->volumes)
+            json_object_set_new(sb, "volumes", sandbox_json_field(rec->volumes, "[]"));
         if (*rec->image) { /* from a snapshot: its image, under the template it came from */
             json_object_set_new(sb, "image", json_string(rec->image));
             json_object_set_new(sb, "template", json_string(rec->base_template));

@@ -77,7 +77,7 @@ static struct rscript pick_script = {
     "  if wid ~= exclude and placeable(w) then\n"
     "    alive = alive + 1\n"
     "    local s = 0\n"
-    "    if string.find(w[4], ',' .. tmpl .. ',', 1, true) then s = 1\n"
+    "    if tmpl == '' or string.find(w[4], ',' .. tmpl .. ',', 1, true) then s = 1\n"
     "      if (not egress) or w[5] == '1' then s = 2\n"
     "        local rt, rank = runtime(w[6])\n"
     "        if rt then s = 3\n"
@@ -304,6 +304,29 @@ int placement_reserve(struct rconn *rc, const char *ws, const struct placement_n
     }
     sched_error_set(err, 503, "no eligible worker has free capacity (slots, cpu_cores, memory_mb)");
     return -1;
+}
+
+int placement_peek(struct rconn *rc, const char *ws, const struct placement_need *need,
+                   struct placement *out, struct sched_error *err)
+{
+    struct pick own, fleet;
+    const struct pick *best;
+
+    if (pick_in_pool(rc, ws, ws, "peek", need, "", "", "", &own) ||
+        pick_in_pool(rc, ws, "", "peek", need, "", "", "", &fleet)) {
+        sched_error_set(err, 503, "state store unavailable");
+        return -1;
+    }
+    if (own.stage < 4 && fleet.stage < 4) {
+        explain(need, &own, &fleet, err);
+        return -1;
+    }
+    best = (own.stage == 4 && (fleet.stage < 4 || own.load <= fleet.load)) ? &own : &fleet;
+    snprintf(out->pool, sizeof(out->pool), "%s", best == &own ? ws : "");
+    snprintf(out->wid, sizeof(out->wid), "%s", best->wid);
+    snprintf(out->runtime, sizeof(out->runtime), "%s", best->runtime);
+    out->tier = (enum tier)best->rank;
+    return 0;
 }
 
 int placement_release(struct rconn *rc, const char *pool, const char *wid, const char *sbid)

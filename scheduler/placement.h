@@ -34,6 +34,11 @@ struct placement {
 int placement_reserve(struct rconn *rc, const char *ws, const struct placement_need *need,
                       const char *sbid, struct placement *out, struct sched_error *err);
 
+/* The worker a reservation would choose now, reserving nothing (where a
+ * volume is made; need->template_id "" matches any worker). 0, or -1 with err. */
+int placement_peek(struct rconn *rc, const char *ws, const struct placement_need *need,
+                   struct placement *out, struct sched_error *err);
+
 /* Gives the slot back; idempotent (1 released, 0 nothing to release, -1 Redis). */
 int placement_release(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
 

@@ -13,7 +13,8 @@ void sandbox_record_defaults(struct sandbox_record *r)
 {
     memset(r, 0, sizeof(*r));
     r->id = r->ws = r->state = r->pool = r->worker = r->runtime = r->tier = "";
-    r->require_isolation = r->reason = r->env = r->egress = r->image = r->base_template = "";
+    r->require_isolation = r->reason = r->env = r->egress = r->image = r->base_template =
+        r->volumes = "";
     r->template_id = SANDBOX_DEFAULT_TEMPLATE;
     r->metadata = "{}";
     r->allowed_domains = "[]";
@@ -92,6 +93,7 @@ void sandbox_record_fill(struct sandbox_record *r, const redisReply *h)
         {"egress", offsetof(struct sandbox_record, egress)},
         {"image", offsetof(struct sandbox_record, image)},
         {"base_template", offsetof(struct sandbox_record, base_template)},
+        {"volumes", offsetof(struct sandbox_record, volumes)},
     };
     const char *internet = reply_hget(h, "internet");
 

@@ -119,6 +119,7 @@ struct sandbox_record {
     const char *egress_next;       /* NULL: none recorded; "null": recorded as no policy */
     const char *image;             /* made from a snapshot: its image on the worker; "" */
     const char *base_template;     /* then: the template the snapshot came from; "" */
+    const char *volumes;           /* mounted volumes [{volume, path}] as JSON text; "" none */
     double cpu_cores;
     long memory_mb, timeout_s;
     long pids_limit, disk_mb;                     /* 0: not recorded (older record) */

@@ -1,6 +1,7 @@
 #include "scheduler.h"
 
 #include "snapshot.h"
+#include "volume.h"
 
 #include "accounts.h"
 #include "admission.h"
@@ -47,7 +48,10 @@ void sandbox_spec_free(struct sandbox_spec *s)
     free(s->env_json);
     free(s->allowed_json);
     free(s->egress_json);
+    free(s->mounts_json);
+    free(s->volumes_json);
     s->metadata_json = s->env_json = s->allowed_json = s->egress_json = NULL;
+    s->mounts_json = s->volumes_json = NULL;
 }
 
 static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
@@ -135,7 +139,9 @@ static int record_and_send(struct rconn *rc, const struct sched_conf *c, const c
                         "image",
                         spec->image,
                         "base_template",
-                        spec->base_template};
+                        spec->base_template,
+                        "volumes",
+                        spec->volumes_json ? spec->volumes_json : ""};
     struct sandbox_record rec;
     int rv;
 
@@ -197,13 +203,13 @@ static void audit_placed(struct rconn *rc, const char *ws, const char *actor, co
     audit_append(rc, ws, &e);
 }
 
-int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                     const char *actor, const struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
-                     struct sched_error *err)
+static int create_resolved(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                           const char *actor, const struct sandbox_spec *spec,
+                           struct sandbox_spec *resolved, char sbid[SANDBOX_ID_MAX],
+                           struct sched_error *err)
 {
     int64_t deadline = clock_now_ms() + c->create_timeout_ms + c->grace_ms;
     struct placement_need need;
-    struct sandbox_spec resolved;
     struct placement p;
     long limit = 0, limits[WS_LIMIT_COUNT];
     char ws_name[128], *env_sealed;
@@ -218,13 +224,12 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
         return -1;
     }
     audit_create(rc, ws, actor, sbid, spec, AUDIT_REQUESTED, NULL);
-    /* A shallow copy: resolving a snapshot only fills its arrays. */
-    resolved = *spec;
-    spec = &resolved;
-    if (snapshot_resolve(rc, ws, &resolved, err) != 0) {
+    if (snapshot_resolve(rc, ws, resolved, err) != 0 ||
+        volume_resolve(rc, ws, resolved, err) != 0) {
         audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
         return -1;
     }
+    spec = resolved;
     admitted = admission_reserve(rc, ws, sbid, deadline, c->max_concurrent_ceiling, &limit);
     if (admitted < 0) {
         sched_error_set(err, 503, "state store unavailable");
@@ -258,6 +263,21 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
     return 0;
 }
 
+/* A shallow copy of spec takes what resolving a snapshot and volumes fills
+ * in; only its resolved volumes are its own. */
+int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                     const char *actor, const struct sandbox_spec *spec, char sbid[SANDBOX_ID_MAX],
+                     struct sched_error *err)
+{
+    struct sandbox_spec resolved = *spec;
+    int rv;
+
+    resolved.volumes_json = NULL;
+    rv = create_resolved(rc, c, ws, actor, spec, &resolved, sbid, err);
+    free(resolved.volumes_json);
+    return rv;
+}
+
 /* Rebuilds the spec a pending sandbox was created with, for placing it again.
  * A policy recorded by PUT .../network (egress_next) applies from this new
  * start on; until sandbox_move has made it the record's policy, either one may
@@ -276,7 +296,7 @@ static void spec_from_record(const struct sandbox_record *rec, struct sandbox_sp
     /* From a snapshot: it can only start where the snapshot is. */
     snprintf(s->image, sizeof(s->image), "%s", rec->image);
     snprintf(s->base_template, sizeof(s->base_template), "%s", rec->base_template);
-    if (*rec->image) {
+    if (*rec->image || *rec->volumes) {
         snprintf(s->pin_pool, sizeof(s->pin_pool), "%s", rec->pool);
         snprintf(s->pin_worker, sizeof(s->pin_worker), "%s", rec->worker);
     }

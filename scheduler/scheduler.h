@@ -35,7 +35,9 @@ struct sandbox_spec {
     /* Created from a snapshot (snapshot_resolve): its image, the template its
      * worker knows it by, and the worker that holds it; "" otherwise. */
     char image[96], base_template[65], pin_pool[33], pin_worker[33];
-    int auto_resume; /* paused: gateway traffic resumes it */
+    char *mounts_json;  /* the create's volume mounts [{name, path}] as JSON text, owned; or NULL */
+    char *volumes_json; /* the same resolved [{volume, path}] (volume_resolve), owned; or NULL */
+    int auto_resume;    /* paused: gateway traffic resumes it */
 };
 
 void sandbox_spec_free(struct sandbox_spec *s);

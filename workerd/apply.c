@@ -11,6 +11,7 @@
 #include "dataplane.h"
 #include "freeze.h"
 #include "snapshots.h"
+#include "volumes.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -182,6 +183,25 @@ int apply_image_remove(struct worker *w, struct docker *dk, json_t *args)
     return 0;
 }
 
+int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args)
+{
+    const char *name = json_string_value(json_object_get(args, "volume"));
+    const char *ws = json_string_value(json_object_get(args, "workspace"));
+    char err[256];
+    int rc;
+
+    if (!name || !ws)
+        return 0;
+    rc = volumes_remove(dk, w->id.worker_id, ws, name, err, sizeof(err));
+    if (rc < 0)
+        return -1;
+    if (rc > 0)
+        log_warn("volume %s: %s", name, err);
+    else
+        log_info("volume %s removed", name);
+    return 0;
+}
+
 int apply_command(struct worker *w, json_t *cmd)
 {
     const char *type = json_string_value(json_object_get(cmd, "type"));
@@ -196,6 +216,8 @@ int apply_command(struct worker *w, json_t *cmd)
     if (type && strcmp(type, "snapshot") == 0)
         return apply_snapshot(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")),
                               json_object_get(cmd, "args"));
+    if (type && strcmp(type, "volume_remove") == 0)
+        return apply_volume_remove(w, &w->dk, json_object_get(cmd, "args"));
     if (type && strcmp(type, "image_remove") == 0)
         return apply_image_remove(w, &w->dk, json_object_get(cmd, "args"));
     /* A command a newer control plane sends: acknowledge so it does not loop,

@@ -1,6 +1,7 @@
 #include "containers.h"
 
 #include "snapshots.h"
+#include "volumes.h"
 
 #include "clock.h"
 #include "egress_pool.h"
@@ -430,7 +431,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
 {
     const struct wtemplate *t;
     struct wtemplate snap;
-    char netname[SBNET_NAME_MAX];
+    char netname[SBNET_NAME_MAX], verr[256];
     struct sandbox_net net;
     struct egress_job job;
     int rc;
@@ -439,6 +440,11 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
         return 1;
     if ((rc = from_snapshot(d, wid, sb, &snap, &t, st)) != 0)
         return rc;
+    if ((rc = volumes_prepare(d, wid, sb, verr, sizeof(verr))) != 0) {
+        if (rc > 0)
+            st_set(st, "failed", "%s", verr);
+        return rc;
+    }
     egress_pool_busy();
     rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
     if (rc != 0)

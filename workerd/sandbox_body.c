@@ -1,5 +1,7 @@
 #include "sandbox_body.h"
 
+#include "volumes.h"
+
 #include "containers.h"
 
 #include <stdio.h>
@@ -90,6 +92,7 @@ static json_t *host_config(const struct worker_conf *c, json_t *sb, const struct
     snprintf(bind, sizeof(bind), "%s:%s:ro", c->envd_bin, ENVD_MOUNT);
     json_object_set_new(hc, "Binds", json_pack("[s]", bind));
     json_object_set_new(hc, "NetworkMode", json_string(net->network));
+    json_object_set_new(hc, "Mounts", volumes_mounts(sb));
     json_object_set_new(
         hc, "CapDrop",
         json_pack("[s,s,s,s,s]", "NET_RAW", "MKNOD", "SETFCAP", "SETPCAP", "SYS_CHROOT"));

@@ -76,6 +76,7 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid);
 int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int freeze);
 int apply_snapshot(struct worker *w, struct docker *dk, const char *sbid, json_t *args);
 int apply_image_remove(struct worker *w, struct docker *dk, json_t *args);
+int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args);
 /* The slots backstop: 1 when sbid may be created (it exists, or a slot is
  * free once the kills waiting in the backlog are counted as done). */
 int apply_slot_free(struct worker *w, const char *sbid);

@@ -166,7 +166,7 @@ static const struct {
     {"POST", "/templates/t", "/templates/{templateID}"},
     {"GET", "/teams", "/teams"},
     {"GET", "/templates/base", "/templates/{templateID}"},
-    {"DELETE", "/volumes/v1", "/volumes/{volumeID}"},
+    {"GET", "/secrets/s1", "/secrets/{secretID}"},
     {"GET", "/templates/t/files/h", "/templates/{templateID}/files/{hash}"},
 };
 

@@ -122,7 +122,7 @@ static void test_e2b(void)
              "\"state\":\"running\",\"envdAccessToken\":\"%s\",\"allowInternetAccess\":false,"
              "\"network\":{\"allowPublicTraffic\":false,\"allowOut\":[\"x.com\"],"
              "\"denyOut\":[\"0.0.0.0/0\",\"::/0\"]},"
-             "\"lifecycle\":{\"onTimeout\":\"kill\",\"autoResume\":false}}",
+             "\"lifecycle\":{\"onTimeout\":\"kill\",\"autoResume\":false},\"volumeMounts\":[]}",
              E2B_ENVD_VERSION, envd);
     CHECK(same(e2b_view(&r, E2B_DETAIL, &conf), want));
 }

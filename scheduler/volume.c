@@ -1,0 +1,255 @@
+#include "volume.h"
+
+#include "audit.h"
+#include "clock.h"
+#include "commands.h"
+#include "keys.h"
+#include "placement.h"
+#include "sandbox_store.h"
+#include "secret.h"
+#include "worker_store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fill(const redisReply *h, struct volume_record *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; h && i + 1 < h->elements; i += 2) {
+        const char *k = h->element[i]->str, *v = h->element[i + 1]->str ?: "";
+        if (!k)
+            continue;
+        if (!strcmp(k, "id"))
+            snprintf(out->id, sizeof(out->id), "%s", v);
+        else if (!strcmp(k, "name"))
+            snprintf(out->name, sizeof(out->name), "%s", v);
+        else if (!strcmp(k, "pool"))
+            snprintf(out->pool, sizeof(out->pool), "%s", v);
+        else if (!strcmp(k, "worker"))
+            snprintf(out->worker, sizeof(out->worker), "%s", v);
+        else if (!strcmp(k, "created_at"))
+            out->created_at = atoll(v);
+    }
+}
+
+int volume_read(struct rconn *rc, const char *ws, const char *id, struct volume_record *out)
+{
+    char key[192];
+    redisReply *r;
+    int found;
+
+    snprintf(key, sizeof(key), K_VOLUME, ws, id);
+    r = rconn_cmd(rc, 0, "HGETALL %s", key);
+    if (!r)
+        return -1;
+    found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
+    fill(found ? r : NULL, out);
+    freeReplyObject(r);
+    return found;
+}
+
+/* The id a name stands for in ws: 1, 0 none, -1. */
+static int id_of(struct rconn *rc, const char *ws, const char *name, char id[VOLUME_ID_MAX])
+{
+    char key[128];
+    redisReply *r;
+    int found;
+
+    snprintf(key, sizeof(key), K_VOLUMES, ws);
+    r = rconn_cmd(rc, 0, "HGET %s %s", key, name);
+    if (!r)
+        return -1;
+    found = reply_str(r) != NULL;
+    if (found)
+        snprintf(id, VOLUME_ID_MAX, "%s", reply_str(r));
+    freeReplyObject(r);
+    return found;
+}
+
+/* The name is claimed first (HSETNX): two creates of one name cannot both win. */
+int volume_create(struct rconn *rc, const struct sched_conf *c, const char *ws, const char *name,
+                  const char *actor, struct volume_record *out, struct sched_error *err)
+{
+    struct placement_need need = {.template_id = "",
+                                  .exclude = "",
+                                  .fleet_share = c->fleet_share,
+                                  .pin_pool = "",
+                                  .pin_worker = ""};
+    struct placement p;
+    char names[128], key[192], hex[21];
+    redisReply *r;
+    int claimed;
+
+    if (placement_peek(rc, ws, &need, &p, err) != 0)
+        return -1;
+    if (secret_random_hex(hex, 10) != 0) {
+        sched_error_set(err, 500, "no randomness for a volume id");
+        return -1;
+    }
+    memset(out, 0, sizeof(*out));
+    snprintf(out->id, sizeof(out->id), "vol-%s", hex);
+    snprintf(out->name, sizeof(out->name), "%s", name);
+    snprintf(out->pool, sizeof(out->pool), "%s", p.pool);
+    snprintf(out->worker, sizeof(out->worker), "%s", p.wid);
+    out->created_at = (long long)clock_now_ms();
+    snprintf(names, sizeof(names), K_VOLUMES, ws);
+    snprintf(key, sizeof(key), K_VOLUME, ws, out->id);
+    r = rconn_cmd(rc, 0, "HSETNX %s %s %s", names, name, out->id);
+    claimed = r ? (int)reply_int(r, -1) : -1;
+    if (r)
+        freeReplyObject(r);
+    if (claimed != 1) {
+        sched_error_set(err, claimed == 0 ? 409 : 503,
+                        claimed == 0 ? "name: a volume named '%s' exists already"
+                                     : "state store unavailable%.0s",
+                        name);
+        return -1;
+    }
+    r = rconn_cmd(rc, 0, "HSET %s id %s name %s pool %s worker %s created_at %lld", key, out->id,
+                  name, out->pool, out->worker, out->created_at);
+    if (!r) {
+        sched_error_set(err, 503, "state store unavailable");
+        return -1;
+    }
+    freeReplyObject(r);
+    audit_append(rc, ws,
+                 &(struct audit_event){.event = AUDIT_VOLUME_CREATED,
+                                       .actor = actor,
+                                       .worker = out->worker,
+                                       .reason = out->id});
+    return 0;
+}
+
+int volume_list(struct rconn *rc, const char *ws, struct volume_record **out, size_t *n)
+{
+    char names[128];
+    redisReply *r;
+    size_t k = 0;
+
+    *out = NULL;
+    *n = 0;
+    snprintf(names, sizeof(names), K_VOLUMES, ws);
+    r = rconn_cmd(rc, 0, "HVALS %s", names);
+    if (!r)
+        return -1;
+    *out = calloc(r->elements + 1, sizeof(**out));
+    for (size_t i = 0; *out && i < r->elements; i++)
+        if (volume_read(rc, ws, r->element[i]->str, &(*out)[k]) == 1)
+            k++;
+    freeReplyObject(r);
+    *n = k;
+    return *out ? 0 : -1;
+}
+
+/* 1 when a live sandbox of ws mounts docker volume dname, -1 Redis. */
+static int in_use(struct rconn *rc, const char *ws, const char *dname)
+{
+    struct sandbox_list all;
+    char quoted[80];
+    int used = 0;
+
+    if (sandbox_list_read(rc, ws, NULL, &all) != 0)
+        return -1;
+    snprintf(quoted, sizeof(quoted), "\"%s\"", dname);
+    for (size_t i = 0; i < all.n; i++) {
+        const struct sandbox_record *s = &all.items[i];
+        int live = sandbox_is_running(s) || sandbox_is_paused(s) || !strcmp(s->state, "pending") ||
+                   !strcmp(s->state, "resuming");
+        used |= live && strstr(s->volumes, quoted) != NULL;
+    }
+    sandbox_list_free(&all);
+    return used;
+}
+
+int volume_delete(struct rconn *rc, const char *ws, const char *id, const char *actor)
+{
+    struct volume_record v;
+    char dname[64], names[128], key[192];
+    redisReply *r;
+    int found = volume_read(rc, ws, id, &v), used;
+
+    if (found != 1)
+        return found;
+    volume_docker_name(id, dname, sizeof(dname));
+    if ((used = in_use(rc, ws, dname)) != 0)
+        return used < 0 ? -1 : 2;
+    snprintf(names, sizeof(names), K_VOLUMES, ws);
+    snprintf(key, sizeof(key), K_VOLUME, ws, id);
+    r = rconn_cmd(rc, 0, "DEL %s", key);
+    if (!r)
+        return -1;
+    found = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    if (found != 1)
+        return 0; /* another delete won */
+    r = rconn_cmd(rc, 0, "HDEL %s %s", names, v.name);
+    if (r)
+        freeReplyObject(r);
+    audit_append(
+        rc, ws,
+        &(struct audit_event){
+            .event = AUDIT_VOLUME_REMOVED, .actor = actor, .worker = v.worker, .reason = id});
+    if (worker_is_alive(rc, v.pool, v.worker) == 1)
+        command_send_args(rc, v.pool, v.worker, "volume_remove", "",
+                          json_pack("{s:s, s:s}", "volume", dname, "workspace", ws));
+    return 1;
+}
+
+/* One mount {name, path}: its volume, which must be on the pool and worker
+ * by the first one). 0, or -1 with err. */
+static int resolve_one(struct rconn *rc, const char *ws, const json_t *m, char *pool, char *worker,
+                       json_t *out, struct sched_error *err)
+{
+    const char *name = json_string_value(json_object_get(m, "name"));
+    char id[VOLUME_ID_MAX], dname[64];
+    struct volume_record v;
+    int found = id_of(rc, ws, name, id);
+
+    if (found == 1)
+        found = volume_read(rc, ws, id, &v);
+    if (found < 0) {
+        sched_error_set(err, 503, "state store unavailable");
+        return -1;
+    }
+    if (found == 0) {
+        sched_error_set(err, 404, "volumeMounts: volume '%s' not found", name);
+        return -1;
+    }
+    if (*worker && strcmp(worker, v.worker) != 0) {
+        sched_error_set(err, 409,
+                        "volumeMounts: volume '%s' is on another worker than the sandbox's "
+                        "other volumes or snapshot; a sandbox runs where they all are",
+                        name);
+        return -1;
+    }
+    snprintf(pool, 33, "%s", v.pool);
+    snprintf(worker, 33, "%s", v.worker);
+    volume_docker_name(v.id, dname, sizeof(dname));
+    json_array_append_new(out, json_pack("{s:s, s:O, s:s}", "volume", dname, "path",
+                                         json_object_get(m, "path"), "name", name));
+    return 0;
+}
+
+int volume_resolve(struct rconn *rc, const char *ws, struct sandbox_spec *spec,
+                   struct sched_error *err)
+{
+    json_t *mounts = spec->mounts_json ? json_loads(spec->mounts_json, 0, NULL) : NULL, *m;
+    json_t *out = json_array();
+    size_t i;
+    int rv = 0;
+
+    json_array_foreach(mounts, i, m) if (rv == 0) rv =
+        resolve_one(rc, ws, m, spec->pin_pool, spec->pin_worker, out, err);
+    json_decref(mounts);
+    if (rv == 0 && json_array_size(out) > 0) {
+        free(spec->volumes_json);
+        spec->volumes_json = json_dumps(out, JSON_COMPACT);
+        if (!spec->volumes_json) {
+            sched_error_set(err, 500, "out of memory");
+            rv = -1;
+        }
+    }
+    json_decref(out);
+    return rv;
+}
