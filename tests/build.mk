@@ -4,6 +4,7 @@
 UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_token.c \
              tests/unit/unit_router.c tests/unit/unit_query.c tests/unit/unit_conf.c \
              tests/unit/unit_views.c tests/unit/unit_worker_slot.c tests/unit/unit_log.c \
+             tests/unit/unit_lifecycle.c \
              tests/lib/stderr_capture.c \
              $(filter-out handlers/main.c,$(API_SRCS))
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
@@ -12,9 +13,7 @@ $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
 
 # clang only: -fsanitize=fuzzer. Built from sources, with ASan and UBSan.
 FUZZ_SRCS := tests/fuzz/fuzz_request.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c \
-             handlers/respond.c scheduler/scheduler.c scheduler/admission.c scheduler/placement.c \
-             scheduler/sandbox_store.c scheduler/sandbox_record.c scheduler/sandbox_wait.c \
-             scheduler/commands.c scheduler/worker_store.c scheduler/audit.c $(COMMON_SRCS)
+             handlers/respond.c $(SCHED_LIB_SRCS) $(COMMON_SRCS)
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -Ischeduler -Ihandlers \

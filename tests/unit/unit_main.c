@@ -329,6 +329,7 @@ void unit_token(int *total_passed, int *total_failed);
 void unit_worker_slot(int *total_passed, int *total_failed);
 void unit_views(int *total_passed, int *total_failed);
 void unit_router(int *total_passed, int *total_failed);
+void unit_lifecycle(int *total_passed, int *total_failed);
 void unit_query(int *total_passed, int *total_failed);
 void unit_conf(int *total_passed, int *total_failed);
 void unit_log(int *total_passed, int *total_failed);
@@ -444,6 +445,7 @@ int main(void)
     unit_worker_slot(&passed, &failed);
     unit_views(&passed, &failed);
     unit_router(&passed, &failed);
+    unit_lifecycle(&passed, &failed);
     unit_query(&passed, &failed);
     unit_conf(&passed, &failed);
     unit_log(&passed, &failed);

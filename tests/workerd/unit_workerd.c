@@ -8,6 +8,8 @@
 #include "netguard.h"
 #include "sandbox_body.h"
 #include "sbnet.h"
+#include "snapshots.h"
+#include "volumes.h"
 #include "stderr_capture.h"
 #include "probe.h"
 #include "worker.h"
@@ -46,6 +48,28 @@ static void test_probe(void)
     CHECK(!probe_output_is_gvisor("Linux version 6.1.0-28-amd64 (debian-kernel@...) gVisor", host));
     CHECK(!probe_output_is_gvisor("Linux version 4.4.0 no guest marker", host));
     CHECK(!probe_output_is_gvisor("", host) && !probe_output_is_gvisor(NULL, host));
+}
+
+/* Only corral-snap:snap-<20 hex> is ever committed, used or removed. */
+static void test_snapshot_names(void)
+{
+    json_t *sb = json_pack("{s:[{s:s, s:s}]}", "volumes", "volume",
+                           "corral-vol-0123456789abcdef0123", "path", "/data");
+    json_t *m = volumes_mounts(sb);
+
+    CHECK(snapshot_image_name_ok("corral-snap:snap-0123456789abcdef0123"));
+    CHECK(!snapshot_image_name_ok("corral/base"));
+    CHECK(!snapshot_image_name_ok("corral-snap:snap-0123456789abcdef012"));
+    CHECK(!snapshot_image_name_ok("corral-snap:snap-0123456789abcdef0123x"));
+    CHECK(!snapshot_image_name_ok("corral-snap:latest"));
+    CHECK(json_array_size(m) == 1 &&
+          !strcmp(json_string_value(json_object_get(json_array_get(m, 0), "Type")), "volume") &&
+          !strcmp(json_string_value(json_object_get(json_array_get(m, 0), "Target")), "/data"));
+    json_decref(m);
+    json_decref(sb);
+    m = volumes_mounts(NULL);
+    CHECK(json_is_array(m) && json_array_size(m) == 0);
+    json_decref(m);
 }
 
 static void test_ids(void)
@@ -425,6 +449,7 @@ int main(void)
     test_backoff();
     test_probe();
     test_ids();
+    test_snapshot_names();
     test_conf();
     test_conf_capacity();
     unit_dataport(&passed, &failed);
