@@ -84,6 +84,7 @@ test('list filters by state and metadata', async () => {
   const q = encodeURIComponent('team=red&n=1');
   const l = await api('GET', `/v1/sandboxes?metadata=${q}&state=running`, { key: A.member });
   assert.deepEqual(l.body.sandboxes.map((s) => s.sandbox_id), [a.body.sandbox_id]);
-  assert.equal((await api('GET', '/v1/sandboxes?state=paused', { key: A.member })).status, 400);
+  assert.equal((await api('GET', '/v1/sandboxes?state=sleeping', { key: A.member })).status, 400);
+  assert.deepEqual((await api('GET', '/v1/sandboxes?state=paused', { key: A.member })).body.sandboxes, []);
   assert.ok(!JSON.stringify(l.body).includes('"env"'), 'env vars are never shown');
 });

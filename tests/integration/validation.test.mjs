@@ -72,9 +72,8 @@ test('unknown route is 404, wrong method is 405, both JSON', async () => {
 
 test('E2B routes not served yet answer 501 naming the route', async () => {
   const sb = '0123456789abcdef0123';
-  assertError(await api('POST', `/sandboxes/${sb}/pause`, { key: A.member }), 501, /^POST \/sandboxes\/\{sandboxID\}\/pause is not served by Corral$/);
-  assertError(await api('GET', `/sandboxes/${sb}/metrics`, { key: A.member }), 501, /metrics/);
-  assertError(await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base', autoPause: true } }), 501, /autoPause/);
+  assertError(await api('GET', '/teams', { key: A.member }), 501, /^GET \/teams is not served by Corral$/);
+  assertError(await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base', mcp: { github: {} } } }), 501, /^mcp/);
 });
 
 test('PATCH /v1/workspace validates its field', async () => {
@@ -118,7 +117,9 @@ test('worker routes validate their bodies, naming the field, and change nothing'
   const hs = worker;
   assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { acks: ['nope'] } }), 400, /^acks\[0\]/);
   assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { sandboxes: [{ id: 'zz', state: 'running' }] } }), 400, /^sandboxes\[0\]/);
-  assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { sandboxes: [{ id: '0123456789abcdef0123', state: 'paused' }] } }), 400, /^sandboxes\[0\]/);
+  assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { sandboxes: [{ id: '0123456789abcdef0123', state: 'asleep' }] } }), 400, /^sandboxes\[0\]/);
+  assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { snapshots: [{ id: 'snap-x', workspace: A.id, state: 'ready' }] } }), 400, /^snapshots\[0\]/);
+  assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { snapshots: [{ id: 'snap-0123456789abcdef0123', workspace: A.id, state: 'done' }] } }), 400, /^snapshots\[0\]/);
   // A worker's own health report: a string of at most 255 bytes, and a refused one changes nothing.
   for (const problem of [7, 'x'.repeat(256)]) {
     assertError(await api('POST', '/v1/worker/heartbeat', { headers: hs.headers(), body: { wait: false, problem } }), 400, /^problem/);
