@@ -56,8 +56,10 @@ static void add_mounts(json_t *o, const struct sandbox_record *r)
     size_t i;
 
     json_array_foreach(mounts, i, m)
+    {
         json_array_append_new(out, json_pack("{s:O, s:O}", "name", json_object_get(m, "name"),
                                              "path", json_object_get(m, "path")));
+    }
     json_decref(mounts);
     json_object_set_new(o, "volumeMounts", out);
 }

@@ -96,7 +96,7 @@ static int transition_reply(redisReply *r, struct sandbox_transition *t)
 int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
                          struct sandbox_transition *t)
 {
-    struct pause_keys k;
+    struct pause_keys k = {0};
     char now[24], hold[24];
 
     keys_of(&k, ws, sbid);
@@ -110,7 +110,7 @@ int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
                           long long reserve_until, long ceiling, long timeout_s,
                           struct sandbox_transition *t)
 {
-    struct pause_keys k;
+    struct pause_keys k = {0};
     char now[24], until[24], dflt[24], ceil[24], timeout[24] = "";
 
     keys_of(&k, ws, sbid);
@@ -128,7 +128,7 @@ int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
 int sandbox_timeout_claim(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
                           struct sandbox_transition *t)
 {
-    struct pause_keys k;
+    struct pause_keys k = {0};
     char now[24], hold[24];
 
     keys_of(&k, ws, sbid);

@@ -239,8 +239,11 @@ int volume_resolve(struct rconn *rc, const char *ws, struct sandbox_spec *spec,
     size_t i;
     int rv = 0;
 
-    json_array_foreach(mounts, i, m) if (rv == 0) rv =
-        resolve_one(rc, ws, m, spec->pin_pool, spec->pin_worker, out, err);
+    json_array_foreach(mounts, i, m)
+    {
+        if (rv == 0)
+            rv = resolve_one(rc, ws, m, spec->pin_pool, spec->pin_worker, out, err);
+    }
     json_decref(mounts);
     if (rv == 0 && json_array_size(out) > 0) {
         free(spec->volumes_json);

@@ -82,9 +82,12 @@ json_t *volumes_mounts(json_t *sb)
     json_t *out = json_array(), *v;
     size_t i;
 
-    json_array_foreach(json_object_get(sb, "volumes"), i, v) json_array_append_new(
-        out, json_pack("{s:s, s:O, s:O}", "Type", "volume", "Source", json_object_get(v, "volume"),
-                       "Target", json_object_get(v, "path")));
+    json_array_foreach(json_object_get(sb, "volumes"), i, v)
+    {
+        json_array_append_new(out, json_pack("{s:s, s:O, s:O}", "Type", "volume", "Source",
+                                             json_object_get(v, "volume"), "Target",
+                                             json_object_get(v, "path")));
+    }
     return out;
 }
 

@@ -4,7 +4,8 @@
 // pause/unpause of a plain container; and deadline precision: how long after
 // its deadline each of 200 sandboxes with staggered timeouts is acted on, read
 // from the audit trail's event times (a test worker holds them: the deadline
-// is the control plane's work, not dockerd's).
+// is the control plane's work, not dockerd's); snapshot and create-from-
+// snapshot latency beside dockerd's commit and a create from the template.
 // usage: node bench_lifecycle.mjs <owner key of a workspace with a workerd>
 import { api, corralctl, newWorkspace, setLimit } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
@@ -35,6 +36,37 @@ async function pauseResume() {
   console.log(`Pause and resume (freeze), ${ROUNDS} rounds, p50 / p99 ms:`);
   console.log(`  corral pause   ${pct(pauses, 0.5).toFixed(1)} / ${pct(pauses, 0.99).toFixed(1)}   dockerd pause   ${pct(dp, 0.5).toFixed(1)} / ${pct(dp, 0.99).toFixed(1)}   ratio p50 ${(pct(pauses, 0.5) / pct(dp, 0.5)).toFixed(1)}`);
   console.log(`  corral resume  ${pct(resumes, 0.5).toFixed(1)} / ${pct(resumes, 0.99).toFixed(1)}   dockerd unpause ${pct(du, 0.5).toFixed(1)} / ${pct(du, 0.99).toFixed(1)}   ratio p50 ${(pct(resumes, 0.5) / pct(du, 0.5)).toFixed(1)}`);
+}
+
+// Snapshot (commit) and create-from-snapshot through Corral, beside dockerd's
+// own commit of a plain container and Corral's create from the base template.
+async function snapshots() {
+  const R = 5, snaps = [], fromSnap = [], fromBase = [], commits = [];
+  const body = { template: 'base', timeout: 600, cpu_cores: 0.1, memory_mb: 128 };
+  const src = must(await api('POST', '/v1/sandboxes', { key, body }), 'create').body;
+  const ids = [];
+  for (let i = 0; i < R; i++) {
+    let snap;
+    snaps.push(await ms(async () => { snap = must(await api('POST', `/v1/sandboxes/${src.sandbox_id}/snapshots`, { key, body: {} }), 'snapshot').body; }));
+    ids.push(snap.snapshot_id);
+    let a, b;
+    fromSnap.push(await ms(async () => { a = must(await api('POST', '/v1/sandboxes', { key, body: { ...body, template: snap.snapshot_id } }), 'create from snapshot').body; }));
+    fromBase.push(await ms(async () => { b = must(await api('POST', '/v1/sandboxes', { key, body }), 'create').body; }));
+    await api('DELETE', `/v1/sandboxes/${a.sandbox_id}`, { key });
+    await api('DELETE', `/v1/sandboxes/${b.sandbox_id}`, { key });
+  }
+  const c = await docker('POST', '/containers/create', { Image: 'corral/base', Cmd: ['sleep', 'infinity'], Labels: { 'corral.bench': '1' } });
+  await docker('POST', `/containers/${c.body.Id}/start`);
+  for (let i = 0; i < R; i++) {
+    commits.push(await ms(() => docker('POST', `/commit?container=${c.body.Id}&repo=corral-bench&tag=c${i}&pause=true`, {})));
+    await docker('DELETE', `/images/corral-bench:c${i}?force=1`);
+  }
+  await docker('DELETE', `/containers/${c.body.Id}?force=true`);
+  await api('DELETE', `/v1/sandboxes/${src.sandbox_id}`, { key });
+  for (const id of ids) await api('DELETE', `/v1/snapshots/${id}`, { key });
+  console.log(`Snapshots, ${R} rounds, p50 ms:`);
+  console.log(`  corral snapshot ${pct(snaps, 0.5).toFixed(0)}   dockerd commit ${pct(commits, 0.5).toFixed(0)}   ratio ${(pct(snaps, 0.5) / pct(commits, 0.5)).toFixed(2)}`);
+  console.log(`  create from snapshot ${pct(fromSnap, 0.5).toFixed(0)}   from the base template ${pct(fromBase, 0.5).toFixed(0)}   ratio ${(pct(fromSnap, 0.5) / pct(fromBase, 0.5)).toFixed(2)}`);
 }
 
 async function deadlines() {
@@ -68,5 +100,7 @@ async function deadlines() {
 }
 
 await pauseResume();
+console.log();
+await snapshots();
 console.log();
 await deadlines();
