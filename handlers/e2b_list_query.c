@@ -9,23 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-/* 1 found, 0 absent, -1 present but badly encoded or longer than outlen. */
-static int query_param(const struct request *req, const char *name, char *out, size_t outlen)
-{
-    const char *p = req->query;
-    size_t nlen = strlen(name);
-
-    if (request_query(req, name, out, outlen))
-        return 1;
-    while (*p) {
-        size_t len = strcspn(p, "&");
-        if (len >= nlen && strncmp(p, name, nlen) == 0 && (len == nlen || p[nlen] == '='))
-            return -1;
-        p += len + (p[len] == '&');
-    }
-    return 0;
-}
-
 static int fail(char *err, size_t errlen, const char *msg)
 {
     snprintf(err, errlen, "%s", msg);
@@ -120,7 +103,7 @@ static int parse_limit(const char *text, size_t *limit)
 /* A query value: 1 given, 0 absent or empty (the default), -1 unreadable. */
 static int given(const struct request *req, const char *name, char *out, size_t outlen)
 {
-    int r = query_param(req, name, out, outlen);
+    int r = request_query_given(req, name, out, outlen);
 
     return r > 0 && !*out ? 0 : r;
 }
@@ -159,11 +142,11 @@ int e2b_list_query_parse(const struct request *req, int paginate, struct e2b_lis
     q->want_running = 1;
     q->started_after = LLONG_MIN;
     q->limit = paginate ? E2B_LIST_LIMIT_MAX : SIZE_MAX;
-    if (query_param(req, "metadata", q->metadata, sizeof(q->metadata)) < 0)
+    if (request_query_given(req, "metadata", q->metadata, sizeof(q->metadata)) < 0)
         return fail(err, errlen, "metadata: must be at most 1023 characters, URL-encoded");
     if (!paginate)
         return 0;
-    if (query_param(req, "state", state, sizeof(state)) < 0)
+    if (request_query_given(req, "state", state, sizeof(state)) < 0)
         return fail(err, errlen, "state: must be a comma-separated list of running, paused");
     if (parse_state(state, &q->want_running) != 0)
         return fail(err, errlen, "state: must be a comma-separated list of running, paused");

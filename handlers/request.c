@@ -58,6 +58,22 @@ int request_query(const struct request *req, const char *name, char *out, size_t
     return 0;
 }
 
+int request_query_given(const struct request *req, const char *name, char *out, size_t outlen)
+{
+    const char *p = req->query;
+    size_t nlen = strlen(name);
+
+    if (request_query(req, name, out, outlen))
+        return 1;
+    while (*p) {
+        size_t len = strcspn(p, "&");
+        if (len >= nlen && strncmp(p, name, nlen) == 0 && (len == nlen || p[nlen] == '='))
+            return -1;
+        p += len + (p[len] == '&');
+    }
+    return 0;
+}
+
 json_t *request_json_body(struct request *req)
 {
     const char *cl = request_header(req, "CONTENT_LENGTH");

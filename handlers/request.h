@@ -37,5 +37,8 @@ json_t *request_json_body(struct request *req);
 
 /* Copies the URL-decoded value of a query parameter; 1 found, 0 absent. */
 int request_query(const struct request *req, const char *name, char *out, size_t outlen);
+/* The same, telling absent (0) from present but badly encoded or longer than
+ * outlen (-1): a parameter too long for its buffer is refused, not ignored. */
+int request_query_given(const struct request *req, const char *name, char *out, size_t outlen);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Who may call what, in one table. A join token reaches exactly the two worker
+/* Who may call what, in one table. A join token reaches exactly the worker
  * routes; an API key reaches everything else its role allows. */
 struct route {
     const char *method;  /* "*" matches any */
@@ -21,6 +21,7 @@ static const struct route routes[] = {
     {"POST", "/v1/sandboxes", ACCESS_MEMBER, h_sandbox_create},
     {"GET", "/v1/sandboxes", ACCESS_MEMBER, h_sandbox_list},
     {"GET", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_get},
+    {"GET", "/v1/sandboxes/{}/metrics", ACCESS_MEMBER, h_sandbox_metrics},
     {"DELETE", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
     {"PUT", "/v1/sandboxes/{}/network", ACCESS_MEMBER, h_sandbox_network},
     {"GET", "/v1/workspace", ACCESS_MEMBER, h_workspace_get},
@@ -33,13 +34,19 @@ static const struct route routes[] = {
     {"DELETE", "/v1/workers/{}", ACCESS_OWNER, h_worker_delete},
     {"POST", "/v1/worker/handshake", ACCESS_WORKER, h_worker_handshake},
     {"POST", "/v1/worker/heartbeat", ACCESS_WORKER, h_worker_heartbeat},
+    {"POST", "/v1/worker/telemetry", ACCESS_WORKER, h_worker_telemetry},
     {"GET", "/v1/internal/route/{}", ACCESS_INTERNAL, h_internal_route},
     /* The E2B surface. */
     {"POST", "/v2/sandboxes", ACCESS_MEMBER, h_e2b_create},
     {"POST", "/sandboxes", ACCESS_MEMBER, h_e2b_create},
     {"GET", "/v2/sandboxes", ACCESS_MEMBER, h_e2b_list_v2},
     {"GET", "/sandboxes", ACCESS_MEMBER, h_e2b_list},
+    /* Before "/sandboxes/{}", which would take "metrics" for a sandbox id. */
+    {"GET", "/sandboxes/metrics", ACCESS_MEMBER, h_e2b_sandboxes_metrics},
     {"GET", "/sandboxes/{}", ACCESS_MEMBER, h_e2b_get},
+    {"GET", "/sandboxes/{}/metrics", ACCESS_MEMBER, h_e2b_sandbox_metrics},
+    {"GET", "/sandboxes/{}/logs", ACCESS_MEMBER, h_e2b_logs},
+    {"GET", "/v2/sandboxes/{}/logs", ACCESS_MEMBER, h_e2b_logs_v2},
     {"DELETE", "/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
     {"POST", "/sandboxes/{}/timeout", ACCESS_MEMBER, h_e2b_timeout},
     {"PUT", "/sandboxes/{}/network", ACCESS_MEMBER, h_e2b_network},
@@ -160,7 +167,8 @@ static int authorize(struct request *req, enum access access)
 
 /* A route of E2B's spec that Corral does not serve answers 501, never a
  * pretend 404 (which reads as "sandbox not found" in the SDK). Checked before
- * the served table so "/sandboxes/metrics" is not taken for a sandbox id. */
+ * the served table so that a spec path under "/sandboxes/" is not taken for a
+ * sandbox id. */
 void router_match(struct request *req, struct route_match *m)
 {
     int path_matched = 0;

@@ -1,7 +1,8 @@
 SCHED_LIB_SRCS := scheduler/admission.c scheduler/placement.c scheduler/sandbox_store.c \
                   scheduler/sandbox_record.c scheduler/sandbox_wait.c \
                   scheduler/commands.c scheduler/scheduler.c scheduler/lifecycle.c \
-                  scheduler/worker_store.c scheduler/route.c scheduler/command_poll.c
+                  scheduler/worker_store.c scheduler/route.c scheduler/command_poll.c \
+                  scheduler/telemetry.c
 SCHED_LIB := $(BUILD)/lib/libcorral_sched.a
 
 $(SCHED_LIB): $(call objs,$(SCHED_LIB_SRCS))

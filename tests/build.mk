@@ -13,7 +13,7 @@ $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
 FUZZ_SRCS := tests/fuzz/fuzz_request.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c \
              handlers/respond.c scheduler/scheduler.c scheduler/admission.c scheduler/placement.c \
              scheduler/sandbox_store.c scheduler/sandbox_record.c scheduler/sandbox_wait.c \
-             scheduler/commands.c scheduler/worker_store.c $(COMMON_SRCS)
+             scheduler/commands.c scheduler/worker_store.c scheduler/telemetry.c $(COMMON_SRCS)
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -Ischeduler -Ihandlers \
