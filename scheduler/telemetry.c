@@ -2,20 +2,25 @@
 
 #include "keys.h"
 
+#include <jansson.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* KEYS: metrics, logs. ARGV: metric ms, metric ("" none), metrics cap, logs
- * cap, ttl ms, then (ms, line) pairs. Trimming by rank keeps the newest. */
+ * cap, ttl ms, the lines as one JSON array of [ms, line] (a script takes a
+ * bounded number of arguments, a push up to hundreds of lines). Trimming by
+ * rank keeps the newest. */
 static struct rscript write_script = {
     "telemetry_write",
     "if ARGV[2] ~= '' then\n"
     "  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])\n"
     "  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -tonumber(ARGV[3]) - 1)\n"
     "end\n"
-    "if #ARGV > 5 then\n"
-    "  for i = 6, #ARGV, 2 do redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1]) end\n"
+    "local lines = cjson.decode(ARGV[6])\n"
+    "for _, l in ipairs(lines) do redis.call('ZADD', KEYS[2], l[1], l[2]) end\n"
+    "if #lines > 0 then\n"
     "  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[4]) - 1)\n"
     "end\n"
     "redis.call('PEXPIRE', KEYS[1], ARGV[5])\n"
@@ -29,32 +34,35 @@ void telemetry_keys(const char *ws, const char *sbid, char *metrics, char *logs,
     snprintf(logs, len, K_SB_LOGS, ws, sbid);
 }
 
+static char *lines_json(const struct telemetry_push *p)
+{
+    json_t *a = json_array();
+    char *text;
+
+    for (size_t i = 0; a && i < p->nlogs; i++)
+        json_array_append_new(a, json_pack("[I, s]", (json_int_t)p->log_ms[i], p->logs[i]));
+    text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+    json_decref(a);
+    return text;
+}
+
 int telemetry_write(struct rconn *rc, const char *ws, const char *sbid,
                     const struct telemetry_push *p)
 {
     char k_m[192], k_l[192], m_ms[24], m_cap[16], l_cap[16], ttl[24];
-    size_t argc = 7 + 2 * p->nlogs;
-    const char **argv = calloc(argc, sizeof(*argv));
-    char(*ms)[24] = calloc(p->nlogs + 1, sizeof(*ms));
-    redisReply *r = NULL;
+    char *lines = lines_json(p);
+    redisReply *r;
 
-    if (argv && ms) {
-        telemetry_keys(ws, sbid, k_m, k_l, sizeof(k_m));
-        snprintf(m_ms, sizeof(m_ms), "%lld", p->metric_ms);
-        snprintf(m_cap, sizeof(m_cap), "%d", TELEMETRY_METRICS_MAX);
-        snprintf(l_cap, sizeof(l_cap), "%d", TELEMETRY_LOGS_MAX);
-        snprintf(ttl, sizeof(ttl), "%lld", TELEMETRY_TTL_MS);
-        argv[0] = k_m, argv[1] = k_l, argv[2] = m_ms, argv[3] = p->metric ? p->metric : "";
-        argv[4] = m_cap, argv[5] = l_cap, argv[6] = ttl;
-        for (size_t i = 0; i < p->nlogs; i++) {
-            snprintf(ms[i], sizeof(ms[i]), "%lld", p->log_ms[i]);
-            argv[7 + 2 * i] = ms[i];
-            argv[8 + 2 * i] = p->logs[i];
-        }
-        r = rconn_eval(rc, &write_script, 2, (int)argc - 2, argv);
-    }
-    free(argv);
-    free(ms);
+    if (!lines)
+        return -1;
+    telemetry_keys(ws, sbid, k_m, k_l, sizeof(k_m));
+    snprintf(m_ms, sizeof(m_ms), "%lld", p->metric_ms);
+    snprintf(m_cap, sizeof(m_cap), "%d", TELEMETRY_METRICS_MAX);
+    snprintf(l_cap, sizeof(l_cap), "%d", TELEMETRY_LOGS_MAX);
+    snprintf(ttl, sizeof(ttl), "%lld", TELEMETRY_TTL_MS);
+    const char *argv[8] = {k_m, k_l, m_ms, p->metric ? p->metric : "", m_cap, l_cap, ttl, lines};
+    r = rconn_eval(rc, &write_script, 2, 6, argv);
+    free(lines);
     if (!r)
         return -1;
     freeReplyObject(r);
