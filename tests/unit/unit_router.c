@@ -74,6 +74,13 @@ static const struct {
     {"GET", "/v1/workers", h_workers_list, ACCESS_MEMBER, NULL},
     {"POST", "/v1/worker/handshake", h_worker_handshake, ACCESS_WORKER, NULL},
     {"POST", "/v1/worker/heartbeat", h_worker_heartbeat, ACCESS_WORKER, NULL},
+    {"POST", "/v1/worker/telemetry", h_worker_telemetry, ACCESS_WORKER, NULL},
+    {"GET", "/v1/sandboxes/ab12/metrics", h_sandbox_metrics, ACCESS_MEMBER, "ab12"},
+    /* "metrics" is not a sandbox id */
+    {"GET", "/sandboxes/metrics", h_e2b_sandboxes_metrics, ACCESS_MEMBER, NULL},
+    {"GET", "/sandboxes/i1/metrics", h_e2b_sandbox_metrics, ACCESS_MEMBER, "i1"},
+    {"GET", "/sandboxes/i1/logs", h_e2b_logs, ACCESS_MEMBER, "i1"},
+    {"GET", "/v2/sandboxes/i1/logs", h_e2b_logs_v2, ACCESS_MEMBER, "i1"},
     {"GET", "/v1/internal/route/sb1", h_internal_route, ACCESS_INTERNAL, "sb1"},
     {"POST", "/v2/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL},
     {"POST", "/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL},
@@ -156,10 +163,9 @@ static void test_refused(void)
 static const struct {
     const char *method, *path, *spec;
 } unserved_routes[] = {
-    /* checked before the served table: "metrics" is not a sandbox id */
-    {"GET", "/sandboxes/metrics", "/sandboxes/metrics"},
-    {"GET", "/sandboxes/i1/logs", "/sandboxes/{sandboxID}/logs"},
-    {"GET", "/v2/sandboxes/i1/logs", "/v2/sandboxes/{sandboxID}/logs"},
+    /* checked before the served table: "{sandboxID}/snapshots" is no sandbox */
+    {"POST", "/sandboxes/i1/snapshots", "/sandboxes/{sandboxID}/snapshots"},
+    {"GET", "/snapshots", "/snapshots"},
     {"POST", "/sandboxes/i1/pause", "/sandboxes/{sandboxID}/pause"},
     {"GET", "/teams", "/teams"},
     {"GET", "/templates/base", "/templates/{templateID}"},
