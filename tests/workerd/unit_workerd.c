@@ -342,6 +342,7 @@ static void test_slot_backstop(void)
 }
 
 void unit_dataport(int *total_passed, int *total_failed);
+void unit_telemetry(int *total_passed, int *total_failed);
 
 int main(void)
 {
@@ -360,5 +361,6 @@ int main(void)
     test_conf();
     test_conf_capacity();
     unit_dataport(&passed, &failed);
+    unit_telemetry(&passed, &failed);
     return CHECK_SUMMARY();
 }
