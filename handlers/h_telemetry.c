@@ -26,8 +26,8 @@ struct push_item {
     char *metric;
     long long metric_ms;
     size_t n;
-    char *logs[MAX_LINES];
-    long long ms[MAX_LINES];
+    char **logs;   /* n lines, stored shape */
+    long long *ms; /* their times */
 };
 
 static void items_free(struct push_item *v, size_t n)
@@ -36,6 +36,8 @@ static void items_free(struct push_item *v, size_t n)
         free(v[i].metric);
         for (size_t k = 0; k < v[i].n; k++)
             free(v[i].logs[k]);
+        free(v[i].logs);
+        free(v[i].ms);
     }
     free(v);
 }
@@ -60,6 +62,14 @@ static int item_parse(const json_t *sb, size_t i, long long now, struct push_ite
         snprintf(err, errlen, "sandboxes[%zu].logs: must be an array of at most %d lines", i,
                  MAX_LINES);
         return -1;
+    }
+    if (json_array_size(logs) > 0) {
+        it->logs = calloc(json_array_size(logs), sizeof(*it->logs));
+        it->ms = calloc(json_array_size(logs), sizeof(*it->ms));
+        if (!it->logs || !it->ms) {
+            snprintf(err, errlen, "sandboxes[%zu].logs: out of memory", i);
+            return -1;
+        }
     }
     for (; it->n < json_array_size(logs); it->n++) {
         it->logs[it->n] =
