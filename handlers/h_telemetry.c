@@ -75,7 +75,7 @@ static int item_parse(const json_t *sb, size_t i, long long now, struct push_ite
         it->logs[it->n] =
             telemetry_log_in(json_array_get(logs, it->n), now, &it->ms[it->n], why, sizeof(why));
         if (!it->logs[it->n]) {
-            snprintf(err, errlen, "sandboxes[%zu].%s", i, why);
+            snprintf(err, errlen, "sandboxes[%zu].logs[%zu]%s", i, it->n, why);
             return -1;
         }
     }

@@ -79,12 +79,11 @@ char *telemetry_log_in(const json_t *l, long long now_ms, long long *ts_ms, char
     size_t len;
 
     if (!json_is_object(l))
-        return fail(err, errlen, "logs[]", "must be an object");
+        return fail(err, errlen, "", "must be an object {ts_ns, line}");
     if (!json_is_integer(ns) || !in_window(json_integer_value(ns) / 1000000, now_ms))
-        return fail(err, errlen, "logs[].ts_ns",
-                    "must be ns since the epoch, within the last hour");
+        return fail(err, errlen, ".ts_ns", "must be ns since the epoch, within the last hour");
     if (!json_is_string(line))
-        return fail(err, errlen, "logs[].line", "must be a string");
+        return fail(err, errlen, ".line", "must be a string");
     *ts_ms = json_integer_value(ns) / 1000000;
     len = utf8_cut(json_string_value(line), json_string_length(line), TELEMETRY_LINE_MAX);
     /* ns keeps two equal lines of one millisecond apart in the sorted set. */

@@ -20,7 +20,8 @@
 char *telemetry_metric_in(const json_t *m, long long now_ms, long long *ts_ms, char *err,
                           size_t errlen);
 /* A worker's log line {ts_ns, line} as stored text (malloc'ed); a longer line
- * is cut at TELEMETRY_LINE_MAX on a UTF-8 boundary. NULL with err. */
+ * is cut at TELEMETRY_LINE_MAX on a UTF-8 boundary. NULL with err, which
+ * follows the line's own path (".line: must be a string"). */
 char *telemetry_log_in(const json_t *l, long long now_ms, long long *ts_ms, char *err,
                        size_t errlen);
 
