@@ -15,8 +15,9 @@
 #include <string.h>
 
 #define PUSH_TIMEOUT_MS 10000
-#define PUSH_BUDGET (512 * 1024) /* bytes of log lines in one push: half corral-api's body limit   \
-                                  */
+#define PUSH_BUDGET                                                                                \
+    (512 * 1024) /* bytes of log lines in one push: half corral-api's body limit                   \
+                  */
 
 struct tele {
     struct worker *w;
@@ -79,12 +80,29 @@ static json_t *collect(struct tele *t, const char *wid)
     return out;
 }
 
+/* The push itself: the HTTP status, 0 when it did not get one. */
+static long post(struct tele *t, json_t *sbs, const struct worker_identity *id)
+{
+    json_t *body = json_pack("{s:O}", "sandboxes", sbs), *ans = NULL;
+    long status = 0;
+    char err[256];
+
+    if (!body)
+        log_warn("telemetry: out of memory");
+    else if (control_post(&t->ctl, "/v1/worker/telemetry", body, id, PUSH_TIMEOUT_MS, &status, &ans,
+                          err, sizeof(err)) != 0)
+        log_warn("telemetry: %s", err);
+    else if (status != 200)
+        log_warn("telemetry answered %ld", status);
+    json_decref(body);
+    json_decref(ans);
+    return status;
+}
+
 static void push(struct tele *t)
 {
     struct worker_identity id;
-    json_t *sbs, *ans = NULL;
-    long status = 0;
-    char err[256];
+    json_t *sbs;
 
     pthread_mutex_lock(&t->w->id_mu);
     id = t->w->id;
@@ -92,20 +110,11 @@ static void push(struct tele *t)
     if (!id.worker_id[0])
         return;
     sbs = collect(t, id.worker_id);
-    if (json_array_size(sbs) > 0) {
-        json_t *body = json_pack("{s:O}", "sandboxes", sbs);
-        if (control_post(&t->ctl, "/v1/worker/telemetry", body, &id, PUSH_TIMEOUT_MS, &status, &ans,
-                         err, sizeof(err)) != 0)
-            log_warn("telemetry: %s", err);
-        else if (status != 200)
-            log_warn("telemetry answered %ld", status);
-        for (int i = 0; status == 200 && i < t->n; i++)
+    if (json_array_size(sbs) > 0 && post(t, sbs, &id) == 200)
+        for (int i = 0; i < t->n; i++)
             t->v[i].log_ns = t->v[i].log_next_ns;
-        json_decref(body);
-    }
     explicit_bzero(&id, sizeof(id));
     json_decref(sbs);
-    json_decref(ans);
 }
 
 static void *telemetry_main(void *arg)

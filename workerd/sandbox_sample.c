@@ -115,7 +115,6 @@ static json_t *lines_of(char *text, struct sample_state *s, size_t *budget)
     json_t *out = json_array();
     char *save = NULL;
 
-    s->log_next_ns = s->log_ns;
     for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         long long ns;
         const char *msg;
@@ -140,6 +139,8 @@ static json_t *new_lines(struct docker *d, const char *name, struct sample_state
     long status = 0;
     json_t *out = NULL;
 
+    /* Nothing of this push is counted as sent unless read below. */
+    s->log_next_ns = s->log_ns;
     /* since is inclusive, to the second's fraction: lines at log_ns come
      * again and are skipped. tail bounds a burst. */
     snprintf(path, sizeof(path),
