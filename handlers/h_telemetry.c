@@ -42,6 +42,32 @@ static void items_free(struct push_item *v, size_t n)
     free(v);
 }
 
+/* A sandbox's log lines, each checked and rebuilt. 0, or -1 with err. */
+static int lines_parse(const json_t *logs, size_t i, long long now, struct push_item *it, char *err,
+                       size_t errlen)
+{
+    size_t n = json_array_size(logs);
+    char why[200];
+
+    if (n == 0)
+        return 0;
+    it->logs = calloc(n, sizeof(*it->logs));
+    it->ms = calloc(n, sizeof(*it->ms));
+    if (!it->logs || !it->ms) {
+        snprintf(err, errlen, "sandboxes[%zu].logs: out of memory", i);
+        return -1;
+    }
+    for (; it->n < n; it->n++) {
+        it->logs[it->n] =
+            telemetry_log_in(json_array_get(logs, it->n), now, &it->ms[it->n], why, sizeof(why));
+        if (!it->logs[it->n]) {
+            snprintf(err, errlen, "sandboxes[%zu].logs[%zu]%s", i, it->n, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int item_parse(const json_t *sb, size_t i, long long now, struct push_item *it, char *err,
                       size_t errlen)
 {
@@ -63,23 +89,7 @@ static int item_parse(const json_t *sb, size_t i, long long now, struct push_ite
                  MAX_LINES);
         return -1;
     }
-    if (json_array_size(logs) > 0) {
-        it->logs = calloc(json_array_size(logs), sizeof(*it->logs));
-        it->ms = calloc(json_array_size(logs), sizeof(*it->ms));
-        if (!it->logs || !it->ms) {
-            snprintf(err, errlen, "sandboxes[%zu].logs: out of memory", i);
-            return -1;
-        }
-    }
-    for (; it->n < json_array_size(logs); it->n++) {
-        it->logs[it->n] =
-            telemetry_log_in(json_array_get(logs, it->n), now, &it->ms[it->n], why, sizeof(why));
-        if (!it->logs[it->n]) {
-            snprintf(err, errlen, "sandboxes[%zu].logs[%zu]%s", i, it->n, why);
-            return -1;
-        }
-    }
-    return 0;
+    return lines_parse(logs, i, now, it, err, errlen);
 }
 
 /* Every item, or NULL after answering 400. */

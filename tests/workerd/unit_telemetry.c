@@ -101,7 +101,8 @@ static void test_line_json(void)
     json_t *j;
 
     memset(big, 'a', sizeof(big));
-    memcpy(big + SAMPLE_LINE_MAX - 1, "\xc3\xa9", 2); /* é across the cut */
+    big[SAMPLE_LINE_MAX - 1] = (char)0xc3; /* é across the cut */
+    big[SAMPLE_LINE_MAX] = (char)0xa9;
     j = sample_line_json(big, sizeof(big));
     CHECK(j && json_string_length(j) == SAMPLE_LINE_MAX - 1);
     json_decref(j);
