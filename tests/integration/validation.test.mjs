@@ -73,7 +73,9 @@ test('unknown route is 404, wrong method is 405, both JSON', async () => {
 test('E2B routes not served yet answer 501 naming the route', async () => {
   const sb = '0123456789abcdef0123';
   assertError(await api('POST', `/sandboxes/${sb}/pause`, { key: A.member }), 501, /^POST \/sandboxes\/\{sandboxID\}\/pause is not served by Corral$/);
-  assertError(await api('GET', `/sandboxes/${sb}/metrics`, { key: A.member }), 501, /metrics/);
+  assertError(await api('POST', `/sandboxes/${sb}/snapshots`, { key: A.member, body: {} }), 501, /snapshots/);
+  // Served since decision 0047: an unknown sandbox is a 404 there.
+  assertError(await api('GET', `/sandboxes/${sb}/metrics`, { key: A.member }), 404, /sandbox not found/);
   assertError(await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base', autoPause: true } }), 501, /autoPause/);
 });
 
