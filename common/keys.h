@@ -7,16 +7,18 @@
 #ifndef CORRAL_KEYS_H
 #define CORRAL_KEYS_H
 
-#define K_WORKSPACES "corral:workspaces"     /* set of workspace ids */
-#define K_JT_INDEX "corral:jtws:%s"          /* join token id -> workspace */
-#define K_SB_INDEX "corral:sbws:%s"          /* sandbox id -> workspace (data-plane lookup) */
-#define K_WS_INFO "corral:{ws:%s}:info"      /* hash: name, max_concurrent, created_at */
-#define K_WS_KEYS "corral:{ws:%s}:keys"      /* set of API key ids */
-#define K_APIKEY "corral:{ws:%s}:apikey:%s"  /* hash: mac, role, created_at */
-#define K_WS_JTS "corral:{ws:%s}:jts"        /* set of join token ids */
-#define K_JOINTOKEN "corral:{ws:%s}:jt:%s"   /* hash: mac, expires_at, revoked */
-#define K_SB "corral:{ws:%s}:sb:%s"          /* hash: one sandbox */
-#define K_SBS "corral:{ws:%s}:sbs"           /* set of sandbox ids */
+#define K_WORKSPACES "corral:workspaces"    /* set of workspace ids */
+#define K_JT_INDEX "corral:jtws:%s"         /* join token id -> workspace */
+#define K_SB_INDEX "corral:sbws:%s"         /* sandbox id -> workspace (data-plane lookup) */
+#define K_WS_INFO "corral:{ws:%s}:info"     /* hash: name, max_concurrent, created_at */
+#define K_WS_KEYS "corral:{ws:%s}:keys"     /* set of API key ids */
+#define K_APIKEY "corral:{ws:%s}:apikey:%s" /* hash: mac, role, created_at */
+#define K_WS_JTS "corral:{ws:%s}:jts"       /* set of join token ids */
+#define K_JOINTOKEN "corral:{ws:%s}:jt:%s"  /* hash: mac, expires_at, revoked */
+#define K_SB "corral:{ws:%s}:sb:%s"         /* hash: one sandbox */
+#define K_SBS "corral:{ws:%s}:sbs"          /* set of sandbox ids */
+#define K_SB_METRICS "corral:{ws:%s}:sb:%s:metrics" /* zset: a sandbox's samples by time (ms) */
+#define K_SB_LOGS "corral:{ws:%s}:sb:%s:logs"       /* zset: a sandbox's log lines by time (ms) */
 #define K_ACTIVE "corral:{ws:%s}:active"     /* zset: admission, sandbox -> reservation deadline */
 #define K_TIMEOUTS "corral:{ws:%s}:timeouts" /* zset: sandbox -> kill deadline (ms) */
 #define K_PENDING "corral:{ws:%s}:pending"   /* zset: sandbox -> create deadline (ms) */

@@ -33,7 +33,7 @@ CORRAL_COMMANDS=(
     hget hmget hgetall hkeys hvals hset hsetnx hdel hincrby hincrbyfloat
     sadd srem smembers
     lpush blpop
-    zadd zrem zcard zcount zscore zrange zrangebyscore zremrangebyscore
+    zadd zrem zcard zcount zscore zrange zrangebyscore zremrangebyscore zremrangebyrank
     xadd xrange xtrim xread xreadgroup xrevrange xack xdel xautoclaim "xgroup|create" "xinfo|groups"
     eval evalsha
 )

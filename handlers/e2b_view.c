@@ -6,14 +6,6 @@
 
 #include <string.h>
 
-static json_t *time_text(long long ms)
-{
-    char text[40];
-
-    format_time_ms(ms, text, sizeof(text));
-    return json_string(text);
-}
-
 static void add_tokens(json_t *o, const struct sandbox_record *r, const struct corral_conf *conf)
 {
     char token[SECRET_MAC_HEX];
@@ -37,8 +29,8 @@ static json_t *base(const struct sandbox_record *r)
 
 static void add_detail(json_t *o, const struct sandbox_record *r)
 {
-    json_object_set_new(o, "startedAt", time_text(r->started_at));
-    json_object_set_new(o, "endAt", time_text(r->expires_at));
+    json_object_set_new(o, "startedAt", format_time_json(r->started_at));
+    json_object_set_new(o, "endAt", format_time_json(r->expires_at));
     json_object_set_new(o, "cpuCount", json_integer((json_int_t)(r->cpu_cores + 0.999)));
     json_object_set_new(o, "memoryMB", json_integer(r->memory_mb));
     json_object_set_new(o, "diskSizeMB", json_integer(0));

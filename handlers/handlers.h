@@ -28,6 +28,14 @@ void h_audit(struct request *req);
 
 void h_worker_handshake(struct request *req);
 void h_worker_heartbeat(struct request *req);
+void h_worker_telemetry(struct request *req);
+
+/* A sandbox's metrics and logs (h_metrics.c, h_logs.c). */
+void h_sandbox_metrics(struct request *req);
+void h_e2b_sandbox_metrics(struct request *req);
+void h_e2b_sandboxes_metrics(struct request *req);
+void h_e2b_logs(struct request *req);
+void h_e2b_logs_v2(struct request *req);
 
 /* The create flow both APIs share (create_wait.c): budget, Idempotency-Key,
  * scheduler_create, wait for "running" under a lease, clean up on failure.

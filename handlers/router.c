@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Who may call what, in one table. A join token reaches exactly the two worker
+/* Who may call what, in one table. A join token reaches exactly the worker
  * routes; an API key reaches everything else its role allows. */
 struct route {
     const char *method;  /* "*" matches any */
@@ -22,6 +22,7 @@ static const struct route routes[] = {
     {"POST", "/v1/sandboxes", ACCESS_MEMBER, h_sandbox_create},
     {"GET", "/v1/sandboxes", ACCESS_MEMBER, h_sandbox_list},
     {"GET", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_get},
+    {"GET", "/v1/sandboxes/{}/metrics", ACCESS_MEMBER, h_sandbox_metrics},
     {"DELETE", "/v1/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
     {"PUT", "/v1/sandboxes/{}/network", ACCESS_MEMBER, h_sandbox_network},
     {"POST", "/v1/sandboxes/{}/pause", ACCESS_MEMBER, h_sandbox_pause},
@@ -44,13 +45,19 @@ static const struct route routes[] = {
     {"GET", "/v1/audit", ACCESS_OWNER, h_audit},
     {"POST", "/v1/worker/handshake", ACCESS_WORKER, h_worker_handshake},
     {"POST", "/v1/worker/heartbeat", ACCESS_WORKER, h_worker_heartbeat},
+    {"POST", "/v1/worker/telemetry", ACCESS_WORKER, h_worker_telemetry},
     {"GET", "/v1/internal/route/{}", ACCESS_INTERNAL, h_internal_route},
     /* The E2B surface. */
     {"POST", "/v2/sandboxes", ACCESS_MEMBER, h_e2b_create},
     {"POST", "/sandboxes", ACCESS_MEMBER, h_e2b_create},
     {"GET", "/v2/sandboxes", ACCESS_MEMBER, h_e2b_list_v2},
     {"GET", "/sandboxes", ACCESS_MEMBER, h_e2b_list},
+    /* Before "/sandboxes/{}", which would take "metrics" for a sandbox id. */
+    {"GET", "/sandboxes/metrics", ACCESS_MEMBER, h_e2b_sandboxes_metrics},
     {"GET", "/sandboxes/{}", ACCESS_MEMBER, h_e2b_get},
+    {"GET", "/sandboxes/{}/metrics", ACCESS_MEMBER, h_e2b_sandbox_metrics},
+    {"GET", "/sandboxes/{}/logs", ACCESS_MEMBER, h_e2b_logs},
+    {"GET", "/v2/sandboxes/{}/logs", ACCESS_MEMBER, h_e2b_logs_v2},
     {"DELETE", "/sandboxes/{}", ACCESS_MEMBER, h_sandbox_delete},
     {"POST", "/sandboxes/{}/timeout", ACCESS_MEMBER, h_e2b_timeout},
     {"PUT", "/sandboxes/{}/network", ACCESS_MEMBER, h_e2b_network},
@@ -205,7 +212,8 @@ static void log_context(const struct request *req, const struct route_match *m)
 
 /* A route of E2B's spec that Corral does not serve answers 501, never a
  * pretend 404 (which reads as "sandbox not found" in the SDK). Checked before
- * the served table so "/sandboxes/metrics" is not taken for a sandbox id. */
+ * the served table so that a spec path under "/sandboxes/" is not taken for a
+ * sandbox id. */
 void router_match(struct request *req, struct route_match *m)
 {
     int path_matched = 0;

@@ -15,6 +15,14 @@ void format_time_ms(int64_t ms, char *out, size_t outlen)
     snprintf(out, outlen, "%s.%03dZ", base, (int)(ms % 1000));
 }
 
+json_t *format_time_json(int64_t ms)
+{
+    char text[40];
+
+    format_time_ms(ms, text, sizeof(text));
+    return json_string(text);
+}
+
 static json_t *time_or_null(long long ms)
 {
     char text[40];

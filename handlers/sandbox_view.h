@@ -17,5 +17,7 @@ json_t *sandbox_egress_json(const char *policy);
 
 /* Milliseconds since the epoch as RFC 3339 UTC text. */
 void format_time_ms(int64_t ms, char *out, size_t outlen);
+/* The same as a JSON string. */
+json_t *format_time_json(int64_t ms);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include "clock.h"
 #include "keys.h"
+#include "telemetry.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,7 @@ static struct rscript remove_script = {"sandbox_remove",
                                        "if redis.call('DEL', KEYS[1]) == 0 then return false end\n"
                                        "redis.call('SREM', KEYS[2], ARGV[1])\n"
                                        "for i = 3, 5 do redis.call('ZREM', KEYS[i], ARGV[1]) end\n"
+                                       "redis.call('DEL', KEYS[6], KEYS[7])\n"
                                        "return {w[1] or '', w[2] or ''}\n",
                                        ""};
 
@@ -205,8 +207,10 @@ int sandbox_remove(struct rconn *rc, const char *ws, const char *sbid, char work
     int found;
 
     SB_KEYS(ws, sbid);
-    const char *argv[6] = {k_sb, k_sbs, k_active, k_timeouts, k_pending, sbid};
-    r = rconn_eval(rc, &remove_script, 5, 1, argv);
+    char k_metrics[192], k_logs[192];
+    telemetry_keys(ws, sbid, k_metrics, k_logs, sizeof(k_metrics));
+    const char *argv[8] = {k_sb, k_sbs, k_active, k_timeouts, k_pending, k_metrics, k_logs, sbid};
+    r = rconn_eval(rc, &remove_script, 7, 1, argv);
     if (!r)
         return -1;
     found = r->type == REDIS_REPLY_ARRAY && r->elements == 2;

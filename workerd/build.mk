@@ -4,7 +4,8 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/backoff.c workerd/enrol.c workerd/reconcile.c workerd/apply.c \
                 workerd/heartbeat.c workerd/egress_pool.c workerd/health.c workerd/deaths.c workerd/events.c workerd/envd_ready.c workerd/dataplane.c workerd/apply_batch.c workerd/curl_buf.c \
                 workerd/dataport.c workerd/dataport_head.c workerd/netguard.c workerd/sbnet.c workerd/sandbox_body.c \
-                workerd/egress_proxy.c workerd/hostcaps.c workerd/freeze.c workerd/snapshots.c workerd/volumes.c
+                workerd/egress_proxy.c workerd/hostcaps.c workerd/freeze.c workerd/snapshots.c workerd/volumes.c \
+                workerd/docker_logs.c workerd/stats.c workerd/sandbox_sample.c workerd/metrics_thread.c
 
 BINS += $(BIN)/workerd
 $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
@@ -12,9 +13,10 @@ $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 
 # Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
-UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c tests/workerd/unit_dataport.c tests/lib/stderr_capture.c \
-                     $(filter-out workerd/main.c,$(WORKERD_SRCS))
+UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c tests/workerd/unit_dataport.c tests/workerd/unit_telemetry.c \
+                     tests/lib/stderr_capture.c $(filter-out workerd/main.c,$(WORKERD_SRCS))
 $(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
-$(OBJ)/tests/workerd/unit_workerd.o $(OBJ)/tests/workerd/unit_dataport.o: CFLAGS += -Iworkerd
+$(OBJ)/tests/workerd/unit_workerd.o $(OBJ)/tests/workerd/unit_dataport.o \
+$(OBJ)/tests/workerd/unit_telemetry.o: CFLAGS += -Iworkerd

@@ -153,9 +153,9 @@ static void release(struct worker *w)
 static int run(struct worker_conf *conf)
 {
     struct worker w;
-    pthread_t ev;
+    pthread_t ev, tele;
     char err[1024];
-    int started = 0;
+    int started = 0, tele_started = 0;
 
     memset(&w, 0, sizeof(w));
     w.conf = conf;
@@ -179,12 +179,17 @@ static int run(struct worker_conf *conf)
         started = events_start(&w, &ev) == 0;
         if (!started)
             log_warn("events thread did not start; deaths are found by polling only");
+        tele_started = telemetry_start(&w, &tele) == 0;
+        if (!tele_started)
+            log_warn("metrics thread did not start; no metrics or logs are sent");
         heartbeat_run(&w);
     }
     log_info("stopping; sandboxes are left running");
     egress_pool_stop();
     if (started)
         pthread_join(ev, NULL);
+    if (tele_started)
+        pthread_join(tele, NULL);
     release(&w);
     return 0;
 }

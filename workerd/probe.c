@@ -1,5 +1,6 @@
 #include "probe.h"
 
+#include "docker_logs.h"
 #include "log.h"
 #include "secret.h"
 
@@ -17,27 +18,6 @@ int probe_output_is_gvisor(const char *output, const char *host_release)
     if (host_release[0] && strstr(output, host_release))
         return 0; /* the host's kernel answered: not a guest */
     return strstr(output, "gVisor") != NULL;
-}
-
-/* Logs of a non-tty container come in frames: 8-byte header (stream, 0, 0, 0,
- * big-endian length) then the bytes. Keeps the payloads, drops the headers. */
-static void demux(const char *in, size_t len, char *out, size_t outlen)
-{
-    size_t o = 0, i = 0;
-
-    while (i + 8 <= len && o + 1 < outlen) {
-        const unsigned char *h = (const unsigned char *)in + i;
-        size_t n = ((size_t)h[4] << 24) | ((size_t)h[5] << 16) | ((size_t)h[6] << 8) | h[7];
-        i += 8;
-        if (n > len - i)
-            n = len - i;
-        if (n > outlen - 1 - o)
-            n = outlen - 1 - o;
-        memcpy(out + o, in + i, n);
-        o += n;
-        i += n;
-    }
-    out[o] = '\0';
 }
 
 static int post(struct docker *d, const char *path, json_t *body, long timeout_ms, long want,
@@ -83,7 +63,7 @@ static int run_probe(struct docker *d, const struct worker_conf *c, const char *
     snprintf(path, sizeof(path), "/containers/%s/logs?stdout=1&stderr=1", name);
     if (docker_call_raw(d, "GET", path, 30000, &status, &raw, &rawlen, err, errlen) != 0)
         return -1;
-    demux(raw, rawlen, out, outlen);
+    docker_demux(raw, rawlen, out, outlen);
     free(raw);
     return 0;
 }

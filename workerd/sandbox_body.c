@@ -117,12 +117,18 @@ static json_t *envd_cmd(const struct worker_conf *c)
 json_t *sandbox_body(const struct worker_conf *c, const struct wtemplate *t, const char *wid,
                      json_t *sb, const struct sandbox_net *net)
 {
-    json_t *labels =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "corral.sandbox",
+    char disk[24];
+    json_t *labels;
+
+    /* The disk limit as a label: the metrics thread reads it back as diskTotal
+     * whether or not dockerd enforces it (telemetry.c). */
+    snprintf(disk, sizeof(disk), "%lld", (long long)int_or(sb, "disk_mb", SANDBOX_DISK_MB_DEFAULT));
+    labels =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "corral.sandbox",
                   json_string_value(json_object_get(sb, "id")), "corral.workspace",
                   json_string_value(json_object_get(sb, "workspace")) ?: "", "corral.worker", wid,
                   "corral.tier", json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN",
-                  "corral.template", t->name, "corral.role", "sandbox");
+                  "corral.template", t->name, "corral.role", "sandbox", "corral.disk_mb", disk);
 
     return json_pack("{s:s, s:o, s:o, s:[s], s:o, s:s, s:{s:{}}, s:o, s:{s:{s:{}}}}", "Image",
                      t->image, "Labels", labels, "Env", env_array(sb, net->via_proxy), "Entrypoint",

@@ -145,3 +145,15 @@ void sbtable_tier(struct sbtable *t, const char *sbid, char *out, size_t len)
         snprintf(out, len, "%s", e->st.tier);
     pthread_mutex_unlock(&t->mu);
 }
+
+int sbtable_running_ids(struct sbtable *t, char (*ids)[CTR_ID_MAX], int max)
+{
+    int n = 0;
+
+    pthread_mutex_lock(&t->mu);
+    for (int i = 0; i < t->n && n < max; i++)
+        if (strcmp(t->v[i].st.state, "running") == 0)
+            snprintf(ids[n++], CTR_ID_MAX, "%s", t->v[i].st.sbid);
+    pthread_mutex_unlock(&t->mu);
+    return n;
+}

@@ -44,5 +44,7 @@ void sbtable_tier(struct sbtable *t, const char *sbid, char *out, size_t len);
 int sbtable_has(struct sbtable *t, const char *sbid);
 /* Thread-safe: 1 when sbid is recorded as running or paused. */
 int sbtable_expect_running(struct sbtable *t, const char *sbid);
+/* Thread-safe: the ids of up to max sandboxes recorded as running; how many. */
+int sbtable_running_ids(struct sbtable *t, char (*ids)[CTR_ID_MAX], int max);
 
 #endif

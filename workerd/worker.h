@@ -1,9 +1,10 @@
 /* worker.h: the state one workerd process carries, shared by its parts.
  *
- * Two threads: the main thread runs the control channel (handshake,
+ * Three threads: the main thread runs the control channel (handshake,
  * heartbeat, applying commands, reconciling with dockerd); the events thread
  * follows dockerd's event stream, reports deaths on a request of its own and
- * flags the main thread. */
+ * flags the main thread; the metrics thread samples the running sandboxes
+ * and pushes their metrics and log lines on a request of its own. */
 #ifndef WORKERD_WORKER_H
 #define WORKERD_WORKER_H
 
@@ -112,5 +113,9 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
 
 /* events.c: the events thread. */
 int events_start(struct worker *w, pthread_t *th);
+
+/* telemetry.c: the metrics thread: every metrics_interval_ms, each running
+ * sandbox's stats and new log lines, pushed on POST /v1/worker/telemetry. */
+int telemetry_start(struct worker *w, pthread_t *th);
 
 #endif

@@ -40,8 +40,9 @@ struct worker_conf {
     long memory_mb;
     long backoff_max_ms; /* cap of the reconnect backoff */
     long probe_timeout_ms;
-    long envd_ready_ms; /* how long a create waits for envd's /health */
-    long egress_pool;   /* egress proxies kept started ahead of need (egress_pool.h) */
+    long envd_ready_ms;       /* how long a create waits for envd's /health */
+    long egress_pool;         /* egress proxies kept started ahead of need (egress_pool.h) */
+    long metrics_interval_ms; /* how often each sandbox's stats and logs are sampled */
     int envd_require_signature_expiration; /* envd refuses signed URLs without an expiry */
     int n_templates;
     struct wtemplate templates[WCONF_MAX_TEMPLATES];

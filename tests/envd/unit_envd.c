@@ -9,6 +9,7 @@
 #include "check.h"
 #include "connect_rpc.h"
 #include "envd.h"
+#include "lifecycle_log.h"
 #include "multipart.h"
 #include "paths.h"
 
@@ -383,6 +384,23 @@ static void test_base64(void)
     CHECK(!strcmp(np, "aGkhPw"));
 }
 
+/* A process is named in the sandbox's log by its command's base name only. */
+static void test_cmd_name(void)
+{
+    char out[16];
+
+    lifecycle_cmd_name("/bin/bash", out, sizeof(out));
+    CHECK(strcmp(out, "bash") == 0);
+    lifecycle_cmd_name("python3", out, sizeof(out));
+    CHECK(strcmp(out, "python3") == 0);
+    lifecycle_cmd_name("/usr/local/bin/a-very-long-command-name", out, sizeof(out));
+    CHECK(strcmp(out, "a-very-long-com") == 0);
+    lifecycle_cmd_name(NULL, out, sizeof(out));
+    CHECK(out[0] == '\0');
+    lifecycle_cmd_name("/trailing/", out, sizeof(out));
+    CHECK(out[0] == '\0');
+}
+
 int main(void)
 {
     test_frames();
@@ -390,5 +408,6 @@ int main(void)
     test_multipart();
     test_paths();
     test_base64();
+    test_cmd_name();
     return CHECK_SUMMARY();
 }

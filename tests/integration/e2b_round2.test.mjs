@@ -176,7 +176,8 @@ test('every unserved route of E2B\'s spec answers 501 naming it, through nginx',
 
 test('unserved routes authenticate first; literal spec routes win over an id; other paths stay 404/405', async () => {
   assertError(await api('GET', '/volumes'), 401);
-  assertError(await e2b('GET', '/sandboxes/metrics'), 501, /^GET \/sandboxes\/metrics is not served/);
+  // Served now (decision 0047), and still never taken for a sandbox id.
+  assertError(await e2b('GET', '/sandboxes/metrics'), 400, /^sandbox_ids: required/);
   assertError(await e2b('POST', '/templates/tags', {}), 501, /^POST \/templates\/tags is not served/);
   assertError(await e2b('PUT', '/volumes'), 405, /method PUT not allowed/);
   assertError(await e2b('GET', '/sandboxes/x1/nothing'), 404, /no route/);

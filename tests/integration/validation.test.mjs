@@ -74,6 +74,8 @@ test('E2B routes not served yet answer 501 naming the route', async () => {
   const sb = '0123456789abcdef0123';
   assertError(await api('GET', '/teams', { key: A.member }), 501, /^GET \/teams is not served by Corral$/);
   assertError(await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base', mcp: { github: {} } } }), 501, /^mcp/);
+  // Served since decision 0047: an unknown sandbox is a 404 there.
+  assertError(await api('GET', `/sandboxes/${sb}/metrics`, { key: A.member }), 404, /sandbox not found/);
 });
 
 test('PATCH /v1/workspace validates its field', async () => {

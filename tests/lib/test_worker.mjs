@@ -55,6 +55,12 @@ export class TestWorker {
     return r;
   }
 
+  // POST /v1/worker/telemetry as this worker (decision 0047): samples and log
+  // lines of sandboxes, [{id, metric, logs}].
+  telemetry(sandboxes, headers = this.headers()) {
+    return api('POST', '/v1/worker/telemetry', { body: { sandboxes }, headers });
+  }
+
   apply(c) {
     c.receivedAt = Date.now();
     this.received.push(c);

@@ -76,6 +76,13 @@ static const struct {
     {"GET", "/v1/audit", h_audit, ACCESS_OWNER, NULL},
     {"POST", "/v1/worker/handshake", h_worker_handshake, ACCESS_WORKER, NULL},
     {"POST", "/v1/worker/heartbeat", h_worker_heartbeat, ACCESS_WORKER, NULL},
+    {"POST", "/v1/worker/telemetry", h_worker_telemetry, ACCESS_WORKER, NULL},
+    {"GET", "/v1/sandboxes/ab12/metrics", h_sandbox_metrics, ACCESS_MEMBER, "ab12"},
+    /* "metrics" is not a sandbox id */
+    {"GET", "/sandboxes/metrics", h_e2b_sandboxes_metrics, ACCESS_MEMBER, NULL},
+    {"GET", "/sandboxes/i1/metrics", h_e2b_sandbox_metrics, ACCESS_MEMBER, "i1"},
+    {"GET", "/sandboxes/i1/logs", h_e2b_logs, ACCESS_MEMBER, "i1"},
+    {"GET", "/v2/sandboxes/i1/logs", h_e2b_logs_v2, ACCESS_MEMBER, "i1"},
     {"GET", "/v1/internal/route/sb1", h_internal_route, ACCESS_INTERNAL, "sb1"},
     {"POST", "/v2/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL},
     {"POST", "/sandboxes", h_e2b_create, ACCESS_MEMBER, NULL},
@@ -160,10 +167,8 @@ static const struct {
     const char *method, *path, *spec;
 } unserved_routes[] = {
     /* checked before the served table: "metrics" is not a sandbox id */
-    {"GET", "/sandboxes/metrics", "/sandboxes/metrics"},
-    {"GET", "/sandboxes/i1/logs", "/sandboxes/{sandboxID}/logs"},
-    {"GET", "/v2/sandboxes/i1/logs", "/v2/sandboxes/{sandboxID}/logs"},
     {"POST", "/templates/t", "/templates/{templateID}"},
+    {"GET", "/teams/t1/metrics", "/teams/{teamID}/metrics"},
     {"GET", "/teams", "/teams"},
     {"GET", "/templates/base", "/templates/{templateID}"},
     {"GET", "/secrets/s1", "/secrets/{secretID}"},

@@ -6,6 +6,7 @@
 #include "e2b_view.h"
 #include "sandbox_token.h"
 #include "sandbox_view.h"
+#include "telemetry_view.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -167,8 +168,63 @@ static void test_fill(void)
           !sandbox_is_running(&r) && r.owned == NULL);
 }
 
+/* A worker's sample and line in, stored text out as E2B's shapes. */
+static void test_telemetry(void)
+{
+    const long long now = 1796119200000LL;
+    char err[128], *m, *l;
+    long long ms = 0;
+    json_t *in = json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I}", "ts_ms", (json_int_t)now,
+                           "cpu_count", (json_int_t)2, "cpu_used_pct", 12.345, "mem_used",
+                           (json_int_t)10, "mem_total", (json_int_t)20, "mem_cache", (json_int_t)3,
+                           "disk_used", (json_int_t)4, "disk_total", (json_int_t)5);
+    json_t *line = json_pack("{s:I, s:s}", "ts_ns", (json_int_t)(now * 1000000 + 7), "line",
+                             "{\"level\":\"warn\",\"message\":\"process ended\",\"pid\":\"9\","
+                             "\"n\":3,\"time\":\"x\"}");
+    json_t *out;
+
+    m = telemetry_metric_in(in, now, &ms, err, sizeof(err));
+    CHECK(m && ms == now);
+    out = telemetry_metric_e2b(m);
+    CHECK(json_integer_value(json_object_get(out, "timestampUnix")) == now / 1000);
+    CHECK(json_real_value(json_object_get(out, "cpuUsedPct")) == 12.35);
+    CHECK(json_integer_value(json_object_get(out, "memCache")) == 3);
+    CHECK(strcmp(json_string_value(json_object_get(out, "timestamp")),
+                 "2026-12-01T10:00:00.000Z") == 0);
+    json_decref(out);
+    free(m);
+    json_object_set_new(in, "ts_ms", json_integer(now + TELEMETRY_SKEW_MS + 1));
+    CHECK(!telemetry_metric_in(in, now, &ms, err, sizeof(err)) && strstr(err, "metric.ts_ms"));
+    json_object_set_new(in, "ts_ms", json_integer(now));
+    json_object_set_new(in, "cpu_count", json_string("2"));
+    CHECK(!telemetry_metric_in(in, now, &ms, err, sizeof(err)) && strstr(err, "metric.cpu_count"));
+
+    l = telemetry_log_in(line, now, &ms, err, sizeof(err));
+    CHECK(l && ms == now);
+    out = telemetry_log_entry(l);
+    CHECK(strcmp(json_string_value(json_object_get(out, "level")), "warn") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(out, "message")), "process ended") == 0);
+    CHECK(json_object_size(json_object_get(out, "fields")) == 2); /* pid, n; not time */
+    CHECK(strcmp(json_string_value(json_object_get(json_object_get(out, "fields"), "n")), "3") ==
+          0);
+    json_decref(out);
+    free(l);
+    json_object_set_new(line, "line", json_string("{not json"));
+    l = telemetry_log_in(line, now, &ms, err, sizeof(err));
+    out = telemetry_log_entry(l);
+    CHECK(strcmp(json_string_value(json_object_get(out, "level")), "info") == 0);
+    CHECK(strcmp(json_string_value(json_object_get(out, "message")), "{not json") == 0);
+    json_decref(out);
+    free(l);
+    CHECK(telemetry_level_rank("error") == 3 && telemetry_level_rank("warning") == -1);
+    CHECK(telemetry_metric_e2b("garbage") == NULL && telemetry_log_entry("{}") == NULL);
+    json_decref(in);
+    json_decref(line);
+}
+
 void unit_views(int *total_passed, int *total_failed)
 {
+    test_telemetry();
     test_native();
     test_e2b();
     test_fill();

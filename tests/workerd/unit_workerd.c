@@ -433,6 +433,7 @@ static void test_sandbox_log_context(void)
 }
 
 void unit_dataport(int *total_passed, int *total_failed);
+void unit_telemetry(int *total_passed, int *total_failed);
 
 int main(void)
 {
@@ -453,5 +454,6 @@ int main(void)
     test_conf();
     test_conf_capacity();
     unit_dataport(&passed, &failed);
+    unit_telemetry(&passed, &failed);
     return CHECK_SUMMARY();
 }

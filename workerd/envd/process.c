@@ -12,6 +12,8 @@
  * lock.
  */
 #include "process.h"
+
+#include "lifecycle_log.h"
 #include "connect_rpc.h"
 #include "envd.h"
 #include "base64.h"
@@ -61,6 +63,11 @@ static struct proc *registry;
 pid_t proc_pid(const struct proc *p)
 {
     return p->pid;
+}
+
+const json_t *proc_config(const struct proc *p)
+{
+    return p->config;
 }
 
 static void close_fd(int *fd)
@@ -223,23 +230,32 @@ static int outputs_open(struct proc *p)
     return p->is_pty ? p->master_fd >= 0 : p->out_fd >= 0 || p->err_fd >= 0;
 }
 
-static json_t *end_event(int status)
+/* How a process ended, in the end event's words ("exit status 0",
+ * "signal: killed"); 1 when it exited 0. */
+static int status_text(int status, char *text, size_t len)
+{
+    if (WIFEXITED(status)) {
+        snprintf(text, len, "exit status %d", WEXITSTATUS(status));
+        return WEXITSTATUS(status) == 0;
+    }
+    const char *name = strsignal(WTERMSIG(status));
+    snprintf(text, len, "signal: %c%s%s", name ? (name[0] | 0x20) : '?', name ? name + 1 : "",
+             WCOREDUMP(status) ? " (core dumped)" : "");
+    return 0;
+}
+
+static json_t *end_event(int status, const char *text)
 {
     json_t *end = json_object();
-    char text[128];
 
     if (WIFEXITED(status)) {
         int code = WEXITSTATUS(status);
-        snprintf(text, sizeof(text), "exit status %d", code);
         if (code != 0) {
             json_object_set_new(end, "exitCode", json_integer(code));
             json_object_set_new(end, "error", json_string(text));
         }
         json_object_set_new(end, "exited", json_true());
     } else {
-        const char *name = strsignal(WTERMSIG(status));
-        snprintf(text, sizeof(text), "signal: %c%s%s", name ? (name[0] | 0x20) : '?',
-                 name ? name + 1 : "", WCOREDUMP(status) ? " (core dumped)" : "");
         json_object_set_new(end, "exitCode", json_integer(-1));
         json_object_set_new(end, "error", json_string(text));
     }
@@ -262,7 +278,8 @@ static void unregister(struct proc *p)
 static void *pump_main(void *arg)
 {
     struct proc *p = arg;
-    int killed = 0, status;
+    int killed = 0, status, ok;
+    char text[128];
 
     for (;;) {
         long long now = envd_now_ms();
@@ -290,7 +307,9 @@ static void *pump_main(void *arg)
     close_fd(&p->stdin_fd);
     close_fd(&p->master_fd);
     pthread_mutex_unlock(&p->io_mu);
-    broadcast(p, end_event(status), 1);
+    ok = status_text(status, text, sizeof(text));
+    lifecycle_process_ended(p->pid, p->config, ok, text);
+    broadcast(p, end_event(status, text), 1);
     proc_unref(p);
     return NULL;
 }

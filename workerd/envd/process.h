@@ -57,6 +57,8 @@ struct proc *proc_spawn(const struct proc_spec *spec, struct proc_sub *first, ch
 struct proc *proc_find(unsigned long pid, const char *tag);
 void proc_unref(struct proc *p);
 pid_t proc_pid(const struct proc *p);
+/* The config the process was started with ({cmd, args, envs, cwd}). */
+const json_t *proc_config(const struct proc *p);
 
 struct proc_sub *proc_sub_new(void);
 /* Frees a subscriber that was never attached. */

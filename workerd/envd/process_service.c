@@ -8,6 +8,7 @@
 #include "process_service.h"
 #include "base64.h"
 #include "envd.h"
+#include "lifecycle_log.h"
 #include "paths.h"
 #include "process.h"
 
@@ -255,7 +256,7 @@ int process_start(struct rpc_call *call, json_t *in)
         proc_sub_free(sub);
         return -1;
     }
-    envd_log("started pid %d as %s", proc_pid(p), call->user.name);
+    lifecycle_process_started(proc_pid(p), proc_config(p), call->user.name);
     if (send_start(call, proc_pid(p)) == 0)
         rc = stream_process(call, p, sub);
     proc_unsubscribe(p, sub);

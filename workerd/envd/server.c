@@ -14,6 +14,7 @@
 #include "envd.h"
 #include "files_http.h"
 #include "http.h"
+#include "lifecycle_log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -209,7 +210,7 @@ int server_run(const char *addr, int port)
 
     if (lfd < 0)
         return -1;
-    envd_log("envd %s listening on %s:%d", ENVD_VERSION, addr, port);
+    lifecycle_envd_started(addr, port);
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) {
