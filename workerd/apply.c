@@ -104,6 +104,7 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
         return -1;
     }
     log_sandbox("info", sbid, tier, "killed");
+    snapshot_images_prune(dk, w->id.worker_id); /* a deleted snapshot it was made from */
     return 0;
 }
 
@@ -180,6 +181,7 @@ int apply_image_remove(struct worker *w, struct docker *dk, json_t *args)
         log_warn("snapshot image %s: %s", image, err);
     else
         log_info("snapshot image %s removed", image);
+    snapshot_images_prune(dk, w->id.worker_id);
     return 0;
 }
 

@@ -105,3 +105,20 @@ int snapshot_image_remove(struct docker *d, const char *wid, const char *image, 
     json_decref(ans);
     return 0;
 }
+
+void snapshot_images_prune(struct docker *d, const char *wid)
+{
+    char path[512], err[128], *enc;
+    long status = 0;
+    json_t *ans = NULL;
+
+    enc = docker_filters(
+        d, json_pack("{s:[s], s:[s+]}", "dangling", "true", "label", "corral.worker=", wid));
+    if (!enc)
+        return;
+    snprintf(path, sizeof(path), "/images/prune?filters=%s", enc);
+    curl_free(enc);
+    /* 409: another prune runs (a batch of kills): it does the same work. */
+    if (docker_call(d, "POST", path, NULL, 30000, &status, &ans, err, sizeof(err)) == 0)
+        json_decref(ans);
+}

@@ -22,6 +22,10 @@ int snapshot_image_remove(struct docker *d, const char *wid, const char *image, 
 int snapshot_image_ours(struct docker *d, const char *wid, const char *image, char *err,
                         size_t errlen);
 
+/* Removes this worker's snapshot images that lost their name (deleted while
+ * sandboxes made from them still ran) and that no container uses any more. */
+void snapshot_images_prune(struct docker *d, const char *wid);
+
 /* 1 when name is spelled as a snapshot image, corral-snap:snap-<20 hex>. Pure. */
 int snapshot_image_name_ok(const char *name);
 

@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox, MODE } from './lib.mjs';
 import { SDK } from './sdk.mjs';
+import { docker } from '../lib/engine.mjs';
+import { until } from '../lib/poll.mjs';
 
 const tag = `[${MODE} ${SDK}]`;
 const other = { apiKey: process.env.CORRAL_OTHER_KEY };
@@ -60,7 +62,11 @@ test(`${tag} createSnapshot, create from it (files there), listSnapshots, delete
   await assert.rejects(Sandbox.create(snapshotId, { timeoutMs: 60_000 }), /not found|404/i);
 });
 
-test(`${tag} fork: new sandboxes from a running one's current files; the original runs on`, async () => {
+// Snapshot images on this dockerd, named or not (a deleted one its forks still used).
+const snapImages = async () => (await docker('GET', `/images/json?all=1&filters=${encodeURIComponent(JSON.stringify({ label: ['corral.snapshot'] }))}`)).body.length;
+
+test(`${tag} fork: new sandboxes from a running one's current files; the original runs on; no image is left`, async () => {
+  const images = await snapImages();
   const sbx = await Sandbox.create('base', { timeoutMs: 120_000 });
   const forks = [];
   try {
@@ -86,4 +92,6 @@ test(`${tag} fork: new sandboxes from a running one's current files; the origina
     for (const f of forks) await f.kill().catch(() => {});
     await sbx.kill().catch(() => {});
   }
+  assert.ok(await until(async () => (await snapImages()) === images, { timeoutMs: 10_000 }),
+    'the fork\'s snapshot image went with its last sandbox');
 });
