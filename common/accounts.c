@@ -64,6 +64,7 @@ const struct ws_limit_def ws_limit_defs[WS_LIMIT_COUNT] = {
                                  ACCOUNTS_MAX_CONCURRENT_MAX, 20},
     [WS_LIMIT_PIDS] = {"sandbox_pids_limit", "pids_limit", 64, 65536, 1024},
     [WS_LIMIT_DISK_MB] = {"sandbox_disk_mb", "disk_mb", 256, 1048576, 10240},
+    [WS_LIMIT_TIMEOUT] = {"sandbox_timeout_s", "timeout_s", 1, 86400, 300},
 };
 
 int ws_limit_check(enum ws_limit i, long long value, long max_concurrent_ceiling, char *err,
@@ -89,11 +90,13 @@ int workspace_info(struct rconn *rc, const char *ws, char *name, size_t namelen,
                    long limits[WS_LIMIT_COUNT])
 {
     char key[128];
+    const char *argv[3 + WS_LIMIT_COUNT] = {"HMGET", key, "name"};
     redisReply *r;
 
     snprintf(key, sizeof(key), K_WS_INFO, ws);
-    r = rconn_cmd(rc, 0, "HMGET %s name %s %s %s", key, ws_limit_defs[0].field,
-                  ws_limit_defs[1].field, ws_limit_defs[2].field);
+    for (int i = 0; i < WS_LIMIT_COUNT; i++)
+        argv[3 + i] = ws_limit_defs[i].field;
+    r = rconn_cmdargv(rc, 0, 3 + WS_LIMIT_COUNT, argv, NULL);
     if (!r || r->elements != 1 + WS_LIMIT_COUNT) {
         if (r)
             freeReplyObject(r);

@@ -14,7 +14,13 @@
  * table of their API names, Redis fields, ranges and defaults (the default
  * concurrency limit is ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt, nowhere
  * else). */
-enum ws_limit { WS_LIMIT_MAX_CONCURRENT, WS_LIMIT_PIDS, WS_LIMIT_DISK_MB, WS_LIMIT_COUNT };
+enum ws_limit {
+    WS_LIMIT_MAX_CONCURRENT,
+    WS_LIMIT_PIDS,
+    WS_LIMIT_DISK_MB,
+    WS_LIMIT_TIMEOUT, /* a native create's timeout when it names none (decision 0044) */
+    WS_LIMIT_COUNT
+};
 struct ws_limit_def {
     const char *name;  /* in the API */
     const char *field; /* in the workspace's Redis hash */

@@ -26,6 +26,7 @@ static const struct int_key int_keys[] = {
     {"grace_ms", offsetof(struct corral_conf, grace_ms), 0, 600000},
     {"sweep_ms", offsetof(struct corral_conf, sweep_ms), 50, 60000},
     {"paused_max_s", offsetof(struct corral_conf, paused_max_s), 1, 30 * 86400},
+    {"sandbox_max_timeout_s", offsetof(struct corral_conf, sandbox_max_timeout_s), 1, 86400},
     {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
     {"fleet_share", offsetof(struct corral_conf, fleet_share), 1, 100},
     {"workspace_max_concurrent_ceiling", offsetof(struct corral_conf, max_concurrent_ceiling), 1,
@@ -102,6 +103,7 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->grace_ms = 5000;
     c->sweep_ms = 250; /* a deadline is acted on within this (decision 0044) */
     c->paused_max_s = 86400;
+    c->sandbox_max_timeout_s = 86400;
     c->redis_timeout_ms = 1000;
     data_addr_defaults(&c->data_allow);
     /* Decision 0034: half the shared fleet per tenant, and a ceiling far above

@@ -27,12 +27,13 @@ struct corral_conf {
     long longpoll_max;        /* heartbeats one process holds open at once */
     long create_wait_max;     /* creates one process holds open waiting for "running" */
     long max_body_bytes;
-    long poll_ms;           /* heartbeat long-poll wait */
-    long lease_ms;          /* a worker silent this long is dead */
-    long create_timeout_ms; /* a create waits this long for "running" */
-    long grace_ms;          /* then corral-sched reclaims after this much more */
-    long sweep_ms;          /* corral-sched period */
-    long paused_max_s;      /* a paused sandbox is killed after this long (decision 0044) */
+    long poll_ms;               /* heartbeat long-poll wait */
+    long lease_ms;              /* a worker silent this long is dead */
+    long create_timeout_ms;     /* a create waits this long for "running" */
+    long grace_ms;              /* then corral-sched reclaims after this much more */
+    long sweep_ms;              /* corral-sched period */
+    long paused_max_s;          /* a paused sandbox is killed after this long (decision 0044) */
+    long sandbox_max_timeout_s; /* no create, setTimeout or refresh asks for longer */
     long redis_timeout_ms;
     /* worker_data_networks / worker_data_ports: where a worker's data_addr may
      * point (the gateway connects there; decision 32) */

@@ -196,6 +196,7 @@ create_timeout_ms = $CREATE
 grace_ms = $GRACE
 sweep_ms = $SWEEP
 paused_max_s = ${CORRAL_PAUSED_MAX_S:-86400}
+sandbox_max_timeout_s = ${CORRAL_SANDBOX_MAX_TIMEOUT_S:-86400}
 worker_data_networks = $WORKER_NETWORKS
 worker_data_ports = $WORKER_PORTS
 fleet_share = $FLEET_SHARE

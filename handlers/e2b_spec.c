@@ -176,6 +176,7 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
         return 400;
     }
     json_decref(native);
+    spec->timeout_given = 1; /* E2B's default is its own 300 s, not the workspace's */
     network = json_object_get(body, "network");
     internet = json_object_get(body, "allow_internet_access");
     if (e2b_egress(json_object_get(network, "allowOut"), json_object_get(network, "denyOut"),

@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_TIMEOUT_S 86400
-
 /* The caller's record of a live sandbox (running, or paused or on the way
  * between): 0, or -1 after answering 404/503. */
 static int live_record(struct request *req, struct sandbox_record *rec)
@@ -78,22 +76,23 @@ void h_e2b_get(struct request *req)
 long e2b_body_timeout(struct request *req, int required)
 {
     json_t *body = required ? request_json_body(req) : request_json_optional(req), *v;
-    long t = -2;
+    long max = req->conf->sandbox_max_timeout_s, t = -2;
 
     if (!body)
         return -1;
     v = json_object_get(body, "timeout");
     if (!v && !required)
         t = -2;
-    else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
-             json_integer_value(v) <= MAX_TIMEOUT_S)
+    else if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= max)
         t = (long)json_integer_value(v);
     else
         t = -1;
     json_decref(body);
     if (t == -1)
-        respond_error(req, 400, "timeout: must be an integer number of seconds in [0, %d]",
-                      MAX_TIMEOUT_S);
+        respond_error(req, 400,
+                      "timeout: must be an integer number of seconds in [0, %ld] (the operator's "
+                      "maximum)",
+                      max);
     return t;
 }
 

@@ -147,6 +147,7 @@ static int parse_numbers(const json_t *body, struct sandbox_spec *spec, struct s
         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 86400)
             return fail(e, SPEC_FIELD_TIMEOUT, SPEC_RULE_VALUE, NULL);
         spec->timeout_s = (long)json_integer_value(v);
+        spec->timeout_given = 1;
     }
     if ((v = json_object_get(body, "cpu_cores"))) {
         double c = json_number_value(v);

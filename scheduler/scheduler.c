@@ -37,6 +37,7 @@ void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
     sc->max_concurrent_ceiling = c->max_concurrent_ceiling;
     sc->env_secret = c->server_secret;
     sc->paused_max_ms = (long long)c->paused_max_s * 1000;
+    sc->max_timeout_s = c->sandbox_max_timeout_s;
     /* Here, so that every process that runs the scheduler's rules (corral-api,
      * corral-sched) keeps events as long as its corral.conf says. */
     audit_set_retention(c->audit_retention_s);
@@ -224,6 +225,17 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
         return -1;
     }
     audit_create(rc, ws, actor, sbid, spec, AUDIT_REQUESTED, NULL);
+    if (!resolved->timeout_given)
+        resolved->timeout_s = limits[WS_LIMIT_TIMEOUT];
+    if (resolved->timeout_s > c->max_timeout_s) {
+        if (resolved->timeout_given) {
+            sched_error_set(err, 400, "timeout: at most %ld seconds (the operator's maximum)",
+                            c->max_timeout_s);
+            audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
+            return -1;
+        }
+        resolved->timeout_s = c->max_timeout_s; /* a workspace default above it */
+    }
     if (snapshot_resolve(rc, ws, resolved, err) != 0 ||
         volume_resolve(rc, ws, resolved, err) != 0) {
         audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);

@@ -19,6 +19,7 @@
 struct sandbox_spec {
     char template_id[65];
     long timeout_s;
+    int timeout_given; /* 0: the workspace's sandbox_timeout_s applies (native creates) */
     double cpu_cores;
     long memory_mb;
     int has_require;      /* require_isolation was given */
@@ -50,6 +51,7 @@ struct sched_conf {
     long max_concurrent_ceiling; /* admission never allows more, whatever the workspace says */
     const char *env_secret;      /* the server secret: seals env vars (common/env_seal.h) */
     long long paused_max_ms;     /* a paused sandbox is killed after this long */
+    long max_timeout_s;          /* no sandbox lives longer in one go (sandbox_max_timeout_s) */
 };
 
 /* The scheduler's settings from corral.conf (corral-api and corral-sched alike). */

@@ -163,6 +163,7 @@ int snapshot_fork_spec(const struct sandbox_record *src, const char *snap_id, lo
     memset(out, 0, sizeof(*out));
     snprintf(out->template_id, sizeof(out->template_id), "%s", snap_id);
     out->timeout_s = timeout_s;
+    out->timeout_given = 1;
     out->cpu_cores = src->cpu_cores;
     out->memory_mb = src->memory_mb;
     out->has_require =

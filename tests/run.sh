@@ -43,7 +43,7 @@ integration() (
     export CORRAL_PROFILE=test CORRAL_BUILD="$ROOT/build-san/bin"
     export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
     # lifecycle.test.mjs waits out a paused sandbox's whole life.
-    export CORRAL_PAUSED_MAX_S=5
+    export CORRAL_PAUSED_MAX_S=5 CORRAL_SANDBOX_MAX_TIMEOUT_S=3600
     export ASAN_OPTIONS="detect_leaks=1:log_path=$CORRAL_RUN/log/asan"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$CORRAL_RUN/log/ubsan"
     trap 'conf/stack.sh down' EXIT

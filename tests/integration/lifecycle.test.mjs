@@ -165,3 +165,28 @@ test('a snapshot is heard only from the worker that holds it; another workspace 
   const audit = await api('GET', `/v1/audit?event=snapshotted`, { key: A.owner });
   assert.deepEqual(audit.body.events.map((e) => e.actor), [`worker:${holder.id}`]);
 });
+
+test('timeouts: a native create without one gets the workspace\'s sandbox_timeout_s, E2B\'s 300 s; the operator\'s maximum caps every one', async () => {
+  const max = Number(readFileSync(`${RUN}/corral.conf`, 'utf8').match(/^sandbox_max_timeout_s = (\d+)/m)[1]);
+  assert.ok(max < 86400, `run with a lower sandbox_max_timeout_s (CORRAL_SANDBOX_MAX_TIMEOUT_S, here ${max})`);
+  const A = newWorkspace();
+  await setLimit(A, 10);
+  await enrolWorker(workers, A);
+  const p = await api('PATCH', '/v1/workspace', { key: A.owner, body: { sandbox_timeout_s: 42 } });
+  assert.equal(p.status, 200, p.raw);
+  assert.equal(p.body.sandbox_timeout_s, 42);
+  const n = await create(A);
+  assert.equal(n.timeout, 42, 'the workspace default');
+  const left = Date.parse(n.expires_at) - Date.now();
+  assert.ok(left > 30_000 && left <= 42_000, `expires in ${left} ms`);
+  const e = await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base' } });
+  assert.equal(e.status, 201, e.raw);
+  assert.equal((await get(A, e.body.sandboxID)).body.timeout, 300, 'E2B\'s own default');
+  const over = await api('POST', '/v1/sandboxes', { key: A.member, body: { timeout: max + 1 } });
+  assert.equal(over.status, 400, over.raw);
+  assert.match(over.body.message, new RegExp(`^timeout: at most ${max} seconds \\(the operator's maximum\\)`));
+  const setT = await api('POST', `/sandboxes/${n.sandbox_id}/timeout`, { key: A.member, body: { timeout: max + 1 } });
+  assert.equal(setT.status, 400, setT.raw);
+  assert.equal((await get(A, n.sandbox_id)).body.timeout, 42, 'a refused setTimeout changed nothing');
+  assert.equal((await api('PATCH', '/v1/workspace', { key: A.owner, body: { sandbox_timeout_s: 0 } })).status, 400);
+});

@@ -86,6 +86,8 @@ static void test_good(void)
     CHECK(strcmp(c.redis_host, "127.0.0.1") == 0 && c.poll_ms == 20000 && c.lease_ms == 45000 &&
           c.key_rate == 50 && c.key_burst == 200 && strcmp(c.redis_user, "corral") == 0);
     CHECK(c.audit_retention_s == 30L * 86400);
+    /* decision 0044: deadlines acted on within a sweep, a day paused at most */
+    CHECK(c.sweep_ms == 250 && c.paused_max_s == 86400 && c.sandbox_max_timeout_s == 86400);
     CHECK(strcmp(c.server_secret, "00112233445566778899aabbccddeeff") == 0 &&
           strcmp(c.gateway_secret, c.server_secret) == 0 &&
           strcmp(c.redis_password, c.server_secret) == 0);
@@ -107,6 +109,9 @@ static void test_refusals(void)
                   "%s:6: max_body_bytes: expected an integer in [1024, 67108864]"));
     CHECK(refused("poll_ms = 99\n", "%s:4: poll_ms: expected an integer in [100, 300000]"));
     CHECK(refused("key_rate = 0\n", "%s:4: key_rate: expected an integer in [1, 1000000]"));
+    CHECK(refused("paused_max_s = 0\n", "%s:4: paused_max_s: expected an integer in [1, 2592000]"));
+    CHECK(refused("sandbox_max_timeout_s = 86401\n",
+                  "%s:4: sandbox_max_timeout_s: expected an integer in [1, 86400]"));
     CHECK(refused("audit_retention_s = 59\n",
                   "%s:4: audit_retention_s: expected an integer in [60, 315360000]"));
     CHECK(refused("audit_retention_s = 315360001\n",
