@@ -136,7 +136,7 @@ static void list(struct request *req, int e2b)
             continue;
         }
         if (s->fork || strcmp(s->state, "ready") != 0 ||
-            (*sandbox && strcmp(s->sandbox, sandbox)) || (*name && strcmp(s->name, name)))
+            (*sandbox && strcmp(s->sandbox, sandbox) != 0) || (*name && strcmp(s->name, name) != 0))
             continue;
         if (json_array_size(arr) == limit) {
             respond_add_header(
