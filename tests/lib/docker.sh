@@ -100,12 +100,19 @@ btrfs_data_root() {
         mount -o loop "$FS_IMG" "$FS_DIR" >&2 || return 0
     fi
     # Simple quotas (Linux 6.7+): full qgroups make every subvolume deletion
-    # cost seconds of btrfs-cleaner CPU; simple ones account only new extents.
-    # Debian 12's btrfs-progs cannot turn them on, so the ioctl does.
-    python3 - "$FS_DIR" <<'PY' >&2 || return 0
+    # cost seconds of btrfs-cleaner CPU (and a container create 10 s once
+    # many qgroups pile up); simple ones account only new extents. Debian 12's
+    # btrfs-progs cannot turn them on, so the ioctl does. dockerd's btrfs
+    # driver turns on full qgroups if it finds quotas off: found so, they are
+    # switched back (dockerd is not running here, nothing holds a limit).
+    local mode; mode=$(cat "/sys/fs/btrfs/$(findmnt -n -o UUID --target "$FS_DIR")/qgroups/mode" 2>/dev/null)
+    python3 - "$FS_DIR" "$mode" <<'PY' >&2 || return 0
 import fcntl, os, struct, sys
-BTRFS_IOC_QUOTA_CTL, ENABLE_SIMPLE_QUOTA = 0xC0109428, 4
+BTRFS_IOC_QUOTA_CTL, DISABLE, ENABLE_SIMPLE_QUOTA = 0xC0109428, 2, 4
 fd = os.open(sys.argv[1], os.O_RDONLY)
+if sys.argv[2] == 'qgroup':
+    print('docker.sh: full qgroups found on the data root: switching to simple quotas')
+    fcntl.ioctl(fd, BTRFS_IOC_QUOTA_CTL, struct.pack('QQ', DISABLE, 0))
 fcntl.ioctl(fd, BTRFS_IOC_QUOTA_CTL, struct.pack('QQ', ENABLE_SIMPLE_QUOTA, 0))
 PY
     echo "--data-root $FS_DIR --storage-driver btrfs"
