@@ -24,14 +24,10 @@ test(`${tag} createSnapshot, create from it (files there), listSnapshots, delete
   try {
     await sbx.files.write('/home/user/notes.txt', 'from the snapshot');
     await sbx.commands.run('sudo sh -c "echo system > /etc/marker"');
-    const snap = typeof sbx.createSnapshot === 'function'
-      ? await sbx.createSnapshot({ name: 'mine' })
-      : (await api('POST', `/sandboxes/${sbx.sandboxId}/snapshots`, { name: 'mine' })).body;
-    snapshotId = snap.snapshotId ?? snap.snapshotID;
+    const snap = await sbx.createSnapshot({ name: 'mine' });
+    snapshotId = snap.snapshotId;
     assert.match(snapshotId, /^snap-[0-9a-f]{20}$/);
-    const listed = typeof Sandbox.listSnapshots === 'function'
-      ? await Sandbox.listSnapshots().nextItems()
-      : (await api('GET', '/snapshots')).body.map((s) => ({ snapshotId: s.snapshotID, names: s.names }));
+    const listed = await Sandbox.listSnapshots().nextItems();
     assert.deepEqual(listed.find((s) => s.snapshotId === snapshotId)?.names, ['mine']);
     // The original goes on; the snapshot is its own.
     await sbx.files.write('/home/user/notes.txt', 'changed after');
@@ -54,11 +50,8 @@ test(`${tag} createSnapshot, create from it (files there), listSnapshots, delete
   const again = await Sandbox.create(snapshotId, { timeoutMs: 60_000 });
   assert.equal(await again.files.read('/home/user/notes.txt'), 'from the snapshot');
   await again.kill();
-  const del = typeof Sandbox.deleteSnapshot === 'function'
-    ? await Sandbox.deleteSnapshot(snapshotId)
-    : (await api('DELETE', `/templates/${snapshotId}`)).status === 204;
-  assert.equal(del, true);
-  assert.equal((await api('DELETE', `/templates/${snapshotId}`)).status, 404, 'deleted once');
+  assert.equal(await Sandbox.deleteSnapshot(snapshotId), true);
+  assert.equal(await Sandbox.deleteSnapshot(snapshotId), false, 'deleted once: not found');
   await assert.rejects(Sandbox.create(snapshotId, { timeoutMs: 60_000 }), /not found|404/i);
 });
 
@@ -72,12 +65,10 @@ test(`${tag} fork: new sandboxes from a running one's current files; the origina
   try {
     await sbx.files.write('/tmp/state.txt', 'step 1');
     const before = (await api('GET', '/snapshots')).body.map((s) => s.snapshotID).sort();
-    const r = await api('POST', `/sandboxes/${sbx.sandboxId}/fork`, { count: 2, timeout: 120 });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.equal(r.body.length, 2);
-    for (const one of r.body) {
-      assert.ok(one.sandbox, JSON.stringify(one));
-      const f = await Sandbox.connect(one.sandbox.sandboxID);
+    const made = await Sandbox.fork(sbx.sandboxId, { count: 2, timeoutMs: 120_000 });
+    assert.equal(made.length, 2);
+    for (const f of made) {
+      assert.ok(f instanceof Sandbox, String(f));
       forks.push(f);
       assert.notEqual(f.sandboxId, sbx.sandboxId);
       assert.equal(await f.files.read('/tmp/state.txt'), 'step 1');
