@@ -77,9 +77,10 @@ async function deadlines() {
   w.start();
   try {
     const made = [];
-    for (let i = 0; i < DEADLINES; i++) { // timeouts 2-11 s, spread over the batch
-      const r = must(await api('POST', '/v1/sandboxes', { key: ws.member, body: { template: 'base', timeout: 2 + (i % 10), cpu_cores: 0.01, memory_mb: 16 } }), 'create');
-      made.push(r.body);
+    for (let i = 0; i < DEADLINES; i += 20) { // 20 at a time; timeouts 2-11 s, spread over them
+      const batch = Array.from({ length: 20 }, (_, k) => api('POST', '/v1/sandboxes', { key: ws.member,
+        body: { template: 'base', timeout: 2 + ((i + k) % 10), cpu_cores: 0.01, memory_mb: 16 } }));
+      for (const r of await Promise.all(batch)) made.push(must(r, 'create').body);
     }
     const last = Math.max(...made.map((m) => Date.parse(m.expires_at)));
     while (Date.now() < last + 3000) await new Promise((s) => setTimeout(s, 500));
