@@ -26,8 +26,7 @@ static int live_record(struct request *req, struct sandbox_record *rec)
         respond_store_down(req);
         return -1;
     }
-    if (found == 0 || (!sandbox_is_running(rec) && !sandbox_is_paused(rec) &&
-                       strcmp(rec->state, "resuming") != 0)) {
+    if (found == 0 || !sandbox_is_live(rec)) {
         sandbox_record_free(rec);
         NOT_FOUND_SANDBOX(req);
         return -1;

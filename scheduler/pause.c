@@ -12,13 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A state the record can be in without the sandbox having ended. */
-static int is_live(const char *state)
-{
-    return strcmp(state, "running") == 0 || strcmp(state, "pausing") == 0 ||
-           strcmp(state, "paused") == 0 || strcmp(state, "resuming") == 0;
-}
-
 /* Waits until the record is in state want: the worker's report wakes us, and
  * the record is read after every slice, so that a wake another waiter took is
  * not missed. */
@@ -33,7 +26,7 @@ static enum life_outcome wait_state(struct rconn *rc, const char *ws, const char
         int found = sandbox_read(rc, ws, sbid, &rec);
         if (found < 0)
             return LIFE_STORE_DOWN;
-        if (found == 0 || !is_live(rec.state)) {
+        if (found == 0 || !sandbox_is_live(&rec)) {
             snprintf(why, whylen, "the sandbox ended: %s",
                      found && *rec.reason ? rec.reason
                      : found              ? rec.state
@@ -67,7 +60,7 @@ static enum life_outcome refused_by(const char *state, const char *done_state)
 {
     if (strcmp(state, done_state) == 0)
         return LIFE_ALREADY;
-    if (strcmp(state, "pending") == 0 || is_live(state))
+    if (strcmp(state, "pending") == 0 || sandbox_state_live(state))
         return LIFE_BUSY;
     return LIFE_ABSENT;
 }

@@ -93,8 +93,9 @@ static int transition_reply(redisReply *r, struct sandbox_transition *t)
     return 0;
 }
 
-int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
-                         struct sandbox_transition *t)
+/* The pause script and the deadline claim take the same keys and arguments. */
+static int eval_pause_shaped(struct rconn *rc, struct rscript *script, const char *ws,
+                             const char *sbid, long long hold_until, struct sandbox_transition *t)
 {
     struct pause_keys k = {0};
     char now[24], hold[24];
@@ -103,7 +104,13 @@ int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, lon
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
     snprintf(hold, sizeof(hold), "%lld", hold_until);
     const char *argv[7] = {k.sb, k.active, k.timeouts, k.ready, sbid, now, hold};
-    return transition_reply(rconn_eval(rc, &pause_script, 4, 3, argv), t);
+    return transition_reply(rconn_eval(rc, script, 4, 3, argv), t);
+}
+
+int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
+                         struct sandbox_transition *t)
+{
+    return eval_pause_shaped(rc, &pause_script, ws, sbid, hold_until, t);
 }
 
 int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
@@ -128,12 +135,5 @@ int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
 int sandbox_timeout_claim(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
                           struct sandbox_transition *t)
 {
-    struct pause_keys k = {0};
-    char now[24], hold[24];
-
-    keys_of(&k, ws, sbid);
-    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    snprintf(hold, sizeof(hold), "%lld", hold_until);
-    const char *argv[7] = {k.sb, k.active, k.timeouts, k.ready, sbid, now, hold};
-    return transition_reply(rconn_eval(rc, &timeout_script, 4, 3, argv), t);
+    return eval_pause_shaped(rc, &timeout_script, ws, sbid, hold_until, t);
 }

@@ -203,3 +203,14 @@ int sandbox_is_paused(const struct sandbox_record *r)
 {
     return strcmp(r->state, "paused") == 0 || strcmp(r->state, "pausing") == 0;
 }
+
+int sandbox_state_live(const char *state)
+{
+    return strcmp(state, "running") == 0 || strcmp(state, "pausing") == 0 ||
+           strcmp(state, "paused") == 0 || strcmp(state, "resuming") == 0;
+}
+
+int sandbox_is_live(const struct sandbox_record *r)
+{
+    return sandbox_state_live(r->state);
+}

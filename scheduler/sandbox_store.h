@@ -140,6 +140,9 @@ void sandbox_record_free(struct sandbox_record *r);
 int sandbox_is_running(const struct sandbox_record *r);
 /* Paused or on the way there: the E2B surface calls both "paused". */
 int sandbox_is_paused(const struct sandbox_record *r);
+/* Not ended: running, pausing, paused or resuming (pending is not yet live). */
+int sandbox_state_live(const char *state);
+int sandbox_is_live(const struct sandbox_record *r);
 /* A JSON field of a record (metadata, allowed_domains, a policy) parsed; the
  * parsed fallback when it does not parse. */
 json_t *sandbox_json_field(const char *text, const char *fallback);

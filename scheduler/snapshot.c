@@ -55,7 +55,7 @@ enum life_outcome snapshot_take(struct rconn *rc, const char *ws, const char *sb
 
     if (found < 0)
         return LIFE_STORE_DOWN;
-    if (found == 0 || !(sandbox_is_running(&rec) || sandbox_is_paused(&rec))) {
+    if (found == 0 || !sandbox_is_live(&rec)) {
         if (found)
             sandbox_record_free(&rec);
         return LIFE_ABSENT;

@@ -154,8 +154,7 @@ static int in_use(struct rconn *rc, const char *ws, const char *dname)
     snprintf(quoted, sizeof(quoted), "\"%s\"", dname);
     for (size_t i = 0; i < all.n; i++) {
         const struct sandbox_record *s = &all.items[i];
-        int live = sandbox_is_running(s) || sandbox_is_paused(s) || !strcmp(s->state, "pending") ||
-                   !strcmp(s->state, "resuming");
+        int live = sandbox_is_live(s) || !strcmp(s->state, "pending");
         used |= live && strstr(s->volumes, quoted) != NULL;
     }
     sandbox_list_free(&all);
