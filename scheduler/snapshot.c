@@ -50,6 +50,7 @@ enum life_outcome snapshot_take(struct rconn *rc, const char *ws, const char *sb
 {
     struct sandbox_record rec;
     struct snapshot_record s = {.fork = fork};
+    enum life_outcome o;
     char hex[21];
     int found = sandbox_read(rc, ws, sbid, &rec);
 
@@ -83,11 +84,21 @@ enum life_outcome snapshot_take(struct rconn *rc, const char *ws, const char *sb
                                        .sandbox = sbid,
                                        .worker = s.worker,
                                        .reason = s.id});
-    if (worker_is_alive(rc, s.pool, s.worker) == 1)
-        command_send_args(
-            rc, s.pool, s.worker, "snapshot", sbid,
-            json_pack("{s:s, s:s, s:s}", "snapshot_id", s.id, "image", s.image, "workspace", ws));
-    return wait_ready(rc, ws, s.id, wait_ms, why, whylen);
+    /* Nothing half-made stays: a snapshot that cannot or did not happen
+     * leaves no record behind (a slow one stays pending: its worker may yet
+     * report it). */
+    if (worker_is_alive(rc, s.pool, s.worker) != 1 ||
+        command_send_args(rc, s.pool, s.worker, "snapshot", sbid,
+                          json_pack("{s:s, s:s, s:s}", "snapshot_id", s.id, "image", s.image,
+                                    "workspace", ws)) != 0) {
+        snapshot_remove(rc, ws, s.id, &s);
+        snprintf(why, whylen, "snapshot failed: the sandbox's worker is not available");
+        return LIFE_FAILED;
+    }
+    o = wait_ready(rc, ws, s.id, wait_ms, why, whylen);
+    if (o == LIFE_FAILED)
+        snapshot_remove(rc, ws, s.id, &s);
+    return o;
 }
 
 void snapshot_worker_report(struct rconn *rc, const char *ws, const char *wid, const char *id,

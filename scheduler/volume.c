@@ -108,7 +108,10 @@ int volume_create(struct rconn *rc, const struct sched_conf *c, const char *ws, 
     }
     r = rconn_cmd(rc, 0, "HSET %s id %s name %s pool %s worker %s created_at %lld", key, out->id,
                   name, out->pool, out->worker, out->created_at);
-    if (!r) {
+    if (!r) { /* the name is given back: no name without its volume */
+        r = rconn_cmd(rc, 0, "HDEL %s %s", names, name);
+        if (r)
+            freeReplyObject(r);
         sched_error_set(err, 503, "state store unavailable");
         return -1;
     }

@@ -190,3 +190,38 @@ test('timeouts: a native create without one gets the workspace\'s sandbox_timeou
   assert.equal((await get(A, n.sandbox_id)).body.timeout, 42, 'a refused setTimeout changed nothing');
   assert.equal((await api('PATCH', '/v1/workspace', { key: A.owner, body: { sandbox_timeout_s: 0 } })).status, 400);
 });
+
+test('refusals change nothing: a failed snapshot leaves no record; bad volume names, a taken name, unknown mounts; a long snapshot name', async () => {
+  const A = newWorkspace();
+  await setLimit(A, 5);
+  const w = await enrolWorker(workers, A);
+  w.answerSnapshots = false;
+  const a = await create(A);
+  const taking = api('POST', `/v1/sandboxes/${a.sandbox_id}/snapshots`, { key: A.member, body: {} });
+  const cmd = await until(() => w.received.find((c) => c.type === 'snapshot'), { timeoutMs: 5000 });
+  w.snapshotReports.push({ id: cmd.args.snapshot_id, workspace: A.id, state: 'failed', reason: 'disk full' });
+  const r = await taking;
+  assert.equal(r.status, 502, r.raw);
+  assert.match(r.body.message, /disk full/);
+  assert.equal((await api('DELETE', `/v1/snapshots/${cmd.args.snapshot_id}`, { key: A.member })).status, 404,
+    'the failed snapshot left no record');
+  const long = await api('POST', `/v1/sandboxes/${a.sandbox_id}/snapshots`, { key: A.member, body: { name: 'x'.repeat(129) } });
+  assert.equal(long.status, 400, long.raw);
+  assert.equal(w.received.filter((c) => c.type === 'snapshot').length, 1, 'a refused snapshot asks nothing of the worker');
+  for (const name of ['', '-x', 'a/b', 'x'.repeat(65)]) {
+    const v = await api('POST', '/v1/volumes', { key: A.member, body: { name } });
+    assert.equal(v.status, 400, `${name}: ${v.raw}`);
+  }
+  const v1 = await api('POST', '/v1/volumes', { key: A.member, body: { name: 'data' } });
+  assert.equal(v1.status, 201, v1.raw);
+  assert.equal(v1.body.worker_id, w.id);
+  assert.equal((await api('POST', '/v1/volumes', { key: A.member, body: { name: 'data' } })).status, 409);
+  const unknown = await api('POST', '/v1/sandboxes', { key: A.member, body: { volume_mounts: [{ name: 'nope', path: '/d' }] } });
+  assert.equal(unknown.status, 404, unknown.raw);
+  assert.match(unknown.body.message, /volume 'nope' not found/);
+  const mounted = await create(A, { volume_mounts: [{ name: 'data', path: '/d' }] });
+  const sent = w.received.find((c) => c.type === 'create' && c.sandbox.id === mounted.sandbox_id);
+  assert.deepEqual(sent.sandbox.volumes, [{ volume: `corral-${v1.body.volume_id}`, path: '/d', name: 'data' }]);
+  assert.equal((await api('DELETE', `/v1/volumes/${v1.body.volume_id}`, { key: A.member })).status, 409, 'mounted');
+  assert.equal((await api('GET', '/v1/volumes', { key: A.member })).body.volumes.length, 1);
+});
