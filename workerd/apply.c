@@ -104,7 +104,10 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
         return -1;
     }
     log_sandbox("info", sbid, tier, "killed");
-    snapshot_images_prune(dk, w->id.worker_id); /* a deleted snapshot it was made from */
+    /* Only while a deleted snapshot's image waits for its last sandbox: a
+     * kill costs dockerd nothing more otherwise. */
+    if (atomic_load(&w->snap_dangling))
+        atomic_store(&w->snap_dangling, snapshot_images_prune(dk, w->id.worker_id) > 0);
     return 0;
 }
 
@@ -181,7 +184,7 @@ int apply_image_remove(struct worker *w, struct docker *dk, json_t *args)
         log_warn("snapshot image %s: %s", image, err);
     else
         log_info("snapshot image %s removed", image);
-    snapshot_images_prune(dk, w->id.worker_id);
+    atomic_store(&w->snap_dangling, snapshot_images_prune(dk, w->id.worker_id) > 0);
     return 0;
 }
 

@@ -164,6 +164,7 @@ static int run(struct worker_conf *conf)
     w.backlog = json_array();
     w.arrived = json_array();
     w.snap_reports = json_array();
+    atomic_store(&w.snap_dangling, 1); /* one left by a previous run is looked for once */
     sbtable_init(&w.table);
     pthread_mutex_init(&w.id_mu, NULL);
     if (prepare(&w, err, sizeof(err)) != 0) {

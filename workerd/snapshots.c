@@ -106,7 +106,9 @@ int snapshot_image_remove(struct docker *d, const char *wid, const char *image, 
     return 0;
 }
 
-void snapshot_images_prune(struct docker *d, const char *wid)
+/* GET or POST on /images/<what>?filters= this worker's dangling snapshot images. */
+static json_t *dangling_call(struct docker *d, const char *wid, const char *method,
+                             const char *what)
 {
     char path[512], err[128], *enc;
     long status = 0;
@@ -115,10 +117,26 @@ void snapshot_images_prune(struct docker *d, const char *wid)
     enc = docker_filters(
         d, json_pack("{s:[s], s:[s+]}", "dangling", "true", "label", "corral.worker=", wid));
     if (!enc)
-        return;
-    snprintf(path, sizeof(path), "/images/prune?filters=%s", enc);
+        return NULL;
+    snprintf(path, sizeof(path), "/images/%s?filters=%s", what, enc);
     curl_free(enc);
-    /* 409: another prune runs (a batch of kills): it does the same work. */
-    if (docker_call(d, "POST", path, NULL, 30000, &status, &ans, err, sizeof(err)) == 0)
+    if (docker_call(d, method, path, NULL, 30000, &status, &ans, err, sizeof(err)) != 0 ||
+        status != 200) {
         json_decref(ans);
+        return NULL;
+    }
+    return ans;
+}
+
+int snapshot_images_prune(struct docker *d, const char *wid)
+{
+    json_t *left;
+    int n;
+
+    /* 409: another prune runs (a batch of kills): it does the same work. */
+    json_decref(dangling_call(d, wid, "POST", "prune"));
+    left = dangling_call(d, wid, "GET", "json");
+    n = left ? (int)json_array_size(left) : 1;
+    json_decref(left);
+    return n;
 }

@@ -23,8 +23,9 @@ int snapshot_image_ours(struct docker *d, const char *wid, const char *image, ch
                         size_t errlen);
 
 /* Removes this worker's snapshot images that lost their name (deleted while
- * sandboxes made from them still ran) and that no container uses any more. */
-void snapshot_images_prune(struct docker *d, const char *wid);
+ * sandboxes made from them still ran) and that no container uses any more.
+ * How many such images are left (still in use); 1 when it cannot tell. */
+int snapshot_images_prune(struct docker *d, const char *wid);
 
 /* 1 when name is spelled as a snapshot image, corral-snap:snap-<20 hex>. Pure. */
 int snapshot_image_name_ok(const char *name);

@@ -29,15 +29,16 @@ struct worker {
     int n_rts;
     struct host_caps caps; /* written by the main thread only, between batches */
     struct sbtable table;
-    json_t *acks;           /* command ids applied, not yet carried by a successful heartbeat */
-    json_t *backlog;        /* commands received but not yet applied (a batch ran out of time) */
-    json_t *arrived;        /* brought by keepalives during a batch: joins the backlog after it */
-    json_t *snap_reports;   /* what became of snapshots asked for, not yet told (decision 0048) */
-    int need_full;          /* next heartbeat lists every sandbox ("full": true) */
-    int resume;             /* next heartbeat is the first after a handshake */
-    int docker_down;        /* last listing failed: our view of the containers is stale */
-    atomic_int docker_back; /* events thread -> main: dockerd came back, report all */
-    pthread_mutex_t id_mu;  /* guards id.worker_id for the events thread */
+    json_t *acks;             /* command ids applied, not yet carried by a successful heartbeat */
+    json_t *backlog;          /* commands received but not yet applied (a batch ran out of time) */
+    json_t *arrived;          /* brought by keepalives during a batch: joins the backlog after it */
+    json_t *snap_reports;     /* what became of snapshots asked for, not yet told (decision 0048) */
+    int need_full;            /* next heartbeat lists every sandbox ("full": true) */
+    int resume;               /* next heartbeat is the first after a handshake */
+    int docker_down;          /* last listing failed: our view of the containers is stale */
+    atomic_int docker_back;   /* events thread -> main: dockerd came back, report all */
+    atomic_int snap_dangling; /* a deleted snapshot's image may wait for its last sandbox */
+    pthread_mutex_t id_mu;    /* guards id.worker_id for the events thread */
     volatile sig_atomic_t *stop;
 };
 
