@@ -136,22 +136,37 @@ static int inspect_ip(const char *sbid, const char *wid, char *ip, size_t len)
     return rc;
 }
 
-static int resolve(void *ud, const char *sbid, char *ip, size_t len)
+/* The event loop's question: answered from the cache alone. */
+static int resolve_cached(void *ud, const char *sbid, char *ip, size_t len)
 {
-    char wid[CTR_ID_MAX];
     struct cached *c;
-    int64_t now = clock_now_ms();
+    int rc = -1;
 
     (void)ud;
     if (!containers_id_ok(sbid))
         return -1;
     pthread_mutex_lock(&dp.mu);
     c = &dp.cache[slot_of(sbid)];
-    if (strcmp(c->sbid, sbid) == 0 && c->until > now) {
+    if (strcmp(c->sbid, sbid) == 0 && c->until > clock_now_ms()) {
         snprintf(ip, len, "%s", c->ip);
-        pthread_mutex_unlock(&dp.mu);
-        return 0;
+        rc = 0;
     }
+    pthread_mutex_unlock(&dp.mu);
+    return rc;
+}
+
+static int resolve(void *ud, const char *sbid, char *ip, size_t len)
+{
+    char wid[CTR_ID_MAX];
+    struct cached *c;
+    int64_t now = clock_now_ms();
+
+    if (resolve_cached(ud, sbid, ip, len) == 0)
+        return 0;
+    if (!containers_id_ok(sbid))
+        return -1;
+    pthread_mutex_lock(&dp.mu);
+    c = &dp.cache[slot_of(sbid)];
     snprintf(wid, sizeof(wid), "%s", dp.wid);
     pthread_mutex_unlock(&dp.mu);
     if (!wid[0] || inspect_ip(sbid, wid, ip, len) != 0)
@@ -177,8 +192,11 @@ void dataplane_forget(const char *sbid)
 
 int dataplane_start(const struct worker_conf *conf)
 {
-    struct dataport_hooks hooks = {
-        .ud = NULL, .worker_key = worker_key, .previous_key = previous_key, .resolve = resolve};
+    struct dataport_hooks hooks = {.ud = NULL,
+                                   .worker_key = worker_key,
+                                   .previous_key = previous_key,
+                                   .resolve = resolve,
+                                   .resolve_cached = resolve_cached};
 
     snprintf(dp.sock, sizeof(dp.sock), "%s", conf->docker_socket);
     if (dataport_start(conf->data_addr, &hooks) != 0) {

@@ -1,65 +1,39 @@
 /*
- * dataport.c: the worker's data port (see dataport.h and docs/data-plane.md).
- * The sockets and threads are here; parsing the head, checking its signature,
- * rewriting it and the JSON of a refusal are pure, in dataport_head.c.
+ * dataport.c: the worker's data port (see dataport.h and docs/data-plane.md):
+ * the listening socket, one event loop thread (epoll) for every connection,
+ * the timers, and the resolver threads. A gateway connection's exchanges are
+ * in dataport_conn.c, kept sandbox connections in dataport_pool.c, the pure
+ * parts (heads, signatures, message ends) in dataport_head.c and
+ * dataport_frame.c. Why one loop and not a thread per connection, and why
+ * plain copies and not splice(2): decision 0050.
  *
- * Threads: one accepts, and each connection gets a thread of its own that
- * blocks on it. A worker hosts tens of sandboxes, so hundreds of connections
- * at most; a thread each keeps the relay a plain loop, and a cap
- * (DATAPORT_MAX_CONNS) turns overload into a 503 rather than a crash.
- *
- * Why one request per connection: after the head, bytes are copied without
- * being parsed, so the data port cannot see where a second request on the
- * same connection would begin. A second request could name another sandbox
- * (nginx pools connections per data port, not per sandbox), and would reach
- * the first one's container unchecked. So the forwarded head says
- * "Connection: close" (an Upgrade keeps its own Connection header: after
- * 101 the connection belongs to that one sandbox port anyway), and the
- * connection ends with the response.
- *
- * Rejected: splice(2) through a pipe per direction. It saves a copy, but the
- * plain copy already moves well over a gigabyte a second on loopback, far
- * more than nginx's TLS in front of it, and it keeps the partial-write and
- * back-pressure handling obvious.
+ * Nothing in the loop blocks: finding a sandbox's address not yet cached asks
+ * dockerd, which can take a while, so that happens on a short-lived thread of
+ * its own (at most DATAPORT_MAX_RESOLVING at once), whose answer comes back
+ * through an eventfd.
  */
 #include "dataport.h"
 
 #include "clock.h"
-#include "dataport_head.h"
+#include "dataport_loop.h"
 #include "log.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
-#define DATAPORT_HEAD_MAX ((size_t)64 * 1024) /* request line and headers */
-#define DATAPORT_BUF ((size_t)64 * 1024)      /* per direction, while relaying */
-#define DATAPORT_HEAD_TIMEOUT_MS 30000        /* to send a complete head */
-#define DATAPORT_CONNECT_TIMEOUT_MS 5000
-#define DATAPORT_IDLE_TIMEOUT_MS (60 * 60 * 1000) /* no byte either way */
-#define DATAPORT_LINGER_MS 2000                   /* draining a refused request's body */
-#define DATAPORT_MAX_CONNS 4096
-#define DATAPORT_KEY_MAX 512
-#define DATAPORT_IP_MAX 64
-
-struct dataport {
-    int fd;
-    struct dataport_hooks hooks;
-    atomic_int conns;
-};
+#define LOOP_EVENTS 256
+#define TIMER_MS 1000 /* how often deadlines are looked at */
 
 /* The last accept failure, for the worker's health (health.c). */
 static struct {
@@ -79,7 +53,7 @@ int64_t dataport_accept_trouble(char *why, size_t len)
     return when;
 }
 
-static void note_trouble(int err)
+void dp_note_trouble(int err)
 {
     pthread_mutex_lock(&trouble.mu);
     trouble.when = clock_now_ms();
@@ -87,380 +61,213 @@ static void note_trouble(int err)
     pthread_mutex_unlock(&trouble.mu);
 }
 
-struct conn {
-    struct dataport *dp;
-    int fd;
+int dp_loop_watch(struct dp_loop *l, struct dp_ep *e)
+{
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = e};
+
+    return epoll_ctl(l->ep, EPOLL_CTL_ADD, e->fd, &ev);
+}
+
+void dp_loop_ready(struct dp_loop *l, struct dp_conn *c)
+{
+    if (c->ready)
+        return;
+    c->ready = 1;
+    c->rprev = NULL;
+    c->rnext = l->ready;
+    if (l->ready)
+        l->ready->rprev = c;
+    l->ready = c;
+}
+
+void dp_loop_unready(struct dp_loop *l, struct dp_conn *c)
+{
+    if (!c->ready)
+        return;
+    if (c->rprev)
+        c->rprev->rnext = c->rnext;
+    else
+        l->ready = c->rnext;
+    if (c->rnext)
+        c->rnext->rprev = c->rprev;
+    c->ready = 0;
+    c->rprev = c->rnext = NULL;
+}
+
+struct resolve_job {
+    struct dp_loop *loop;
+    struct dp_conn *conn;
+    char sbid[DATAPORT_ID_MAX + 1];
 };
 
-static long long now_ms(void)
+static void *resolve_main(void *arg)
 {
-    struct timespec ts;
+    struct resolve_job *j = arg;
+    struct dp_loop *l = j->loop;
+    struct dp_resolved *r = calloc(1, sizeof(*r));
+    uint64_t one = 1;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int send_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
+    if (r) {
+        r->conn = j->conn;
+        r->rc = l->hooks.resolve(l->hooks.ud, j->sbid, r->ip, sizeof(r->ip));
+        pthread_mutex_lock(&l->mu);
+        r->next = l->resolved;
+        l->resolved = r;
+        pthread_mutex_unlock(&l->mu);
+        (void)!write(l->wake.fd, &one, sizeof(one));
     }
-    return 0;
-}
-
-/* Reads and discards what the client still sends, for a little while, so
- * that closing with unread data does not reset the connection before the
- * gateway has read the answer. */
-static void linger_drain(int fd)
-{
-    char sink[16384];
-    long long deadline = now_ms() + DATAPORT_LINGER_MS;
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-
-    shutdown(fd, SHUT_WR);
-    for (;;) {
-        long long left = deadline - now_ms();
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-            return;
-        if (recv(fd, sink, sizeof(sink), 0) <= 0)
-            return;
-    }
-}
-
-static void reply_error(int fd, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Sends {"code":code,"message":...} and, unless it is the accept thread
- * (code 503: it must not wait), drains what the client still sends. */
-static void reply_error(int fd, int code, const char *fmt, ...)
-{
-    char msg[256], *out;
-    size_t n = 0;
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    out = dataport_error_response(code, msg, &n);
-    if (out && send_all(fd, out, n) == 0 && code != 503)
-        linger_drain(fd);
-    free(out);
-}
-
-/* Not here, or paused: the same answer as the gateway's own (decision 0033). */
-static void reply_not_found(int fd, const char *sbid)
-{
-    size_t n = 0;
-    char *out = dataport_not_found_response(sbid, &n);
-
-    if (out && send_all(fd, out, n) == 0)
-        linger_drain(fd);
-    free(out);
-}
-
-/* Reads until the blank line that ends the head. The head's length, or 0 on
- * EOF/timeout/error (nothing to answer), or -1 when it is too large. */
-static ssize_t read_head(int fd, char *buf, size_t cap, size_t *got)
-{
-    long long deadline = now_ms() + DATAPORT_HEAD_TIMEOUT_MS;
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-
-    *got = 0;
-    for (;;) {
-        char *end;
-        long long left;
-        ssize_t r;
-
-        end = *got >= 4 ? memmem(buf, *got, "\r\n\r\n", 4) : NULL;
-        if (end)
-            return end + 4 - buf;
-        if (*got == cap)
-            return -1;
-        left = deadline - now_ms();
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-            return 0;
-        r = recv(fd, buf + *got, cap - *got, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return 0;
-        *got += (size_t)r;
-    }
-}
-
-/* dataport_signature_check under this worker's current and previous keys. */
-static int check_signature(struct dataport *dp, const struct dataport_head *h, const char **why)
-{
-    char key[DATAPORT_KEY_MAX], previous[DATAPORT_KEY_MAX];
-    int rc;
-
-    if (dp->hooks.worker_key(dp->hooks.ud, key, sizeof(key)) != 0)
-        key[0] = '\0';
-    if (!dp->hooks.previous_key ||
-        dp->hooks.previous_key(dp->hooks.ud, previous, sizeof(previous)) != 0)
-        previous[0] = '\0';
-    rc = dataport_signature_check(h, key, previous, (long long)time(NULL), why);
-    explicit_bzero(key, sizeof(key));
-    explicit_bzero(previous, sizeof(previous));
-    return rc;
-}
-
-/* A connected socket to ip:port, or -1 (errno set) within the timeout. */
-static int connect_upstream(const char *ip, const char *port)
-{
-    struct addrinfo hints = {0}, *ai = NULL;
-    struct pollfd p;
-    int fd, err = 0, flags;
-    socklen_t elen = sizeof(err);
-
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-    if (getaddrinfo(ip, port, &hints, &ai) != 0 || !ai) {
-        errno = EINVAL;
-        return -1;
-    }
-    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        freeaddrinfo(ai);
-        return -1;
-    }
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-        err = errno;
-        goto fail;
-    }
-    p.fd = fd;
-    p.events = POLLOUT;
-    if (poll(&p, 1, DATAPORT_CONNECT_TIMEOUT_MS) != 1) {
-        err = ETIMEDOUT;
-        goto fail;
-    }
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 || err != 0) {
-        if (err == 0)
-            err = errno;
-        goto fail;
-    }
-    flags = fcntl(fd, F_GETFL);
-    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-        err = errno;
-        goto fail;
-    }
-    freeaddrinfo(ai);
-    return fd;
-fail:
-    freeaddrinfo(ai);
-    close(fd);
-    errno = err;
-    return -1;
-}
-
-/* Sends the head without X-Corral-* headers, and with "Connection: close"
- * unless it is an upgrade. 0, or -1 on a write error. */
-static int forward_head(int up, const struct dataport_head *h)
-{
-    char *out = malloc(h->len + DATAPORT_FORWARD_EXTRA);
-    int rc;
-
-    if (!out)
-        return -1;
-    rc = send_all(up, out, dataport_head_forward(h, out));
-    free(out);
-    return rc;
-}
-
-/* One direction of the relay: bytes read from `from`, waiting to be written
- * to `to`. */
-struct pipe_dir {
-    int from, to;
-    char *buf;
-    size_t off, len;
-    int eof;  /* `from` said EOF */
-    int done; /* EOF and everything written; `to` shut for writing */
-};
-
-/* Moves what it can without blocking; -1 on an error of either socket. */
-static int pump(struct pipe_dir *d, short revents_from, short revents_to)
-{
-    if (d->len == 0 && !d->eof && (revents_from & (POLLIN | POLLHUP | POLLERR))) {
-        ssize_t r = recv(d->from, d->buf, DATAPORT_BUF, MSG_DONTWAIT);
-        if (r > 0) {
-            d->off = 0;
-            d->len = (size_t)r;
-        } else if (r == 0) {
-            d->eof = 1;
-        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            return -1;
-        }
-    }
-    if (d->len > 0 && (revents_to & (POLLOUT | POLLERR | POLLHUP))) {
-        ssize_t w = send(d->to, d->buf + d->off, d->len, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (w > 0) {
-            d->off += (size_t)w;
-            d->len -= (size_t)w;
-        } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            return -1;
-        }
-    }
-    if (d->eof && d->len == 0 && !d->done) {
-        shutdown(d->to, SHUT_WR);
-        d->done = 1;
-    }
-    return 0;
-}
-
-/* Copies both ways until the response is complete (upstream EOF), or, for
- * an upgraded connection, until both directions are done. */
-static void relay(int client, int up, const char *rest, size_t restlen, int upgrade)
-{
-    char *bufs = malloc(2 * DATAPORT_BUF);
-    struct pipe_dir c2u = {.from = client, .to = up}, u2c = {.from = up, .to = client};
-
-    if (!bufs)
-        return;
-    c2u.buf = bufs;
-    u2c.buf = bufs + DATAPORT_BUF;
-    /* body bytes that arrived with the head go first */
-    if (restlen > 0 && send_all(up, rest, restlen) != 0)
-        goto out;
-    while (!(u2c.done && (c2u.done || !upgrade))) {
-        struct pollfd p[2] = {{.fd = client}, {.fd = up}};
-        int n;
-
-        /* read when the buffer is empty (back-pressure), write when it is not */
-        if (c2u.len == 0 && !c2u.eof)
-            p[0].events |= POLLIN;
-        if (u2c.len > 0)
-            p[0].events |= POLLOUT;
-        if (u2c.len == 0 && !u2c.eof)
-            p[1].events |= POLLIN;
-        if (c2u.len > 0)
-            p[1].events |= POLLOUT;
-        n = poll(p, 2, DATAPORT_IDLE_TIMEOUT_MS);
-        if (n == 0)
-            break; /* idle for an hour */
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        if (pump(&c2u, p[0].revents, p[1].revents) < 0 ||
-            pump(&u2c, p[1].revents, p[0].revents) < 0)
-            break;
-        if ((p[0].revents | p[1].revents) & (POLLERR | POLLNVAL))
-            break; /* a reset on either side ends the exchange */
-    }
-out:
-    free(bufs);
-}
-
-static void serve(struct dataport *dp, int fd)
-{
-    char *buf = malloc(DATAPORT_HEAD_MAX);
-    char ip[DATAPORT_IP_MAX];
-    struct dataport_head h;
-    const char *why = NULL;
-    size_t got = 0;
-    ssize_t hl;
-    int up, rc, one = 1;
-
-    if (!buf)
-        return;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    hl = read_head(fd, buf, DATAPORT_HEAD_MAX, &got);
-    if (hl == 0)
-        goto out;
-    if (hl < 0) {
-        reply_error(fd, 431, "request head over %zu bytes", DATAPORT_HEAD_MAX);
-        goto out;
-    }
-    memset(&h, 0, sizeof(h));
-    h.buf = buf;
-    h.len = (size_t)hl;
-    if (dataport_head_parse(&h) != 0) {
-        reply_error(fd, 400, "malformed request head");
-        goto out;
-    }
-    if ((rc = check_signature(dp, &h, &why)) != 0) {
-        log_sandbox("warn", dataport_valid_id(h.sandbox) ? h.sandbox : NULL, NULL,
-                    "dataport: refused a request: %s", why);
-        reply_error(fd, rc == -2 ? 503 : 403, "%s", why);
-        goto out;
-    }
-    if (dp->hooks.resolve(dp->hooks.ud, h.sandbox, ip, sizeof(ip)) != 0) {
-        reply_not_found(fd, h.sandbox);
-        goto out;
-    }
-    up = connect_upstream(ip, h.port);
-    if (up < 0) {
-        reply_error(fd, 502, "sandbox port %s is not reachable (%s)", h.port, strerror(errno));
-        goto out;
-    }
-    setsockopt(up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (forward_head(up, &h) == 0)
-        relay(fd, up, buf + hl, got - (size_t)hl, h.upgrade);
-    close(up);
-out:
-    free(buf);
-}
-
-static void *conn_main(void *arg)
-{
-    struct conn *c = arg;
-
-    serve(c->dp, c->fd);
-    close(c->fd);
-    atomic_fetch_sub(&c->dp->conns, 1);
-    free(c);
+    /* out of memory: the connection stays in ST_RESOLVE until the gateway
+     * gives up on it; nothing better can be done without memory */
+    atomic_fetch_sub(&l->resolving, 1);
+    free(j);
     return NULL;
 }
 
-static void *accept_main(void *arg)
+void dp_loop_resolve(struct dp_loop *l, struct dp_conn *c)
 {
-    struct dataport *dp = arg;
+    struct resolve_job *j = calloc(1, sizeof(*j));
     pthread_attr_t attr;
+    pthread_t t;
+    int ok = 0;
 
-    if (pthread_attr_init(&attr) != 0 ||
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0 ||
-        pthread_attr_setstacksize(&attr, (size_t)256 * 1024) != 0) {
-        log_err("dataport: cannot set up thread attributes");
-        return NULL;
+    if (j && pthread_attr_init(&attr) == 0) {
+        j->loop = l;
+        j->conn = c;
+        snprintf(j->sbid, sizeof(j->sbid), "%s", c->h.sandbox);
+        atomic_fetch_add(&l->resolving, 1);
+        ok = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+             pthread_attr_setstacksize(&attr, (size_t)256 * 1024) == 0 &&
+             pthread_create(&t, &attr, resolve_main, j) == 0;
+        pthread_attr_destroy(&attr);
+        if (!ok)
+            atomic_fetch_sub(&l->resolving, 1);
     }
-    for (;;) {
-        int fd = accept4(dp->fd, NULL, NULL, SOCK_CLOEXEC);
-        struct conn *c;
-        pthread_t t;
+    if (!ok) {
+        free(j);
+        log_err("dataport: cannot start a resolver thread");
+        conn_resolved(c, -1, "");
+    }
+}
+
+/* The resolver threads' answers. */
+static void take_resolved(struct dp_loop *l)
+{
+    struct dp_resolved *r, *next;
+    uint64_t n;
+
+    (void)!read(l->wake.fd, &n, sizeof(n));
+    pthread_mutex_lock(&l->mu);
+    r = l->resolved;
+    l->resolved = NULL;
+    pthread_mutex_unlock(&l->mu);
+    for (; r; r = next) {
+        next = r->next;
+        conn_resolved(r->conn, r->rc, r->ip);
+        free(r);
+    }
+}
+
+static void accept_all(struct dp_loop *l)
+{
+    for (int i = 0; i < 64; i++) {
+        int fd = accept4(l->listen.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), one = 1;
+        struct dp_conn *c;
 
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
-            log_err("dataport: accept: %s", strerror(errno));
-            note_trouble(errno);
-            /* EMFILE and friends: back off rather than spin */
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                log_err("dataport: accept: %s", strerror(errno));
+                dp_note_trouble(errno);
+            }
+            return;
+        }
+        if (l->nconns >= DATAPORT_MAX_CONNS) {
+            conn_refuse(l, fd, 503, "worker data port busy; retry shortly");
+            continue;
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        c = conn_new(l, fd);
+        if (!c) {
+            close(fd);
+            continue;
+        }
+        c->ep.can_read = 1; /* the gateway usually sends its head at once */
+        conn_progress(c);
+    }
+}
+
+static void on_event(struct dp_loop *l, struct epoll_event *ev)
+{
+    struct dp_ep *e = ev->data.ptr;
+    uint32_t f = ev->events;
+
+    if (e->kind == DP_LISTEN) {
+        accept_all(l);
+        return;
+    }
+    if (e->kind == DP_WAKE) {
+        take_resolved(l);
+        return;
+    }
+    if (f & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+        e->can_read = 1;
+    if (f & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+        e->can_write = 1;
+    if (e->kind == DP_CLIENT) {
+        conn_progress((struct dp_conn *)e);
+    } else {
+        struct dp_up *u = (struct dp_up *)e;
+        if (u->conn)
+            conn_progress(u->conn);
+        else
+            pool_drop(l, u); /* idle, and the sandbox closed it or spoke unasked */
+    }
+}
+
+static void run_timers(struct dp_loop *l)
+{
+    struct dp_conn *c = l->conns, *next;
+
+    for (; c; c = next) {
+        next = c->next;
+        conn_timeout(c);
+    }
+    pool_expire(l);
+}
+
+static void run_ready(struct dp_loop *l)
+{
+    while (l->ready) {
+        struct dp_conn *c = l->ready;
+        dp_loop_unready(l, c);
+        conn_progress(c);
+        if (c == l->ready)
+            break; /* yielded again at once: its turn comes after the next wait */
+    }
+}
+
+static void *loop_main(void *arg)
+{
+    struct dp_loop *l = arg;
+    struct epoll_event evs[LOOP_EVENTS];
+    int64_t next_timer = io_now_ms() + TIMER_MS;
+
+    for (;;) {
+        int n = epoll_wait(l->ep, evs, LOOP_EVENTS, l->ready ? 0 : TIMER_MS);
+
+        l->now = io_now_ms();
+        if (n < 0 && errno != EINTR) {
+            log_err("dataport: epoll_wait: %s", strerror(errno));
+            dp_note_trouble(errno);
             usleep(100000);
-            continue;
         }
-        if (atomic_fetch_add(&dp->conns, 1) >= DATAPORT_MAX_CONNS) {
-            atomic_fetch_sub(&dp->conns, 1);
-            reply_error(fd, 503, "worker data port busy; retry shortly");
-            close(fd);
-            continue;
-        }
-        c = malloc(sizeof(*c));
-        if (c) {
-            c->dp = dp;
-            c->fd = fd;
-        }
-        if (!c || pthread_create(&t, &attr, conn_main, c) != 0) {
-            log_err("dataport: cannot start a connection thread");
-            free(c);
-            atomic_fetch_sub(&dp->conns, 1);
-            close(fd);
+        for (int i = 0; i < n; i++)
+            on_event(l, &evs[i]);
+        run_ready(l);
+        if (l->now >= next_timer) {
+            run_timers(l);
+            next_timer = l->now + TIMER_MS;
         }
     }
     return NULL;
@@ -494,19 +301,26 @@ static int split_addr(const char *addr, char *host, size_t hcap, const char **po
     return 0;
 }
 
-int dataport_start(const char *listen_addr, const struct dataport_hooks *hooks)
+/* Two descriptors a connection (the gateway's and the sandbox's): raise the
+ * soft limit to the hard one, so thousands of held streams fit. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            log_warn("dataport: cannot raise the open files limit: %s", strerror(errno));
+    }
+}
+
+static int listen_on(const char *listen_addr)
 {
     struct addrinfo hints = {0}, *ai = NULL;
-    struct dataport *dp;
     char host[128];
     const char *port;
-    pthread_t t;
     int fd, one = 1, rc;
 
-    if (!hooks || !hooks->worker_key || !hooks->resolve) {
-        log_err("dataport: worker_key and resolve hooks are required");
-        return -1;
-    }
     if (split_addr(listen_addr, host, sizeof(host), &port) != 0 ||
         !dataport_all_digits(port, 1, 5)) {
         log_err("dataport: listen address \"%s\" is not host:port", listen_addr);
@@ -519,28 +333,75 @@ int dataport_start(const char *listen_addr, const struct dataport_hooks *hooks)
         log_err("dataport: %s: %s", listen_addr, gai_strerror(rc));
         return -1;
     }
-    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 512) != 0) {
+        bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 4096) != 0) {
         log_err("dataport: cannot listen on %s: %s", listen_addr, strerror(errno));
         if (fd >= 0)
             close(fd);
-        freeaddrinfo(ai);
-        return -1;
+        fd = -1;
     }
     freeaddrinfo(ai);
-    dp = calloc(1, sizeof(*dp));
-    if (!dp) {
+    return fd;
+}
+
+static struct dp_loop *loop_new(int lfd, const struct dataport_hooks *hooks)
+{
+    struct dp_loop *l = calloc(1, sizeof(*l));
+    struct epoll_event ev = {.events = EPOLLIN};
+
+    if (!l)
+        return NULL;
+    l->hooks = *hooks;
+    l->listen.kind = DP_LISTEN;
+    l->listen.fd = lfd;
+    l->wake.kind = DP_WAKE;
+    l->wake.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    l->ep = epoll_create1(EPOLL_CLOEXEC);
+    l->scratch = malloc(DATAPORT_SCRATCH);
+    pthread_mutex_init(&l->mu, NULL);
+    atomic_init(&l->resolving, 0);
+    if (l->wake.fd < 0 || l->ep < 0 || !l->scratch)
+        goto fail;
+    ev.data.ptr = &l->listen;
+    if (epoll_ctl(l->ep, EPOLL_CTL_ADD, lfd, &ev) != 0)
+        goto fail;
+    ev.data.ptr = &l->wake;
+    if (epoll_ctl(l->ep, EPOLL_CTL_ADD, l->wake.fd, &ev) != 0)
+        goto fail;
+    return l;
+fail:
+    log_err("dataport: cannot set up its event loop: %s", strerror(errno));
+    if (l->wake.fd >= 0)
+        close(l->wake.fd);
+    if (l->ep >= 0)
+        close(l->ep);
+    free(l->scratch);
+    free(l);
+    return NULL;
+}
+
+int dataport_start(const char *listen_addr, const struct dataport_hooks *hooks)
+{
+    struct dp_loop *l;
+    pthread_t t;
+    int fd;
+
+    if (!hooks || !hooks->worker_key || !hooks->resolve) {
+        log_err("dataport: worker_key and resolve hooks are required");
+        return -1;
+    }
+    raise_fd_limit();
+    if ((fd = listen_on(listen_addr)) < 0)
+        return -1;
+    if (!(l = loop_new(fd, hooks))) {
         close(fd);
         return -1;
     }
-    dp->fd = fd;
-    dp->hooks = *hooks;
-    atomic_init(&dp->conns, 0);
-    if (pthread_create(&t, NULL, accept_main, dp) != 0) {
-        log_err("dataport: cannot start the accept thread");
+    l->now = io_now_ms();
+    if (pthread_create(&t, NULL, loop_main, l) != 0) {
+        log_err("dataport: cannot start its event loop thread");
         close(fd);
-        free(dp);
         return -1;
     }
     pthread_detach(t);

@@ -1,16 +1,15 @@
 /* dataport.h: the worker's data port, where the gateway (nginx with
  * ngx_http_corral_module) sends sandbox traffic.
  *
- * One HTTP/1.1 request head per connection is parsed (bounded), its
- * X-Corral-Gateway signature checked (HMAC-SHA-256 under the worker key, at
- * most 60 s old, compared in constant time), the X-Corral-* headers removed;
- * then a connection to the sandbox container's port is opened, the head
- * forwarded, and bytes copied both ways until either side is done, without
- * buffering bodies (uploads, downloads, server streams, WebSockets).
- *
- * A connection carries one request: the forwarded head says
- * "Connection: close" (unless it is an Upgrade), so no second request can
- * ride a connection whose signature named another sandbox.
+ * Connections are kept, both from the gateway and to each sandbox port. Each
+ * request's head is parsed (bounded), its X-Corral-Gateway signature checked
+ * (HMAC-SHA-256 under the worker key, at most 60 s old, compared in constant
+ * time) -- per request, as one gateway connection carries requests for many
+ * sandboxes -- and the X-Corral-* headers removed; the head goes to a kept or
+ * new connection to that sandbox's port, and exactly the request's body and
+ * then exactly its response are copied, without buffering them (uploads,
+ * downloads, server streams); an upgrade becomes a tunnel to that one port.
+ * One event loop thread serves every connection (decision 0050).
  *
  * Errors are JSON {"code":N,"message":"..."}: 403 bad or stale signature,
  * 404 sandbox unknown on this worker, 502 container port refused,
@@ -33,13 +32,16 @@ struct dataport_hooks {
      * sign with it (their route cache); 0 with it in out, -1 when none. */
     int (*previous_key)(void *ud, char *out, size_t len);
     /* Writes the IP address of sandbox_id's container into ip_out; 0, or -1
-     * when this worker does not run that sandbox. Called from the data
-     * port's threads. */
+     * when this worker does not run that sandbox. May block (it can ask
+     * dockerd): called on a thread of its own, never the event loop's. */
     int (*resolve)(void *ud, const char *sandbox_id, char *ip_out, size_t len);
+    /* Optional: the same from what is already known, without blocking (the
+     * event loop calls it first); 0, or -1 when resolve must be asked. */
+    int (*resolve_cached)(void *ud, const char *sandbox_id, char *ip_out, size_t len);
 };
 
 /* Binds listen_addr ("host:port", "[v6addr]:port" or ":port") and serves it
- * from threads of its own. The hooks are copied. 0 once listening, or -1
+ * from a thread of its own. The hooks are copied. 0 once listening, or -1
  * (logged) when the address cannot be used. */
 int dataport_start(const char *listen_addr, const struct dataport_hooks *hooks);
 

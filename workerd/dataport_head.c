@@ -2,6 +2,7 @@
  * pure functions (see dataport_head.h; the I/O is in dataport.c). */
 #include "dataport_head.h"
 
+#include "dataport_frame.h"
 #include "http_status.h"
 #include "secret.h"
 
@@ -46,6 +47,36 @@ static void copy_value(char *dst, size_t cap, const char *v, size_t n, int *coun
     dst[n] = '\0';
 }
 
+/* Content-Length's value: digits only, at most 18 of them; -1 otherwise. */
+static long long length_value(const char *v, size_t n)
+{
+    long long x = 0;
+
+    if (n == 0 || n > 18)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        x = x * 10 + (v[i] - '0');
+    }
+    return x;
+}
+
+/* The framing headers and Connection's "close" of one header line. */
+static void note_framing(struct dataport_head *h, const char *p, size_t nl, const char *v,
+                         size_t vl)
+{
+    if (name_is(p, nl, "Content-Length")) {
+        h->n_cl++;
+        h->cl = length_value(v, vl);
+    } else if (name_is(p, nl, "Transfer-Encoding")) {
+        h->n_te++;
+        h->te_chunked = vl == 7 && strncasecmp(v, "chunked", 7) == 0;
+    } else if (name_is(p, nl, "Connection")) {
+        h->close |= has_token(v, vl, "close");
+    }
+}
+
 int dataport_head_parse(struct dataport_head *h)
 {
     const char *p = h->buf, *end, *eol;
@@ -57,6 +88,7 @@ int dataport_head_parse(struct dataport_head *h)
     eol = memmem(p, (size_t)(end - p), "\r\n", 2);
     if (!eol || eol == p)
         return -1;
+    h->head_method = h->len > 5 && memcmp(h->buf, "HEAD ", 5) == 0;
     for (p = eol + 2; p < end; p = eol + 2) {
         const char *colon, *v, *ve;
 
@@ -83,6 +115,7 @@ int dataport_head_parse(struct dataport_head *h)
             has_upgrade = vl > 0;
         else if (name_is(p, nl, "Connection"))
             conn_upgrade |= has_token(v, vl, "upgrade");
+        note_framing(h, p, nl, v, vl);
     }
     h->upgrade = has_upgrade && conn_upgrade;
     return 0;
@@ -173,6 +206,25 @@ int dataport_signature_check(const struct dataport_head *h, const char *key, con
     return 0;
 }
 
+int dataport_head_body(const struct dataport_head *h, struct dataport_body *b, const char **why)
+{
+    if (h->n_te > 0) {
+        if (h->n_te > 1 || !h->te_chunked || h->n_cl > 0) {
+            *why = "Transfer-Encoding other than one \"chunked\", or with Content-Length";
+            return -1;
+        }
+        dataport_body_init(b, DP_BODY_CHUNKED, 0);
+        return 0;
+    }
+    if (h->n_cl > 1 || (h->n_cl == 1 && h->cl < 0)) {
+        *why = "malformed or repeated Content-Length";
+        return -1;
+    }
+    dataport_body_init(b, h->n_cl ? DP_BODY_LENGTH : DP_BODY_NONE,
+                       h->n_cl ? (unsigned long long)h->cl : 0);
+    return 0;
+}
+
 size_t dataport_head_forward(const struct dataport_head *h, char *out)
 {
     const char *p = h->buf, *end = h->buf + h->len;
@@ -183,11 +235,8 @@ size_t dataport_head_forward(const struct dataport_head *h, char *out)
         size_t n = (size_t)(eol - p) + 2;
 
         if (eol == p) { /* the blank line */
-            const char *tail = h->upgrade ? "\r\n" : "Connection: close\r\n\r\n";
-            size_t tl = strlen(tail);
-
-            memcpy(o, tail, tl + 1); /* with its NUL, which fits: out is h->len + 32 */
-            o += tl;
+            memcpy(o, "\r\n", 3); /* with its NUL */
+            o += 2;
             break;
         }
         if (p != h->buf && (strncasecmp(p, "X-Corral-", 9) == 0 ||

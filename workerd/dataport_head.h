@@ -25,6 +25,10 @@ struct dataport_head {
     char gateway[128];
     int n_sandbox, n_port, n_gateway; /* how often each header came */
     int upgrade;                      /* an Upgrade header and "upgrade" in Connection */
+    int head_method;                  /* HEAD: its response has no body */
+    int close;                        /* "close" in Connection: the gateway ends here */
+    int n_cl, n_te, te_chunked;       /* Content-Length, Transfer-Encoding: how often */
+    long long cl;                     /* Content-Length, or -1 when malformed */
 };
 
 /* Parses the request line and header lines of h->buf (h->len bytes, ending
@@ -32,6 +36,12 @@ struct dataport_head {
  * head is malformed (no request line, a line without a colon, a folded
  * line). */
 int dataport_head_parse(struct dataport_head *h);
+
+/* How the request's body is delimited: none, Content-Length or chunked. 0, or
+ * -1 with the reason in why (a 400): a malformed or repeated Content-Length,
+ * a Transfer-Encoding other than one "chunked", or both. */
+struct dataport_body;
+int dataport_head_body(const struct dataport_head *h, struct dataport_body *b, const char **why);
 
 /* 0 when h's X-Corral-Gateway is a signature of its sandbox and port, at most
  * DATAPORT_MAX_AGE seconds from now (unix seconds), under key or, if that
@@ -43,8 +53,9 @@ int dataport_signature_check(const struct dataport_head *h, const char *key, con
 
 /* Writes into out (h->len + DATAPORT_FORWARD_EXTRA bytes) the head the
  * sandbox gets: without X-Corral-* headers and, unless it is an upgrade,
- * without Connection and Keep-Alive and with "Connection: close"; a NUL
- * follows it. Its length. */
+ * without Connection and Keep-Alive (the data port keeps the connection to
+ * the sandbox whatever the gateway's connection does); a NUL follows it. Its
+ * length. */
 size_t dataport_head_forward(const struct dataport_head *h, char *out);
 
 /* The whole HTTP answer of a refusal: status line, JSON {"code","message"}
