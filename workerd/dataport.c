@@ -220,7 +220,7 @@ static void on_event(struct dp_loop *l, struct epoll_event *ev)
         struct dp_up *u = (struct dp_up *)e;
         if (u->conn)
             conn_progress(u->conn);
-        else
+        else if (f & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
             pool_drop(l, u); /* idle, and the sandbox closed it or spoke unasked */
     }
 }

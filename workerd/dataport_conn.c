@@ -96,14 +96,15 @@ static int refuse(struct dp_conn *c, int code, const char *fmt, ...)
 
 static int refuse(struct dp_conn *c, int code, const char *fmt, ...)
 {
-    char msg[256];
+    char msg[256], *out;
     size_t n = 0;
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return answer(c, dataport_error_response(code, msg, &n), n);
+    out = dataport_error_response(code, msg, &n); /* before answer() reads n */
+    return answer(c, out, n);
 }
 
 /* For the accept path, at the connection limit: one try, no waiting. */
@@ -297,8 +298,8 @@ static int start_upstream(struct dp_conn *c)
         c->up = u;
         c->state = ST_RELAY;
         c->deadline = c->loop->now + DATAPORT_RELAY_TIMEOUT;
-    } else if ((rc = open_up(c, key)) != AGAIN) {
-        return rc;
+    } else if ((rc = open_up(c, key)) != AGAIN || !c->up) {
+        return rc; /* refused (ST_LINGER), or out of memory */
     }
     return queue_request(c);
 }
@@ -318,7 +319,7 @@ static int retry_fresh(struct dp_conn *c)
     c->up_eof = 0;
     buf_free(&c->to_up);
     rc = open_up(c, key);
-    if (rc == AGAIN && buf_append(&c->to_up, fwd, n) != 0)
+    if (rc == AGAIN && c->up && buf_append(&c->to_up, fwd, n) != 0)
         rc = GONE;
     free(fwd);
     return rc;
@@ -375,6 +376,33 @@ static int pump_request(struct dp_conn *c)
     return AGAIN;
 }
 
+static int gather_head(struct dp_conn *c, const char *p, size_t n);
+
+/* An interim response is dropped, and the final one read after it; a few at
+ * most. */
+static int skip_interim(struct dp_conn *c, size_t hl)
+{
+    size_t rest = c->rh_len - hl;
+    char *tail;
+
+    if (++c->interim > 8)
+        return refuse(c, 502, "the sandbox sent too many interim responses");
+    tail = malloc(rest ? rest : 1);
+    if (!tail)
+        return GONE;
+    memcpy(tail, c->rh + hl, rest);
+    free(c->rh);
+    c->rh = NULL;
+    c->rh_len = 0;
+    if (rest == 0) {
+        free(tail);
+        return AGAIN;
+    }
+    int rc = gather_head(c, tail, rest);
+    free(tail);
+    return rc;
+}
+
 /* The response head is complete in c->rh (hl bytes): check it and choose. */
 static int take_response_head(struct dp_conn *c, size_t hl)
 {
@@ -395,8 +423,8 @@ static int take_response_head(struct dp_conn *c, size_t hl)
         c->resp_head = 1;
         return AGAIN;
     }
-    if (r.status < 200)
-        return refuse(c, 502, "the sandbox sent an interim response (%d)", r.status);
+    if (r.status < 200) /* 100, 102, 103: nginx would take one for the answer */
+        return skip_interim(c, hl);
     c->resp_keep = r.keep;
     dataport_resp_body(&r, c->h.head_method, &c->resp);
     body = dataport_body_feed(&c->resp, c->rh + hl, rest);
@@ -472,9 +500,11 @@ static int pump_response(struct dp_conn *c)
 /* Both messages are through: keep what can be kept. */
 static int finish(struct dp_conn *c)
 {
-    int keep_up = c->resp_keep && !c->up_dirty && !c->up_eof && c->resp.kind != DP_BODY_CLOSE &&
-                  c->req.done && c->to_up.len == 0;
-    int keep = keep_up && !c->h.close && !c->h.upgrade;
+    /* the gateway's side only needs both messages whole; the sandbox's also
+     * that it sent nothing more and keeps its side */
+    int keep = c->req.done && c->resp.kind != DP_BODY_CLOSE && c->resp_keep && !c->h.close &&
+               !c->h.upgrade;
+    int keep_up = keep && c->to_up.len == 0 && !c->up_dirty && !c->up_eof;
 
     free(c->fwd);
     c->fwd = NULL;
@@ -490,8 +520,9 @@ static int finish(struct dp_conn *c)
     }
     free(c->rh);
     c->rh = NULL;
-    c->rh_len = c->resp_head = c->resp_keep = c->up_dirty = 0;
+    c->rh_len = c->resp_head = c->resp_keep = c->up_dirty = c->interim = 0;
     c->up_eof = c->up_shut = 0;
+    memset(&c->resp, 0, sizeof(c->resp)); /* set again from the next response's head */
     c->state = ST_HEAD;
     c->deadline = c->loop->now + (c->in_len ? DATAPORT_HEAD_TIMEOUT : DATAPORT_IDLE_TIMEOUT);
     if (c->in_len == 0) { /* an idle kept connection holds no buffer */

@@ -238,7 +238,7 @@ int dataport_resp_parse(const char *buf, size_t len, struct dataport_resp *r, co
 
     memset(r, 0, sizeof(*r));
     r->cl = -1;
-    if (len < 16 || memcmp(buf + len - 4, "\r\n\r\n", 4) != 0 || !lines_clean(buf, len)) {
+    if (len < 14 || memcmp(buf + len - 4, "\r\n\r\n", 4) != 0 || !lines_clean(buf, len)) {
         *why = "a response head with a bare CR or LF, or a control byte";
         return -1;
     }

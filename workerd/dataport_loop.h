@@ -87,6 +87,7 @@ struct dp_conn {
     char *rh; /* the response head, until it is complete */
     size_t rh_len;
     int resp_head;      /* the response head was forwarded */
+    int interim;        /* 1xx answers dropped */
     int resp_keep;      /* the sandbox keeps its connection */
     int up_dirty;       /* the sandbox sent more than its response */
     int client_eof, up_eof, up_shut, client_shut;

@@ -247,7 +247,9 @@ export async function* frames(res, t0) {
 export function rawDataport(head) {
   const [host, port] = DATAPORT.split(':');
   return new Promise((resolve, reject) => {
-    const s = net.connect(Number(port), host, () => s.write(head));
+    // ends its side after the head: the data port keeps a connection, so the
+    // answer's end is the data port's close after the gateway's
+    const s = net.connect(Number(port), host, () => s.end(head));
     let out = '';
     s.on('data', (d) => { out += d; });
     s.on('end', () => resolve(out));

@@ -1,0 +1,256 @@
+// The data port keeps connections (decision 0050): both from the gateway and
+// to each sandbox. Tried as an attacker would: many sandboxes' requests down
+// one connection, a body that looks like a request, a sandbox that answers
+// more than its response or frames it two ways. Raw TCP to the real data
+// port (workerd/dataport*.c in dataport_main), real envd and apps behind it.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { DATAPORT, gatewaySignature, setupWorld, sleep } from './lib.mjs';
+
+let w;
+const hostile = []; // raw TCP "sandbox apps" on 127.0.0.3, B's address
+before(async () => { w = await setupWorld(); });
+after(async () => {
+  for (const s of hostile) s.close();
+  await w?.teardown();
+});
+
+// A head for sandbox id's port, signed with `signFor` (default: the same).
+const req = (method, path, id, port, { signFor = [id, port], headers = {}, body = '' } = {}) => {
+  const h = Object.entries({ Host: 'x', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const len = body || method === 'POST' ? `Content-Length: ${Buffer.byteLength(body)}\r\n` : '';
+  return `${method} ${path} HTTP/1.1\r\n${h}${len}X-Corral-Sandbox: ${id}\r\nX-Corral-Port: ${port}\r\n` +
+    `X-Corral-Gateway: ${gatewaySignature(w.worker.dataKey, ...signFor)}\r\n\r\n${body}`;
+};
+
+// A chunked body at the start of b: [decoded, bytes used], or null if incomplete.
+function dechunk(b) {
+  let at = 0;
+  const parts = [];
+  for (;;) {
+    const eol = b.indexOf('\r\n', at);
+    if (eol < 0) return null;
+    const size = parseInt(b.subarray(at, eol).toString(), 16);
+    if (b.length < eol + 2 + size + 2) return null;
+    parts.push(b.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+    if (size === 0) return [Buffer.concat(parts).toString(), at];
+  }
+}
+
+// One connection to the data port; reads responses one by one (framed by
+// Content-Length or chunked, none for 204), as nginx would on a kept connection.
+function conn() {
+  const [host, port] = DATAPORT.split(':');
+  const s = net.connect(Number(port), host);
+  let buf = Buffer.alloc(0);
+  let closed = false;
+  const waiters = [];
+  const wake = () => { while (waiters.length) waiters.shift()(); };
+  s.on('data', (d) => { buf = Buffer.concat([buf, d]); wake(); });
+  s.on('close', () => { closed = true; wake(); });
+  s.on('error', () => {});
+  const more = () => new Promise((r) => { waiters.push(r); setTimeout(r, 3000); });
+  return {
+    s,
+    get closed() { return closed; },
+    send: (text) => s.write(text),
+    async response() {
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end >= 0) {
+          const head = buf.subarray(0, end).toString();
+          const status = Number(head.split(' ')[1]);
+          const m = /\r\ncontent-length: *(\d+)/i.exec(head);
+          if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+            const d = dechunk(buf.subarray(end + 4));
+            if (d) {
+              buf = buf.subarray(end + 4 + d[1]);
+              return { status, head, body: d[0] };
+            }
+            if (closed) return { status: 0, head, body: '', closed: true };
+            await more();
+            continue;
+          }
+          const len = status === 204 ? 0 : m ? Number(m[1]) : null;
+          if (len !== null && buf.length >= end + 4 + len) {
+            const body = buf.subarray(end + 4, end + 4 + len).toString();
+            buf = buf.subarray(end + 4 + len);
+            return { status, head, body };
+          }
+          if (len === null && closed) {
+            const body = buf.subarray(end + 4).toString();
+            buf = Buffer.alloc(0);
+            return { status, head, body };
+          }
+        }
+        if (closed) return { status: 0, head: '', body: buf.toString(), closed: true };
+        await more();
+      }
+    },
+    // what arrives within ms after the last response (should be nothing)
+    async stray(ms = 300) { await sleep(ms); return buf.toString(); },
+    end: () => s.destroy(),
+  };
+}
+
+// A sandbox app speaking raw HTTP on B's address: answer(reqText) is written back.
+function rawApp(port, answer) {
+  const seen = [];
+  const srv = net.createServer((sock) => {
+    let got = '';
+    sock.on('data', (d) => {
+      got += d;
+      const end = got.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      seen.push(got.slice(0, end));
+      got = '';
+      sock.write(answer(seen.length));
+    });
+    sock.on('error', () => {});
+  });
+  hostile.push(srv);
+  return new Promise((resolve) => srv.listen(port, '127.0.0.3', () => resolve(seen)));
+}
+
+test('one kept connection carries requests for two sandboxes; each lands in its own', async () => {
+  const c = conn();
+  c.send(req('GET', '/echo?first', w.A.id, 8080));
+  const a = await c.response();
+  assert.equal(a.status, 200, a.head);
+  assert.equal(JSON.parse(a.body).url, '/echo?first'); // A's app answered
+  c.send(req('GET', '/health', w.B.id, 49983));
+  const b = await c.response();
+  assert.equal(b.status, 204, b.head); // B's envd answered, on the same connection
+  c.send(req('GET', '/echo?again', w.A.id, 8080));
+  const a2 = await c.response();
+  assert.equal(JSON.parse(a2.body).url, '/echo?again');
+  assert.equal(c.closed, false, 'the data port kept the connection');
+  // pipelined: both heads in one write, answered in order, each by its own
+  c.send(req('GET', '/health', w.B.id, 49983) + req('GET', '/echo?piped', w.A.id, 8080));
+  assert.equal((await c.response()).status, 204);
+  assert.equal(JSON.parse((await c.response()).body).url, '/echo?piped');
+  c.end();
+});
+
+test('each request is checked on its own: a forged one on a kept connection is refused', async () => {
+  const c = conn();
+  c.send(req('GET', '/health', w.B.id, 49983));
+  assert.equal((await c.response()).status, 204);
+  // the next request names A but carries B's signature
+  c.send(req('GET', '/echo?forged', w.A.id, 8080, { signFor: [w.B.id, 8080] }));
+  const r = await c.response();
+  assert.equal(r.status, 403, r.head);
+  assert.match(JSON.parse(r.body).message, /invalid gateway signature/);
+  assert.equal((await c.response()).closed, true, 'a refusal ends the connection');
+});
+
+test('a body that looks like a request for another sandbox stays a body', async () => {
+  const c = conn();
+  const inner = req('GET', '/echo?smuggled', w.A.id, 8080);
+  c.send(req('POST', '/echo?outer', w.B.id, 49983, { body: inner }));
+  const r = await c.response(); // envd answers the POST (404: no such route); nothing reaches A
+  assert.notEqual(r.status, 0);
+  c.send(req('GET', '/echo?after', w.A.id, 8080));
+  const a = await c.response();
+  assert.equal(JSON.parse(a.body).url, '/echo?after', 'the next answer is for the next request');
+  assert.equal(await c.stray(), '');
+  c.end();
+});
+
+test('a chunked request body ends where its last chunk says; the next request follows', async () => {
+  const c = conn();
+  const head = req('POST', '/echo?chunked', w.A.id, 8080, { headers: { 'Transfer-Encoding': 'chunked' } })
+    .replace('Content-Length: 0\r\n', '');
+  c.send(`${head}5\r\nhello\r\n0\r\n\r\n${req('GET', '/echo?next', w.A.id, 8080)}`);
+  const r = await c.response();
+  assert.equal(JSON.parse(r.body).method, 'POST');
+  assert.equal(JSON.parse((await c.response()).body).url, '/echo?next');
+  c.end();
+});
+
+test('a sandbox answering more than its response: the extra never reaches the gateway', async () => {
+  const evil = 'HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSECRET';
+  await rawApp(8091, () => `HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok${evil}`);
+  const c = conn();
+  c.send(req('GET', '/', w.B.id, 8091));
+  const r = await c.response();
+  assert.equal(r.body, 'ok');
+  // the next request on this connection is another sandbox's: it must get A's answer, not B's leftover
+  c.send(req('GET', '/echo?victim', w.A.id, 8080));
+  const v = await c.response();
+  assert.equal(JSON.parse(v.body).url, '/echo?victim');
+  assert.doesNotMatch(v.body, /SECRET/);
+  c.end();
+});
+
+test('a response framed two ways, or with bare LFs, is refused (502) and both connections end', async () => {
+  const answers = [
+    'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    'HTTP/1.1 200 OK\nContent-Length: 0\n\nHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSECRET',
+    'HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nok',
+    'HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok',
+  ];
+  const seen = await rawApp(8092, (n) => answers[n - 1]);
+  for (const [i] of answers.entries()) {
+    const c = conn();
+    c.send(req('GET', `/${i}`, w.B.id, 8092));
+    const r = await c.response();
+    assert.equal(r.status, 502, `answer ${i}: ${r.head}`);
+    assert.match(JSON.parse(r.body).message, /sandbox sent/);
+    assert.doesNotMatch(r.body, /SECRET/);
+    assert.equal((await c.response()).closed, true, `answer ${i}: the connection ends`);
+  }
+  assert.equal(seen.length, answers.length);
+});
+
+test('interim answers (100, 103) are dropped: nginx gets the final one, and the connection goes on', async () => {
+  await rawApp(8094, () => 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n' +
+    'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal');
+  const c = conn();
+  c.send(req('GET', '/', w.B.id, 8094));
+  const r = await c.response();
+  assert.equal(r.status, 200, r.head);
+  assert.equal(r.body, 'final');
+  c.send(req('GET', '/health', w.B.id, 49983));
+  assert.equal((await c.response()).status, 204);
+  c.end();
+});
+
+test('a kept sandbox connection is reused; a response that runs on is not', async () => {
+  let conns = 0;
+  const srv = net.createServer((sock) => {
+    conns++;
+    let got = '';
+    sock.on('data', (d) => {
+      got += d;
+      while (got.includes('\r\n\r\n')) {
+        got = got.slice(got.indexOf('\r\n\r\n') + 4);
+        sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      }
+    });
+    sock.on('error', () => {});
+  });
+  hostile.push(srv);
+  await new Promise((r) => srv.listen(8093, '127.0.0.3', r));
+  const c = conn();
+  for (let i = 0; i < 20; i++) {
+    c.send(req('GET', `/${i}`, w.B.id, 8093));
+    assert.equal((await c.response()).body, 'ok');
+  }
+  c.end();
+  assert.equal(conns, 1, 'twenty requests, one connection to the sandbox');
+});
+
+test('an upgrade becomes a tunnel to that one port', async () => {
+  const c = conn();
+  c.send(req('GET', '/ws', w.A.id, 8080, { headers: { Upgrade: 'echo', Connection: 'Upgrade' } }));
+  for (let i = 0; i < 50 && !c.s.bytesRead; i++) await sleep(20);
+  c.send('ping-through-tunnel');
+  await sleep(200);
+  const all = await c.stray(0);
+  assert.match(all, /^HTTP\/1.1 101/);
+  assert.match(all, /ping-through-tunnel$/);
+  c.end();
+});
