@@ -57,6 +57,7 @@
 #include <openssl/hmac.h>
 
 #include "data_addr.h"
+#include "ngx_http_corral_module.h"
 
 
 #define NGX_HTTP_CORRAL_ID_LEN      20
@@ -122,19 +123,6 @@ typedef struct {
     ngx_str_t                     domain;
     struct data_addr_allow       *upstream_allow;
 } ngx_http_corral_loc_conf_t;
-
-
-typedef struct {
-    ngx_uint_t                    done;
-    ngx_uint_t                    status;
-    ngx_http_request_t           *subrequest;
-    ngx_str_t                     id;
-    ngx_str_t                     port;
-    ngx_uint_t                    port_n;
-    ngx_str_t                     upstream;
-    ngx_str_t                     signature;
-    ngx_str_t                     secret;
-} ngx_http_corral_ctx_t;
 
 
 static ngx_int_t ngx_http_corral_handler(ngx_http_request_t *r);
@@ -257,6 +245,13 @@ static ngx_command_t  ngx_http_corral_commands[] = {
       ngx_conf_set_flag_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_corral_loc_conf_t, cache_bypass),
+      NULL },
+
+    { ngx_string("corral_data_balancer"),
+      NGX_HTTP_UPS_CONF|NGX_CONF_NOARGS,
+      ngx_http_corral_data_balancer,
+      NGX_HTTP_SRV_CONF_OFFSET,
+      0,
       NULL },
 
       ngx_null_command
