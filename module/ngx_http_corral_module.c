@@ -18,6 +18,10 @@
  *                                fastcgi_param CORRAL_GATEWAY_KEY), so the
  *                                secret need not be written into nginx.conf
  *
+ * proxy_pass names the upstream corral_data, whose balancer
+ * (ngx_http_corral_balancer.c) connects to $corral_upstream, so that nginx's
+ * keepalive can keep connections to the data ports (decision 0051).
+ *
  * The route comes from a subrequest to an internal location (the way
  * auth_request waits for another location: a subrequest, a post-subrequest
  * handler, the phase handler called again once it is done), whose answer is
