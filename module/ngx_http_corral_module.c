@@ -1541,7 +1541,7 @@ ngx_http_corral_init(ngx_conf_t *cf)
 
     *h = ngx_http_corral_handler;
 
-    return NGX_OK;
+    return ngx_http_corral_keep_init(cf);
 }
 
 

@@ -2,7 +2,8 @@
 /*
  * What ngx_http_corral_module.c and ngx_http_corral_balancer.c share: the
  * per-request state (the access handler fills it, the balancer reads it) and
- * the balancer's directive, registered with the module's other directives.
+ * the balancer's directive, registered with the module's other directives,
+ * and the header filter that decides whether a data port connection is kept.
  */
 
 
@@ -33,6 +34,7 @@ typedef struct {
 
 char *ngx_http_corral_data_balancer(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+ngx_int_t ngx_http_corral_keep_init(ngx_conf_t *cf);
 
 
 extern ngx_module_t  ngx_http_corral_module;

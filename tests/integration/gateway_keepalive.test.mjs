@@ -18,12 +18,16 @@ const GATEWAY = `https://localhost:${Number(new URL(URL_BASE).port) + 1}`;
 const ERROR_LOG = `${RUN}/log/nginx-error.log`;
 const A = newWorkspace();
 
-// The stand-in data port. mode: 'keep' answers and keeps the connection;
-// 'close' answers with Connection: close, as today's workerd; 'drop-reused'
+// The stand-in data port. mode: 'keep' answers, vouches for the connection
+// (X-Corral-Keep: the request's signature) and keeps it; 'close' answers with
+// Connection: close, as today's workerd; 'unvouched' keeps the connection
+// without vouching (a sandbox's own keep-alive answer relayed by today's
+// workerd); 'forged' vouches with another request's signature; 'drop-reused'
 // drops a connection that already served a request the moment the next one
 // arrives (the data port closed it just as nginx reused it); 'drop' drops
 // every connection without answering (a broken worker).
 let mode = 'keep';
+let lastSignature = '';
 let connections = 0;
 const seen = [];
 const dataPort = createServer((req, res) => {
@@ -40,6 +44,9 @@ const dataPort = createServer((req, res) => {
     }
     s.served = (s.served || 0) + 1;
     if (mode === 'close') res.setHeader('Connection', 'close');
+    else if (mode === 'forged') res.setHeader('X-Corral-Keep', lastSignature);
+    else if (mode !== 'unvouched') res.setHeader('X-Corral-Keep', req.headers['x-corral-gateway']);
+    lastSignature = req.headers['x-corral-gateway'];
     res.setHeader('Content-Type', 'application/json');
     res.end(JSON.stringify({ sandbox: req.headers['x-corral-sandbox'], conn: s.cid }));
   });
@@ -103,6 +110,26 @@ test('50 sequential requests ride one kept connection to the data port (fails wi
   assert.ok(requests.every((r) => r.connection === undefined || r.connection === 'keep-alive'),
     `nginx asked to close: ${requests.map((r) => r.connection)}`);
 });
+
+test('the data port\'s X-Corral-Keep never reaches the client', async () => {
+  mode = 'keep';
+  const r = await send(sandboxes[0]);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-corral-keep'), null);
+});
+
+for (const [what, m] of [['a keep-alive answer the data port did not vouch for (a sandbox\'s own, through today\'s workerd)', 'unvouched'],
+  ['an X-Corral-Keep that is not this request\'s signature', 'forged']]) {
+  test(`${what}: the connection is not kept`, async () => {
+    mode = m;
+    const { requests, accepted } = await watch(async () => {
+      for (let i = 0; i < 10; i++) assert.equal((await send(sandboxes[i % 2])).status, 200);
+    });
+    assert.equal(requests.length, 10);
+    assert.ok(accepted >= 9, `unvouched connections were reused: ${accepted} accepted for 10`);
+    assert.equal(new Set(requests.slice(1).map((r) => r.conn)).size, 9, 'each on a connection of its own');
+  });
+}
 
 test('two sandboxes down one connection: each request carries its own sandbox and signature', async () => {
   mode = 'keep';
