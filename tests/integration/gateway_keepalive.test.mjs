@@ -11,10 +11,12 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createHmac } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:tls';
 import { api, corralctl, newWorkspace, RUN, URL_BASE } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
-const GATEWAY = `https://localhost:${Number(new URL(URL_BASE).port) + 1}`;
+const GATEWAY_PORT = Number(new URL(URL_BASE).port) + 1;
+const GATEWAY = `https://localhost:${GATEWAY_PORT}`;
 const ERROR_LOG = `${RUN}/log/nginx-error.log`;
 const A = newWorkspace();
 
@@ -54,6 +56,14 @@ const dataPort = createServer((req, res) => {
 // Longer than nginx's keepalive_timeout, as docs/data-plane.md asks of a data port.
 dataPort.keepAliveTimeout = 120000;
 dataPort.on('connection', (s) => { s.cid = ++connections; });
+// A WebSocket-style upgrade: 101, then the connection echoes.
+dataPort.on('upgrade', (req, s) => {
+  seen.push({ conn: s.cid, fresh: !s.served, method: req.method, upgrade: req.headers.upgrade,
+    connection: req.headers.connection });
+  s.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n'
+    + `X-Corral-Keep: ${req.headers['x-corral-gateway']}\r\n\r\n`);
+  s.on('data', (d) => s.write(d));
+});
 
 let worker, dataKey;
 const sandboxes = [];
@@ -193,4 +203,43 @@ test('a new connection that fails is tried once: 503, no second attempt', async 
   assert.equal(requests.filter((r) => r.fresh).length, 1, `new connections tried: ${requests.length}`);
   mode = 'keep';
   assert.equal((await send(sandboxes[1])).status, 200, 'the next request gets through');
+});
+
+// An upgrade over HTTP/1.1 through the gateway; resolves with what came back
+// after sending `ping` on the upgraded connection.
+function upgradeAndPing(id) {
+  return new Promise((resolve, reject) => {
+    const c = connect({ host: 'localhost', port: GATEWAY_PORT, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => {
+      c.write(`GET /ws HTTP/1.1\r\nHost: localhost\r\nE2b-Sandbox-Id: ${id}\r\nE2b-Sandbox-Port: 8080\r\n`
+        + 'Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+    });
+    let got = '';
+    c.on('data', (d) => {
+      got += d;
+      if (/^HTTP\/1\.1 101/.test(got) && got.includes('\r\n\r\n') && !c.pinged) {
+        c.pinged = true;
+        got = '';
+        c.write('ping');
+      } else if (c.pinged && got === 'ping') {
+        c.end();
+        resolve(got);
+      }
+    });
+    c.on('error', reject);
+    setTimeout(() => { c.destroy(); reject(new Error(`no echo; got ${JSON.stringify(got)}`)); }, 5000);
+  });
+}
+
+test('an upgrade goes up with Connection: upgrade, works, and its connection is never kept', async () => {
+  mode = 'keep';
+  const { requests } = await watch(async () => {
+    assert.equal(await upgradeAndPing(sandboxes[0]), 'ping');
+  });
+  assert.equal(requests.length, 1);
+  assert.equal(requests[0].upgrade, 'websocket');
+  assert.match(requests[0].connection, /^upgrade$/i);
+  const after = await watch(async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await send(sandboxes[0])).status, 200);
+  });
+  assert.ok(after.requests.every((r) => r.conn !== requests[0].conn), 'a plain request rode the upgraded connection');
 });
