@@ -18,6 +18,10 @@
  *                                fastcgi_param CORRAL_GATEWAY_KEY), so the
  *                                secret need not be written into nginx.conf
  *
+ * proxy_pass names the upstream corral_data, whose balancer
+ * (ngx_http_corral_balancer.c) connects to $corral_upstream, so that nginx's
+ * keepalive can keep connections to the data ports (decision 0051).
+ *
  * The route comes from a subrequest to an internal location (the way
  * auth_request waits for another location: a subrequest, a post-subrequest
  * handler, the phase handler called again once it is done), whose answer is
@@ -57,6 +61,7 @@
 #include <openssl/hmac.h>
 
 #include "data_addr.h"
+#include "ngx_http_corral_module.h"
 
 
 #define NGX_HTTP_CORRAL_ID_LEN      20
@@ -122,19 +127,6 @@ typedef struct {
     ngx_str_t                     domain;
     struct data_addr_allow       *upstream_allow;
 } ngx_http_corral_loc_conf_t;
-
-
-typedef struct {
-    ngx_uint_t                    done;
-    ngx_uint_t                    status;
-    ngx_http_request_t           *subrequest;
-    ngx_str_t                     id;
-    ngx_str_t                     port;
-    ngx_uint_t                    port_n;
-    ngx_str_t                     upstream;
-    ngx_str_t                     signature;
-    ngx_str_t                     secret;
-} ngx_http_corral_ctx_t;
 
 
 static ngx_int_t ngx_http_corral_handler(ngx_http_request_t *r);
@@ -257,6 +249,13 @@ static ngx_command_t  ngx_http_corral_commands[] = {
       ngx_conf_set_flag_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_corral_loc_conf_t, cache_bypass),
+      NULL },
+
+    { ngx_string("corral_data_balancer"),
+      NGX_HTTP_UPS_CONF|NGX_CONF_NOARGS,
+      ngx_http_corral_data_balancer,
+      NGX_HTTP_SRV_CONF_OFFSET,
+      0,
       NULL },
 
       ngx_null_command
@@ -1542,7 +1541,7 @@ ngx_http_corral_init(ngx_conf_t *cf)
 
     *h = ngx_http_corral_handler;
 
-    return NGX_OK;
+    return ngx_http_corral_keep_init(cf);
 }
 
 
