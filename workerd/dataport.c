@@ -68,6 +68,24 @@ int dp_loop_watch(struct dp_loop *l, struct dp_ep *e)
     return epoll_ctl(l->ep, EPOLL_CTL_ADD, e->fd, &ev);
 }
 
+void dp_loop_bury(struct dp_loop *l, struct dp_ep *e)
+{
+    close(e->fd); /* out of epoll from the next wait on */
+    e->fd = -1;
+    e->kind = DP_DEAD;
+    e->grave = l->graves;
+    l->graves = e;
+}
+
+static void free_graves(struct dp_loop *l)
+{
+    while (l->graves) {
+        struct dp_ep *e = l->graves;
+        l->graves = e->grave;
+        free(e); /* the struct it begins */
+    }
+}
+
 void dp_loop_ready(struct dp_loop *l, struct dp_conn *c)
 {
     if (c->ready)
@@ -202,6 +220,8 @@ static void on_event(struct dp_loop *l, struct epoll_event *ev)
     struct dp_ep *e = ev->data.ptr;
     uint32_t f = ev->events;
 
+    if (e->kind == DP_DEAD)
+        return;
     if (e->kind == DP_LISTEN) {
         accept_all(l);
         return;
@@ -269,6 +289,7 @@ static void *loop_main(void *arg)
             run_timers(l);
             next_timer = l->now + TIMER_MS;
         }
+        free_graves(l);
     }
     return NULL;
 }

@@ -32,7 +32,7 @@ static void conn_free(struct dp_conn *c)
     struct dp_loop *l = c->loop;
 
     if (c->up)
-        up_close(c->up);
+        up_close(c->loop, c->up);
     dp_loop_unready(l, c);
     if (c->prev)
         c->prev->next = c->next;
@@ -41,13 +41,12 @@ static void conn_free(struct dp_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     l->nconns--;
-    close(c->ep.fd);
     free(c->in);
     free(c->rh);
     free(c->fwd);
     buf_free(&c->to_up);
     buf_free(&c->to_client);
-    free(c);
+    dp_loop_bury(l, &c->ep);
 }
 
 struct dp_conn *conn_new(struct dp_loop *l, int fd)
@@ -77,7 +76,7 @@ struct dp_conn *conn_new(struct dp_loop *l, int fd)
 static int answer(struct dp_conn *c, char *resp, size_t n)
 {
     if (c->up) {
-        up_close(c->up);
+        up_close(c->loop, c->up);
         c->up = NULL;
     }
     buf_free(&c->to_client);
@@ -275,7 +274,7 @@ static int open_up(struct dp_conn *c, const char *key)
     u->ep.fd = fd;
     snprintf(u->key, sizeof(u->key), "%s", key);
     if (dp_loop_watch(c->loop, &u->ep) != 0) {
-        up_close(u);
+        up_close(c->loop, u);
         return GONE;
     }
     u->conn = c;
@@ -314,7 +313,7 @@ static int retry_fresh(struct dp_conn *c)
 
     snprintf(key, sizeof(key), "%s", c->up->key);
     c->fwd = NULL;
-    up_close(c->up);
+    up_close(c->loop, c->up);
     c->up = NULL;
     c->up_eof = 0;
     buf_free(&c->to_up);
@@ -403,6 +402,21 @@ static int skip_interim(struct dp_conn *c, size_t hl)
     return rc;
 }
 
+/* The sandbox's response head as the gateway gets it (dataport_resp_forward). */
+static int forward_response_head(struct dp_conn *c, size_t hl)
+{
+    char *out = malloc(hl + DATAPORT_KEEP_EXTRA);
+    size_t n;
+    int rc;
+
+    if (!out)
+        return -1;
+    n = dataport_resp_forward(c->rh, hl, c->keep ? c->h.gateway : NULL, out);
+    rc = buf_append(&c->to_client, out, n);
+    free(out);
+    return rc;
+}
+
 /* The response head is complete in c->rh (hl bytes): check it and choose. */
 static int take_response_head(struct dp_conn *c, size_t hl)
 {
@@ -417,7 +431,8 @@ static int take_response_head(struct dp_conn *c, size_t hl)
         return refuse(c, 502, "the sandbox sent a malformed response: %s", why);
     }
     if (r.status == 101 && c->h.upgrade) {
-        if (buf_append(&c->to_client, c->rh, c->rh_len) != 0)
+        if (forward_response_head(c, hl) != 0 ||
+            buf_append(&c->to_client, c->rh + hl, c->rh_len - hl) != 0)
             return GONE;
         c->state = ST_TUNNEL;
         c->resp_head = 1;
@@ -431,7 +446,11 @@ static int take_response_head(struct dp_conn *c, size_t hl)
     if (body < 0)
         return refuse(c, 502, "the sandbox sent a malformed chunked body");
     c->up_dirty |= (size_t)body < rest;
-    if (buf_append(&c->to_client, c->rh, hl + (size_t)body) != 0)
+    /* kept only if both messages' ends are known now, and the gateway told so */
+    c->keep = c->req.done && c->resp.kind != DP_BODY_CLOSE && r.keep && !c->h.close &&
+              !c->h.upgrade;
+    if (forward_response_head(c, hl) != 0 ||
+        buf_append(&c->to_client, c->rh + hl, (size_t)body) != 0)
         return GONE;
     c->resp_head = 1;
     free(c->rh);
@@ -500,18 +519,18 @@ static int pump_response(struct dp_conn *c)
 /* Both messages are through: keep what can be kept. */
 static int finish(struct dp_conn *c)
 {
-    /* the gateway's side only needs both messages whole; the sandbox's also
-     * that it sent nothing more and keeps its side */
-    int keep = c->req.done && c->resp.kind != DP_BODY_CLOSE && c->resp_keep && !c->h.close &&
-               !c->h.upgrade;
-    int keep_up = keep && c->to_up.len == 0 && !c->up_dirty && !c->up_eof;
+    /* the gateway's side as its answer said (c->keep); the sandbox's also
+     * needs that it sent nothing more and keeps its side */
+    int keep = c->keep;
+    int keep_up = c->resp_keep && c->req.done && c->resp.kind != DP_BODY_CLOSE &&
+                  c->to_up.len == 0 && !c->up_dirty && !c->up_eof;
 
     free(c->fwd);
     c->fwd = NULL;
     if (keep_up)
         pool_put(c->loop, c->up);
     else
-        up_close(c->up);
+        up_close(c->loop, c->up);
     c->up = NULL;
     if (!c->req.done || !keep) {
         c->state = ST_LINGER;
@@ -520,7 +539,7 @@ static int finish(struct dp_conn *c)
     }
     free(c->rh);
     c->rh = NULL;
-    c->rh_len = c->resp_head = c->resp_keep = c->up_dirty = c->interim = 0;
+    c->rh_len = c->resp_head = c->resp_keep = c->up_dirty = c->interim = c->keep = 0;
     c->up_eof = c->up_shut = 0;
     memset(&c->resp, 0, sizeof(c->resp)); /* set again from the next response's head */
     c->state = ST_HEAD;

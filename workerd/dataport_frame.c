@@ -2,6 +2,7 @@
  * dataport_frame.h). */
 #include "dataport_frame.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -277,4 +278,29 @@ void dataport_resp_body(const struct dataport_resp *r, int head_request, struct 
         dataport_body_init(b, DP_BODY_LENGTH, (unsigned long long)r->cl);
     else
         dataport_body_init(b, DP_BODY_CLOSE, 0);
+}
+
+size_t dataport_resp_forward(const char *head, size_t len, const char *keep, char *out)
+{
+    const char *p = head, *end = head + len;
+    char *o = out;
+
+    while (p < end) {
+        const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
+        size_t n = (size_t)(eol - p) + 2;
+
+        if (eol == p) { /* the blank line */
+            if (keep)
+                o += snprintf(o, DATAPORT_KEEP_EXTRA, "X-Corral-Keep: %.127s\r\n", keep);
+            memcpy(o, "\r\n", 2);
+            o += 2;
+            break;
+        }
+        if (p == head || strncasecmp(p, "X-Corral-", 9) != 0) {
+            memcpy(o, p, n);
+            o += n;
+        }
+        p += n;
+    }
+    return (size_t)(o - out);
 }

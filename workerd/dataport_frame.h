@@ -59,4 +59,14 @@ int dataport_resp_parse(const char *buf, size_t len, struct dataport_resp *r, co
  * are the caller's. */
 void dataport_resp_body(const struct dataport_resp *r, int head_request, struct dataport_body *b);
 
+/* Room dataport_resp_forward may add to a head. */
+#define DATAPORT_KEEP_EXTRA 160
+
+/* Writes into out (len + DATAPORT_KEEP_EXTRA bytes) the response head the
+ * gateway gets: without any X-Corral-* line the sandbox wrote (it cannot
+ * speak for the data port) and, when keep is not NULL (at most 127 bytes),
+ * with "X-Corral-Keep: <keep>": the data port's word that the gateway may
+ * send its next request on this connection (decision 0051). Its length. */
+size_t dataport_resp_forward(const char *head, size_t len, const char *keep, char *out);
+
 #endif

@@ -35,12 +35,16 @@
 #define DATAPORT_LINGER_TIMEOUT 2000        /* draining after a refusal */
 #define DATAPORT_POOL_IDLE 30000            /* a kept sandbox connection unused */
 
-enum dp_kind { DP_LISTEN, DP_WAKE, DP_CLIENT, DP_UP };
+enum dp_kind { DP_LISTEN, DP_WAKE, DP_CLIENT, DP_UP, DP_DEAD };
 
+/* First in every struct epoll points at. A closed one is freed only after
+ * the batch of events it was closed in: a later event of the same batch may
+ * still point at it (DP_DEAD: skipped). */
 struct dp_ep {
-    enum dp_kind kind; /* first, so that epoll's pointer tells what it is */
+    enum dp_kind kind;
     int fd;
     int can_read, can_write;
+    struct dp_ep *grave; /* closed, to be freed after this batch */
 };
 
 /* Bytes waiting to be written; freed when empty, so an idle stream holds none. */
@@ -88,6 +92,7 @@ struct dp_conn {
     size_t rh_len;
     int resp_head;      /* the response head was forwarded */
     int interim;        /* 1xx answers dropped */
+    int keep;           /* the answer told the gateway it may send another */
     int resp_keep;      /* the sandbox keeps its connection */
     int up_dirty;       /* the sandbox sent more than its response */
     int client_eof, up_eof, up_shut, client_shut;
@@ -115,6 +120,7 @@ struct dp_loop {
     struct dp_conn *conns;
     int nconns;
     struct dp_conn *ready; /* more to do without an event: after this round */
+    struct dp_ep *graves;
     struct dp_up *idle; /* the pool */
     int nidle;
     pthread_mutex_t mu; /* resolver threads' answers */
@@ -128,6 +134,7 @@ void dp_loop_ready(struct dp_loop *l, struct dp_conn *c);
 void dp_loop_unready(struct dp_loop *l, struct dp_conn *c);
 int dp_loop_watch(struct dp_loop *l, struct dp_ep *e);
 void dp_note_trouble(int err);
+void dp_loop_bury(struct dp_loop *l, struct dp_ep *e); /* closes its fd, frees it later */
 
 /* dataport_conn.c */
 struct dp_conn *conn_new(struct dp_loop *l, int fd);
@@ -141,7 +148,7 @@ struct dp_up *pool_take(struct dp_loop *l, const char *key);
 void pool_put(struct dp_loop *l, struct dp_up *u);
 void pool_drop(struct dp_loop *l, struct dp_up *u); /* an idle one closed or expired */
 void pool_expire(struct dp_loop *l);
-void up_close(struct dp_up *u);
+void up_close(struct dp_loop *l, struct dp_up *u);
 
 /* dataport_io.c: >0 bytes, 0 EOF, -1 EAGAIN (flag cleared), -2 error. */
 ssize_t io_recv(struct dp_ep *e, char *p, size_t n);

@@ -17,10 +17,9 @@
 #define POOL_MAX 1024
 #define POOL_PER_KEY 32
 
-void up_close(struct dp_up *u)
+void up_close(struct dp_loop *l, struct dp_up *u)
 {
-    close(u->ep.fd); /* closing removes it from epoll */
-    free(u);
+    dp_loop_bury(l, &u->ep);
 }
 
 static void unlink_idle(struct dp_loop *l, struct dp_up *u)
@@ -38,7 +37,7 @@ static void unlink_idle(struct dp_loop *l, struct dp_up *u)
 void pool_drop(struct dp_loop *l, struct dp_up *u)
 {
     unlink_idle(l, u);
-    up_close(u);
+    up_close(l, u);
 }
 
 /* 1 when nothing happened on u while it was idle: no EOF, no stray byte. */
@@ -63,7 +62,7 @@ struct dp_up *pool_take(struct dp_loop *l, const char *key)
             u->reused = 1;
             return u;
         }
-        up_close(u);
+        up_close(l, u);
     }
     return NULL;
 }

@@ -205,6 +205,24 @@ test('a response framed two ways, or with bare LFs, is refused (502) and both co
   assert.equal(seen.length, answers.length);
 });
 
+test("the data port vouches for a kept connection (X-Corral-Keep); a sandbox cannot", async () => {
+  await rawApp(8095, () => 'HTTP/1.1 200 OK\r\nX-Corral-Keep: forged\r\nx-corral-gateway: x\r\nContent-Length: 2\r\n\r\nok');
+  const c = conn();
+  const head = req('GET', '/', w.B.id, 8095);
+  const sig = /X-Corral-Gateway: (\S+)/.exec(head)[1];
+  c.send(head);
+  const r = await c.response();
+  assert.equal(r.body, 'ok');
+  const lines = r.head.split('\r\n').filter((l) => /^x-corral-/i.test(l));
+  assert.deepEqual(lines, [`X-Corral-Keep: ${sig}`], 'only the data port\'s own, for this request');
+  // a request that asks to close gets no such word, and the connection ends
+  c.send(req('GET', '/health', w.B.id, 49983, { headers: { Connection: 'close' } }));
+  const last = await c.response();
+  assert.equal(last.status, 204);
+  assert.doesNotMatch(last.head, /x-corral-keep/i);
+  assert.equal((await c.response()).closed, true);
+});
+
 test('interim answers (100, 103) are dropped: nginx gets the final one, and the connection goes on', async () => {
   await rawApp(8094, () => 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n' +
     'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal');
