@@ -2,13 +2,10 @@
 // decision 0051): 50 envd GET /health through the gateway, counting the TCP
 // connections between nginx and the data port (`ss`, both ends, TIME_WAIT
 // included). nginx keeps a connection only when the data port vouches for it
-// (X-Corral-Keep, docs/data-plane.md). workerd's data port does not yet (it
-// relays bytes after the first head, so a kept connection would carry the
-// next request to the first sandbox): until it does, every request takes a
-// connection of its own, and this test is marked todo. It passes, and the
-// todo goes, with the data port that keeps connections (issue 12, part B).
-// tests/integration/gateway_keepalive.test.mjs shows nginx's side today,
-// against a stand-in data port that vouches.
+// (X-Corral-Keep, docs/data-plane.md), which workerd's does since it reads
+// every request on a connection (decision 0050). Fails if either side stops
+// keeping. tests/integration/gateway_keepalive.test.mjs shows nginx's side
+// alone, against a stand-in data port.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -36,7 +33,6 @@ before(async () => { sbx = await Sandbox.create('base', { timeoutMs: 120_000 });
 after(async () => { await sbx?.kill(); });
 
 test(`[${MODE}] 50 GET /health through the gateway ride one or two connections to the data port`,
-  { todo: 'until workerd\'s data port keeps connections and vouches for them (X-Corral-Keep; issue 12 part B)' },
   async () => {
     assert.equal(await sbx.isRunning(), true);
     const before = dataPortConnections();
