@@ -447,8 +447,8 @@ static int take_response_head(struct dp_conn *c, size_t hl)
         return refuse(c, 502, "the sandbox sent a malformed chunked body");
     c->up_dirty |= (size_t)body < rest;
     /* kept only if both messages' ends are known now, and the gateway told so */
-    c->keep = c->req.done && c->resp.kind != DP_BODY_CLOSE && r.keep && !c->h.close &&
-              !c->h.upgrade;
+    c->keep =
+        c->req.done && c->resp.kind != DP_BODY_CLOSE && r.keep && !c->h.close && !c->h.upgrade;
     if (forward_response_head(c, hl) != 0 ||
         buf_append(&c->to_client, c->rh + hl, (size_t)body) != 0)
         return GONE;

@@ -11,17 +11,17 @@
 #define TRAILERS_MAX 16384
 
 enum {
-    C_SIZE0,     /* the first hex digit of a size */
-    C_SIZE,      /* more digits, ';' or CR */
-    C_EXT,       /* a chunk extension, up to CR */
-    C_SIZE_LF,   /* the LF after a size line */
-    C_DATA,      /* left bytes of data */
-    C_DATA_CR,   /* the CRLF after the data */
-    C_DATA_LF,   /* */
-    C_TRAILER0,  /* the start of a trailer line, or the final CR */
-    C_TRAILER,   /* a trailer line, up to CR */
+    C_SIZE0,    /* the first hex digit of a size */
+    C_SIZE,     /* more digits, ';' or CR */
+    C_EXT,      /* a chunk extension, up to CR */
+    C_SIZE_LF,  /* the LF after a size line */
+    C_DATA,     /* left bytes of data */
+    C_DATA_CR,  /* the CRLF after the data */
+    C_DATA_LF,  /* */
+    C_TRAILER0, /* the start of a trailer line, or the final CR */
+    C_TRAILER,  /* a trailer line, up to CR */
     C_TRAILER_LF,
-    C_FINAL_LF,  /* the LF of the last, empty line */
+    C_FINAL_LF, /* the LF of the last, empty line */
 };
 
 void dataport_body_init(struct dataport_body *b, enum dataport_body_kind kind,
@@ -226,7 +226,8 @@ static int resp_header(const char *p, const char *eol, struct dataport_resp *r, 
             return -1;
         }
         r->chunked = 1;
-    } else if (nl == 10 && strncasecmp(p, "Connection", 10) == 0 && has_close(v, (size_t)(ve - v))) {
+    } else if (nl == 10 && strncasecmp(p, "Connection", 10) == 0 &&
+               has_close(v, (size_t)(ve - v))) {
         r->keep = 0;
     }
     return 0;

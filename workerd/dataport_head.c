@@ -234,7 +234,7 @@ size_t dataport_head_forward(const struct dataport_head *h, char *out)
         const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
         size_t n = (size_t)(eol - p) + 2;
 
-        if (eol == p) { /* the blank line */
+        if (eol == p) {           /* the blank line */
             memcpy(o, "\r\n", 3); /* with its NUL */
             o += 2;
             break;

@@ -28,12 +28,12 @@
 /* Timeouts, ms. The idle one is longer than nginx's keepalive_timeout (60 s):
  * the gateway closes an idle connection first, so it never sends a request
  * down one the data port is closing. */
-#define DATAPORT_HEAD_TIMEOUT 30000         /* a head begun must be complete */
-#define DATAPORT_IDLE_TIMEOUT 75000         /* no request on a kept connection */
-#define DATAPORT_CONNECT_TIMEOUT 5000       /* to a sandbox's port */
-#define DATAPORT_RELAY_TIMEOUT 3600000      /* no byte either way in an exchange */
-#define DATAPORT_LINGER_TIMEOUT 2000        /* draining after a refusal */
-#define DATAPORT_POOL_IDLE 30000            /* a kept sandbox connection unused */
+#define DATAPORT_HEAD_TIMEOUT 30000    /* a head begun must be complete */
+#define DATAPORT_IDLE_TIMEOUT 75000    /* no request on a kept connection */
+#define DATAPORT_CONNECT_TIMEOUT 5000  /* to a sandbox's port */
+#define DATAPORT_RELAY_TIMEOUT 3600000 /* no byte either way in an exchange */
+#define DATAPORT_LINGER_TIMEOUT 2000   /* draining after a refusal */
+#define DATAPORT_POOL_IDLE 30000       /* a kept sandbox connection unused */
 
 enum dp_kind { DP_LISTEN, DP_WAKE, DP_CLIENT, DP_UP, DP_DEAD };
 
@@ -90,17 +90,17 @@ struct dp_conn {
     struct dataport_body req, resp;
     char *rh; /* the response head, until it is complete */
     size_t rh_len;
-    int resp_head;      /* the response head was forwarded */
-    int interim;        /* 1xx answers dropped */
-    int keep;           /* the answer told the gateway it may send another */
-    int resp_keep;      /* the sandbox keeps its connection */
-    int up_dirty;       /* the sandbox sent more than its response */
+    int resp_head; /* the response head was forwarded */
+    int interim;   /* 1xx answers dropped */
+    int keep;      /* the answer told the gateway it may send another */
+    int resp_keep; /* the sandbox keeps its connection */
+    int up_dirty;  /* the sandbox sent more than its response */
     int client_eof, up_eof, up_shut, client_shut;
     struct dp_up *up;
     struct dp_buf to_up, to_client;
-    char *fwd; /* a bodiless request's head, sent down a kept connection: */
+    char *fwd;      /* a bodiless request's head, sent down a kept connection: */
     size_t fwd_len; /* sent again on a new one if that was closed meanwhile */
-    int ready;  /* in the loop's ready list */
+    int ready;      /* in the loop's ready list */
     struct dp_conn *rprev, *rnext;
 };
 

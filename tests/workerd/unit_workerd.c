@@ -433,6 +433,7 @@ static void test_sandbox_log_context(void)
 }
 
 void unit_dataport(int *total_passed, int *total_failed);
+void unit_dataport_frame(int *total_passed, int *total_failed);
 void unit_telemetry(int *total_passed, int *total_failed);
 
 int main(void)
@@ -454,6 +455,7 @@ int main(void)
     test_conf();
     test_conf_capacity();
     unit_dataport(&passed, &failed);
+    unit_dataport_frame(&passed, &failed);
     unit_telemetry(&passed, &failed);
     return CHECK_SUMMARY();
 }
