@@ -466,16 +466,18 @@ static int gather_head(struct dp_conn *c, const char *p, size_t n)
 
     free(c->fwd); /* answered: no retry now */
     c->fwd = NULL;
-    if (c->rh_len + n > DATAPORT_HEAD_MAX)
-        return refuse(c, 502, "the sandbox's response head is over %zu bytes", DATAPORT_HEAD_MAX);
-    q = realloc(c->rh, c->rh_len + n);
+    q = realloc(c->rh, c->rh_len + n); /* the head, and the body bytes read with it */
     if (!q)
         return GONE;
     memcpy(q + c->rh_len, p, n);
     c->rh = q;
     c->rh_len += n;
     end = c->rh_len >= 4 ? memmem(c->rh, c->rh_len, "\r\n\r\n", 4) : NULL;
-    return end ? take_response_head(c, (size_t)(end + 4 - c->rh)) : AGAIN;
+    if (end && (size_t)(end - c->rh) <= DATAPORT_HEAD_MAX)
+        return take_response_head(c, (size_t)(end + 4 - c->rh));
+    if (end || c->rh_len > DATAPORT_HEAD_MAX)
+        return refuse(c, 502, "the sandbox's response head is over %zu bytes", DATAPORT_HEAD_MAX);
+    return AGAIN;
 }
 
 /* The sandbox ended its side: a response delimited by the close ends here. */

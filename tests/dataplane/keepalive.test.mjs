@@ -223,6 +223,17 @@ test("the data port vouches for a kept connection (X-Corral-Keep); a sandbox can
   assert.equal((await c.response()).closed, true);
 });
 
+test('a head and a large body in one read: the body is not taken for the head', async () => {
+  const big = 'x'.repeat(300000);
+  await rawApp(8096, () => `HTTP/1.1 200 OK\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+  const c = conn();
+  c.send(req('GET', '/', w.B.id, 8096));
+  const r = await c.response();
+  assert.equal(r.status, 200, r.head);
+  assert.equal(r.body.length, big.length);
+  c.end();
+});
+
 test('interim answers (100, 103) are dropped: nginx gets the final one, and the connection goes on', async () => {
   await rawApp(8094, () => 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n' +
     'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfinal');
