@@ -596,12 +596,9 @@ static int tunnel_dir(struct dp_loop *l, struct dp_ep *from, struct dp_ep *to, s
         return -1;
     if (!*eof && b->len == 0 && from->can_read) {
         r = io_recv(from, l->scratch, DATAPORT_SCRATCH);
-        if (r == 0)
-            *eof = 1;
-        else if (r == -2)
+        if (r == -2 || (r > 0 && send_or_keep(b, to, l->scratch, (size_t)r) != 0))
             return -1;
-        else if (r > 0 && send_or_keep(b, to, l->scratch, (size_t)r) != 0)
-            return -1;
+        *eof = r == 0;
         moved = r >= 0;
     }
     if (*eof && b->len == 0 && !*shut) {

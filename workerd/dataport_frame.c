@@ -291,10 +291,8 @@ size_t dataport_resp_forward(const char *head, size_t len, const char *keep, cha
         size_t n = (size_t)(eol - p) + 2;
 
         if (eol == p) { /* the blank line */
-            if (keep)
-                o += snprintf(o, DATAPORT_KEEP_EXTRA, "X-Corral-Keep: %.127s\r\n", keep);
-            memcpy(o, "\r\n", 2);
-            o += 2;
+            o += snprintf(o, DATAPORT_KEEP_EXTRA, "%s%.127s%s\r\n", keep ? "X-Corral-Keep: " : "",
+                          keep ? keep : "", keep ? "\r\n" : "");
             break;
         }
         if (p == head || strncasecmp(p, "X-Corral-", 9) != 0) {

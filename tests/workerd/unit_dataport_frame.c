@@ -153,7 +153,7 @@ static int forwards(const char *head, const char *keep, const char *want)
     char out[1024];
     size_t n = dataport_resp_forward(head, strlen(head), keep, out);
 
-    if (n > strlen(head) + DATAPORT_KEEP_EXTRA || n != strlen(want) || memcmp(out, want, n)) {
+    if (n > strlen(head) + DATAPORT_KEEP_EXTRA || n != strlen(want) || memcmp(out, want, n) != 0) {
         fprintf(stderr, "forwarded \"%.*s\", expected \"%s\"\n", (int)n, out, want);
         return 0;
     }
