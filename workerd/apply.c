@@ -97,8 +97,10 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
     if (!sbid)
         return 0;
     sbtable_tier(&w->table, sbid, tier, sizeof(tier));
-    /* Forget it first: the "die" this causes is no news to report. */
+    /* Forget it first: the "die" this causes is no news to report, and no
+     * request may reach its address, which another sandbox may get next. */
     sbtable_del(&w->table, sbid);
+    dataplane_forget(sbid);
     if (containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
         log_sandbox("warn", sbid, tier, "kill: %s", err);
         return -1;

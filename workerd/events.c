@@ -11,6 +11,7 @@
  * found when the stream comes back after dockerd restarted. */
 #include "worker.h"
 
+#include "dataplane.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -31,6 +32,9 @@ static void on_event(struct stream *s, const char *text)
     json_t *attrs = json_object_get(json_object_get(ev, "Actor"), "Attributes");
     const char *sbid = json_string_value(json_object_get(attrs, "corral.sandbox"));
 
+    /* its address may go to another sandbox now: the data port must ask again */
+    if (sbid)
+        dataplane_forget(sbid);
     if (sbid && sbtable_expect_running(&s->w->table, sbid)) {
         log_sandbox("info", sbid, NULL, "container %s; reporting it",
                     json_string_value(json_object_get(ev, "Action")) ?: "event");
