@@ -431,9 +431,12 @@ static int take_response_head(struct dp_conn *c, size_t hl)
         return refuse(c, 502, "the sandbox sent a malformed response: %s", why);
     }
     if (r.status == 101 && c->h.upgrade) {
+        /* what the client sent after its head belongs to the tunnel too */
         if (forward_response_head(c, hl) != 0 ||
-            buf_append(&c->to_client, c->rh + hl, c->rh_len - hl) != 0)
+            buf_append(&c->to_client, c->rh + hl, c->rh_len - hl) != 0 ||
+            buf_append(&c->to_up, c->in, c->in_len) != 0)
             return GONE;
+        c->in_len = 0;
         c->state = ST_TUNNEL;
         c->resp_head = 1;
         return AGAIN;
@@ -628,11 +631,12 @@ static int step_tunnel(struct dp_conn *c)
  * it has read the answer. */
 static int step_linger(struct dp_conn *c)
 {
+    int rc = buf_flush(&c->to_client, &c->ep);
     char sink[16384];
     ssize_t r;
 
-    if (buf_flush(&c->to_client, &c->ep) != 0)
-        return c->to_client.len ? WAIT : GONE;
+    if (rc != 0)
+        return rc < 0 ? GONE : WAIT;
     if (!c->client_shut) {
         shutdown(c->ep.fd, SHUT_WR);
         c->client_shut = 1;
