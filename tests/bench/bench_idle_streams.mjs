@@ -1,0 +1,95 @@
+// Idle streams held through the gateway (issue 12): BENCH_IDLE_STREAMS (1,000)
+// Connect server streams (commands.connect to a `sleep` in each sandbox: an
+// idle stream that costs envd a thread and no inotify instance; watchDir would
+// need one inotify instance per stream, and the host allows 128 per user)
+// spread over BENCH_IDLE_SANDBOXES (20) sandboxes, all through the gateway.
+// Prints the RSS of nginx (master and workers), workerd and the sandboxes'
+// envds (summed) before and while the streams are held, and commands.run("true")
+// p50/p99 before and while held. Bounded: every stream ends with its
+// Connect-Timeout-Ms deadline, every sandbox with its timeout, the whole run
+// within BENCH_IDLE_MAX_S; the streams are closed and the sandboxes killed at
+// the end, pass or fail.
+// Needs E2B_API_URL, E2B_API_KEY, E2B_SANDBOX_URL, NODE_EXTRA_CA_CERTS, CORRAL_RUN.
+import { Sandbox } from '../e2b/sdk.mjs';
+import { pct } from '../lib/churn.mjs';
+import { envdPidOf, rssKb, stackDaemons } from '../lib/procstat.mjs';
+
+const STREAMS = Number(process.env.BENCH_IDLE_STREAMS || 1000);
+const SANDBOXES = Number(process.env.BENCH_IDLE_SANDBOXES || 20);
+const MAX_S = Number(process.env.BENCH_IDLE_MAX_S || 300);
+const RUNS = Number(process.env.BENCH_IDLE_RUNS || 200);
+const RUN = process.env.CORRAL_RUN;
+if (!RUN) throw new Error('CORRAL_RUN (the stack state dir) must be set');
+
+const watchdog = setTimeout(() => {
+  console.error(`bench_idle_streams: not done within ${MAX_S} s`);
+  process.exit(1);
+}, MAX_S * 1000);
+
+const inBatches = async (items, size, fn) => {
+  const out = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
+};
+
+async function runLatency(sbx) {
+  const t = [];
+  for (let i = 0; i < 10; i++) await sbx.commands.run('true');
+  for (let i = 0; i < RUNS; i++) {
+    const s = performance.now();
+    await sbx.commands.run('true');
+    t.push(performance.now() - s);
+  }
+  return { p50: pct(t, 0.5), p99: pct(t, 0.99) };
+}
+
+// MB of resident memory: nginx (master and workers), workerd, and the envds summed.
+function memory(envdPids) {
+  const daemons = stackDaemons(RUN);
+  const sum = (pids) => pids.reduce((a, p) => a + rssKb(p), 0) / 1024;
+  return {
+    nginx: sum(daemons.filter((d) => d.name.startsWith('nginx')).map((d) => d.pid)),
+    workerd: sum(daemons.filter((d) => d.name === 'workerd').map((d) => d.pid)),
+    envd: sum(envdPids),
+  };
+}
+
+const holdMs = MAX_S * 1000;
+const sandboxes = [];
+const handles = [];
+try {
+  await inBatches([...Array(SANDBOXES).keys()], 5, async () => {
+    sandboxes.push(await Sandbox.create('base', { timeoutMs: holdMs + 60_000 }));
+  });
+  const envdPids = await Promise.all(sandboxes.map((s) => envdPidOf(s.sandboxId)));
+  const sleepers = await Promise.all(sandboxes.map((s) =>
+    s.commands.run(`sleep ${MAX_S}`, { background: true, timeoutMs: holdMs })));
+  const before = memory(envdPids);
+  const latBefore = await runLatency(sandboxes[0]);
+
+  const started = performance.now();
+  const targets = [...Array(STREAMS).keys()].map((i) => i % SANDBOXES);
+  await inBatches(targets, 100, async (i) => {
+    handles.push(await sandboxes[i].commands.connect(sleepers[i].pid, { timeoutMs: holdMs }));
+  });
+  const openS = (performance.now() - started) / 1000;
+  await new Promise((ok) => setTimeout(ok, 2000));
+  const held = memory(envdPids);
+  const latHeld = await runLatency(sandboxes[0]);
+  const stillOpen = handles.filter((h) => h.exitCode === undefined).length;
+
+  const row = (name, b, h) => `  ${name.padEnd(16)} ${b.toFixed(1).padStart(8)} ${h.toFixed(1).padStart(8)} ${(h - b >= 0 ? '+' : '') + (h - b).toFixed(1)}`;
+  console.log(`${STREAMS} idle Connect streams through the gateway to ${SANDBOXES} sandboxes ` +
+    `(opened in ${openS.toFixed(1)} s, ${stillOpen} still open after 2 s):`);
+  console.log(`  RSS (MB)          before     held   delta`);
+  console.log(row('nginx (all)', before.nginx, held.nginx));
+  console.log(row('workerd', before.workerd, held.workerd));
+  console.log(row(`envd (${SANDBOXES}, sum)`, before.envd, held.envd));
+  console.log(`  commands.run("true") ms, ${RUNS} runs: before p50 ${latBefore.p50.toFixed(2)} p99 ${latBefore.p99.toFixed(2)}` +
+    `   held p50 ${latHeld.p50.toFixed(2)} p99 ${latHeld.p99.toFixed(2)}`);
+  if (stillOpen !== STREAMS) process.exitCode = 1;
+} finally {
+  await Promise.all(handles.map((h) => h.disconnect().catch(() => {})));
+  await Promise.all(sandboxes.map((s) => s.kill().catch(() => {})));
+  clearTimeout(watchdog);
+}
