@@ -1,8 +1,11 @@
 // Idle streams held through the gateway (issue 12): BENCH_IDLE_STREAMS (1,000)
-// Connect server streams (commands.connect to a `sleep` in each sandbox: an
-// idle stream that costs envd a thread and no inotify instance; watchDir would
-// need one inotify instance per stream, and the host allows 128 per user)
-// spread over BENCH_IDLE_SANDBOXES (20) sandboxes, all through the gateway.
+// Connect server streams (process.Process/Connect to a `sleep` in each sandbox:
+// an idle stream that costs envd a thread and no inotify instance; watchDir
+// would need one inotify instance per stream, and the host allows 128 per user)
+// spread over BENCH_IDLE_SANDBOXES (20) sandboxes, all through the gateway,
+// opened with node:http2 on sessions of at most 100 streams each: the SDK
+// cannot hold them (undici keeps every stream of a process on one HTTP/2
+// connection, at most 100 at once, and queues the rest until they time out).
 // Prints the RSS of nginx (master and workers), workerd and the sandboxes'
 // envds (summed) before and while the streams are held, and commands.run("true")
 // p50/p99 before and while held. Bounded: every stream ends with its
@@ -10,6 +13,7 @@
 // within BENCH_IDLE_MAX_S; the streams are closed and the sandboxes killed at
 // the end, pass or fail.
 // Needs E2B_API_URL, E2B_API_KEY, E2B_SANDBOX_URL, NODE_EXTRA_CA_CERTS, CORRAL_RUN.
+import http2 from 'node:http2';
 import { Sandbox } from '../e2b/sdk.mjs';
 import { pct } from '../lib/churn.mjs';
 import { envdPidOf, rssKb, stackDaemons } from '../lib/procstat.mjs';
@@ -19,6 +23,7 @@ const SANDBOXES = Number(process.env.BENCH_IDLE_SANDBOXES || 20);
 const MAX_S = Number(process.env.BENCH_IDLE_MAX_S || 300);
 const RUNS = Number(process.env.BENCH_IDLE_RUNS || 200);
 const RUN = process.env.CORRAL_RUN;
+const PER_SESSION = 100;
 if (!RUN) throw new Error('CORRAL_RUN (the stack state dir) must be set');
 
 const watchdog = setTimeout(() => {
@@ -54,7 +59,30 @@ function memory(envdPids) {
   };
 }
 
+// One Connect server stream to process `pid` of `sbx`, through the gateway on
+// `session`: resolves with the request once envd's start event has arrived.
+function connectStream(session, sbx, pid, holdMs) {
+  const json = Buffer.from(JSON.stringify({ process: { pid } }));
+  const envelope = Buffer.alloc(5 + json.length);
+  envelope.writeUInt32BE(json.length, 1);
+  json.copy(envelope, 5);
+  const req = session.request({
+    ':method': 'POST', ':path': '/process.Process/Connect',
+    'content-type': 'application/connect+json', 'connect-protocol-version': '1',
+    'connect-timeout-ms': String(holdMs), 'keepalive-ping-interval': '50',
+    'e2b-sandbox-id': sbx.sandboxId, 'e2b-sandbox-port': '49983',
+    'x-access-token': sbx.envdAccessToken, authorization: `Basic ${Buffer.from('user:').toString('base64')}`,
+  });
+  return new Promise((ok, fail) => {
+    req.on('response', (h) => { if (h[':status'] !== 200) fail(new Error(`Connect answered ${h[':status']}`)); });
+    req.once('data', () => ok(req));
+    req.on('error', fail);
+    req.end(envelope);
+  });
+}
+
 const holdMs = MAX_S * 1000;
+const sessions = [];
 const sandboxes = [];
 const handles = [];
 try {
@@ -69,17 +97,21 @@ try {
 
   const started = performance.now();
   const targets = [...Array(STREAMS).keys()].map((i) => i % SANDBOXES);
-  await inBatches(targets, 100, async (i) => {
-    handles.push(await sandboxes[i].commands.connect(sleepers[i].pid, { timeoutMs: holdMs }));
-  });
+  for (let i = 0; i < STREAMS; i += PER_SESSION) {
+    const session = http2.connect(process.env.E2B_SANDBOX_URL);
+    session.on('error', () => {});
+    sessions.push(session);
+    handles.push(...(await Promise.all(targets.slice(i, i + PER_SESSION).map((t) =>
+      connectStream(session, sandboxes[t], sleepers[t].pid, holdMs)))));
+  }
   const openS = (performance.now() - started) / 1000;
   await new Promise((ok) => setTimeout(ok, 2000));
   const held = memory(envdPids);
   const latHeld = await runLatency(sandboxes[0]);
-  const stillOpen = handles.filter((h) => h.exitCode === undefined).length;
+  const stillOpen = handles.filter((h) => !h.closed && !h.destroyed).length;
 
   const row = (name, b, h) => `  ${name.padEnd(16)} ${b.toFixed(1).padStart(8)} ${h.toFixed(1).padStart(8)} ${(h - b >= 0 ? '+' : '') + (h - b).toFixed(1)}`;
-  console.log(`${STREAMS} idle Connect streams through the gateway to ${SANDBOXES} sandboxes ` +
+  console.log(`${STREAMS} idle Connect streams through the gateway to ${SANDBOXES} sandboxes, ${sessions.length} HTTP/2 connections ` +
     `(opened in ${openS.toFixed(1)} s, ${stillOpen} still open after 2 s):`);
   console.log(`  RSS (MB)          before     held   delta`);
   console.log(row('nginx (all)', before.nginx, held.nginx));
@@ -89,7 +121,8 @@ try {
     `   held p50 ${latHeld.p50.toFixed(2)} p99 ${latHeld.p99.toFixed(2)}`);
   if (stillOpen !== STREAMS) process.exitCode = 1;
 } finally {
-  await Promise.all(handles.map((h) => h.disconnect().catch(() => {})));
+  handles.forEach((h) => h.close());
+  sessions.forEach((s) => s.close());
   await Promise.all(sandboxes.map((s) => s.kill().catch(() => {})));
   clearTimeout(watchdog);
 }
