@@ -24,6 +24,7 @@ const MAX_S = Number(process.env.BENCH_IDLE_MAX_S || 300);
 const RUNS = Number(process.env.BENCH_IDLE_RUNS || 200);
 const RUN = process.env.CORRAL_RUN;
 const PER_SESSION = 100;
+const gone = new Set(); // pids that ended during the run (a crash shows here)
 if (!RUN) throw new Error('CORRAL_RUN (the stack state dir) must be set');
 
 const watchdog = setTimeout(() => {
@@ -51,7 +52,8 @@ async function runLatency(sbx) {
 // MB of resident memory: nginx (master and workers), workerd, and the envds summed.
 function memory(envdPids) {
   const daemons = stackDaemons(RUN);
-  const sum = (pids) => pids.reduce((a, p) => a + rssKb(p), 0) / 1024;
+  const alive = (p) => { try { return rssKb(p); } catch { gone.add(p); return 0; } };
+  const sum = (pids) => pids.reduce((a, p) => a + alive(p), 0) / 1024;
   return {
     nginx: sum(daemons.filter((d) => d.name.startsWith('nginx')).map((d) => d.pid)),
     workerd: sum(daemons.filter((d) => d.name === 'workerd').map((d) => d.pid)),
@@ -119,7 +121,8 @@ try {
   console.log(row(`envd (${SANDBOXES}, sum)`, before.envd, held.envd));
   console.log(`  commands.run("true") ms, ${RUNS} runs: before p50 ${latBefore.p50.toFixed(2)} p99 ${latBefore.p99.toFixed(2)}` +
     `   held p50 ${latHeld.p50.toFixed(2)} p99 ${latHeld.p99.toFixed(2)}`);
-  if (stillOpen !== STREAMS) process.exitCode = 1;
+  if (gone.size > 0) console.log(`  gone during the run: pids ${[...gone].join(' ')}`);
+  if (stillOpen !== STREAMS || gone.size > 0) process.exitCode = 1;
 } finally {
   handles.forEach((h) => h.close());
   sessions.forEach((s) => s.close());
