@@ -13,6 +13,7 @@
 // within BENCH_IDLE_MAX_S; the streams are closed and the sandboxes killed at
 // the end, pass or fail.
 // Needs E2B_API_URL, E2B_API_KEY, E2B_SANDBOX_URL, NODE_EXTRA_CA_CERTS, CORRAL_RUN.
+import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import { Sandbox } from '../e2b/sdk.mjs';
 import { pct } from '../lib/churn.mjs';
@@ -49,6 +50,14 @@ async function runLatency(sbx) {
   return { p50: pct(t, 0.5), p99: pct(t, 0.99) };
 }
 
+// workerd's pid as it logged it when its data port came up (the process that
+// serves the streams), rather than the pid file of the command that started it.
+function workerdPid() {
+  const lines = readFileSync(`${RUN}/log/workerd.log`, 'utf8').split('\n').filter((l) => l.includes('data port listening'));
+  if (lines.length === 0) throw new Error(`${RUN}/log/workerd.log: workerd never said its data port was up`);
+  return JSON.parse(lines[lines.length - 1]).pid;
+}
+
 // MB of resident memory: nginx (master and workers), workerd, and the envds summed.
 function memory(envdPids) {
   const daemons = stackDaemons(RUN);
@@ -56,7 +65,7 @@ function memory(envdPids) {
   const sum = (pids) => pids.reduce((a, p) => a + alive(p), 0) / 1024;
   return {
     nginx: sum(daemons.filter((d) => d.name.startsWith('nginx')).map((d) => d.pid)),
-    workerd: sum(daemons.filter((d) => d.name === 'workerd').map((d) => d.pid)),
+    workerd: sum([workerdPid()]),
     envd: sum(envdPids),
   };
 }
