@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # tests/bench/run.sh (make bench): throughput and latency of the control plane,
 # each figure beside a baseline measured in the same run on the same machine.
+#   BENCH_ONLY=dataplane  only the data plane (sections 3 and 4, a few minutes):
+#                         no API, sandbox-lifecycle, network or placement sections
+#   CORRAL_BENCH_PORT, CORRAL_BENCH_REDIS_PORT, CORRAL_BENCH_DATA_PORT  the ports
+#                         (nginx uses PORT..PORT+2), so that benches can run side by side
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
 export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
-export CORRAL_WORKERD_DATA_PORT=19801
+export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
+ONLY=${BENCH_ONLY:-all}
+case "$ONLY" in all | dataplane) ;; *) echo "bench: BENCH_ONLY must be all or dataplane" >&2; exit 2 ;; esac
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
@@ -20,16 +26,18 @@ ws_json=$(ctl workspace create bench); ws=$(field workspace <<<"$ws_json"); key=
 ctl key create --workspace "$ws" --role member >/dev/null
 conf/stack.sh redis-cli HSET "corral:{ws:$ws}:info" max_concurrent 100000 >/dev/null
 
+wrk_run() { wrk -t2 -c64 -d"${DURATION}s" --latency "$@" 2>&1; }
+parse() { # wrk output -> "req/s p99_ms non2xx"
+    awk '/Requests\/sec/ {rps=$2} / 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p99=v} /Non-2xx/ {bad=$4} END {printf "%s %s %s\n", rps, p99, bad+0}'
+}
+
 # 1. Authenticated GET /v1/sandboxes/{id} vs nginx serving a small static file.
+if [ "$ONLY" = all ]; then
 fifo="$CORRAL_RUN/holder.out"
 node tests/bench/one_sandbox.mjs "$ws" "$key" > "$fifo" & holder=$!
 for _ in $(seq 1 100); do [ -s "$fifo" ] && break; sleep 0.1; done
 sbid=$(head -1 "$fifo")
 [ -n "$sbid" ] || { echo "bench: could not create a sandbox"; exit 1; }
-wrk_run() { wrk -t2 -c64 -d"${DURATION}s" --latency "$@" 2>&1; }
-parse() { # wrk output -> "req/s p99_ms"
-    awk '/Requests\/sec/ {rps=$2} / 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p99=v} /Non-2xx/ {bad=$4} END {printf "%s %s %s\n", rps, p99, bad+0}'
-}
 static=$(wrk_run "$CORRAL_URL/static.json" | parse)
 api=$(wrk_run -H "X-API-Key: $key" "$CORRAL_URL/v1/sandboxes/$sbid" | parse)
 read -r s_rps s_p99 _ <<<"$static"; read -r a_rps a_p99 a_bad <<<"$api"
@@ -42,6 +50,7 @@ for i in 1 2; do
     pid=$(cat "$CORRAL_RUN/pids/api-$i.pid")
     printf '  corral-api %d peak RSS: %s (goal: < 30 MB)\n' "$i" "$(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$pid/status)"
 done
+fi
 
 # 2. Sandboxes on a real workerd and dockerd: create-to-running and RSS.
 # Room for the 300 sandboxes of bench_network.mjs; its proxies resolve the stand-ins.
@@ -53,6 +62,8 @@ echo
 # A second workspace: its creates can only go to the fleet, i.e. this workerd.
 ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_json")
 conf/stack.sh redis-cli HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
+key2=$(field owner_key <<<"$ws2_json")
+if [ "$ONLY" = all ]; then
 node tests/bench/bench_workerd.mjs "$(field owner_key <<<"$ws2_json")" "$(cat "$CORRAL_RUN/pids/workerd.pid")"
 
 # 2a. Pause and resume against dockerd's own, and deadline precision (issue 11).
@@ -63,33 +74,48 @@ node tests/bench/bench_lifecycle.mjs "$(field owner_key <<<"$ws2_json")"
 # egress proxy, 300 sandboxes on this host.
 echo
 node tests/bench/bench_network.mjs "$(field owner_key <<<"$ws2_json")"
+fi
 
-# 3. The data plane with the real e2b SDK: through the gateway vs straight to envd.
+# 3. The data plane with the real e2b SDK: through the gateway vs straight to
+# envd (commands.run, 100 MB both ways with the SDK and curl), then 1,000 idle
+# streams held through the gateway to 20 sandboxes.
 (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+sdk_env=(E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$key2" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))")
 echo
-E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$(field owner_key <<<"$ws2_json")" \
-    E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" node tests/e2b/bench_dataplane.mjs
-echo; E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$(field owner_key <<<"$ws2_json")" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" CORRAL_ROUTING=url node tests/bench/bench_sustained.mjs
+env "${sdk_env[@]}" node tests/e2b/bench_dataplane.mjs
+echo
+env "${sdk_env[@]}" node tests/bench/bench_idle_streams.mjs
+if [ "$ONLY" = all ]; then
+    echo; env "${sdk_env[@]}" CORRAL_ROUTING=url node tests/bench/bench_sustained.mjs
+fi
 
-# 4. Data-plane requests per second, the module's route cache against a lookup
-# on every request (the same gateway server rendered with the cache bypassed,
-# on port +2), both at envd's /health of one sandbox.
-dp_sb=$(curl -s --cacert "$NODE_EXTRA_CA_CERTS" -H "X-API-Key: $(field owner_key <<<"$ws2_json")" \
+# 4. Data-plane GET /health of envd, wrk 64 connections: through the gateway
+# with the module's route cache and with a lookup on every request (the same
+# server rendered with the cache bypassed, on port +2), beside nginx serving a
+# static file and beside straight to envd (plain HTTP to the container).
+dp_sb=$(curl -s --cacert "$NODE_EXTRA_CA_CERTS" -H "X-API-Key: $key2" \
     -X POST "$CORRAL_URL/v1/sandboxes" -d '{"template":"base","cpu_cores":0.1,"memory_mb":128}' \
     | sed -E 's/.*"sandbox_id":"([^"]*)".*/\1/')
+dp_ip=$(node tests/bench/sandbox_ip.mjs "$dp_sb")
 dp_wrk() {
-    wrk -t2 -c16 -d"${DURATION}s" --latency -H "E2b-Sandbox-Id: $dp_sb" -H "E2b-Sandbox-Port: 49983" \
-        "https://localhost:$1/health" 2>&1 | parse
+    wrk_run -H "E2b-Sandbox-Id: $dp_sb" -H "E2b-Sandbox-Port: 49983" "https://localhost:$1/health" | parse
 }
 read -r c_rps c_p99 c_bad <<<"$(dp_wrk $((CORRAL_PORT + 1)))"
 read -r b_rps b_p99 b_bad <<<"$(dp_wrk $((CORRAL_PORT + 2)))"
+read -r d_rps d_p99 d_bad <<<"$(wrk_run "http://$dp_ip:49983/health" | parse)"
+read -r s_rps s_p99 _ <<<"$(wrk_run "$CORRAL_URL/static.json" | parse)"
+curl -s -o /dev/null --cacert "$NODE_EXTRA_CA_CERTS" -H "X-API-Key: $key2" -X DELETE "$CORRAL_URL/v1/sandboxes/$dp_sb"
 echo
-echo "data plane: GET envd /health through the gateway, wrk 16 connections, ${DURATION}s:"
-printf '  route cache       %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n' "$c_rps" "$c_p99" "$c_bad"
-printf '  lookup every time %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n' "$b_rps" "$b_p99" "$b_bad"
-awk -v a="$c_rps" -v b="$b_rps" 'BEGIN {printf "  ratio cache/lookup: %.2f\n", a/b}'
+echo "data plane: GET envd /health, wrk 64 connections, ${DURATION}s:"
+printf '  gateway, route cache     %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n' "$c_rps" "$c_p99" "$c_bad"
+printf '  gateway, lookup per req  %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n' "$b_rps" "$b_p99" "$b_bad"
+printf '  straight to envd (plain) %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n' "$d_rps" "$d_p99" "$d_bad"
+printf '  nginx static file (TLS)  %8.0f req/s   p99 %7.2f ms\n' "$s_rps" "$s_p99"
+awk -v c="$c_rps" -v b="$b_rps" -v d="$d_rps" -v s="$s_rps" \
+    'BEGIN {printf "  ratio cache/lookup %.2f   gateway/direct %.2f   gateway/static %.2f   (goal: >= 10000 req/s, p99 < 10 ms)\n", c/b, c/d, c/s}'
 
 # 5. Admission + placement with 1,000 registered workers.
+[ "$ONLY" = all ] || exit 0
 node tests/bench/register_workers.mjs "$ws" 1000
 echo "admission + placement, 1000 workers (500 in the workspace, 500 in the fleet):"
 printf '  '; build/bin/bench_sched "$CORRAL_RUN/corral.conf" "$ws" 2000

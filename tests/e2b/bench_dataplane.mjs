@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { Sandbox } from './sdk.mjs';
 
 const N = Number(process.env.BENCH_RUNS || 200);
+const TRANSFERS = Number(process.env.BENCH_TRANSFERS || 3);
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
 async function timeRuns(sbx) {
@@ -43,15 +44,23 @@ try {
   console.log(`commands.run("true"), ${N} runs (ms):`);
   console.log(`  gateway  p50 ${pct(gw, 0.5).toFixed(2)}  p99 ${pct(gw, 0.99).toFixed(2)}`);
   console.log(`  direct   p50 ${pct(dr, 0.5).toFixed(2)}  p99 ${pct(dr, 0.99).toFixed(2)}`);
-  console.log(`  ratio p50 ${(pct(gw, 0.5) / pct(dr, 0.5)).toFixed(2)}  p99 ${(pct(gw, 0.99) / pct(dr, 0.99)).toFixed(2)}  (goal < 1.5)`);
+  console.log(`  ratio p50 ${(pct(gw, 0.5) / pct(dr, 0.5)).toFixed(2)}  p99 ${(pct(gw, 0.99) / pct(dr, 0.99)).toFixed(2)}  (goal < 1.15)`);
 
+  // Medians of TRANSFERS runs, gateway and direct taken in turns: on a shared
+  // 2-core machine one 100 MB transfer swings by half from run to run.
   const data = randomBytes(100 * 1024 * 1024);
-  const g = await transfer(sbx, data);
-  const d = await transfer(direct, data);
-  console.log('100 MB file (MB/s):');
+  const runs = { g: [], d: [] };
+  for (let i = 0; i < TRANSFERS; i++) {
+    runs.g.push(await transfer(sbx, data));
+    runs.d.push(await transfer(direct, data));
+  }
+  const median = (rs) => ({ up: pct(rs.map((r) => r.up), 0.5), down: pct(rs.map((r) => r.down), 0.5) });
+  const g = median(runs.g);
+  const d = median(runs.d);
+  console.log(`100 MB file with the SDK (MB/s, median of ${TRANSFERS}):`);
   console.log(`  gateway  write ${g.up.toFixed(0)}  read ${g.down.toFixed(0)}`);
   console.log(`  direct   write ${d.up.toFixed(0)}  read ${d.down.toFixed(0)}`);
-  console.log(`  ratio write ${(g.up / d.up).toFixed(2)}  read ${(g.down / d.down).toFixed(2)}  (goal > 0.7 and >= 200 MB/s through the gateway)`);
+  console.log(`  ratio write ${(g.up / d.up).toFixed(2)}  read ${(g.down / d.down).toFixed(2)}  (goal > 0.8 both ways)`);
 
   // The same 100 MB with curl (HTTP/1.1, one stream), to separate the
   // gateway's cost from the Node client's.
@@ -66,12 +75,17 @@ try {
     ...(method === 'POST' ? ['-X', 'POST', '-H', 'Content-Type: application/octet-stream', '--data-binary', `@${file}`] : []),
     `${base}/files?path=/tmp/curl.bin`], { encoding: 'utf8' })) / 1e6;
   const gwBase = process.env.E2B_SANDBOX_URL;
-  const cg = { up: curl(gwBase, gwArgs, 'POST'), down: curl(gwBase, gwArgs, 'GET') };
-  const cd = { up: curl(`http://${ip}:49983`, auth, 'POST'), down: curl(`http://${ip}:49983`, auth, 'GET') };
-  console.log('100 MB file with curl (MB/s):');
+  const curls = { g: [], d: [] };
+  for (let i = 0; i < TRANSFERS; i++) {
+    curls.g.push({ up: curl(gwBase, gwArgs, 'POST'), down: curl(gwBase, gwArgs, 'GET') });
+    curls.d.push({ up: curl(`http://${ip}:49983`, auth, 'POST'), down: curl(`http://${ip}:49983`, auth, 'GET') });
+  }
+  const cg = median(curls.g);
+  const cd = median(curls.d);
+  console.log(`100 MB file with curl over HTTP/1.1 (MB/s, median of ${TRANSFERS}):`);
   console.log(`  gateway  write ${cg.up.toFixed(0)}  read ${cg.down.toFixed(0)}`);
   console.log(`  direct   write ${cd.up.toFixed(0)}  read ${cd.down.toFixed(0)}`);
-  console.log(`  ratio write ${(cg.up / cd.up).toFixed(2)}  read ${(cg.down / cd.down).toFixed(2)}`);
+  console.log(`  ratio write ${(cg.up / cd.up).toFixed(2)}  read ${(cg.down / cd.down).toFixed(2)}  (goal >= 500 MB/s through the gateway)`);
 } finally {
   await sbx.kill();
 }
