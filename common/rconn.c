@@ -4,6 +4,7 @@
 
 #include <openssl/sha.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,30 +135,41 @@ redisReply *rconn_cmdargv(struct rconn *rc, int block_ms, int argc, const char *
     return finish(rc, redisCommandArgv(rc->ctx, argc, argv, lens), block_ms);
 }
 
-static void script_sha(struct rscript *s)
+/* The script's SHA-1, worked out once and copied into out (41 bytes).
+ * Scripts are shared by every thread of a process: an unlocked lazy write let
+ * another thread send a half-written SHA whose length grew while hiredis
+ * formatted the command (its assertion, and corral-api, died). */
+static void script_sha(struct rscript *s, char *out)
 {
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     unsigned char d[SHA_DIGEST_LENGTH];
 
-    SHA1((const unsigned char *)s->body, strlen(s->body), d);
-    for (int i = 0; i < SHA_DIGEST_LENGTH; i++)
-        sprintf(s->sha + (size_t)2 * i, "%02x", d[i]);
+    pthread_mutex_lock(&mu);
+    if (!s->sha[0]) {
+        char hex[sizeof(s->sha)];
+        SHA1((const unsigned char *)s->body, strlen(s->body), d);
+        for (int i = 0; i < SHA_DIGEST_LENGTH; i++)
+            snprintf(hex + (size_t)2 * i, 3, "%02x", d[i]);
+        memcpy(s->sha, hex, sizeof(hex));
+    }
+    memcpy(out, s->sha, sizeof(s->sha));
+    pthread_mutex_unlock(&mu);
 }
 
 redisReply *rconn_eval(struct rconn *rc, struct rscript *s, int nkeys, int nargs,
                        const char **keys_then_args)
 {
     const char *argv[64];
-    char nk[16];
+    char nk[16], sha[sizeof(s->sha)];
     redisReply *r;
     int argc = 0;
 
     if (nkeys + nargs + 3 > 64)
         return NULL;
-    if (!s->sha[0])
-        script_sha(s);
+    script_sha(s, sha);
     drop_if_closed(rc);
     argv[argc++] = "EVALSHA";
-    argv[argc++] = s->sha;
+    argv[argc++] = sha;
     snprintf(nk, sizeof(nk), "%d", nkeys);
     argv[argc++] = nk;
     for (int i = 0; i < nkeys + nargs; i++)

@@ -94,7 +94,7 @@ fi
 # server rendered with the cache bypassed, on port +2), beside nginx serving a
 # static file and beside straight to envd (plain HTTP to the container).
 dp_sb=$(curl -s --cacert "$NODE_EXTRA_CA_CERTS" -H "X-API-Key: $key2" \
-    -X POST "$CORRAL_URL/v1/sandboxes" -d '{"template":"base","cpu_cores":0.1,"memory_mb":128}' \
+    -X POST "$CORRAL_URL/v1/sandboxes" -d '{"template":"base","cpu_cores":2,"memory_mb":512}' \
     | sed -E 's/.*"sandbox_id":"([^"]*)".*/\1/')
 dp_ip=$(node tests/bench/sandbox_ip.mjs "$dp_sb")
 dp_wrk() {
