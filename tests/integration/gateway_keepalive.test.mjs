@@ -1,11 +1,11 @@
 // nginx keeps its connections to workers' data ports (issue 12, decision
 // 0051): the real gateway server (conf/nginx-gateway.conf.in, the module's
 // corral_data_balancer under nginx's keepalive) in front of a stand-in data
-// port that, unlike today's workerd, keeps connections and counts them. It
-// checks what nginx does: one connection for many requests, several sandboxes
-// on one connection each with its own signature, no error when the data port
-// answers Connection: close (today's workerd) or drops a kept connection, and
-// no replay of a POST.
+// port that keeps connections and counts them. It checks what nginx does: one
+// connection for many requests, several sandboxes on one connection each with
+// its own signature, no error when the data port answers Connection: close
+// (a workerd from before decision 0050) or drops a kept connection, and no
+// replay of a POST. The real data port: tests/dataplane/keepalive.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -22,8 +22,8 @@ const A = newWorkspace();
 
 // The stand-in data port. mode: 'keep' answers, vouches for the connection
 // (X-Corral-Keep: the request's signature) and keeps it; 'close' answers with
-// Connection: close, as today's workerd; 'unvouched' keeps the connection
-// without vouching (a sandbox's own keep-alive answer relayed by today's
+// Connection: close, as a workerd from before decision 0050; 'unvouched' keeps the connection
+// without vouching (a sandbox's own keep-alive answer relayed by an older
 // workerd); 'forged' vouches with another request's signature; 'drop-reused'
 // drops a connection that already served a request the moment the next one
 // arrives (the data port closed it just as nginx reused it); 'drop' drops
@@ -128,7 +128,7 @@ test('the data port\'s X-Corral-Keep never reaches the client', async () => {
   assert.equal(r.headers.get('x-corral-keep'), null);
 });
 
-for (const [what, m] of [['a keep-alive answer the data port did not vouch for (a sandbox\'s own, through today\'s workerd)', 'unvouched'],
+for (const [what, m] of [['a keep-alive answer the data port did not vouch for (a sandbox\'s own, through an older workerd)', 'unvouched'],
   ['an X-Corral-Keep that is not this request\'s signature', 'forged']]) {
   test(`${what}: the connection is not kept`, async () => {
     mode = m;
@@ -156,7 +156,7 @@ test('two sandboxes down one connection: each request carries its own sandbox an
   requests.forEach((r, i) => assert.ok(signedFor(r, i % 2 ? b : a, '8080'), `request ${i} not signed for its own sandbox`));
 });
 
-test('a data port that answers Connection: close (today\'s workerd): no reuse, no error', async () => {
+test('a data port that answers Connection: close (an older workerd): no reuse, no error', async () => {
   mode = 'close';
   const logFrom = statSync(ERROR_LOG).size;
   const { requests, accepted } = await watch(async () => {
