@@ -1,6 +1,6 @@
 #include "url_decode.h"
 
-static int hexval(char c)
+int hex_digit_value(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -20,8 +20,8 @@ static int decode(const char *s, size_t n, char *out, size_t outlen, int plus_is
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (c == '%') {
-            int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
-            int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+            int hi = i + 2 < n ? hex_digit_value(s[i + 1]) : -1;
+            int lo = hi >= 0 ? hex_digit_value(s[i + 2]) : -1;
             if (hi < 0 || lo < 0)
                 return -1;
             c = (char)(hi * 16 + lo);

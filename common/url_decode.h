@@ -16,4 +16,7 @@ int url_decode(const char *s, size_t n, char *out, size_t outlen);
 /* The same for a path, where '+' is itself. */
 int url_decode_path(const char *s, size_t n, char *out, size_t outlen);
 
+/* The value of one hex digit (either case), or -1. */
+int hex_digit_value(char c);
+
 #endif

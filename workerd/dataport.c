@@ -201,7 +201,7 @@ static void accept_all(struct dp_loop *l)
             return;
         }
         if (l->nconns >= DATAPORT_MAX_CONNS) {
-            conn_refuse(l, fd, 503, "worker data port busy; retry shortly");
+            conn_refuse(fd, 503, "worker data port busy; retry shortly");
             continue;
         }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

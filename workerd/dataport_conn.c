@@ -107,12 +107,11 @@ static int refuse(struct dp_conn *c, int code, const char *fmt, ...)
 }
 
 /* For the accept path, at the connection limit: one try, no waiting. */
-void conn_refuse(struct dp_loop *l, int fd, int code, const char *msg)
+void conn_refuse(int fd, int code, const char *msg)
 {
     size_t n = 0;
     char *out = dataport_error_response(code, msg, &n);
 
-    (void)l;
     if (out)
         (void)!send(fd, out, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     free(out);

@@ -2,6 +2,8 @@
  * dataport_frame.h). */
 #include "dataport_frame.h"
 
+#include "url_decode.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -34,17 +36,6 @@ void dataport_body_init(struct dataport_body *b, enum dataport_body_kind kind,
     b->done = kind == DP_BODY_NONE || (kind == DP_BODY_LENGTH && length == 0);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A byte of a trailer line. 0, or -1. */
 static int trailer_byte(struct dataport_body *b, char c)
 {
@@ -63,10 +54,10 @@ static int chunk_byte(struct dataport_body *b, char c)
     switch (b->st) {
     case C_SIZE0:
     case C_SIZE:
-        if (hexval(c) >= 0) {
+        if (hex_digit_value(c) >= 0) {
             if (++b->line > CHUNK_HEX_MAX)
                 return -1;
-            b->left = b->left * 16 + (unsigned long long)hexval(c);
+            b->left = b->left * 16 + (unsigned long long)hex_digit_value(c);
             b->st = C_SIZE;
             return 0;
         }

@@ -141,7 +141,7 @@ struct dp_conn *conn_new(struct dp_loop *l, int fd);
 void conn_progress(struct dp_conn *c);
 void conn_resolved(struct dp_conn *c, int rc, const char *ip);
 void conn_timeout(struct dp_conn *c);
-void conn_refuse(struct dp_loop *l, int fd, int code, const char *msg);
+void conn_refuse(int fd, int code, const char *msg);
 
 /* dataport_pool.c */
 struct dp_up *pool_take(struct dp_loop *l, const char *key);
