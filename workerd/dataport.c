@@ -114,7 +114,7 @@ void dp_loop_unready(struct dp_loop *l, struct dp_conn *c)
 
 struct resolve_job {
     struct dp_loop *loop;
-    struct dp_conn *conn;
+    struct dp_resolved *answer; /* allocated before the thread: it cannot fail to answer */
     char sbid[DATAPORT_ID_MAX + 1];
 };
 
@@ -122,20 +122,15 @@ static void *resolve_main(void *arg)
 {
     struct resolve_job *j = arg;
     struct dp_loop *l = j->loop;
-    struct dp_resolved *r = calloc(1, sizeof(*r));
+    struct dp_resolved *r = j->answer;
     uint64_t one = 1;
 
-    if (r) {
-        r->conn = j->conn;
-        r->rc = l->hooks.resolve(l->hooks.ud, j->sbid, r->ip, sizeof(r->ip));
-        pthread_mutex_lock(&l->mu);
-        r->next = l->resolved;
-        l->resolved = r;
-        pthread_mutex_unlock(&l->mu);
-        (void)!write(l->wake.fd, &one, sizeof(one));
-    }
-    /* out of memory: the connection stays in ST_RESOLVE until the gateway
-     * gives up on it; nothing better can be done without memory */
+    r->rc = l->hooks.resolve(l->hooks.ud, j->sbid, r->ip, sizeof(r->ip));
+    pthread_mutex_lock(&l->mu);
+    r->next = l->resolved;
+    l->resolved = r;
+    pthread_mutex_unlock(&l->mu);
+    (void)!write(l->wake.fd, &one, sizeof(one));
     atomic_fetch_sub(&l->resolving, 1);
     free(j);
     return NULL;
@@ -144,13 +139,15 @@ static void *resolve_main(void *arg)
 void dp_loop_resolve(struct dp_loop *l, struct dp_conn *c)
 {
     struct resolve_job *j = calloc(1, sizeof(*j));
+    struct dp_resolved *r = calloc(1, sizeof(*r));
     pthread_attr_t attr;
     pthread_t t;
     int ok = 0;
 
-    if (j && pthread_attr_init(&attr) == 0) {
+    if (j && r && pthread_attr_init(&attr) == 0) {
         j->loop = l;
-        j->conn = c;
+        j->answer = r;
+        r->conn = c;
         snprintf(j->sbid, sizeof(j->sbid), "%s", c->h.sandbox);
         atomic_fetch_add(&l->resolving, 1);
         ok = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
@@ -162,6 +159,7 @@ void dp_loop_resolve(struct dp_loop *l, struct dp_conn *c)
     }
     if (!ok) {
         free(j);
+        free(r);
         log_err("dataport: cannot start a resolver thread");
         conn_resolved(c, -1, "");
     }
