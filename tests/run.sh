@@ -13,9 +13,10 @@ passed=0 failed=0 failures=()
 
 step() { # name, command...
     local name=$1; shift
+    local t0=$SECONDS
     echo "=== $name"
-    if "$@"; then passed=$((passed + 1)); echo "=== $name: ok"
-    else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED"; fi
+    if "$@"; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - t0)) s)"
+    else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 
 bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
