@@ -192,7 +192,7 @@ static int take_head(struct dp_conn *c, size_t hl)
 static int step_head(struct dp_conn *c)
 {
     for (;;) {
-        char *end = c->in_len >= 4 ? memmem(c->in, c->in_len, "\r\n\r\n", 4) : NULL;
+        const char *end = dataport_head_end(c->in, c->in_len, &c->in_seen);
         int rc;
 
         if (end)
@@ -391,7 +391,7 @@ static int skip_interim(struct dp_conn *c, size_t hl)
     memcpy(tail, c->rh + hl, rest);
     free(c->rh);
     c->rh = NULL;
-    c->rh_len = 0;
+    c->rh_len = c->rh_cap = c->rh_seen = 0;
     if (rest == 0) {
         free(tail);
         return AGAIN;
@@ -457,24 +457,28 @@ static int take_response_head(struct dp_conn *c, size_t hl)
     c->resp_head = 1;
     free(c->rh);
     c->rh = NULL;
-    c->rh_len = 0;
+    c->rh_len = c->rh_cap = c->rh_seen = 0;
     return AGAIN;
 }
 
 /* Response bytes from the sandbox before its head is complete. */
 static int gather_head(struct dp_conn *c, const char *p, size_t n)
 {
-    char *end, *q;
+    const char *end;
 
     free(c->fwd); /* answered: no retry now */
     c->fwd = NULL;
-    q = realloc(c->rh, c->rh_len + n); /* the head, and the body bytes read with it */
-    if (!q)
-        return GONE;
-    memcpy(q + c->rh_len, p, n);
-    c->rh = q;
+    if (c->rh_len + n > c->rh_cap) { /* doubled: a head dripped in costs no copy per byte */
+        size_t cap = c->rh_cap * 2 > c->rh_len + n ? c->rh_cap * 2 : c->rh_len + n;
+        char *q = realloc(c->rh, cap);
+        if (!q)
+            return GONE;
+        c->rh = q;
+        c->rh_cap = cap;
+    }
+    memcpy(c->rh + c->rh_len, p, n); /* the head, and the body bytes read with it */
     c->rh_len += n;
-    end = c->rh_len >= 4 ? memmem(c->rh, c->rh_len, "\r\n\r\n", 4) : NULL;
+    end = dataport_head_end(c->rh, c->rh_len, &c->rh_seen);
     if (end && (size_t)(end - c->rh) <= DATAPORT_HEAD_MAX)
         return take_response_head(c, (size_t)(end + 4 - c->rh));
     if (end || c->rh_len > DATAPORT_HEAD_MAX)
@@ -543,6 +547,7 @@ static int finish(struct dp_conn *c)
     }
     free(c->rh);
     c->rh = NULL;
+    c->rh_cap = c->rh_seen = 0;
     c->rh_len = c->resp_head = c->resp_keep = c->up_dirty = c->interim = c->keep = 0;
     c->up_eof = c->up_shut = 0;
     memset(&c->resp, 0, sizeof(c->resp)); /* set again from the next response's head */

@@ -294,3 +294,12 @@ size_t dataport_resp_forward(const char *head, size_t len, const char *keep, cha
     }
     return (size_t)(o - out);
 }
+
+const char *dataport_head_end(const char *buf, size_t len, size_t *seen)
+{
+    size_t from = *seen > 3 && *seen <= len ? *seen - 3 : 0;
+    const char *end = len - from >= 4 ? memmem(buf + from, len - from, "\r\n\r\n", 4) : NULL;
+
+    *seen = end ? 0 : len;
+    return end;
+}

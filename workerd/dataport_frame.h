@@ -69,4 +69,9 @@ void dataport_resp_body(const struct dataport_resp *r, int head_request, struct 
  * send its next request on this connection (decision 0051). Its length. */
 size_t dataport_resp_forward(const char *head, size_t len, const char *keep, char *out);
 
+/* The end of a head ("\r\n\r\n") in buf, or NULL. *seen is how much of buf
+ * earlier calls searched: a head that arrives a byte at a time is searched
+ * once in all, not once per byte. Set to 0 when the end is found. */
+const char *dataport_head_end(const char *buf, size_t len, size_t *seen);
+
 #endif

@@ -83,13 +83,13 @@ struct dp_conn {
     struct dp_conn *prev, *next; /* the loop's list, for timeouts */
     enum dp_state state;
     int64_t deadline;
-    char *in; /* the request head being read, and what came after it */
-    size_t in_len, in_cap;
+    char *in;                       /* the request head being read, and what came after it */
+    size_t in_len, in_cap, in_seen; /* in_seen: searched for the head's end */
     struct dataport_head h;
     char ip[DATAPORT_IP_MAX];
     struct dataport_body req, resp;
     char *rh; /* the response head, until it is complete */
-    size_t rh_len;
+    size_t rh_len, rh_cap, rh_seen;
     int resp_head; /* the response head was forwarded */
     int interim;   /* 1xx answers dropped */
     int keep;      /* the answer told the gateway it may send another */

@@ -60,7 +60,8 @@ void pool_put(struct dp_loop *l, struct dp_up *u)
     int same = 0;
 
     u->conn = NULL;
-    for (p = l->idle; p; p = p->next) {
+    /* fewer kept than one key may hold: no bound can be reached, no walk */
+    for (p = l->nidle < POOL_PER_KEY ? NULL : l->idle; p; p = p->next) {
         last = p;
         if (strcmp(p->key, u->key) == 0) {
             same++;

@@ -283,3 +283,49 @@ test('an upgrade becomes a tunnel to that one port', async () => {
   assert.match(all, /ping-through-tunnel$/);
   c.end();
 });
+
+// A sandbox app that writes `pieces` with setImmediate between them (so each
+// tends to arrive in its own read), then holds the connection open.
+function drippingApp(port, pieces) {
+  const srv = net.createServer((sock) => {
+    sock.setNoDelay(true);
+    sock.once('data', async () => {
+      for (const p of pieces) {
+        if (sock.destroyed) return;
+        sock.write(p);
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+    sock.on('error', () => {});
+  });
+  hostile.push(srv);
+  return new Promise((resolve) => srv.listen(port, '127.0.0.3', resolve));
+}
+
+test('a response head dripped in pieces is read whole; one that never ends is cut at 64 KB', async () => {
+  const head = 'HTTP/1.1 200 OK\r\nX-Drip: yes\r\nContent-Length: 2\r\n\r\nok';
+  await drippingApp(8097, [...head]);
+  const c = conn();
+  c.send(req('GET', '/drip', w.B.id, 8097));
+  const r = await c.response();
+  assert.equal(r.status, 200);
+  assert.equal(r.body, 'ok');
+  assert.match(r.head, /x-drip: yes/i);
+  c.end();
+
+  // 80 KB of header lines in 40-byte pieces, never the blank line that ends a head
+  await drippingApp(8098, ['HTTP/1.1 200 OK\r\n', ...Array(2000).fill(`X-Pad: ${'a'.repeat(31)}\r\n`)]);
+  const e = conn();
+  const t0 = Date.now();
+  e.send(req('GET', '/endless', w.B.id, 8098));
+  // meanwhile the data port answers others at once
+  const o = conn();
+  o.send(req('GET', '/echo?other', w.A.id, 8080));
+  assert.equal(JSON.parse((await o.response()).body).url, '/echo?other');
+  o.end();
+  const x = await e.response();
+  assert.equal(x.status, 502, x.head);
+  assert.match(JSON.parse(x.body).message, /response head is over 65536 bytes/);
+  assert.equal((await e.response()).closed, true, 'the connection ends');
+  assert.ok(Date.now() - t0 < 5000, `cut after ${Date.now() - t0} ms`);
+});

@@ -198,8 +198,43 @@ static void test_request_framing(void)
     CHECK(request_is("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 0, 0));
 }
 
+/* Fed one byte at a time, as a hostile sandbox may send it: the end is found
+ * at its place, across the calls' boundaries, and never before. */
+static long long head_end_dripped(const char *text)
+{
+    size_t n = strlen(text), seen = 0;
+
+    for (size_t len = 1; len <= n; len++) {
+        const char *end = dataport_head_end(text, len, &seen);
+        if (end)
+            return end - text;
+        if (seen != len)
+            return -2; /* it must remember how far it looked */
+    }
+    return -1;
+}
+
+static void test_head_end(void)
+{
+    size_t seen = 0;
+
+    CHECK(head_end_dripped("HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody") == 21);
+    CHECK(head_end_dripped("\r\n\r\n") == 0);
+    CHECK(head_end_dripped("HTTP/1.1 200 OK\r\nA: b\r\n\r") == -1);
+    CHECK(head_end_dripped("a\n\r\n\r\rb\r\n\nc") == -1);
+    CHECK(dataport_head_end("x\r\n\r\n", 4, &seen) == NULL && seen == 4);
+    CHECK(dataport_head_end("x\r\n\r\n", 4, &seen) == NULL && seen == 4);
+    CHECK(dataport_head_end("x\r\n\r\n", 5, &seen) != NULL && seen == 0);
+    /* a search state longer than the buffer (a new message): searched whole */
+    seen = 99;
+    CHECK(dataport_head_end("x\r\n\r\n", 5, &seen) != NULL && seen == 0);
+    seen = 0;
+    CHECK(dataport_head_end("", 0, &seen) == NULL && seen == 0);
+}
+
 void unit_dataport_frame(int *total_passed, int *total_failed)
 {
+    test_head_end();
     test_chunked();
     test_length();
     test_response_heads();
