@@ -40,5 +40,12 @@ fi
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TREE" -f objs/Makefile modules > "$OUT/make.log" 2>&1 \
     || { cat "$OUT/make.log" >&2; die "make failed"; }
 grep 'warning:' "$OUT/make.log" | grep -v '^make' >&2 && die "compiler warnings (see above)"
-cp "$TREE/objs/ngx_http_corral_module.so" "$OUT/ngx_http_corral_module.so"
-echo "$OUT/ngx_http_corral_module.so"
+# Replaced by a rename, and only when it changed: a running nginx has the old
+# file mapped, and writing into it in place crashed its workers in a loop.
+SO="$OUT/ngx_http_corral_module.so"
+if ! cmp -s "$TREE/objs/ngx_http_corral_module.so" "$SO"; then
+    cp "$TREE/objs/ngx_http_corral_module.so" "$SO.new"
+    mv -f "$SO.new" "$SO"
+fi
+touch "$SO" # newer than its sources for make, either way
+echo "$SO"
