@@ -9,8 +9,9 @@
  *
  * Nothing in the loop blocks: finding a sandbox's address not yet cached asks
  * dockerd, which can take a while, so that happens on a short-lived thread of
- * its own (at most DATAPORT_MAX_RESOLVING at once), whose answer comes back
- * through an eventfd.
+ * its own (at most DATAPORT_MAX_RESOLVING sandboxes at once; requests for a
+ * sandbox already being looked up wait on that lookup), whose answer comes
+ * back through an eventfd.
  */
 #include "dataport.h"
 
@@ -131,38 +132,79 @@ static void *resolve_main(void *arg)
     l->resolved = r;
     pthread_mutex_unlock(&l->mu);
     (void)!write(l->wake.fd, &one, sizeof(one));
-    atomic_fetch_sub(&l->resolving, 1);
     free(j);
     return NULL;
 }
 
-void dp_loop_resolve(struct dp_loop *l, struct dp_conn *c)
+static int start_resolver(struct resolve_job *j)
 {
-    struct resolve_job *j = calloc(1, sizeof(*j));
-    struct dp_resolved *r = calloc(1, sizeof(*r));
     pthread_attr_t attr;
     pthread_t t;
-    int ok = 0;
+    int ok;
 
-    if (j && r && pthread_attr_init(&attr) == 0) {
+    if (pthread_attr_init(&attr) != 0)
+        return -1;
+    ok = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+         pthread_attr_setstacksize(&attr, (size_t)256 * 1024) == 0 &&
+         pthread_create(&t, &attr, resolve_main, j) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok)
+        log_err("dataport: cannot start a resolver thread");
+    return ok ? 0 : -1;
+}
+
+int dp_loop_resolve(struct dp_loop *l, struct dp_conn *c)
+{
+    struct dp_pending *p;
+    struct resolve_job *j;
+    struct dp_resolved *r;
+
+    for (p = l->pending; p; p = p->next)
+        if (strcmp(p->sbid, c->h.sandbox) == 0) {
+            c->rwait = p->waiters;
+            p->waiters = c;
+            return 0;
+        }
+    if (l->npending >= DATAPORT_MAX_RESOLVING)
+        return -1;
+    p = calloc(1, sizeof(*p));
+    j = calloc(1, sizeof(*j));
+    r = calloc(1, sizeof(*r));
+    if (p && j && r) {
+        snprintf(p->sbid, sizeof(p->sbid), "%s", c->h.sandbox);
+        snprintf(j->sbid, sizeof(j->sbid), "%s", c->h.sandbox);
         j->loop = l;
         j->answer = r;
-        r->conn = c;
-        snprintf(j->sbid, sizeof(j->sbid), "%s", c->h.sandbox);
-        atomic_fetch_add(&l->resolving, 1);
-        ok = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-             pthread_attr_setstacksize(&attr, (size_t)256 * 1024) == 0 &&
-             pthread_create(&t, &attr, resolve_main, j) == 0;
-        pthread_attr_destroy(&attr);
-        if (!ok)
-            atomic_fetch_sub(&l->resolving, 1);
+        r->pending = p;
+        if (start_resolver(j) == 0) {
+            c->rwait = NULL;
+            p->waiters = c;
+            p->next = l->pending;
+            l->pending = p;
+            l->npending++;
+            return 0;
+        }
     }
-    if (!ok) {
-        free(j);
-        free(r);
-        log_err("dataport: cannot start a resolver thread");
-        conn_resolved(c, -1, "");
-    }
+    free(p);
+    free(j);
+    free(r);
+    return -1;
+}
+
+/* The lookup is over: out of the list before anyone waiting goes on, since
+ * going on may start another lookup. */
+static struct dp_conn *unpend(struct dp_loop *l, struct dp_pending *p)
+{
+    struct dp_pending **at = &l->pending;
+    struct dp_conn *waiters = p->waiters;
+
+    while (*at && *at != p)
+        at = &(*at)->next;
+    if (*at)
+        *at = p->next;
+    l->npending--;
+    free(p);
+    return waiters;
 }
 
 /* The resolver threads' answers. */
@@ -177,8 +219,14 @@ static void take_resolved(struct dp_loop *l)
     l->resolved = NULL;
     pthread_mutex_unlock(&l->mu);
     for (; r; r = next) {
+        struct dp_conn *w = unpend(l, r->pending), *wnext;
+
         next = r->next;
-        conn_resolved(r->conn, r->rc, r->ip);
+        for (; w; w = wnext) {
+            wnext = w->rwait;
+            w->rwait = NULL;
+            conn_resolved(w, r->rc, r->ip);
+        }
         free(r);
     }
 }
@@ -379,7 +427,6 @@ static struct dp_loop *loop_new(int lfd, const struct dataport_hooks *hooks)
     l->ep = epoll_create1(EPOLL_CLOEXEC);
     l->scratch = malloc(DATAPORT_SCRATCH);
     pthread_mutex_init(&l->mu, NULL);
-    atomic_init(&l->resolving, 0);
     if (l->wake.fd < 0 || l->ep < 0 || !l->scratch)
         goto fail;
     ev.data.ptr = &l->listen;

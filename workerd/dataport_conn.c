@@ -182,10 +182,9 @@ static int take_head(struct dp_conn *c, size_t hl)
     }
     if (k->resolve_cached && k->resolve_cached(k->ud, c->h.sandbox, c->ip, sizeof(c->ip)) == 0)
         return start_upstream(c);
-    if (atomic_load(&c->loop->resolving) >= DATAPORT_MAX_RESOLVING)
+    if (dp_loop_resolve(c->loop, c) != 0)
         return refuse(c, 503, "worker data port busy; retry shortly");
     c->state = ST_RESOLVE;
-    dp_loop_resolve(c->loop, c);
     return WAIT;
 }
 

@@ -14,7 +14,6 @@
 #include "dataport_head.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -102,10 +101,20 @@ struct dp_conn {
     size_t fwd_len; /* sent again on a new one if that was closed meanwhile */
     int ready;      /* in the loop's ready list */
     struct dp_conn *rprev, *rnext;
+    struct dp_conn *rwait; /* the next one waiting on the same lookup */
+};
+
+/* A lookup in flight, and every connection waiting on its answer: requests
+ * for one sandbox that miss the cache together cost one lookup, and the bound
+ * on lookups is a bound on sandboxes, not on requests. The loop's alone. */
+struct dp_pending {
+    char sbid[DATAPORT_ID_MAX + 1];
+    struct dp_conn *waiters;
+    struct dp_pending *next;
 };
 
 struct dp_resolved {
-    struct dp_conn *conn;
+    struct dp_pending *pending;
     int rc;
     char ip[DATAPORT_IP_MAX];
     struct dp_resolved *next;
@@ -125,11 +134,14 @@ struct dp_loop {
     int nidle;
     pthread_mutex_t mu; /* resolver threads' answers */
     struct dp_resolved *resolved;
-    atomic_int resolving;
+    struct dp_pending *pending;
+    int npending;
 };
 
 /* dataport.c */
-void dp_loop_resolve(struct dp_loop *l, struct dp_conn *c); /* async, answers conn_resolved */
+/* Async: conn_resolved answers. -1 (nothing started) when DATAPORT_MAX_RESOLVING
+ * other sandboxes are being looked up, or no thread could start. */
+int dp_loop_resolve(struct dp_loop *l, struct dp_conn *c);
 void dp_loop_ready(struct dp_loop *l, struct dp_conn *c);
 void dp_loop_unready(struct dp_loop *l, struct dp_conn *c);
 int dp_loop_watch(struct dp_loop *l, struct dp_ep *e);

@@ -100,7 +100,15 @@ dp_ip=$(node tests/bench/sandbox_ip.mjs "$dp_sb")
 dp_wrk() {
     wrk_run -H "E2b-Sandbox-Id: $dp_sb" -H "E2b-Sandbox-Port: 49983" "https://localhost:$1/health" | parse
 }
+# CPU per request of the three processes on the gateway's path (decision 0057)
+dp_ngx=$(pgrep -P "$(cat "$CORRAL_RUN/nginx.pid")" | tr '\n' ' ')
+dp_envd=$(docker inspect -f '{{.State.Pid}}' "$(docker ps -q --filter "name=$dp_sb" | head -1)")
+dp_cpu() { # shellcheck disable=SC2086 # a list of pids
+    echo "$(tests/bench/cpu_ticks.sh $dp_ngx) $(tests/bench/cpu_ticks.sh "$(cat "$CORRAL_RUN/pids/workerd.pid")") $(tests/bench/cpu_ticks.sh "$dp_envd")"
+}
+read -r ta0 tb0 tc0 <<<"$(dp_cpu)"
 read -r c_rps c_p99 c_bad <<<"$(dp_wrk $((CORRAL_PORT + 1)))"
+read -r ta1 tb1 tc1 <<<"$(dp_cpu)"
 read -r b_rps b_p99 b_bad <<<"$(dp_wrk $((CORRAL_PORT + 2)))"
 read -r d_rps d_p99 d_bad <<<"$(wrk_run "http://$dp_ip:49983/health" | parse)"
 read -r s_rps s_p99 _ <<<"$(wrk_run "$CORRAL_URL/static.json" | parse)"
@@ -113,6 +121,8 @@ printf '  straight to envd (plain) %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)\n'
 printf '  nginx static file (TLS)  %8.0f req/s   p99 %7.2f ms\n' "$s_rps" "$s_p99"
 awk -v c="$c_rps" -v b="$b_rps" -v d="$d_rps" -v s="$s_rps" \
     'BEGIN {printf "  ratio cache/lookup %.2f   gateway/direct %.2f   gateway/static %.2f   (goal: >= 10000 req/s, p99 < 10 ms)\n", c/b, c/d, c/s}'
+awk -v n="$c_rps" -v d="$DURATION" -v hz="$(getconf CLK_TCK)" -v a=$((ta1 - ta0)) -v b=$((tb1 - tb0)) -v c=$((tc1 - tc0)) -v k="$(nproc)" \
+    'BEGIN {u = 1e6 / hz / (n * d); printf "  CPU per gateway request: nginx %.0f us, workerd %.0f us, envd %.0f us (%d cores: %d,000,000 us per second)\n", a*u, b*u, c*u, k, k}'
 
 # 5. Admission + placement with 1,000 registered workers.
 [ "$ONLY" = all ] || exit 0

@@ -5,7 +5,9 @@
  * Both files are read at every request, so a test can write them after its
  * worker's handshake and its creates: KEYFILE holds the worker key (the
  * handshake's data_key), MAPFILE lines "SANDBOX=IP" (the sandboxes this
- * "worker" runs and where). Runs until killed. */
+ * "worker" runs and where); "SANDBOX=IP slow" answers after 300 ms, as a
+ * dockerd under load would. Every lookup appends the sandbox's id to
+ * MAPFILE.lookups. Runs until killed. */
 #include "dataport.h"
 #include "log.h"
 
@@ -34,6 +36,20 @@ static int worker_key(void *ud, char *out, size_t len)
     return n > 0 ? 0 : -1;
 }
 
+static void note_lookup(const struct files *f, const char *sandbox_id)
+{
+    char path[4096];
+    FILE *fp;
+
+    if (snprintf(path, sizeof(path), "%s.lookups", f->mapfile) >= (int)sizeof(path))
+        return;
+    fp = fopen(path, "a");
+    if (!fp)
+        return;
+    fprintf(fp, "%s\n", sandbox_id);
+    fclose(fp);
+}
+
 static int resolve(void *ud, const char *sandbox_id, char *ip_out, size_t len)
 {
     const struct files *f = ud;
@@ -44,11 +60,17 @@ static int resolve(void *ud, const char *sandbox_id, char *ip_out, size_t len)
 
     if (!fp)
         return -1;
+    note_lookup(f, sandbox_id);
     while (rc != 0 && fgets(line, sizeof(line), fp)) {
-        char *eq = strchr(line, '=');
+        char *eq = strchr(line, '='), *slow;
         line[strcspn(line, "\r\n")] = '\0';
-        if (eq && (size_t)(eq - line) == idl && strncmp(line, sandbox_id, idl) == 0 &&
-            snprintf(ip_out, len, "%s", eq + 1) < (int)len)
+        if (!eq || (size_t)(eq - line) != idl || strncmp(line, sandbox_id, idl) != 0)
+            continue;
+        if ((slow = strstr(eq, " slow")) != NULL) {
+            *slow = '\0';
+            usleep(300 * 1000);
+        }
+        if (snprintf(ip_out, len, "%s", eq + 1) < (int)len)
             rc = 0;
     }
     fclose(fp);

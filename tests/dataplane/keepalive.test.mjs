@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { DATAPORT, gatewaySignature, setupWorld, sleep } from './lib.mjs';
+import { DATAPORT, dataportLookups, gatewaySignature, setDataport, setupWorld, sleep } from './lib.mjs';
 
 let w;
 const hostile = []; // raw TCP "sandbox apps" on 127.0.0.3, B's address
@@ -328,4 +328,23 @@ test('a response head dripped in pieces is read whole; one that never ends is cu
   assert.match(JSON.parse(x.body).message, /response head is over 65536 bytes/);
   assert.equal((await e.response()).closed, true, 'the connection ends');
   assert.ok(Date.now() - t0 < 5000, `cut after ${Date.now() - t0} ms`);
+});
+
+test('requests for one sandbox that miss the address cache together wait on one lookup, not 503', async () => {
+  // 150 at once, each on its own connection, while dockerd takes 300 ms to answer:
+  // more than the 64 lookups the data port runs at once, were each its own
+  const id = 'coalesce0000000000000';
+  setDataport(w.worker, { [w.A.id]: '127.0.0.2', [w.B.id]: '127.0.0.3', [id]: '127.0.0.2 slow' });
+  const before = dataportLookups(id);
+  const one = () => new Promise((resolve) => {
+    const c = conn();
+    c.send(req('GET', '/health', id, 49983));
+    c.response().then((r) => { c.end(); resolve(r.status); });
+  });
+  const statuses = await Promise.all(Array.from({ length: 150 }, one));
+  const lookups = dataportLookups(id) - before;
+  setDataport(w.worker, { [w.A.id]: '127.0.0.2', [w.B.id]: '127.0.0.3' });
+  const counts = statuses.reduce((m, s) => ({ ...m, [s]: (m[s] || 0) + 1 }), {});
+  assert.deepEqual(counts, { 204: 150 }, JSON.stringify(counts)); // envd's /health
+  assert.ok(lookups >= 1 && lookups <= 10, `${lookups} lookups for 150 requests`);
 });

@@ -101,6 +101,12 @@ export async function createSandbox(key, { secure = false, allowPublicTraffic = 
 }
 
 // The data port's view: its key and which sandbox runs at which address.
+// How many times the data port looked sandbox id up (dataport_main's log).
+export const dataportLookups = (id) => {
+  const f = `${MAPFILE}.lookups`;
+  return fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter((l) => l === id).length : 0;
+};
+
 export function setDataport(worker, map) {
   fs.writeFileSync(KEYFILE, worker.dataKey + '\n', { mode: 0o600 });
   fs.writeFileSync(MAPFILE, Object.entries(map).map(([id, ip]) => `${id}=${ip}`).join('\n') + '\n');
