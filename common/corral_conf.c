@@ -3,6 +3,7 @@
 #include "accounts.h"
 #include "config.h"
 #include "rconn.h"
+#include "rsentinel.h"
 #include "secret.h"
 
 #include <stdio.h>
@@ -46,11 +47,32 @@ static const struct str_key str_keys[] = {
     {"redis_socket", offsetof(struct corral_conf, redis_socket)},
     {"redis_user", offsetof(struct corral_conf, redis_user)},
     {"redis_password_file", offsetof(struct corral_conf, redis_password_file)},
+    {"redis_sentinels", offsetof(struct corral_conf, redis_sentinels)},
+    {"redis_master_name", offsetof(struct corral_conf, redis_master_name)},
+    {"redis_sentinel_password_file", offsetof(struct corral_conf, redis_sentinel_password_file)},
     {"secret_file", offsetof(struct corral_conf, secret_file)},
     {"listen", offsetof(struct corral_conf, listen)},
     {"gateway_secret_file", offsetof(struct corral_conf, gateway_secret_file)},
     {"domain", offsetof(struct corral_conf, domain)},
 };
+
+/* Every entry of the list must be host:port: a typo found at start, not at
+ * the first failover. */
+static int sentinels_check(const char *list, char *err, size_t errlen)
+{
+    char host[256];
+    int port;
+    unsigned n = 1;
+
+    for (const char *p = list; (p = strchr(p, ',')) != NULL; p++)
+        n++;
+    for (unsigned i = 0; i < n; i++)
+        if (sentinel_entry(list, i, host, sizeof(host), &port) != 0) {
+            snprintf(err, errlen, "entry %u is not host:port", i + 1);
+            return -1;
+        }
+    return 0;
+}
 
 static int set_key(void *ud, const char *key, const char *value, char *err, size_t errlen)
 {
@@ -61,6 +83,8 @@ static int set_key(void *ud, const char *key, const char *value, char *err, size
         return data_addr_networks(&c->data_allow, value, err, errlen);
     if (strcmp(key, "worker_data_ports") == 0)
         return data_addr_ports(&c->data_allow, value, err, errlen);
+    if (strcmp(key, "redis_sentinels") == 0 && sentinels_check(value, err, errlen) != 0)
+        return -1;
     for (size_t i = 0; i < sizeof(int_keys) / sizeof(int_keys[0]); i++)
         if (strcmp(key, int_keys[i].name) == 0) {
             if (config_parse_int(value, int_keys[i].min, int_keys[i].max,
@@ -90,6 +114,7 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->redis_port = 6379;
     snprintf(c->redis_user, sizeof(c->redis_user), "corral");
     snprintf(c->redis_password_file, sizeof(c->redis_password_file), "/etc/corral/redis-password");
+    snprintf(c->redis_master_name, sizeof(c->redis_master_name), "corral");
     snprintf(c->secret_file, sizeof(c->secret_file), "/etc/corral/secret");
     snprintf(c->listen, sizeof(c->listen), "/run/corral/api.sock");
     snprintf(c->gateway_secret_file, sizeof(c->gateway_secret_file), "/etc/corral/gateway-secret");
@@ -126,6 +151,10 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
         snprintf(err, errlen, "lease_ms (%ld) must exceed poll_ms (%ld)", c->lease_ms, c->poll_ms);
         return -1;
     }
+    if (c->redis_sentinel_password_file[0] &&
+        secret_load_file(c->redis_sentinel_password_file, c->redis_sentinel_password,
+                         sizeof(c->redis_sentinel_password), err, errlen) != 0)
+        return -1;
     if (secret_load_file(c->secret_file, c->server_secret, sizeof(c->server_secret), err, errlen) !=
             0 ||
         secret_load_file(c->redis_password_file, c->redis_password, sizeof(c->redis_password), err,
@@ -139,4 +168,5 @@ void corral_conf_rconn(const struct corral_conf *c, struct rconn *rc)
 {
     rconn_init(rc, c->redis_host, (int)c->redis_port, c->redis_socket, (int)c->redis_timeout_ms);
     rconn_set_auth(rc, c->redis_user, c->redis_password);
+    rconn_set_sentinels(rc, c->redis_sentinels, c->redis_master_name, c->redis_sentinel_password);
 }

@@ -17,6 +17,12 @@ struct corral_conf {
     char redis_user[256];          /* the Redis ACL user Corral logs in as */
     char redis_password_file[256]; /* its password (0600), sent with AUTH */
     char redis_password[256];      /* loaded from redis_password_file, never logged */
+    /* Sentinel (decision 0058): when redis_sentinels ("host:port,...") is set,
+     * the primary is asked of them by redis_master_name, not redis_host. */
+    char redis_sentinels[256];
+    char redis_master_name[256];
+    char redis_sentinel_password_file[256]; /* optional: AUTH to the sentinels */
+    char redis_sentinel_password[256];
     char secret_file[256];
     char server_secret[256]; /* loaded from secret_file, never logged */
     char gateway_secret_file[256];

@@ -1,6 +1,8 @@
 #include "rconn.h"
 
+#include "clock.h"
 #include "log.h"
+#include "rsentinel.h"
 
 #include <openssl/sha.h>
 #include <poll.h>
@@ -33,6 +35,14 @@ void rconn_set_auth(struct rconn *rc, const char *user, const char *password)
     rc->password = password;
 }
 
+void rconn_set_sentinels(struct rconn *rc, const char *sentinels, const char *master_name,
+                         const char *password)
+{
+    rc->sentinels = sentinels && sentinels[0] ? sentinels : NULL;
+    rc->master_name = master_name;
+    rc->sentinel_password = password && password[0] ? password : NULL;
+}
+
 static struct timeval ms_tv(int ms)
 {
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (long)(ms % 1000) * 1000};
@@ -63,17 +73,25 @@ static int rconn_auth(struct rconn *rc)
 static int rconn_connect(struct rconn *rc)
 {
     struct timeval tv = ms_tv(rc->timeout_ms);
+    char host[256];
+    int port = rc->port;
 
     if (rc->ctx)
         return 0;
-    rc->ctx = rc->socket_path[0] ? redisConnectUnixWithTimeout(rc->socket_path, tv)
-                                 : redisConnectWithTimeout(rc->host, rc->port, tv);
+    snprintf(host, sizeof(host), "%s", rc->host);
+    if (rc->sentinels && sentinel_primary(rc, host, sizeof(host), &port) != 0)
+        return -1;
+    rc->ctx = rc->socket_path[0] && !rc->sentinels
+                  ? redisConnectUnixWithTimeout(rc->socket_path, tv)
+                  : redisConnectWithTimeout(host, port, tv);
     if (!rc->ctx || rc->ctx->err) {
         rconn_close(rc);
         return -1;
     }
     redisSetTimeout(rc->ctx, tv);
-    return rconn_auth(rc);
+    if (rconn_auth(rc) != 0)
+        return -1;
+    return rc->sentinels ? check_primary(rc) : 0;
 }
 
 /* A reply is usable unless the connection broke; an error reply is logged and
@@ -88,6 +106,11 @@ static redisReply *finish(struct rconn *rc, redisReply *r, int block_ms)
     }
     if (r->type == REDIS_REPLY_ERROR) {
         log_err("redis: %s", r->str);
+        /* a primary turned replica, or one not ready: ask the sentinels again */
+        if (rc->sentinels &&
+            (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0 ||
+             strncmp(r->str, "LOADING", 7) == 0))
+            rconn_close(rc);
         freeReplyObject(r);
         return NULL;
     }
@@ -114,6 +137,57 @@ static int prepare(struct rconn *rc, int block_ms)
     return 0;
 }
 
+/* With a replica to fail over to, nothing is answered until a replica has
+ * what it wrote: a WAIT goes right behind each command, in the same round
+ * trip (after a read it answers at once), so a failover loses no write a
+ * client was told of (decision 0058). With no replica acknowledging, Corral
+ * answers anyway (the primary has the write) and stops waiting for a while:
+ * a lost replica costs durability, not every request's latency. */
+static void note_wait(struct rconn *rc, redisReply *w)
+{
+    if (w && w->type == REDIS_REPLY_INTEGER && w->integer >= 1) {
+        freeReplyObject(w);
+        return;
+    }
+    if (w && w->type == REDIS_REPLY_ERROR) { /* not a primary any more */
+        log_err("redis: WAIT: %s", w->str);
+        rconn_close(rc);
+    } else {
+        log_err("redis: no replica acknowledged a write within %d ms; not waiting for %d s",
+                RCONN_WAIT_MS, RCONN_WAIT_SKIP_MS / 1000);
+        rc->wait_skip_until = clock_now_ms() + RCONN_WAIT_SKIP_MS;
+    }
+    if (w)
+        freeReplyObject(w);
+}
+
+/* The reply to the command just appended (REDIS_OK), a WAIT sent behind it. */
+static redisReply *reply_waited(struct rconn *rc, int appended)
+{
+    redisReply *r = NULL, *w = NULL;
+    int waiting = clock_now_ms() >= rc->wait_skip_until;
+
+    if (appended != REDIS_OK ||
+        (waiting && redisAppendCommand(rc->ctx, "WAIT 1 %d", RCONN_WAIT_MS) != REDIS_OK) ||
+        redisGetReply(rc->ctx, (void **)&r) != REDIS_OK)
+        return NULL; /* finish closes the connection */
+    if (waiting && redisGetReply(rc->ctx, (void **)&w) != REDIS_OK) {
+        freeReplyObject(r);
+        return NULL;
+    }
+    if (waiting)
+        note_wait(rc, w);
+    return r;
+}
+
+static redisReply *send_argv(struct rconn *rc, int block_ms, int argc, const char **argv,
+                             const size_t *lens)
+{
+    if (!rc->sentinels || block_ms > 0)
+        return redisCommandArgv(rc->ctx, argc, argv, lens);
+    return reply_waited(rc, redisAppendCommandArgv(rc->ctx, argc, argv, lens));
+}
+
 redisReply *rconn_cmd(struct rconn *rc, int block_ms, const char *fmt, ...)
 {
     va_list ap;
@@ -122,7 +196,10 @@ redisReply *rconn_cmd(struct rconn *rc, int block_ms, const char *fmt, ...)
     if (prepare(rc, block_ms) != 0)
         return NULL;
     va_start(ap, fmt);
-    r = redisvCommand(rc->ctx, fmt, ap);
+    if (!rc->sentinels || block_ms > 0) /* a blocking read waits for nothing more */
+        r = redisvCommand(rc->ctx, fmt, ap);
+    else
+        r = reply_waited(rc, redisvAppendCommand(rc->ctx, fmt, ap));
     va_end(ap);
     return finish(rc, r, block_ms);
 }
@@ -132,7 +209,7 @@ redisReply *rconn_cmdargv(struct rconn *rc, int block_ms, int argc, const char *
 {
     if (prepare(rc, block_ms) != 0)
         return NULL;
-    return finish(rc, redisCommandArgv(rc->ctx, argc, argv, lens), block_ms);
+    return finish(rc, send_argv(rc, block_ms, argc, argv, lens), block_ms);
 }
 
 /* The script's SHA-1, worked out once and copied into out (41 bytes).
@@ -176,12 +253,12 @@ redisReply *rconn_eval(struct rconn *rc, struct rscript *s, int nkeys, int nargs
         argv[argc++] = keys_then_args[i];
     if (prepare(rc, 0) != 0)
         return NULL;
-    r = redisCommandArgv(rc->ctx, argc, argv, NULL);
+    r = send_argv(rc, 0, argc, argv, NULL);
     if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
         freeReplyObject(r);
         argv[0] = "EVAL";
         argv[1] = s->body;
-        r = redisCommandArgv(rc->ctx, argc, argv, NULL);
+        r = send_argv(rc, 0, argc, argv, NULL);
     }
     return finish(rc, r, 0);
 }

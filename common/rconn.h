@@ -3,7 +3,12 @@
  * A command on a broken connection fails at once (NULL) and the next command
  * reconnects, so while Redis is down callers answer 503 promptly and service
  * resumes when Redis is back, with no restart. Every (re)connect logs in with
- * AUTH user password when rconn_set_auth gave them (decision 0030). */
+ * AUTH user password when rconn_set_auth gave them (decision 0030).
+ *
+ * With sentinels (rconn_set_sentinels), every (re)connect asks them where the
+ * primary is and checks with ROLE that it is one; a reply saying the node is
+ * a replica now (READONLY) drops the connection, so a failover costs the
+ * requests in flight and the next ones find the new primary (decision 0058). */
 #ifndef CORRAL_RCONN_H
 #define CORRAL_RCONN_H
 
@@ -18,13 +23,25 @@ struct rconn {
     int timeout_ms;        /* connect and ordinary command timeout */
     const char *user;      /* ACL user and password (not copied; NULL: no AUTH) */
     const char *password;
+    const char *sentinels;         /* "host:port,...", or NULL: host:port is the primary */
+    const char *master_name;       /* the name the sentinels monitor it by */
+    const char *sentinel_password; /* AUTH to the sentinels (NULL: none) */
+    unsigned sentinel_next;        /* the sentinel asked first: the last that answered */
+    long long wait_skip_until;     /* no WAIT for a replica before this (clock_now_ms) */
 };
+
+#define RCONN_WAIT_MS 250       /* how long a write waits for a replica's ack */
+#define RCONN_WAIT_SKIP_MS 5000 /* then how long writes go unwaited */
 
 void rconn_init(struct rconn *rc, const char *host, int port, const char *socket_path,
                 int timeout_ms);
 void rconn_close(struct rconn *rc);
 /* The ACL user and password AUTH sends on every connect; both must outlive rc. */
 void rconn_set_auth(struct rconn *rc, const char *user, const char *password);
+/* Finds the primary through these sentinels from now on; the strings must
+ * outlive rc. */
+void rconn_set_sentinels(struct rconn *rc, const char *sentinels, const char *master_name,
+                         const char *password);
 
 /* Runs one command. Returns the reply (caller frees with freeReplyObject), or
  * NULL when Redis is unreachable or the reply is an error (logged). block_ms > 0

@@ -19,7 +19,9 @@
 # corral.conf worker_data_networks / worker_data_ports and the gateway's
 # corral_upstream_allow; default loopback, 1024-65535), CORRAL_FLEET_SHARE
 # (fleet_share, instead of the profile's), CORRAL_AUDIT_RETENTION_S
-# (audit_retention_s, default 30 days; decision 0045).
+# (audit_retention_s, default 30 days; decision 0045), CORRAL_REDIS_HA=1 (a
+# replica on CORRAL_REDIS_PORT+1 and three sentinels on +2..+4, which
+# corral.conf finds the primary through; decision 0058, conf/redis-ha.sh).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -80,7 +82,9 @@ stop_pid() { # name [signal]
 
 # Every live process of this state dir's stack, of any generation: the daemons
 # name this dir's config files on their command lines (nginx's master keeps
-# them in its title), Redis runs in $RUN/redis (it rewrites its title), and
+# them in its title), Redis runs in $RUN/redis (it rewrites its title; with
+# CORRAL_REDIS_HA, its replica and sentinels in $RUN/redis-replica and
+# $RUN/sentinel-N), and
 # nginx's workers are children of such a master. Only our daemons' names count,
 # and whole paths: another state dir's processes never match.
 stack_pids() {
@@ -94,7 +98,8 @@ stack_pids() {
         case "$argv" in
         *" $RUN/corral.conf "*|*" $RUN/workerd.conf "*) echo "$p" ;;
         *" $RUN/nginx.conf "*) echo "$p"; masters+=("$p") ;;
-        *) [ "$name" = redis-server ] && [ "$(readlink "$d/cwd" 2>/dev/null)" = "$RUN/redis" ] && echo "$p" ;;
+        *) [ "$name" = redis-server ] && case "$(readlink "$d/cwd" 2>/dev/null)" in
+               "$RUN/redis" | "$RUN/redis-replica" | "$RUN"/sentinel-[123]) echo "$p" ;; esac ;;
         esac
     done
     for p in "${masters[@]}"; do pgrep -P "$p" || true; done
@@ -205,6 +210,10 @@ key_rate = $RATE_KEY
 key_burst = $BURST_KEY
 audit_retention_s = ${CORRAL_AUDIT_RETENTION_S:-2592000}
 CONF
+    # A replica and three sentinels beside Redis (decision 0058)
+    if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then
+        bash "$ROOT/conf/redis-ha.sh" "$RUN" "$REDIS_PORT" >> "$RUN/corral.conf"
+    fi
     umask 022
     local ups="" i
     # A restarted handler is used again within a second (nginx would wait 10 s).
@@ -249,6 +258,38 @@ redis_admin() {
 # Redis's files hold every tenant's state: its dir 0700, the AOF (and any RDB)
 # 0600. Redis creates its files with its umask, hence 077; chmod mends a dir
 # made by an older stack. The users come from --aclfile (hashes only).
+# The replica and the sentinels of CORRAL_REDIS_HA=1; up once they all see
+# the primary, its replica and each other, so that a failover can happen.
+start_redis_ha() {
+    local i
+    start_bg redis-replica redis-server "$RUN/redis-replica.conf"
+    for i in 1 2 3; do start_bg "sentinel-$i" redis-server "$RUN/sentinel-$i.conf" --sentinel; done
+    for _ in $(seq 1 300); do redis_ha_ready && return 0; sleep 0.1; done
+    die "the Redis replica and sentinels did not see each other (logs in $RUN/log)"
+}
+
+sentinel_cli() { # port, then the command
+    local p=$1; shift
+    REDISCLI_AUTH=$(cat "$RUN/redis-sentinel-password") redis-cli --no-auth-warning -p "$p" "$@"
+}
+
+redis_ha_ready() { # the replica in sync, and every sentinel knows it and the two others
+    local i p
+    REDISCLI_AUTH=$(cat "$RUN/redis-admin-password") redis-cli --no-auth-warning --user corral-admin \
+        -p $((REDIS_PORT + 1)) INFO replication | grep -q '^master_link_status:up' || return 1
+    for i in 1 2 3; do
+        p=$((REDIS_PORT + 1 + i))
+        [ "$(sentinel_cli "$p" SENTINEL replicas corral | grep -c '^flags$')" -ge 1 ] || return 1
+        [ "$(sentinel_cli "$p" SENTINEL sentinels corral | grep -c '^flags$')" -ge 2 ] || return 1
+    done
+}
+
+stop_redis_ha() {
+    local i
+    for i in 1 2 3; do stop_pid "sentinel-$i"; done
+    stop_pid redis-replica
+}
+
 start_redis() {
     mkdir -p "$RUN/redis"
     chmod -R go-rwx "$RUN/redis"
@@ -313,6 +354,7 @@ up() {
     make_tls
     write_conf
     start_redis
+    if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then start_redis_ha; fi
     for i in $(seq 1 $API_PROCS); do start_api "$i"; done
     start_bg sched "$BIN/corral-sched" -c "$RUN/corral.conf"
     # Tests run two sweepers: corral-sched must be safe as several copies.
@@ -348,6 +390,7 @@ down() {
     stop_pid sched-2
     for i in $(seq 1 $API_PROCS); do stop_pid "api-$i"; done
     stop_pid redis
+    stop_redis_ha
     stop_strays
 }
 

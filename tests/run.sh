@@ -60,6 +60,7 @@ integration() (
     exit "$rc"
 )
 step "integration: control plane over HTTPS (ASan+UBSan)" integration
+step "failover: Redis under Sentinel, the primary killed mid-load (ASan+UBSan)" bash tests/failover/run.sh
 step "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
 step "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
 step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/workerd/run.sh

@@ -59,7 +59,9 @@ test('every Redis command in the code is one the corral user may run', () => {
       const found = [...src.matchAll(/rconn_cmd\([^"]*"([A-Z]+)(?: ([A-Z]+))?/g)]
         .map((m) => (containers.has(m[1].toLowerCase()) ? `${m[1]}|${m[2]}` : m[1]))
         .concat([...src.matchAll(/redis\.p?call\(\s*['"]([A-Za-z]+)['"]/g)].map((m) => m[1]))
-        .concat([...src.matchAll(/argv\[[^\]]*\] = \{"([A-Z]+)"/g)].map((m) => m[1]));
+        .concat([...src.matchAll(/argv\[[^\]]*\] = \{"([A-Z]+)"/g)].map((m) => m[1]))
+        // rconn's own (ROLE, WAIT: decision 0058); AUTH is every user's
+        .concat([...src.matchAll(/redis(?:Append)?Command\(rc->ctx, "([A-Z]+)/g)].map((m) => m[1]).filter((c) => c !== 'AUTH'));
       for (const c of found) used.add(c.toLowerCase());
     }
   }

@@ -119,6 +119,14 @@ static void test_refusals(void)
     CHECK(refused("audit_retention_s = 1d\n",
                   "%s:4: audit_retention_s: expected an integer in [60, 315360000]"));
     CHECK(accepted("audit_retention_s = 60\n"));
+    CHECK(accepted("redis_sentinels = 127.0.0.1:26379, [::1]:26380,s3.example:26381\n"));
+    CHECK(refused("redis_sentinels = 127.0.0.1:26379,127.0.0.1\n",
+                  "%s:4: redis_sentinels: entry 2 is not host:port"));
+    CHECK(refused("redis_sentinels = :26379\n", "%s:4: redis_sentinels: entry 1 is not host:port"));
+    CHECK(refused("redis_sentinels = a:0\n", "%s:4: redis_sentinels: entry 1 is not host:port"));
+    CHECK(
+        refused("redis_sentinels = a:1,,b:2\n", "%s:4: redis_sentinels: entry 2 is not host:port"));
+    CHECK(refused("redis_sentinels = [::1:5\n", "%s:4: redis_sentinels: entry 1 is not host:port"));
     CHECK(refused("fleet_share = 101\n", "%s:4: fleet_share: expected an integer in [1, 100]"));
     memset(want, 'd', 256);
     want[256] = '\0';
