@@ -13,6 +13,7 @@
 #include "dirs_for_user.h"
 #include "entry.h"
 #include "envd.h"
+#include "gate.h"
 #include "multipart.h"
 #include "paths.h"
 
@@ -168,7 +169,7 @@ static int send_plain(struct http_req *r, int fd, off_t size)
 void files_get(struct http_req *r)
 {
     struct file_target t;
-    char path[4096], msg[512];
+    char path[4096], msg[512], deny[1024];
     struct stat st;
     int fd = -1, rc;
 
@@ -176,6 +177,10 @@ void files_get(struct http_req *r)
         return;
     if (path_resolve(t.raw_path, &t.user, path, sizeof(path), msg, sizeof(msg)) < 0) {
         http_send_error(r, 400, "%s", msg);
+        return;
+    }
+    if (gate_file(GATE_READ, path, 0, deny, sizeof(deny)) < 0) {
+        http_send_error(r, 403, "%s", deny);
         return;
     }
     if (creds_enter(&t.user) < 0) {
@@ -398,12 +403,14 @@ static void add_result(struct upload *u, const char *path)
 
 static int resolve_target(struct upload *u, const char *client_path, char *out, size_t outsz)
 {
-    char msg[512];
+    char msg[512], deny[sizeof(u->msg)];
     size_t i;
     json_t *prev;
 
     if (path_resolve(client_path, &u->t->user, out, outsz, msg, sizeof(msg)) < 0)
         return upload_fail(u, 400, "error resolving path: %s", msg);
+    if (gate_file(GATE_WRITE, out, 0, deny, sizeof(deny)) < 0)
+        return upload_fail(u, 403, "%s", deny);
     json_array_foreach(u->results, i, prev)
     {
         if (strcmp(json_string_value(json_object_get(prev, "path")), out) == 0)
