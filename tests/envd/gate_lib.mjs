@@ -70,7 +70,9 @@ export class Tmux {
     this.sock = `envd-gate-${process.pid}-${name}`;
   }
 
-  tmux(...args) { return execFileSync('tmux', ['-L', this.sock, ...args], { encoding: 'utf8' }); }
+  tmux(...args) {
+    return execFileSync('tmux', ['-L', this.sock, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  }
 
   // Runs argv (with env) as the pane's only process; its output goes to logFile so the pane
   // shows nothing but the gate's questions.
