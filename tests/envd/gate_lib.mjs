@@ -10,10 +10,12 @@ import path from 'node:path';
 import { ENVD_BIN, freePort, stream, unary, waitHealthy } from './lib.mjs';
 import { until } from '../lib/poll.mjs';
 
-export function gateFixture() {
+// base: where the fixture's directory goes (bwrap's tests keep it out of /tmp, which
+// bwrap replaces by a tmpfs: a key hidden by that would prove nothing).
+export function gateFixture(base = os.tmpdir()) {
   if (process.getuid() !== 0) throw new Error('envd tests must run as root');
   if (!fs.existsSync(ENVD_BIN)) throw new Error(`envd binary not found at ${ENVD_BIN}; build it first`);
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'envd-gate-')));
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(base, 'envd-gate-')));
   fs.chmodSync(dir, 0o755);
   const p = (...rel) => path.join(dir, ...rel);
   const fx = {
@@ -130,14 +132,17 @@ export const putFile = (envd, p, body) => fetch(`${envd.base}/files?path=${encod
   { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body });
 export const fsCall = (envd, m, body) => unary(envd, `filesystem.Filesystem/${m}`, body);
 
-// Process.Start of argv in cwd: { started, stdout, code } (code: the stream's error code).
-export async function startCmd(envd, argv, cwd) {
-  const out = { started: false, stdout: '', code: null };
-  const req = { process: { cmd: argv[0], args: argv.slice(1), envs: {}, cwd }, stdin: false };
+// Process.Start of argv in cwd: { started, stdout, stderr, end, code } (code: the stream's
+// error code).
+export async function startCmd(envd, argv, cwd, envs = {}) {
+  const out = { started: false, stdout: '', stderr: '', end: null, code: null };
+  const req = { process: { cmd: argv[0], args: argv.slice(1), envs, cwd }, stdin: false };
   try {
     for await (const m of stream(envd, 'process.Process/Start', req)) {
       if (m.event?.start) out.started = true;
       if (m.event?.data?.stdout) out.stdout += Buffer.from(m.event.data.stdout, 'base64').toString();
+      if (m.event?.data?.stderr) out.stderr += Buffer.from(m.event.data.stderr, 'base64').toString();
+      if (m.event?.end) out.end = m.event.end;
     }
   } catch (e) {
     out.code = e.code;

@@ -43,8 +43,8 @@ static void fill_state(struct gate_state *s, int strict)
 
 static void free_state(struct gate_state *s)
 {
-    struct gate_list *lists[] = {&s->hardlocks,  &s->deny_paths, &s->deny_cmds, &s->perm_paths,
-                                 &s->perm_cmds,  &s->sess_paths, &s->sess_cmds};
+    struct gate_list *lists[] = {&s->hardlocks, &s->deny_paths, &s->deny_cmds, &s->perm_paths,
+                                 &s->perm_cmds, &s->sess_paths, &s->sess_cmds};
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
         gate_list_free(lists[i]);
 }
@@ -58,23 +58,23 @@ struct file_row {
 };
 
 static const struct file_row file_rows[] = {
-    {GATE_READ, "/home/u/.ssh/id_rsa", 0, GB_HARDLOCK, GA_DENY},  /* granted, still hardlocked */
+    {GATE_READ, "/home/u/.ssh/id_rsa", 0, GB_HARDLOCK, GA_DENY}, /* granted, still hardlocked */
     {GATE_STAT, "/home/u/.ssh", 0, GB_HARDLOCK, GA_DENY},
-    {GATE_READ, "/w/secret/key", 0, GB_HARDLOCK, GA_DENY},        /* beats the work tree */
-    {GATE_REMOVE, "/w", 1, GB_HARDLOCK, GA_DENY},                 /* /w/secret lies below */
+    {GATE_READ, "/w/secret/key", 0, GB_HARDLOCK, GA_DENY}, /* beats the work tree */
+    {GATE_REMOVE, "/w", 1, GB_HARDLOCK, GA_DENY},          /* /w/secret lies below */
     {GATE_REMOVE, "/home/u", 1, GB_HARDLOCK, GA_DENY},
-    {GATE_LIST, "/w", 0, GB_WORKTREE, GA_ALLOW},                  /* depth 1 does not reach */
-    {GATE_WRITE, "/w/denied/x", 0, GB_POLICY, GA_DENY},           /* beats the work tree */
+    {GATE_LIST, "/w", 0, GB_WORKTREE, GA_ALLOW},        /* depth 1 does not reach */
+    {GATE_WRITE, "/w/denied/x", 0, GB_POLICY, GA_DENY}, /* beats the work tree */
     {GATE_MOVE, "/w/sub", 1, GB_WORKTREE, GA_ALLOW},
-    {GATE_WATCH, "/w", 1, GB_HARDLOCK, GA_DENY},                  /* recursive: reaches /w/secret */
-    {GATE_READ, "/opt/perm/blocked/f", 0, GB_POLICY, GA_DENY},    /* beats a permanent grant */
+    {GATE_WATCH, "/w", 1, GB_HARDLOCK, GA_DENY},               /* recursive: reaches /w/secret */
+    {GATE_READ, "/opt/perm/blocked/f", 0, GB_POLICY, GA_DENY}, /* beats a permanent grant */
     {GATE_WRITE, "/w/a.txt", 0, GB_WORKTREE, GA_ALLOW},
-    {GATE_READ, "/opt/perm/x", 0, GB_PERMANENT, GA_ALLOW},        /* beats the session grant */
+    {GATE_READ, "/opt/perm/x", 0, GB_PERMANENT, GA_ALLOW}, /* beats the session grant */
     {GATE_READ, "/opt/perm", 0, GB_PERMANENT, GA_ALLOW},
     {GATE_READ, "/srv/sess/y", 0, GB_SESSION, GA_ALLOW},
-    {GATE_READ, "/w2/x", 0, GB_ASK, GA_DENY},                     /* /w is no prefix of /w2 */
+    {GATE_READ, "/w2/x", 0, GB_ASK, GA_DENY}, /* /w is no prefix of /w2 */
     {GATE_READ, "/opt/permanent", 0, GB_ASK, GA_DENY},
-    {GATE_REMOVE, "/opt", 1, GB_POLICY, GA_DENY},                 /* /opt/perm/blocked below */
+    {GATE_REMOVE, "/opt", 1, GB_POLICY, GA_DENY}, /* /opt/perm/blocked below */
     {GATE_READ, "/home/u/.sshx", 0, GB_ASK, GA_DENY},
 };
 
@@ -116,7 +116,11 @@ struct exec_row {
 };
 
 static const struct exec_row exec_rows[] = {
-    {"cat /home/u/.ssh/id_rsa", "/usr/bin/cat", "/w", {"/home/u/.ssh/id_rsa"}, GB_HARDLOCK,
+    {"cat /home/u/.ssh/id_rsa",
+     "/usr/bin/cat",
+     "/w",
+     {"/home/u/.ssh/id_rsa"},
+     GB_HARDLOCK,
      GA_DENY},
     {"make all", "/usr/bin/make", "/w/secret", {NULL}, GB_HARDLOCK, GA_DENY}, /* cwd hardlocked */
     {"/home/u/.ssh/run", "/home/u/.ssh/run", "/w", {NULL}, GB_HARDLOCK, GA_DENY},
@@ -179,8 +183,8 @@ static void test_grant_lifetimes(const char *dir)
                           sizeof(msg)) == 0);
     struct gate_verdict v = gate_decide(&restarted, &q);
     CHECK(v.branch == GB_PERMANENT && v.answer == GA_ALLOW);
-    struct gate_request make = {.op = GATE_EXEC, .command = "make test", .exe = "/usr/bin/make",
-                                .cwd = "/tmp"};
+    struct gate_request make = {
+        .op = GATE_EXEC, .command = "make test", .exe = "/usr/bin/make", .cwd = "/tmp"};
     CHECK(gate_decide(&restarted, &make).branch == GB_PERMANENT);
     free_state(&restarted);
     free_state(&next);

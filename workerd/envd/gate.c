@@ -13,6 +13,7 @@
 #include "gate_canon.h"
 #include "gate_rules.h"
 #include "gate_start.h"
+#include "process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,19 @@ static struct gate_state state;
 static struct gate_files files;
 static int audit_fd = -1;
 static struct stat grants_seen; /* the grants file as last loaded */
+static char bwrap_path[PATH_MAX];
+
+extern char **environ;
+
+/* bwrap must be there at start: a sandbox promised CONTAINER must not run commands bare. */
+static int find_bwrap(void)
+{
+    proc_find_executable("bwrap", environ, bwrap_path, sizeof(bwrap_path));
+    if (strchr(bwrap_path, '/') != NULL && access(bwrap_path, X_OK) == 0)
+        return 0;
+    fprintf(stderr, "envd: -os-sandbox bwrap: bwrap not found on PATH (Debian: bubblewrap)\n");
+    return -1;
+}
 
 int gate_start(void)
 {
@@ -37,16 +51,16 @@ int gate_start(void)
             fprintf(stderr, "envd: -os-sandbox needs -permission-mode\n");
         return gate_cfg.bwrap ? -1 : 0;
     }
-    if (gate_state_build(&state, &files) < 0)
+    if (gate_state_build(&state, &files) < 0 || (gate_cfg.bwrap && find_bwrap() < 0))
         return -1;
     audit_fd = open(files.audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (audit_fd < 0) {
         fprintf(stderr, "envd: gate: %s: %s\n", files.audit, strerror(errno));
         return -1;
     }
-    envd_log("permission gate on: %s mode, work tree %s, gate dir %s",
+    envd_log("permission gate on: %s mode, work tree %s, gate dir %s, commands %s",
              gate_cfg.strict ? "strict" : "prompt", state.work_tree ? state.work_tree : "(none)",
-             gate_cfg.gate_dir);
+             gate_cfg.gate_dir, gate_cfg.bwrap ? "under bwrap" : "bare");
     return 0;
 }
 
@@ -252,16 +266,21 @@ int gate_exec(char *const *argv, const char *exe, const char *cwd, const char *h
     return rc;
 }
 
-int gate_hidden_paths(struct gate_list *out)
+/* The hardlocks and the policy's denials never change after start: no lock. */
+int gate_wrap_command(char *const *argv, const char *exe, const char *cwd, struct gate_argvec *out)
 {
+    struct gate_list hidden = {0};
     int rc = 0;
 
     memset(out, 0, sizeof(*out));
-    pthread_mutex_lock(&state_mu);
+    if (!gate_cfg.on || !gate_cfg.bwrap)
+        return 0;
     for (size_t i = 0; i < state.hardlocks.n && rc == 0; i++)
-        rc = gate_list_add(out, state.hardlocks.v[i]);
+        rc = gate_list_add(&hidden, state.hardlocks.v[i]);
     for (size_t i = 0; i < state.deny_paths.n && rc == 0; i++)
-        rc = gate_list_add(out, state.deny_paths.v[i]);
-    pthread_mutex_unlock(&state_mu);
+        rc = gate_list_add(&hidden, state.deny_paths.v[i]);
+    if (rc == 0)
+        rc = gate_bwrap_argv(bwrap_path, state.work_tree, hidden.v, hidden.n, argv, exe, cwd, out);
+    gate_list_free(&hidden);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "gate_bwrap.h"
 #include "gate_decide.h"
 
 struct gate_config {
@@ -43,7 +44,9 @@ int gate_file(enum gate_op op, const char *path, int subtree, char *msg, size_t 
 int gate_exec(char *const *argv, const char *exe, const char *cwd, const char *home, char *msg,
               size_t msgsz);
 
-/* The gate's current hardlocked and denied paths (for bwrap to hide). Caller frees. */
-int gate_hidden_paths(struct gate_list *out);
+/* With -os-sandbox bwrap, out becomes the argv to execve instead of argv (bwrap around
+ * exe); without, out stays empty (n == 0). Free out with gate_argvec_free either way.
+ * -1 when out of memory. */
+int gate_wrap_command(char *const *argv, const char *exe, const char *cwd, struct gate_argvec *out);
 
 #endif
