@@ -6,11 +6,14 @@
  * paths that do not exist yet), hard-link aliases, the words of a command,
  * the rule files. Linked into unit-envd (see unit_envd.c's main). */
 #include "check.h"
+#include "gate.h"
 #include "gate_argv.h"
 #include "gate_canon.h"
 #include "gate_decide.h"
 #include "gate_rules.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
@@ -342,6 +345,32 @@ static void test_argv(const char *dir)
     gate_argv_free(&a);
 }
 
+/* A symlink planted after the decision cannot redirect gate_open. */
+static void test_open(const char *dir)
+{
+    char real[PATH_MAX], file[PATH_MAX], link_dir[PATH_MAX], via_link[PATH_MAX];
+    int fd;
+
+    CHECK(realpath(dir, real) != NULL);
+    path_in(real, "open-target", file);
+    close(open(file, O_WRONLY | O_CREAT, 0600));
+    path_in(real, "open-link", link_dir);
+    CHECK(symlink(real, link_dir) == 0);
+    path_in(real, "open-link/open-target", via_link);
+    gate_cfg.on = 1;
+    fd = gate_open(file, O_RDONLY, 0);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    errno = 0;
+    CHECK(gate_open(via_link, O_RDONLY, 0) < 0 && errno == EACCES);
+    gate_cfg.on = 0; /* off: a plain open, symlinks followed as before */
+    fd = gate_open(via_link, O_RDONLY, 0);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+}
+
 void test_gate(int *total_passed, int *total_failed)
 {
     char dir[] = "/tmp/unit-gate-XXXXXX";
@@ -356,6 +385,7 @@ void test_gate(int *total_passed, int *total_failed)
         test_canon(dir);
         test_hardlink(dir);
         test_argv(dir);
+        test_open(dir);
         char cmd[PATH_MAX + 16];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         CHECK(system(cmd) == 0);

@@ -17,11 +17,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static pthread_mutex_t state_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -199,20 +201,50 @@ static void resolve_alias(char *path, size_t sz)
         snprintf(path, sz, "%s", alias);
 }
 
-int gate_file(enum gate_op op, const char *path, int subtree, char *msg, size_t msgsz)
+int gate_file_decided(enum gate_op op, const char *path, int subtree, char *decided,
+                      size_t decidedsz, char *msg, size_t msgsz)
 {
     char canon[PATH_MAX];
     struct gate_request q = {.op = op, .path = canon, .subtree = subtree};
 
-    if (!gate_cfg.on)
-        return 0;
-    if (gate_canon(path, canon, sizeof(canon)) < 0) {
+    if (!gate_cfg.on) {
+        if (snprintf(decided, decidedsz, "%s", path) < (int)decidedsz)
+            return 0;
+        snprintf(msg, msgsz, "path too long");
+        return -1;
+    }
+    if (gate_canon(path, canon, sizeof(canon)) < 0 || strlen(canon) >= decidedsz) {
         snprintf(msg, msgsz, "permission gate: cannot canonicalise %.900s: %s", path,
                  strerror(errno));
         return -1;
     }
     resolve_alias(canon, sizeof(canon));
+    memcpy(decided, canon, strlen(canon) + 1);
     return settle(&q, canon, canon, msg, msgsz);
+}
+
+int gate_file(enum gate_op op, const char *path, int subtree, char *msg, size_t msgsz)
+{
+    char decided[PATH_MAX];
+
+    return gate_file_decided(op, path, subtree, decided, sizeof(decided), msg, msgsz);
+}
+
+int gate_open(const char *decided, int flags, mode_t mode)
+{
+    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC),
+                           .mode = (flags & O_CREAT) ? mode : 0,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int fd;
+
+    if (!gate_cfg.on)
+        return open(decided, flags | O_CLOEXEC, mode);
+    fd = (int)syscall(SYS_openat2, AT_FDCWD, decided, &how, sizeof(how));
+    if (fd < 0 && errno == ENOSYS) /* before Linux 5.6: the last component at least */
+        fd = open(decided, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0 && errno == ELOOP)
+        errno = EACCES; /* a symlink appeared where the gate saw none */
+    return fd;
 }
 
 static int canon_exec_paths(struct gate_argv *a, const char *exe, const char *cwd, char *exe_out,

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "gate_bwrap.h"
 #include "gate_decide.h"
@@ -38,6 +39,16 @@ int gate_start(void);
 /* 0: allowed. -1: denied, msg says what and why (for a permission_denied / 403).
  * path: absolute, as the operation will use it. subtree: the operation reaches below it. */
 int gate_file(enum gate_op op, const char *path, int subtree, char *msg, size_t msgsz);
+
+/* gate_file that also gives the canonical path it decided on (path itself when the gate
+ * is off), for gate_open. */
+int gate_file_decided(enum gate_op op, const char *path, int subtree, char *decided,
+                      size_t decidedsz, char *msg, size_t msgsz);
+
+/* Opens a path gate_file_decided allowed without following any symlink in it, so a link
+ * planted after the decision cannot redirect the open (EACCES then). A plain open when
+ * the gate is off. O_CLOEXEC is added. */
+int gate_open(const char *decided, int flags, mode_t mode);
 
 /* The same for a command start: argv, its executable (as found on PATH), cwd, and the
  * HOME it will run with (for ~ in its words). */
