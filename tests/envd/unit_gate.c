@@ -53,32 +53,32 @@ static void free_state(struct gate_state *s)
 }
 
 struct file_row {
-    enum gate_op op;
     const char *path;
+    enum gate_op op;
     int subtree;
     enum gate_branch branch;
     enum gate_answer answer;
 };
 
 static const struct file_row file_rows[] = {
-    {GATE_READ, "/home/u/.ssh/id_rsa", 0, GB_HARDLOCK, GA_DENY}, /* granted, still hardlocked */
-    {GATE_STAT, "/home/u/.ssh", 0, GB_HARDLOCK, GA_DENY},
-    {GATE_READ, "/w/secret/key", 0, GB_HARDLOCK, GA_DENY}, /* beats the work tree */
-    {GATE_REMOVE, "/w", 1, GB_HARDLOCK, GA_DENY},          /* /w/secret lies below */
-    {GATE_REMOVE, "/home/u", 1, GB_HARDLOCK, GA_DENY},
-    {GATE_LIST, "/w", 0, GB_WORKTREE, GA_ALLOW},        /* depth 1 does not reach */
-    {GATE_WRITE, "/w/denied/x", 0, GB_POLICY, GA_DENY}, /* beats the work tree */
-    {GATE_MOVE, "/w/sub", 1, GB_WORKTREE, GA_ALLOW},
-    {GATE_WATCH, "/w", 1, GB_HARDLOCK, GA_DENY},               /* recursive: reaches /w/secret */
-    {GATE_READ, "/opt/perm/blocked/f", 0, GB_POLICY, GA_DENY}, /* beats a permanent grant */
-    {GATE_WRITE, "/w/a.txt", 0, GB_WORKTREE, GA_ALLOW},
-    {GATE_READ, "/opt/perm/x", 0, GB_PERMANENT, GA_ALLOW}, /* beats the session grant */
-    {GATE_READ, "/opt/perm", 0, GB_PERMANENT, GA_ALLOW},
-    {GATE_READ, "/srv/sess/y", 0, GB_SESSION, GA_ALLOW},
-    {GATE_READ, "/w2/x", 0, GB_ASK, GA_DENY}, /* /w is no prefix of /w2 */
-    {GATE_READ, "/opt/permanent", 0, GB_ASK, GA_DENY},
-    {GATE_REMOVE, "/opt", 1, GB_POLICY, GA_DENY}, /* /opt/perm/blocked below */
-    {GATE_READ, "/home/u/.sshx", 0, GB_ASK, GA_DENY},
+    {"/home/u/.ssh/id_rsa", GATE_READ, 0, GB_HARDLOCK, GA_DENY}, /* granted, still hardlocked */
+    {"/home/u/.ssh", GATE_STAT, 0, GB_HARDLOCK, GA_DENY},
+    {"/w/secret/key", GATE_READ, 0, GB_HARDLOCK, GA_DENY}, /* beats the work tree */
+    {"/w", GATE_REMOVE, 1, GB_HARDLOCK, GA_DENY},          /* /w/secret lies below */
+    {"/home/u", GATE_REMOVE, 1, GB_HARDLOCK, GA_DENY},
+    {"/w", GATE_LIST, 0, GB_WORKTREE, GA_ALLOW},        /* depth 1 does not reach */
+    {"/w/denied/x", GATE_WRITE, 0, GB_POLICY, GA_DENY}, /* beats the work tree */
+    {"/w/sub", GATE_MOVE, 1, GB_WORKTREE, GA_ALLOW},
+    {"/w", GATE_WATCH, 1, GB_HARDLOCK, GA_DENY},               /* recursive: reaches /w/secret */
+    {"/opt/perm/blocked/f", GATE_READ, 0, GB_POLICY, GA_DENY}, /* beats a permanent grant */
+    {"/w/a.txt", GATE_WRITE, 0, GB_WORKTREE, GA_ALLOW},
+    {"/opt/perm/x", GATE_READ, 0, GB_PERMANENT, GA_ALLOW}, /* beats the session grant */
+    {"/opt/perm", GATE_READ, 0, GB_PERMANENT, GA_ALLOW},
+    {"/srv/sess/y", GATE_READ, 0, GB_SESSION, GA_ALLOW},
+    {"/w2/x", GATE_READ, 0, GB_ASK, GA_DENY}, /* /w is no prefix of /w2 */
+    {"/opt/permanent", GATE_READ, 0, GB_ASK, GA_DENY},
+    {"/opt", GATE_REMOVE, 1, GB_POLICY, GA_DENY}, /* /opt/perm/blocked below */
+    {"/home/u/.sshx", GATE_READ, 0, GB_ASK, GA_DENY},
 };
 
 static int file_verdict(const struct gate_state *s, const struct file_row *r,
