@@ -4,8 +4,8 @@
 // with capture-pane and answers with send-keys: allow once, deny, an answer
 // that is no answer (asked again), allow for the session, no answer (the
 // timeout denies), allow always (persisted: it survives an envd restart,
-// where the session grant does not). Every decision is in audit.jsonl, in
-// order.
+// where the session grant does not), two sandboxes asking at once (one
+// question at a time). Every decision is in audit.jsonl, in order.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -121,8 +121,32 @@ test('allow always persists across an envd restart; a session grant does not', a
   expect('stat', s, 'ask', 'deny', 'person');
 });
 
+test('two sandboxes asking at once: the second question waits for the first answer', async () => {
+  const other = await startPrompting(fx, 'sbx-prompt-b', ['-ask-timeout', String(TIMEOUT_S)]);
+  try {
+    const qa = path.join(fx.outside, 'qa.txt');
+    const qb = path.join(fx.outside, 'qb.txt');
+    const first = fsCall(envd, 'Stat', { path: qa });
+    await nthQuestion(envd, 2);
+    const second = fsCall(other, 'Stat', { path: qb });
+    await new Promise((r) => setTimeout(r, 700));
+    assert.equal(other.questions().length, 0, 'a second question was asked while the first was open');
+    envd.tmux.answer('o');
+    assert.equal((await first).body.code, 'not_found'); // allowed; the file does not exist
+    expect('stat', qa, 'ask', 'allow', 'person');
+    const q = await nthQuestion(other, 1);
+    assert.ok(q.includes(`sandbox sbx-prompt-b wants to stat ${qb}`), q);
+    other.tmux.answer('d');
+    assert.equal((await second).body.code, 'permission_denied');
+    expect('stat', qb, 'ask', 'deny', 'person');
+  } finally {
+    await other.stop();
+  }
+});
+
 test('every decision of the run is in audit.jsonl, in order', () => {
   const lines = fx.audit();
   assert.deepEqual(decisions(lines), expected);
-  assert.deepEqual([...new Set(lines.map((l) => l.sandbox))], ['sbx-prompt', 'sbx-prompt-2']);
+  assert.deepEqual([...new Set(lines.map((l) => l.sandbox))],
+    ['sbx-prompt', 'sbx-prompt-2', 'sbx-prompt-b']);
 });
