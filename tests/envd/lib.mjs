@@ -11,7 +11,7 @@ const repo = path.resolve(new URL('../..', import.meta.url).pathname);
 export const ENVD_BIN = process.env.ENVD_BIN || path.join(repo, 'build/bin/envd');
 export const TEST_UID = 1000;
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.on('error', reject);
@@ -49,16 +49,7 @@ export async function startEnvd({ token, tokenFile, extraEnv = {}, extraArgs = [
   let log = '';
   child.stderr.on('data', (d) => { log += d.toString(); });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`envd exited with ${child.exitCode}: ${log}`);
-    try {
-      const res = await fetch(`${base}/health`);
-      if (res.status === 204) break;
-    } catch { /* not listening yet */ }
-    if (Date.now() > deadline) throw new Error(`envd did not become healthy: ${log}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitHealthy(base, () => child.exitCode, () => log);
   return {
     base, dir, home, child, port, token: token || tokenFile,
     log: () => log,
@@ -70,6 +61,22 @@ export async function startEnvd({ token, tokenFile, extraEnv = {}, extraArgs = [
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+// Waits until envd at base answers /health; exitCode() is non-null once it died.
+export async function waitHealthy(base, exitCode, log) {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    if (exitCode() !== null && exitCode() !== undefined) {
+      throw new Error(`envd exited with ${exitCode()}: ${log()}`);
+    }
+    try {
+      const res = await fetch(`${base}/health`);
+      if (res.status === 204) return;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) throw new Error(`envd did not become healthy: ${log()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export function authHeaders(opts = {}) {

@@ -11,6 +11,9 @@ for hdr in /usr/include/jansson.h /usr/include/openssl/evp.h /usr/include/zlib.h
 done
 command -v node >/dev/null || need_pkgs+=(nodejs)
 command -v cc >/dev/null || need_pkgs+=(build-essential)
+# the permission gate's tests: a terminal to answer on, and bubblewrap
+command -v tmux >/dev/null || need_pkgs+=(tmux)
+command -v bwrap >/dev/null || need_pkgs+=(bubblewrap)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     echo "envd tests: installing ${need_pkgs[*]}"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}"

@@ -20,7 +20,7 @@ $(BIN)/envd: $(ENVD_OBJS)
 # with the tree's CFLAGS (so under ASan+UBSan with SANITIZE=1), from objects
 # of their own.
 UNIT_ENVD_OBJ := $(BUILD)/obj-unit-envd
-UNIT_ENVD_SRCS := tests/envd/unit_envd.c $(filter-out workerd/envd/main.c,$(ENVD_SRCS))
+UNIT_ENVD_SRCS := tests/envd/unit_envd.c tests/envd/unit_gate.c $(filter-out workerd/envd/main.c,$(ENVD_SRCS))
 UNIT_ENVD_OBJS := $(patsubst %.c,$(UNIT_ENVD_OBJ)/%.o,$(UNIT_ENVD_SRCS))
 
 $(UNIT_ENVD_OBJ)/%.o: %.c

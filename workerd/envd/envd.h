@@ -29,4 +29,7 @@ void envd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Monotonic milliseconds, for deadlines and keepalive timers. */
 long long envd_now_ms(void);
 
+/* The wall clock as RFC 3339 UTC with milliseconds ("2026-01-02T03:04:05.678Z"). */
+void envd_utc_now(char *out, size_t outsz);
+
 #endif

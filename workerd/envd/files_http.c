@@ -13,6 +13,7 @@
 #include "dirs_for_user.h"
 #include "entry.h"
 #include "envd.h"
+#include "gate.h"
 #include "multipart.h"
 #include "paths.h"
 
@@ -168,14 +169,19 @@ static int send_plain(struct http_req *r, int fd, off_t size)
 void files_get(struct http_req *r)
 {
     struct file_target t;
-    char path[4096], msg[512];
+    char resolved[4096], path[4096], msg[512], deny[1024];
     struct stat st;
     int fd = -1, rc;
 
     if (file_request_prelude(r, &t, "read") < 0)
         return;
-    if (path_resolve(t.raw_path, &t.user, path, sizeof(path), msg, sizeof(msg)) < 0) {
+    if (path_resolve(t.raw_path, &t.user, resolved, sizeof(resolved), msg, sizeof(msg)) < 0) {
         http_send_error(r, 400, "%s", msg);
+        return;
+    }
+    /* from here on, path is what the gate decided on */
+    if (gate_file_decided(GATE_READ, resolved, 0, path, sizeof(path), deny, sizeof(deny)) < 0) {
+        http_send_error(r, 403, "%s", deny);
         return;
     }
     if (creds_enter(&t.user) < 0) {
@@ -197,7 +203,7 @@ void files_get(struct http_req *r)
         http_send_error(r, 400, "path '%s' is a directory", path);
         return;
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = gate_open(path, O_RDONLY, 0);
     rc = errno;
     creds_leave();
     if (fd < 0) {
@@ -353,7 +359,7 @@ static int write_file(struct upload *u, const char *path, mp_source_fn read_fn, 
                            "error ensuring directories: %s", msg);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return upload_fail(u, 400, "path is a directory: %s", path);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    fd = gate_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0)
         return upload_fail(u, errno_status(errno), "error opening file %s: %s", path,
                            strerror(errno));
@@ -396,14 +402,17 @@ static void add_result(struct upload *u, const char *path)
     json_array_append_new(u->results, o);
 }
 
+/* out: where the file goes, as the gate decided on it (canonical) when the gate is on. */
 static int resolve_target(struct upload *u, const char *client_path, char *out, size_t outsz)
 {
-    char msg[512];
+    char msg[512], deny[sizeof(u->msg)], resolved[4096];
     size_t i;
     json_t *prev;
 
-    if (path_resolve(client_path, &u->t->user, out, outsz, msg, sizeof(msg)) < 0)
+    if (path_resolve(client_path, &u->t->user, resolved, sizeof(resolved), msg, sizeof(msg)) < 0)
         return upload_fail(u, 400, "error resolving path: %s", msg);
+    if (gate_file_decided(GATE_WRITE, resolved, 0, out, outsz, deny, sizeof(deny)) < 0)
+        return upload_fail(u, 403, "%s", deny);
     json_array_foreach(u->results, i, prev)
     {
         if (strcmp(json_string_value(json_object_get(prev, "path")), out) == 0)

@@ -8,6 +8,7 @@
 #include "filesystem_service.h"
 #include "entry.h"
 #include "envd.h"
+#include "gate.h"
 #include "paths.h"
 #include "watch.h"
 
@@ -37,6 +38,17 @@ static int resolve_field(struct rpc_call *call, json_t *in, const char *key, cha
     return 0;
 }
 
+/* The permission gate's say on op: a denial is permission_denied and nothing happens. */
+static int gated(struct rpc_call *call, enum gate_op op, const char *path, int subtree)
+{
+    char msg[1024];
+
+    if (gate_file(op, path, subtree, msg, sizeof(msg)) == 0)
+        return 0;
+    rpc_fail(&call->err, "permission_denied", "%s", msg);
+    return -1;
+}
+
 static int enter(struct rpc_call *call)
 {
     if (creds_enter(&call->user) < 0) {
@@ -60,7 +72,8 @@ json_t *fs_stat(struct rpc_call *call, json_t *in)
     char path[PATH_MAX];
     json_t *e;
 
-    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 || enter(call) < 0)
+    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 ||
+        gated(call, GATE_STAT, path, 0) < 0 || enter(call) < 0)
         return NULL;
     e = entry_info(path);
     if (e == NULL)
@@ -75,7 +88,8 @@ json_t *fs_make_dir(struct rpc_call *call, json_t *in)
     struct stat st;
     json_t *e = NULL;
 
-    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 || enter(call) < 0)
+    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 ||
+        gated(call, GATE_WRITE, path, 0) < 0 || enter(call) < 0)
         return NULL;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
@@ -98,7 +112,8 @@ json_t *fs_move(struct rpc_call *call, json_t *in)
     json_t *e = NULL;
 
     if (resolve_field(call, in, "source", src, sizeof(src)) < 0 ||
-        resolve_field(call, in, "destination", dst, sizeof(dst)) < 0 || enter(call) < 0)
+        resolve_field(call, in, "destination", dst, sizeof(dst)) < 0 ||
+        gated(call, GATE_MOVE, src, 1) < 0 || gated(call, GATE_MOVE, dst, 1) < 0 || enter(call) < 0)
         return NULL;
     snprintf(parent, sizeof(parent), "%s", dst);
     *strrchr(parent, '/') = '\0';
@@ -170,7 +185,8 @@ json_t *fs_list_dir(struct rpc_call *call, json_t *in)
     }
     if (depth == 0)
         depth = 1;
-    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 || enter(call) < 0)
+    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 ||
+        gated(call, GATE_LIST, path, depth > 1) < 0 || enter(call) < 0)
         return NULL;
     real = realpath(path, NULL);
     if (real == NULL)
@@ -203,7 +219,8 @@ json_t *fs_remove(struct rpc_call *call, json_t *in)
     struct stat st;
     int failed = 0;
 
-    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 || enter(call) < 0)
+    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 ||
+        gated(call, GATE_REMOVE, path, 1) < 0 || enter(call) < 0)
         return NULL;
     /* Like rm -rf: a path that is already gone is not an error. */
     if (lstat(path, &st) < 0) {
@@ -225,7 +242,8 @@ static int open_watch(struct rpc_call *call, json_t *in, struct watcher *w)
     char path[PATH_MAX];
     struct stat st;
 
-    if (resolve_field(call, in, "path", path, sizeof(path)) < 0)
+    if (resolve_field(call, in, "path", path, sizeof(path)) < 0 ||
+        gated(call, GATE_WATCH, path, json_get_bool(in, "recursive", 0)) < 0)
         return -1;
     if (stat(path, &st) < 0) {
         rpc_fail_errno(&call->err, errno, "path %s not found", path);

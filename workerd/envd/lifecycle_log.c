@@ -19,13 +19,8 @@ void lifecycle_cmd_name(const char *cmd, char *out, size_t outlen)
 static void emit(json_t *o)
 {
     char ts[64], *text;
-    struct timespec now;
-    struct tm tm;
 
-    clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
-    snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000);
+    envd_utc_now(ts, sizeof(ts));
     json_object_set_new(o, "time", json_string(ts));
     json_object_set_new(o, "logger", json_string("envd"));
     text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);

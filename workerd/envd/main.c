@@ -4,6 +4,7 @@
  *   envd [-port 49983] [-addr 0.0.0.0] [-access-token-file PATH] [-user user]
  *        [-passwd /etc/passwd] [-group /etc/group]
  *        [-signature-expiration optional|required] [-version]
+ *        [gate flags: see gate.h and README.md]
  *
  * The access token comes from -access-token-file or from the environment
  * variable CORRAL_ENVD_ACCESS_TOKEN, which is removed from envd's environment
@@ -11,6 +12,7 @@
  * never see the token.
  */
 #include "envd.h"
+#include "gate.h"
 #include "reaper.h"
 #include "server.h"
 
@@ -38,6 +40,9 @@ static void usage(FILE *out)
             "usage: envd [-port N] [-addr IPv4] [-access-token-file PATH] [-user NAME]\n"
             "            [-passwd FILE] [-group FILE] [-signature-expiration optional|required]\n"
             "            [-version]\n"
+            "  permission gate (decision 0053): [-permission-mode prompt|strict] [-work-tree DIR]\n"
+            "            [-gate-dir DIR] [-policy FILE] [-hardlock PATH]... [-gate-tty PATH]\n"
+            "            [-ask-timeout SECONDS] [-os-sandbox bwrap] [-sandbox-id ID]\n"
             "  the token may also come from $%s\n",
             TOKEN_ENV);
 }
@@ -120,6 +125,9 @@ static int apply_flag(const char *name, const char *value)
         return copy_flag(envd_cfg.group_path, sizeof(envd_cfg.group_path), "-group", value);
     if (strcmp(name, "signature-expiration") == 0)
         return signature_expiration_flag(value);
+    int gate_rc = gate_flag(name, value);
+    if (gate_rc != 1)
+        return gate_rc;
     fprintf(stderr, "envd: unknown flag -%s\n", name);
     usage(stderr);
     return -1;
@@ -189,6 +197,8 @@ int main(int argc, char **argv)
 
     if (rc != 0 || take_token_from_env() < 0)
         return rc > 0 ? 0 : 2;
+    if (gate_start() < 0)
+        return 2;
     if (getenv("PATH") == NULL)
         setenv("PATH", DEFAULT_PATH, 1);
     umask(022);

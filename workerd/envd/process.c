@@ -580,16 +580,14 @@ static void child_exec(const struct proc_spec *spec, const struct child_fds *cf,
     _exit(127);
 }
 
-/* Finds cmd on the PATH of the process's own environment, as a shell would. */
-static void find_executable(const struct proc_spec *spec, char *out, size_t outsz)
+void proc_find_executable(const char *cmd, char *const *envp, char *out, size_t outsz)
 {
     const char *path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    const char *cmd = spec->argv[0];
 
     snprintf(out, outsz, "%s", cmd);
     if (strchr(cmd, '/') != NULL)
         return;
-    for (char **e = spec->envp; *e != NULL; e++)
+    for (char *const *e = envp; *e != NULL; e++)
         if (strncmp(*e, "PATH=", 5) == 0)
             path = *e + 5;
     for (const char *p = path; p != NULL;) {
@@ -724,7 +722,7 @@ struct proc *proc_spawn(const struct proc_spec *spec, struct proc_sub *first, ch
         return NULL;
     }
     cf.status_w = status_pipe[1];
-    find_executable(spec, exe, sizeof(exe));
+    proc_find_executable(spec->argv[0], spec->envp, exe, sizeof(exe));
     if (make_fds(p, spec, &cf) < 0 || fork_registered(p, spec, &cf, exe) < 0) {
         snprintf(msg, msgsz, "cannot start process: %s", strerror(errno));
         close_child_fds(&cf);

@@ -48,6 +48,10 @@ struct proc_spec {
     long long deadline_ms; /* monotonic time to SIGKILL at; 0 = never */
 };
 
+/* Finds cmd on the PATH of envp, as a shell would; cmd itself when it holds a '/' or is
+ * nowhere on the PATH. */
+void proc_find_executable(const char *cmd, char *const *envp, char *out, size_t outsz);
+
 /* Starts the process with first as its first subscriber (so no output is missed).
  * NULL on failure with msg filled. */
 struct proc *proc_spawn(const struct proc_spec *spec, struct proc_sub *first, char *msg,
