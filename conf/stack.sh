@@ -21,7 +21,8 @@
 # (fleet_share, instead of the profile's), CORRAL_AUDIT_RETENTION_S
 # (audit_retention_s, default 30 days; decision 0045), CORRAL_REDIS_HA=1 (a
 # replica on CORRAL_REDIS_PORT+1 and three sentinels on +2..+4, which
-# corral.conf finds the primary through; decision 0058, conf/redis-ha.sh).
+# corral.conf finds the primary through; decision 0058, conf/redis-ha.sh),
+# CORRAL_REDIS_CLUSTER=1 (Redis as a one-node cluster: CROSSSLOT refused).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -291,12 +292,23 @@ stop_redis_ha() {
 }
 
 start_redis() {
+    local cluster=()
     mkdir -p "$RUN/redis"
     chmod -R go-rwx "$RUN/redis"
+    # CORRAL_REDIS_CLUSTER=1: a cluster of one node holding every slot. Redis
+    # then refuses any command or script whose keys are in two slots
+    # (CROSSSLOT), which is what Redis Cluster needs (decision 0058).
+    [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ] && cluster=(--cluster-enabled yes --cluster-config-file nodes.conf)
     (umask 077; start_bg redis redis-server "$ROOT/conf/redis.conf" --port "$REDIS_PORT" \
-        --dir "$RUN/redis" --aclfile "$RUN/redis-users.acl")
+        --dir "$RUN/redis" --aclfile "$RUN/redis-users.acl" "${cluster[@]}")
     wait_for "redis on port $REDIS_PORT" redis_admin ping
+    if [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ]; then
+        redis_admin CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null 2>&1 || true # kept across restarts
+        wait_for "the one-node Redis cluster" cluster_ok
+    fi
 }
+
+cluster_ok() { redis_admin CLUSTER INFO | grep -q '^cluster_state:ok'; }
 
 # One workerd joined to the unscoped fleet, on this machine's dockerd.
 start_workerd() {
