@@ -5,84 +5,18 @@
 // the user running the test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { until } from '../lib/poll.mjs';
 import { Sandbox, MODE } from './lib.mjs';
+import { startAgent, stopAgent, launchAgent, workerId, agentEnvds, alive } from './agent_lib.mjs';
 
 process.env.CORRAL_URL ||= process.env.E2B_API_URL;
 const { api, corralctl, newWorkspace } = await import('../lib/corral.mjs');
 
-const ROOT = new URL('../..', import.meta.url).pathname;
-const BIN = process.env.CORRAL_BUILD || `${ROOT}build/bin`;
-const RUN = process.env.CORRAL_RUN;
-
 let dir, workTree, ws, other, agent;
 
-async function freePort() {
-  const srv = createServer();
-  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
-  const { port } = srv.address();
-  await new Promise((ok) => srv.close(ok));
-  return port;
-}
-
-// An agent-mode workerd with its own conf, state and log under dir/name.
-async function startAgent(name, token, extra = '') {
-  const home = path.join(dir, name);
-  fs.mkdirSync(path.join(home, 'state'), { recursive: true });
-  const tokenFile = path.join(home, 'token');
-  fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-  const conf = path.join(home, 'workerd.conf');
-  fs.writeFileSync(conf, [
-    `control_url = https://127.0.0.1:${process.env.CORRAL_PORT}`,
-    `ca_file = ${RUN}/tls/ca.crt`,
-    `join_token_file = ${tokenFile}`,
-    `data_addr = 127.0.0.1:${await freePort()}`,
-    `state_dir = ${home}/state`,
-    `gate_dir = ${home}/gate`,
-    'mode = agent',
-    'slots = 4',
-    extra,
-  ].join('\n'));
-  const log = path.join(home, 'workerd.log');
-  const out = fs.openSync(log, 'a');
-  const proc = spawn(`${BIN}/workerd`, ['-c', conf], { cwd: workTree, stdio: ['ignore', out, out] });
-  fs.closeSync(out);
-  const w = { proc, home, log, gate: path.join(home, 'gate'), read: () => fs.readFileSync(log, 'utf8') };
-  w.exited = new Promise((ok) => proc.on('exit', ok));
-  return w;
-}
-
-async function stopAgent(w) {
-  if (!w || w.proc.exitCode !== null) return;
-  w.proc.kill('SIGTERM');
-  await w.exited;
-}
-
-function workerId(w) {
-  const text = fs.readFileSync(path.join(w.home, 'state', 'worker'), 'utf8');
-  return { id: /worker_id = (\S+)/.exec(text)[1], secret: /worker_secret = (\S+)/.exec(text)[1] };
-}
-
-// envd processes started with -agent by pid ppid, as /proc shows them.
-function agentEnvds(ppid) {
-  const out = [];
-  for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (argv[0].endsWith('/envd') && argv[1] === '-agent' && parent === ppid) out.push({ pid: Number(p), argv });
-    } catch { /* gone meanwhile */ }
-  }
-  return out;
-}
-
-const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 const native = (id, key) => api('GET', `/v1/sandboxes/${id}`, { key });
 
 before(async () => {
@@ -92,7 +26,7 @@ before(async () => {
   fs.writeFileSync(path.join(workTree, 'marker.txt'), 'made by the test\n');
   ws = newWorkspace();
   other = newWorkspace();
-  agent = await startAgent('agent', corralctl('join-token', 'create', '--workspace', ws.id).token);
+  agent = await startAgent(dir, 'agent', corralctl('join-token', 'create', '--workspace', ws.id).token, workTree);
   await until(() => /enrolled as worker/.test(agent.read()), { timeoutMs: 15000 });
 });
 
@@ -203,7 +137,7 @@ test(`[${MODE}] agent: gate decisions reach the workspace audit; not another wor
     // another workspace's sandbox is refused, and nothing lands in its audit.
     const victim = await Sandbox.create('base', { apiKey: other.member, timeoutMs: 60_000 });
     try {
-      const headers = { Authorization: `Bearer ${fs.readFileSync(path.join(agent.home, 'token'), 'utf8').trim()}`,
+      const headers = { Authorization: `Bearer ${fs.readFileSync(agent.tokenFile, 'utf8').trim()}`,
         'X-Worker-Id': wid.id, 'X-Worker-Secret': wid.secret };
       const forged = JSON.stringify({ ...line, sandbox: victim.sandboxId });
       const r = await api('POST', '/v1/worker/audit', { headers, body: { lines: [forged] } });
@@ -230,7 +164,7 @@ test(`[${MODE}] agent: an unscoped join token is refused at handshake, nothing r
   assert.equal(r.status, 403, r.raw);
   assert.match(r.body.message, /workspace-scoped join token/);
   // workerd itself says so, and never enrols.
-  const w = await startAgent('unscoped', fleetToken);
+  const w = await startAgent(dir, 'unscoped', fleetToken, workTree);
   try {
     await until(() => /handshake answered 403: an agent-mode worker needs a workspace-scoped/.test(w.read()),
       { timeoutMs: 15000 });
@@ -250,12 +184,8 @@ test(`[${MODE}] agent: another workspace's sandbox never lands on it, even as th
   await stopAgent(old);
   assert.equal(alive(pid), false, 'sessions end with workerd (decision 0054)');
   const tmpl = `agent-only-${Date.now().toString(36)}`;
-  fs.appendFileSync(path.join(old.home, 'workerd.conf'), `\ntemplate = ${tmpl}\n`);
-  const log = fs.openSync(old.log, 'a');
-  const proc = spawn(`${BIN}/workerd`, ['-c', path.join(old.home, 'workerd.conf')],
-    { cwd: workTree, stdio: ['ignore', log, log] });
-  fs.closeSync(log);
-  agent = { ...old, proc, exited: new Promise((ok) => proc.on('exit', ok)) };
+  fs.appendFileSync(old.conf, `\ntemplate = ${tmpl}\n`);
+  agent = launchAgent(old, workTree);
   await until(() => (old.read().match(/enrolled as worker/g) || []).length >= 2, { timeoutMs: 15000 });
   // The session of before the restart is gone for the control plane too.
   await until(async () => (await native(first.sandboxId, ws.member)).body.state !== 'running', { timeoutMs: 15000 });
