@@ -127,6 +127,9 @@ pid_t agent_spawn(const struct worker_conf *c, json_t *sb, const char *sbid, con
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         setpgid(0, 0);
+        /* Nothing of workerd's (its control-plane connections, its files)
+         * reaches a session, whether or not its opener set close-on-exec. */
+        close_range(3, ~0U, 0);
         execve(c->envd_bin, (char *const *)a.v, env);
         _exit(127);
     }
