@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #define AUDIT_BATCH 200
+#define AUDIT_BATCH_BYTES (256 * 1024) /* well under the API's body limit (1 MB) */
 #define AUDIT_LINE_MAX 8192
 #define AUDIT_POST_TIMEOUT_MS 10000L
 #define AUDIT_EVERY_MS 1000L
@@ -58,22 +59,26 @@ static void mark_save(const struct tail *t)
         log_warn("agent audit: %s: %s", t->mark, strerror(errno));
 }
 
-/* Up to AUDIT_BATCH complete lines from t->off; *end the offset after them. */
+/* Up to AUDIT_BATCH complete lines (AUDIT_BATCH_BYTES) from t->off; *end
+ * the offset after them. */
 static json_t *read_lines(struct tail *t, FILE *f, long *end)
 {
     json_t *lines = json_array();
     char *buf = malloc(AUDIT_LINE_MAX + 2);
+    long bytes = 0;
 
     *end = t->off;
     if (!buf || fseek(f, t->off, SEEK_SET) != 0) {
         free(buf);
         return lines;
     }
-    while (json_array_size(lines) < AUDIT_BATCH && fgets(buf, AUDIT_LINE_MAX + 2, f)) {
+    while (json_array_size(lines) < AUDIT_BATCH && bytes < AUDIT_BATCH_BYTES - AUDIT_LINE_MAX &&
+           fgets(buf, AUDIT_LINE_MAX + 2, f)) {
         size_t n = strlen(buf);
         if (buf[n - 1] != '\n' && n <= AUDIT_LINE_MAX)
             break; /* a line still being written: next round */
         *end += (long)n;
+        bytes += (long)n;
         if (buf[n - 1] != '\n') { /* longer than any decision: skipped to its end */
             int ch;
             while ((ch = fgetc(f)) != EOF && ch != '\n')
