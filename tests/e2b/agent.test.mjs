@@ -44,6 +44,19 @@ test(`[${MODE}] agent: joins its workspace with tier NONE and advertises templat
   assert.deepEqual(mine[0].templates, ['base']);
 });
 
+test(`[${MODE}] agent: with os_sandbox = bwrap it reports tier CONTAINER`, async () => {
+  const alone = newWorkspace();
+  const w = await startAgent(dir, 'bwrap', corralctl('join-token', 'create', '--workspace', alone.id).token, workTree,
+    'os_sandbox = bwrap');
+  try {
+    await until(() => /enrolled as worker/.test(w.read()), { timeoutMs: 15000 });
+    const r = await api('GET', '/v1/workers', { key: alone.member });
+    assert.deepEqual((r.body.workers || r.body).map((x) => x.runtimes), [[{ name: 'agent', tier: 'CONTAINER' }]]);
+  } finally {
+    await stopAgent(w);
+  }
+});
+
 test(`[${MODE}] agent: commands, files, watch and a PTY run on this machine as its user`, async () => {
   const sbx = await Sandbox.create('base', { apiKey: ws.member, timeoutMs: 60_000 });
   try {
