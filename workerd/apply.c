@@ -95,7 +95,7 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
 
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
 {
-    char err[256], tier[16] = "UNKNOWN";
+    char err[256] = "", tier[16] = "UNKNOWN";
 
     if (!sbid)
         return 0;

@@ -57,7 +57,7 @@ static void reap_exited(struct worker *w, json_t *sbids)
 {
     json_t *v;
     size_t i;
-    char err[256];
+    char err[256] = "";
 
     json_array_foreach(sbids, i, v)
     {

@@ -174,6 +174,32 @@ static void release(struct worker *w)
     sbtable_free(&w->table);
 }
 
+/* Beside the heartbeat loop, a Docker worker follows dockerd's events and
+ * samples its containers, and keeps egress proxies ready. */
+static void start_docker_threads(struct worker *w, pthread_t *ev, pthread_t *tele, int *started,
+                                 int *tele_started)
+{
+    const struct worker_conf *conf = w->conf;
+
+    if (w->caps.egress && egress_pool_start(conf, w->id.worker_id, (int)conf->egress_pool) != 0)
+        log_warn("egress pool did not start: every proxy is made when its sandbox is");
+    *started = events_start(w, ev) == 0;
+    if (!*started)
+        log_warn("events thread did not start; deaths are found by polling only");
+    *tele_started = telemetry_start(w, tele) == 0;
+    if (!*tele_started)
+        log_warn("metrics thread did not start; no metrics or logs are sent");
+}
+
+/* An agent has one: the gate's decisions into the workspace's audit. */
+static int start_agent_thread(struct worker *w, pthread_t *th)
+{
+    if (agent_audit_start(w, th) == 0)
+        return 1;
+    log_warn("audit thread did not start; gate decisions stay in the gate's file only");
+    return 0;
+}
+
 static int run(struct worker_conf *conf)
 {
     struct worker w;
@@ -198,20 +224,11 @@ static int run(struct worker_conf *conf)
     }
     log_info("workerd up: %ld slots, %.2f cpu, %ld MB, data %s, control %s", conf->slots,
              conf->cpu_cores, conf->memory_mb, conf->data_addr, conf->control_url);
-    if (conf->agent.on && enrol(&w) == 0) {
-        started = agent_audit_start(&w, &ev) == 0;
-        if (!started)
-            log_warn("audit thread did not start; gate decisions stay in the gate's file only");
-        heartbeat_run(&w);
-    } else if (!conf->agent.on && enrol(&w) == 0) {
-        if (w.caps.egress && egress_pool_start(conf, w.id.worker_id, (int)conf->egress_pool) != 0)
-            log_warn("egress pool did not start: every proxy is made when its sandbox is");
-        started = events_start(&w, &ev) == 0;
-        if (!started)
-            log_warn("events thread did not start; deaths are found by polling only");
-        tele_started = telemetry_start(&w, &tele) == 0;
-        if (!tele_started)
-            log_warn("metrics thread did not start; no metrics or logs are sent");
+    if (enrol(&w) == 0) {
+        if (conf->agent.on)
+            started = start_agent_thread(&w, &ev);
+        else
+            start_docker_threads(&w, &ev, &tele, &started, &tele_started);
         heartbeat_run(&w);
     }
     if (conf->agent.on)
