@@ -45,6 +45,11 @@ export function launchAgent(w, workTree) {
   const out = fs.openSync(w.log, 'a');
   const proc = spawn(`${BIN}/workerd`, ['-c', w.conf], { cwd: workTree, stdio: ['ignore', out, out] });
   fs.closeSync(out);
+  // Should the test process end without its after(), workerd ends too (and
+  // ends its sessions): never left retrying against a stack that is gone.
+  const orphan = () => proc.kill('SIGTERM');
+  process.on('exit', orphan);
+  proc.on('exit', () => process.off('exit', orphan));
   return { ...w, proc, exited: new Promise((ok) => proc.on('exit', ok)) };
 }
 
