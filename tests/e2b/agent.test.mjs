@@ -127,6 +127,16 @@ test(`[${MODE}] agent: the token is never in argv; a kill ends envd and everythi
   assert.equal(alive(bg.pid), false, 'the command it started ended');
 });
 
+test(`[${MODE}] agent: a sandbox's timeout ends its envd too`, async () => {
+  const before = new Set(agentEnvds(agent.proc.pid).map((p) => p.pid));
+  const sbx = await Sandbox.create('base', { apiKey: ws.member, timeoutMs: 2_000 });
+  const [{ pid }] = agentEnvds(agent.proc.pid).filter((p) => !before.has(p.pid));
+  const bg = await sbx.commands.run('sleep 300', { background: true });
+  await until(() => !alive(pid) && !alive(bg.pid), { timeoutMs: 15000 });
+  assert.equal(alive(pid), false, 'envd ended at the timeout');
+  assert.equal(alive(bg.pid), false, 'and what it started');
+});
+
 test(`[${MODE}] agent: gate decisions reach the workspace audit; not another workspace's`, async () => {
   const sbx = await Sandbox.create('base', { apiKey: ws.member, timeoutMs: 60_000 });
   try {
