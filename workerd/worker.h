@@ -4,7 +4,8 @@
  * heartbeat, applying commands, reconciling with dockerd); the events thread
  * follows dockerd's event stream, reports deaths on a request of its own and
  * flags the main thread; the metrics thread samples the running sandboxes
- * and pushes their metrics and log lines on a request of its own. */
+ * and pushes their metrics and log lines on a request of its own. In agent
+ * mode (agent.h) neither runs: one thread tails the gate's audit instead. */
 #ifndef WORKERD_WORKER_H
 #define WORKERD_WORKER_H
 
