@@ -33,6 +33,7 @@ export async function writeAgentConf(dir, name, token, extra = '') {
     `state_dir = ${home}/state`,
     `gate_dir = ${home}/gate`,
     'mode = agent',
+    'docker_socket = /nonexistent/docker.sock', // an agent needs no dockerd
     'slots = 4',
     extra,
   ].join('\n'));
