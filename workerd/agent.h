@@ -53,14 +53,19 @@ int agent_kill(const struct worker_conf *c, const char *sbid);
 /* Every session as a state (an ended one "exited" with its status), as
  * containers_list. 0, or -1 out of memory. */
 int agent_list(struct ctr_state **out, int *n);
+/* Sessions that ended since last asked (reaped here), each once, as
+ * "exited" states. 0, or -1 out of memory. */
+int agent_take_ended(struct ctr_state **out, int *n);
 /* The loopback address of a running session: 0, or -1. */
 int agent_addr(const char *sbid, char *ip, size_t len);
 /* At workerd's stop: every session ends. */
 void agent_stop_all(const struct worker_conf *c);
 
 struct worker;
-/* agent_audit.c: follows <gate_dir>/audit.jsonl and appends each decision
- * to the workspace's audit stream (POST /v1/worker/audit). */
+/* agent_audit.c: the agent's side thread. Every second: the decisions
+ * <gate_dir>/audit.jsonl gained, to the workspace's audit stream (POST
+ * /v1/worker/audit), and the sessions that ended, to the control plane at
+ * once (a report_only heartbeat, as deaths.c sends for containers). */
 int agent_audit_start(struct worker *w, pthread_t *th);
 
 #endif

@@ -1,5 +1,6 @@
-/* agent_audit.c: the gate's decisions, from <gate_dir>/audit.jsonl (written
- * by envd's gate, append-only) to the workspace's audit stream.
+/* agent_audit.c: the agent's side thread: the gate's decisions, from
+ * <gate_dir>/audit.jsonl (written by envd's gate, append-only) to the
+ * workspace's audit stream, and sessions that ended, told at once.
  *
  * A thread of its own, as the metrics thread is: every second it reads the
  * complete lines past its offset and posts them (at most AUDIT_BATCH at a
@@ -151,11 +152,33 @@ static void round_once(struct tail *t)
     fclose(f);
 }
 
+/* A session that ended on its own is told at once, not after the long-poll
+ * in flight: its caller's next request should hear it is gone. */
+static void report_ended(struct tail *t)
+{
+    struct ctr_state *v = NULL;
+    json_t *sbs;
+    int n = 0;
+
+    if (agent_take_ended(&v, &n) != 0 || n == 0) {
+        free(v);
+        return;
+    }
+    sbs = json_array();
+    for (int i = 0; i < n; i++)
+        if (sbtable_expect_running(&t->w->table, v[i].sbid))
+            json_array_append_new(sbs, json_pack("{s:s, s:s, s:s}", "id", v[i].sbid, "state",
+                                                 v[i].state, "reason", v[i].reason));
+    deaths_post(t->w, &t->ctl, sbs, n == 1 ? v[0].sbid : NULL);
+    free(v);
+}
+
 static void *audit_main(void *arg)
 {
     struct tail *t = arg;
 
     while (!*t->w->stop) {
+        report_ended(t);
         round_once(t);
         sleep_unless_stopped(AUDIT_EVERY_MS, t->w->stop);
     }

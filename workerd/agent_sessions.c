@@ -28,6 +28,7 @@ struct session {
     char tier[16];
     pid_t pid;
     int ended;
+    int told; /* its end was reported at once (agent_take_ended) */
     char reason[CTR_REASON_MAX];
 };
 
@@ -334,6 +335,28 @@ int agent_list(struct ctr_state **out, int *n)
     pthread_mutex_unlock(&tab.mu);
     *out = v;
     return 0;
+}
+
+int agent_take_ended(struct ctr_state **out, int *n)
+{
+    struct ctr_state *v;
+
+    pthread_mutex_lock(&tab.mu);
+    v = calloc((size_t)tab.n + 1, sizeof(*v));
+    *n = 0;
+    for (int i = 0; v && i < tab.n; i++) {
+        struct session *s = &tab.v[i];
+        reap_locked(s);
+        if (!s->ended || s->told)
+            continue;
+        s->told = 1;
+        snprintf(v[*n].sbid, sizeof(v[*n].sbid), "%s", s->sbid);
+        snprintf(v[*n].tier, sizeof(v[*n].tier), "%s", s->tier);
+        st_set(&v[(*n)++], "exited", s->reason);
+    }
+    pthread_mutex_unlock(&tab.mu);
+    *out = v;
+    return v ? 0 : -1;
 }
 
 int agent_addr(const char *sbid, char *ip, size_t len)

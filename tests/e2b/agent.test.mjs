@@ -137,6 +137,18 @@ test(`[${MODE}] agent: a sandbox's timeout ends its envd too`, async () => {
   assert.equal(alive(bg.pid), false, 'and what it started');
 });
 
+test(`[${MODE}] agent: an envd that dies on its own ends its sandbox`, async () => {
+  const before = new Set(agentEnvds(agent.proc.pid).map((p) => p.pid));
+  const sbx = await Sandbox.create('base', { apiKey: ws.member, timeoutMs: 60_000 });
+  const [{ pid }] = agentEnvds(agent.proc.pid).filter((p) => !before.has(p.pid));
+  process.kill(pid, 'SIGKILL');
+  let rec;
+  await until(async () => { rec = (await native(sbx.sandboxId, ws.member)).body; return rec.state !== 'running'; },
+    { timeoutMs: 10000 });
+  assert.equal(rec.state, 'exited', JSON.stringify(rec));
+  assert.match(rec.reason, /signal 9/);
+});
+
 test(`[${MODE}] agent: gate decisions reach the workspace audit; not another workspace's`, async () => {
   const sbx = await Sandbox.create('base', { apiKey: ws.member, timeoutMs: 60_000 });
   try {
