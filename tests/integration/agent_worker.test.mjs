@@ -87,7 +87,9 @@ test('gate decisions land in the worker\'s own workspace, only about sandboxes p
 
   // Someone else's secret, or a worker of the fleet.
   assertError(await post(mine, [line(first)], { ...mine.headers(), 'X-Worker-Secret': 'f'.repeat(48) }), 403);
-  const fleet = await enrolWorker(workers, null, { slots: 1 });
+  // Its template is nobody's: later test files' creates must not land on it
+  // while its lease runs out.
+  const fleet = await enrolWorker(workers, null, { slots: 1, templates: ['agent-audit-probe'] });
   assertError(await post(fleet, [line(first)]), 403, /workspace-scoped worker/);
   assert.equal((await gateEvents(ws)).length, 2);
 });
