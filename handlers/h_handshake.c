@@ -240,6 +240,27 @@ static void audit_enrolment(struct request *req, const char *wid, int again, int
     audit_append(req->rc, req->cred.ws, &e);
 }
 
+/* An agent-mode worker is a person's own machine (decision 0054): enrolled
+ * only into a workspace's pool, so that no other tenant's sandbox can ever
+ * be placed on it. 1 when refused (answered), nothing registered. */
+static int agent_unscoped(struct request *req, const json_t *body)
+{
+    const json_t *mode = json_object_get(body, "mode");
+
+    if (mode && (!json_is_string(mode) || (strcmp(json_string_value(mode), "agent") != 0 &&
+                                           strcmp(json_string_value(mode), "docker") != 0))) {
+        respond_error(req, 400, "mode: must be \"docker\" or \"agent\"");
+        return 1;
+    }
+    if (!mode || strcmp(json_string_value(mode), "agent") != 0 || req->cred.ws[0])
+        return 0;
+    respond_error(req, 403,
+                  "an agent-mode worker needs a workspace-scoped join token; this one enrols "
+                  "into the shared fleet, where other workspaces' sandboxes would be placed on "
+                  "this machine");
+    return 1;
+}
+
 void h_worker_handshake(struct request *req)
 {
     json_t *body = request_json_body(req);
@@ -250,6 +271,10 @@ void h_worker_handshake(struct request *req)
 
     if (!body)
         return;
+    if (agent_unscoped(req, body)) {
+        json_decref(body);
+        return;
+    }
     if (parse_caps(body, &req->conf->data_allow, &caps, err, sizeof(err)) != 0) {
         respond_error(req, 400, "%s", err);
         json_decref(body);

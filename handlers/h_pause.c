@@ -4,6 +4,7 @@
  * scheduler/pause.c's; this file turns its outcomes into answers. A wait
  * holds its thread, so it counts against the same per-process budget as a
  * create's. */
+#include "agent_refusal.h"
 #include "audit.h"
 #include "clock.h"
 #include "e2b_view.h"
@@ -102,7 +103,7 @@ static void answer_record(struct request *req, int status, int e2b)
 /* E2B: 204, or 409 when it is paused already (the SDK's pause() says false). */
 void h_e2b_pause(struct request *req)
 {
-    int o = run(req, do_pause, -1, "starting or resuming");
+    int o = agent_refusal(req, "paused") ? -1 : run(req, do_pause, -1, "starting or resuming");
 
     if (o == LIFE_DONE)
         respond_empty(req, 204);
@@ -163,7 +164,7 @@ void h_e2b_refreshes(struct request *req)
  * nothing and says so by its state). */
 void h_sandbox_pause(struct request *req)
 {
-    if (run(req, do_pause, -1, "starting or resuming") >= 0)
+    if (!agent_refusal(req, "paused") && run(req, do_pause, -1, "starting or resuming") >= 0)
         answer_record(req, 200, 0);
 }
 

@@ -3,6 +3,7 @@
  * snapshot) and POST /sandboxes/{id}/fork; native POST
  * /v1/sandboxes/{id}/snapshots, GET /v1/snapshots, DELETE /v1/snapshots/{id}.
  * A snapshot belongs to its workspace: another one's is "not found". */
+#include "agent_refusal.h"
 #include "e2b_view.h"
 #include "handlers.h"
 #include "respond.h"
@@ -42,6 +43,8 @@ static int take(struct request *req, const char *name, int fork, char id[SNAPSHO
     char why[300] = "";
     enum life_outcome o = LIFE_ABSENT;
 
+    if (agent_refusal(req, fork ? "forked" : "snapshotted"))
+        return -1;
     if (token_is_id(req->params[0]))
         o = snapshot_take(req->rc, req->cred.ws, req->params[0], name, fork, req->actor,
                           (int)req->conf->create_timeout_ms, id, why, sizeof(why));

@@ -51,6 +51,8 @@
 #define AUDIT_WORKER_REJOINED "worker_rejoined" /* a dead worker handshook again */
 #define AUDIT_WORKER_REMOVED "worker_removed"
 #define AUDIT_WORKER_DEAD "worker_dead"
+#define AUDIT_GATE_ALLOWED "gate_allowed" /* an agent's permission gate (decision 0054) */
+#define AUDIT_GATE_DENIED "gate_denied"
 
 /* One event. NULL or "" fields are left out of the entry. */
 struct audit_event {

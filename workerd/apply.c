@@ -8,6 +8,7 @@
  * report, so that the create ends rather than being delivered forever. */
 #include "worker.h"
 
+#include "agent.h"
 #include "dataplane.h"
 #include "freeze.h"
 #include "snapshots.h"
@@ -78,6 +79,8 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
         snprintf(st.tier, sizeof(st.tier), "%s",
                  json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN");
         rc = 1;
+    } else if (w->conf->agent.on) {
+        rc = agent_create(w->conf, sb, envd_wait_ms(w), &st);
     } else {
         rc = containers_create(dk, w->conf, &w->caps, w->id.worker_id, sb, envd_wait_ms(w), &st);
     }
@@ -92,7 +95,7 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
 
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
 {
-    char err[256], tier[16] = "UNKNOWN";
+    char err[256] = "", tier[16] = "UNKNOWN";
 
     if (!sbid)
         return 0;
@@ -101,11 +104,14 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
      * request may reach its address, which another sandbox may get next. */
     sbtable_del(&w->table, sbid);
     dataplane_forget(sbid);
-    if (containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
+    if (w->conf->agent.on ? agent_kill(w->conf, sbid) != 0
+                          : containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
         log_sandbox("warn", sbid, tier, "kill: %s", err);
         return -1;
     }
     log_sandbox("info", sbid, tier, "killed");
+    if (w->conf->agent.on)
+        return 0;
     /* Only while a deleted snapshot's image waits for its last sandbox: a
      * kill costs dockerd nothing more otherwise. */
     if (atomic_load(&w->snap_dangling))
@@ -209,10 +215,32 @@ int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args)
     return 0;
 }
 
+/* An agent session cannot be frozen, committed or given volumes (decision
+ * 0054); the control plane refuses to ask, this is the backstop: a snapshot
+ * is answered failed with the reason, a pause leaves it running, said so. */
+static int agent_refuse(struct worker *w, const char *type, json_t *cmd)
+{
+    const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
+    json_t *args = json_object_get(cmd, "args");
+    const char *snap = json_string_value(json_object_get(args, "snapshot_id"));
+    const char *ws = json_string_value(json_object_get(args, "workspace"));
+
+    log_warn("agent mode: %s refused (a session on a person's machine cannot be %s)", type,
+             strcmp(type, "snapshot") == 0 ? "snapshotted" : "paused or hold volumes");
+    if (strcmp(type, "snapshot") == 0 && snap && ws && sbid)
+        json_array_append_new(w->snap_reports,
+                              json_pack("{s:s, s:s, s:s, s:s}", "id", snap, "workspace", ws,
+                                        "state", "failed", "reason",
+                                        "agent mode: a person's machine cannot be snapshotted"));
+    return 0;
+}
+
 int apply_command(struct worker *w, json_t *cmd)
 {
     const char *type = json_string_value(json_object_get(cmd, "type"));
 
+    if (w->conf->agent.on && type && strcmp(type, "create") != 0 && strcmp(type, "kill") != 0)
+        return agent_refuse(w, type, cmd);
     if (type && strcmp(type, "create") == 0)
         return apply_create(w, &w->dk, json_object_get(cmd, "sandbox"));
     if (type && strcmp(type, "kill") == 0)

@@ -6,9 +6,12 @@
  * dockerd round trip each time, and a container keeps its address while it runs.
  * Lookups share a few dockerd connections, lent out under the lock: a
  * connection per data-port thread was never closed when its thread ended, and
- * leaked a socket pair and a dockerd connection per client connection. */
+ * leaked a socket pair and a dockerd connection per client connection.
+ * In agent mode (decision 0054) a sandbox is a session's own loopback
+ * address, known without asking anyone: no cache, no dockerd. */
 #include "dataplane.h"
 
+#include "agent.h"
 #include "clock.h"
 #include "containers.h"
 #include "dataport.h"
@@ -35,6 +38,7 @@ static struct {
     char prev_key[128]; /* accepted until prev_until */
     int64_t prev_until;
     char sock[256];
+    int agent; /* sessions, not containers */
     struct cached cache[CACHE_SLOTS];
 } dp = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -145,6 +149,8 @@ static int resolve_cached(void *ud, const char *sbid, char *ip, size_t len)
     (void)ud;
     if (!containers_id_ok(sbid))
         return -1;
+    if (dp.agent)
+        return agent_addr(sbid, ip, len);
     pthread_mutex_lock(&dp.mu);
     c = &dp.cache[slot_of(sbid)];
     if (strcmp(c->sbid, sbid) == 0 && c->until > clock_now_ms()) {
@@ -163,7 +169,7 @@ static int resolve(void *ud, const char *sbid, char *ip, size_t len)
 
     if (resolve_cached(ud, sbid, ip, len) == 0)
         return 0;
-    if (!containers_id_ok(sbid))
+    if (dp.agent || !containers_id_ok(sbid))
         return -1;
     pthread_mutex_lock(&dp.mu);
     c = &dp.cache[slot_of(sbid)];
@@ -199,6 +205,7 @@ int dataplane_start(const struct worker_conf *conf)
                                    .resolve_cached = resolve_cached};
 
     snprintf(dp.sock, sizeof(dp.sock), "%s", conf->docker_socket);
+    dp.agent = conf->agent.on;
     if (dataport_start(conf->data_addr, &hooks) != 0) {
         log_err("data port: cannot listen on %s", conf->data_addr);
         return -1;

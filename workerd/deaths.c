@@ -54,20 +54,17 @@ static json_t *dead_ones(struct worker *w, struct docker *q, const char *wid, co
     return out;
 }
 
-void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid)
+void deaths_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid)
 {
     struct worker_identity id;
-    json_t *sbs, *body, *ans = NULL;
+    json_t *body, *ans = NULL;
     long status = 0;
     char err[256];
 
     pthread_mutex_lock(&w->id_mu);
     id = w->id;
     pthread_mutex_unlock(&w->id_mu);
-    if (!id.worker_id[0])
-        return;
-    sbs = dead_ones(w, q, id.worker_id, sbid);
-    if (json_array_size(sbs) == 0) {
+    if (!id.worker_id[0] || json_array_size(sbs) == 0) {
         json_decref(sbs);
         return;
     }
@@ -83,4 +80,15 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
     explicit_bzero(&id, sizeof(id));
     json_decref(body);
     json_decref(ans);
+}
+
+void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid)
+{
+    char wid[STATE_ID_MAX];
+
+    pthread_mutex_lock(&w->id_mu);
+    snprintf(wid, sizeof(wid), "%s", w->id.worker_id);
+    pthread_mutex_unlock(&w->id_mu);
+    if (wid[0])
+        deaths_post(w, ctl, dead_ones(w, q, wid, sbid), sbid);
 }

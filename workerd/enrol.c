@@ -5,6 +5,7 @@
  * plane refuses the saved identity (the worker was deleted), workerd enrols
  * afresh and removes the containers of its old worker id: nobody will ever
  * ask for them again, and the id was ours (it is in our state file). */
+#include "agent.h"
 #include "dataplane.h"
 #include "worker.h"
 
@@ -33,6 +34,9 @@ static json_t *handshake_body(const struct worker *w, int with_identity)
                   rts, "egress", w->caps.egress, "cpu_cores", c->cpu_cores, "memory_mb",
                   (json_int_t)c->memory_mb, "slots", (json_int_t)c->slots, "data_addr",
                   c->data_addr, "templates", tpls);
+    /* The control plane refuses an agent enrolled with an unscoped token. */
+    if (b && c->agent.on)
+        json_object_set_new(b, "mode", json_string("agent"));
     if (b && with_identity) {
         json_object_set_new(b, "worker_id", json_string(w->id.worker_id));
         json_object_set_new(b, "worker_secret", json_string(w->id.worker_secret));
@@ -97,7 +101,10 @@ static void adopt_identity(struct worker *w, const struct worker_identity *got)
         /* Its ready proxies carry the old id: removed, and new ones made. */
         if (egress_pool_restart(got->worker_id) != 0)
             log_warn("egress pool did not restart: every proxy is made when its sandbox is");
-        drop_old_containers(w, old);
+        if (w->conf->agent.on)
+            agent_stop_all(w->conf);
+        else
+            drop_old_containers(w, old);
         sbtable_free(&w->table);
         sbtable_init(&w->table);
     }

@@ -9,6 +9,8 @@
  * brought: those commands stay unacknowledged and come again on resume. */
 #include "worker.h"
 
+#include "agent.h"
+
 #include "clock.h"
 #include "log.h"
 
@@ -55,7 +57,7 @@ static void reap_exited(struct worker *w, json_t *sbids)
 {
     json_t *v;
     size_t i;
-    char err[256];
+    char err[256] = "";
 
     json_array_foreach(sbids, i, v)
     {
@@ -63,7 +65,9 @@ static void reap_exited(struct worker *w, json_t *sbids)
         struct sb_entry *e = sbtable_get(&w->table, sbid);
         if (!e || strcmp(e->st.state, "exited") != 0)
             continue;
-        if (containers_kill(&w->dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
+        if (w->conf->agent.on
+                ? agent_kill(w->conf, sbid) != 0
+                : containers_kill(&w->dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
             log_sandbox("warn", sbid, e->st.tier, "removing exited container: %s", err);
             continue;
         }

@@ -143,8 +143,8 @@ void hostcaps_recheck(struct worker *w, int now)
     struct netguard_dns dns;
     char err[512];
 
-    if (!now && clock_now_ms() < next_check_ms)
-        return;
+    if (w->conf->agent.on || (!now && clock_now_ms() < next_check_ms))
+        return; /* an agent has no sandbox network to wall off */
     next_check_ms = clock_now_ms() + RECHECK_MS;
     if (netguard_check(err, sizeof(err)) == 0) {
         w->caps.walled = 1;

@@ -7,7 +7,9 @@
  * after the file. Refuses to start, naming the cause, on a bad config, a
  * missing or group/world-readable join token file, or a dockerd that does not
  * answer. SIGTERM/SIGINT: the poll in flight finishes, then workerd exits
- * without touching its sandboxes. */
+ * without touching its sandboxes (-mode agent: its sessions end with it,
+ * decision 0054). */
+#include "agent.h"
 #include "dataplane.h"
 #include "worker.h"
 #include "egress_pool.h"
@@ -91,6 +93,9 @@ static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, si
     }
     if (config_load(path, wconf_set, c, err, errlen) != 0)
         return -1;
+    /* Hardlocked by the gate of every agent session (it holds the token's path). */
+    if (!realpath(path, c->agent.conf_file))
+        snprintf(c->agent.conf_file, sizeof(c->agent.conf_file), "%s", path);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0) {
             i++;
@@ -104,6 +109,23 @@ static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, si
     return wconf_finish(c, err, errlen);
 }
 
+/* An agent needs no dockerd: its one runtime is this machine (decision 0054). */
+static int prepare_agent(struct worker *w, char *err, size_t errlen)
+{
+    const struct worker_conf *c = w->conf;
+
+    w->n_rts = 1;
+    snprintf(w->rts[0].name, sizeof(w->rts[0].name), AGENT_RUNTIME);
+    w->rts[0].tier = c->agent.os_sandbox[0] ? TIER_CONTAINER : TIER_NONE;
+    if (agent_sessions_init(c, err, errlen) != 0)
+        return -1;
+    if (dataplane_start(c) != 0) {
+        snprintf(err, errlen, "data_addr %s: cannot listen", c->data_addr);
+        return -1;
+    }
+    return 0;
+}
+
 /* Everything that must hold before we enrol: dockerd, state dir, runtimes. */
 static int prepare(struct worker *w, char *err, size_t errlen)
 {
@@ -115,7 +137,7 @@ static int prepare(struct worker *w, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (docker_ping(&w->dk, why, sizeof(why)) != 0) {
+    if (!c->agent.on && docker_ping(&w->dk, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "dockerd at %s does not answer (%s)", c->docker_socket, why);
         return -1;
     }
@@ -128,6 +150,8 @@ static int prepare(struct worker *w, char *err, size_t errlen)
         log_ctx_set_process(LOG_WORKER, w->id.worker_id);
         log_info("identity found: worker %s", w->id.worker_id);
     }
+    if (c->agent.on)
+        return prepare_agent(w, err, errlen);
     if (probe_runtimes(&w->dk, c, w->rts, &w->n_rts, err, errlen) != 0)
         return -1;
     if (hostcaps_init(w, err, errlen) != 0)
@@ -148,6 +172,32 @@ static void release(struct worker *w)
     json_decref(w->arrived);
     json_decref(w->snap_reports);
     sbtable_free(&w->table);
+}
+
+/* Beside the heartbeat loop, a Docker worker follows dockerd's events and
+ * samples its containers, and keeps egress proxies ready. */
+static void start_docker_threads(struct worker *w, pthread_t *ev, pthread_t *tele, int *started,
+                                 int *tele_started)
+{
+    const struct worker_conf *conf = w->conf;
+
+    if (w->caps.egress && egress_pool_start(conf, w->id.worker_id, (int)conf->egress_pool) != 0)
+        log_warn("egress pool did not start: every proxy is made when its sandbox is");
+    *started = events_start(w, ev) == 0;
+    if (!*started)
+        log_warn("events thread did not start; deaths are found by polling only");
+    *tele_started = telemetry_start(w, tele) == 0;
+    if (!*tele_started)
+        log_warn("metrics thread did not start; no metrics or logs are sent");
+}
+
+/* An agent has one: the gate's decisions into the workspace's audit. */
+static int start_agent_thread(struct worker *w, pthread_t *th)
+{
+    if (agent_audit_start(w, th) == 0)
+        return 1;
+    log_warn("audit thread did not start; gate decisions stay in the gate's file only");
+    return 0;
 }
 
 static int run(struct worker_conf *conf)
@@ -175,17 +225,16 @@ static int run(struct worker_conf *conf)
     log_info("workerd up: %ld slots, %.2f cpu, %ld MB, data %s, control %s", conf->slots,
              conf->cpu_cores, conf->memory_mb, conf->data_addr, conf->control_url);
     if (enrol(&w) == 0) {
-        if (w.caps.egress && egress_pool_start(conf, w.id.worker_id, (int)conf->egress_pool) != 0)
-            log_warn("egress pool did not start: every proxy is made when its sandbox is");
-        started = events_start(&w, &ev) == 0;
-        if (!started)
-            log_warn("events thread did not start; deaths are found by polling only");
-        tele_started = telemetry_start(&w, &tele) == 0;
-        if (!tele_started)
-            log_warn("metrics thread did not start; no metrics or logs are sent");
+        if (conf->agent.on)
+            started = start_agent_thread(&w, &ev);
+        else
+            start_docker_threads(&w, &ev, &tele, &started, &tele_started);
         heartbeat_run(&w);
     }
-    log_info("stopping; sandboxes are left running");
+    if (conf->agent.on)
+        agent_stop_all(conf);
+    else
+        log_info("stopping; sandboxes are left running");
     egress_pool_stop();
     if (started)
         pthread_join(ev, NULL);

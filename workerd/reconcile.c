@@ -6,6 +6,8 @@
  * only makes this run sooner (it cuts the long-poll short on a death). */
 #include "worker.h"
 
+#include "agent.h"
+
 #include "log.h"
 
 #include <stdlib.h>
@@ -39,6 +41,17 @@ static void mark_vanished(struct worker *w)
     }
 }
 
+/* Our containers, or in agent mode our sessions (decision 0054). */
+static int list_sandboxes(struct worker *w, struct ctr_state **v, int *n, char *err, size_t len)
+{
+    if (!w->conf->agent.on)
+        return containers_list(&w->dk, w->id.worker_id, v, n, err, len);
+    if (agent_list(v, n) == 0)
+        return 0;
+    snprintf(err, len, "out of memory listing the sessions");
+    return -1;
+}
+
 void reconcile(struct worker *w)
 {
     struct ctr_state *v = NULL;
@@ -46,7 +59,7 @@ void reconcile(struct worker *w)
     int n = 0;
 
     hostcaps_recheck(w, 0);
-    if (containers_list(&w->dk, w->id.worker_id, &v, &n, err, sizeof(err)) != 0) {
+    if (list_sandboxes(w, &v, &n, err, sizeof(err)) != 0) {
         if (!w->docker_down)
             log_warn("dockerd: %s; reports paused until it answers", err);
         w->docker_down = 1;

@@ -4,7 +4,8 @@
  * heartbeat, applying commands, reconciling with dockerd); the events thread
  * follows dockerd's event stream, reports deaths on a request of its own and
  * flags the main thread; the metrics thread samples the running sandboxes
- * and pushes their metrics and log lines on a request of its own. */
+ * and pushes their metrics and log lines on a request of its own. In agent
+ * mode (agent.h) neither runs: one thread tails the gate's audit instead. */
 #ifndef WORKERD_WORKER_H
 #define WORKERD_WORKER_H
 
@@ -111,6 +112,9 @@ void heartbeat_keepalive(struct worker *w);
  * (q), which of our sandboxes expected running have died: sbid only, or all
  * when sbid is NULL. Events thread only. */
 void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid);
+/* The same report of sbs ([{id, state, reason}], taken), on ctl; sbid only
+ * names it in the log (may be NULL). Any thread but the main one. */
+void deaths_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid);
 
 /* events.c: the events thread. */
 int events_start(struct worker *w, pthread_t *th);

@@ -1,5 +1,7 @@
 #include "worker_conf.h"
 
+#include "agent.h"
+
 #include "config.h"
 #include "secret.h"
 #include "token.h"
@@ -228,6 +230,9 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
         return set_signature_expiration(c, value, err, errlen);
     if (strncmp(key, "template.", 9) == 0)
         return set_template(c, key, value, err, errlen);
+    int rc = agent_conf_set(&c->agent, key, value, err, errlen);
+    if (rc <= 0)
+        return rc;
     snprintf(err, errlen, "unknown key");
     return -1;
 }
@@ -297,6 +302,13 @@ int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
         snprintf(err, errlen, "ca_file %s: %s", c->ca_file, strerror(errno));
         return -1;
     }
+    if (c->agent.on && c->n_templates > 0) {
+        snprintf(err, errlen, "template.%s: an agent has no images; -template NAME names its one",
+                 c->templates[0].name);
+        return -1;
+    }
+    if (c->agent.on && agent_conf_finish(c, err, errlen) != 0)
+        return -1;
     for (int i = 0; i < c->n_templates; i++)
         if (c->templates[i].image[0] == '\0') {
             snprintf(err, errlen, "template.%s: no image", c->templates[i].name);

@@ -12,6 +12,20 @@
 #define WCONF_MAX_TEMPLATES 32
 #define WCONF_STR 256
 
+/* -mode agent (decision 0054): sandboxes are envd sessions on this machine,
+ * as the user running workerd; the gate's flags go to each envd as given. */
+struct agent_conf {
+    int on;                    /* mode = agent (else docker) */
+    char tmpl[65];             /* the one template advertised (default "base") */
+    char work_tree[WCONF_STR]; /* default: the current directory */
+    char permission_mode[16];  /* "", prompt or strict */
+    char gate_dir[WCONF_STR];  /* default: $HOME/.corral-gate */
+    char policy[WCONF_STR];    /* "" none */
+    char os_sandbox[16];       /* "" or bwrap */
+    long ask_timeout_s;        /* 0: envd's default */
+    char conf_file[WCONF_STR]; /* hardlocked, as is token_file */
+};
+
 /* A template is an image. Its command is envd, always (see containers.h). */
 struct wtemplate {
     char name[65];
@@ -44,6 +58,7 @@ struct worker_conf {
     long egress_pool;         /* egress proxies kept started ahead of need (egress_pool.h) */
     long metrics_interval_ms; /* how often each sandbox's stats and logs are sampled */
     int envd_require_signature_expiration; /* envd refuses signed URLs without an expiry */
+    struct agent_conf agent;               /* mode = agent: sessions on this machine */
     int n_templates;
     struct wtemplate templates[WCONF_MAX_TEMPLATES];
 };

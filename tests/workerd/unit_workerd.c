@@ -1,6 +1,7 @@
 /* Unit tests of workerd's pure functions: backoff, the gVisor probe's verdict,
  * sandbox ids, configuration, the network rules, per-sandbox networks, the
  * container bodies. Prints "N passed, N failed". */
+#include "agent.h"
 #include "check.h"
 #include "containers.h"
 #include "egress_proxy.h"
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 CHECK_COUNTERS;
 
@@ -89,6 +91,38 @@ static void test_conf(void)
     CHECK(wconf_set(&c, "no_such_key", "1", err, sizeof(err)) != 0);
     CHECK(wconf_set(&c, "template.base", "corral/base", err, sizeof(err)) == 0);
     CHECK(wconf_template(&c, "base") != NULL && wconf_template(&c, "other") == NULL);
+    wconf_free(&c);
+}
+
+/* Agent mode's keys (decision 0054): checked values, and the defaults a
+ * person's machine gets (its one template base, the directory it starts in,
+ * the gate's files under $HOME). */
+static void test_agent_conf(void)
+{
+    struct worker_conf c;
+    char err[256], home[] = "/tmp/unit-agent-XXXXXX", cwd[4096], gate[4200];
+
+    wconf_defaults(&c);
+    CHECK(wconf_set(&c, "mode", "agent", err, sizeof(err)) == 0 && c.agent.on);
+    CHECK(wconf_set(&c, "mode", "vm", err, sizeof(err)) != 0 && strstr(err, "docker or agent"));
+    CHECK(wconf_set(&c, "permission_mode", "strict", err, sizeof(err)) == 0);
+    CHECK(wconf_set(&c, "permission_mode", "ask", err, sizeof(err)) != 0);
+    CHECK(wconf_set(&c, "os_sandbox", "bwrap", err, sizeof(err)) == 0);
+    CHECK(wconf_set(&c, "os_sandbox", "firejail", err, sizeof(err)) != 0);
+    CHECK(wconf_set(&c, "ask_timeout", "0", err, sizeof(err)) != 0);
+    CHECK(wconf_set(&c, "ask_timeout", "45", err, sizeof(err)) == 0 && c.agent.ask_timeout_s == 45);
+    CHECK(mkdtemp(home) != NULL && getcwd(cwd, sizeof(cwd)) != NULL);
+    setenv("HOME", home, 1);
+    CHECK(agent_conf_finish(&c, err, sizeof(err)) == 0);
+    snprintf(gate, sizeof(gate), "%s/.corral-gate", home);
+    CHECK(strcmp(c.agent.gate_dir, gate) == 0 && access(gate, W_OK) == 0);
+    CHECK(strcmp(c.agent.work_tree, cwd) == 0);
+    CHECK(c.n_templates == 1 && wconf_template(&c, "base") != NULL);
+    CHECK(wconf_set(&c, "work_tree", "/no/such/tree", err, sizeof(err)) == 0);
+    CHECK(agent_conf_finish(&c, err, sizeof(err)) != 0 && strstr(err, "work_tree"));
+    CHECK(!agent_pid_is_envd(getpid()) && !agent_pid_is_envd(999999999));
+    rmdir(gate);
+    rmdir(home);
     wconf_free(&c);
 }
 
@@ -453,6 +487,7 @@ int main(void)
     test_ids();
     test_snapshot_names();
     test_conf();
+    test_agent_conf();
     test_conf_capacity();
     unit_dataport(&passed, &failed);
     unit_dataport_frame(&passed, &failed);

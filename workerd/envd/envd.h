@@ -20,6 +20,7 @@ struct envd_config {
     char passwd_path[256];
     char group_path[256];
     int require_signature_expiration; /* signed /files URLs without an expiry are refused */
+    int agent; /* -agent: on a person's machine, as the invoking user (never switches) */
 };
 
 extern struct envd_config envd_cfg;

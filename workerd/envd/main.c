@@ -3,8 +3,12 @@
  *
  *   envd [-port 49983] [-addr 0.0.0.0] [-access-token-file PATH] [-user user]
  *        [-passwd /etc/passwd] [-group /etc/group]
- *        [-signature-expiration optional|required] [-version]
+ *        [-signature-expiration optional|required] [-agent] [-version]
  *        [gate flags: see gate.h and README.md]
+ *
+ * -agent (workerd -mode agent): envd runs on the host as the user who started
+ * it; every SDK user name means that user, nothing switches identity, and it
+ * listens on loopback only (-addr defaults to 127.0.0.1).
  *
  * The access token comes from -access-token-file or from the environment
  * variable CORRAL_ENVD_ACCESS_TOKEN, which is removed from envd's environment
@@ -39,7 +43,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: envd [-port N] [-addr IPv4] [-access-token-file PATH] [-user NAME]\n"
             "            [-passwd FILE] [-group FILE] [-signature-expiration optional|required]\n"
-            "            [-version]\n"
+            "            [-agent] [-version]\n"
             "  permission gate (decision 0053): [-permission-mode prompt|strict] [-work-tree DIR]\n"
             "            [-gate-dir DIR] [-policy FILE] [-hardlock PATH]... [-gate-tty PATH]\n"
             "            [-ask-timeout SECONDS] [-os-sandbox bwrap] [-sandbox-id ID]\n"
@@ -152,6 +156,10 @@ static int parse_flags(int argc, char **argv)
             usage(stdout);
             return 1;
         }
+        if (strcmp(arg, "agent") == 0) {
+            envd_cfg.agent = 1;
+            continue;
+        }
         eq = strchr(arg, '=');
         if (eq != NULL) {
             snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
@@ -197,6 +205,9 @@ int main(int argc, char **argv)
 
     if (rc != 0 || take_token_from_env() < 0)
         return rc > 0 ? 0 : 2;
+    /* A person's machine: never reachable from its network, only via workerd. */
+    if (envd_cfg.agent && strcmp(envd_cfg.listen_addr, "0.0.0.0") == 0)
+        snprintf(envd_cfg.listen_addr, sizeof(envd_cfg.listen_addr), "127.0.0.1");
     if (gate_start() < 0)
         return 2;
     if (getenv("PATH") == NULL)
@@ -207,7 +218,8 @@ int main(int argc, char **argv)
         envd_log("cannot start the reaper thread");
         return 1;
     }
-    envd_log("default user %s, access token %s", envd_cfg.default_user,
+    envd_log("default user %s%s, access token %s", envd_cfg.default_user,
+             envd_cfg.agent ? " (agent: the invoking user)" : "",
              envd_cfg.access_token ? "required" : "not set");
     return server_run(envd_cfg.listen_addr, envd_cfg.port) < 0 ? 1 : 0;
 }

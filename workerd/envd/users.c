@@ -129,11 +129,35 @@ static int collect_group(char **f, void *arg)
     return 0;
 }
 
+/* -agent: whoever started envd, whatever name the SDK sent ("user", "root"):
+ * on a person's machine there is one identity to act as, and no other. */
+static int users_self(const char *name, struct envd_user *out)
+{
+    const char *home = getenv("HOME");
+    gid_t sup[USERS_MAX_GROUPS - 1];
+    int n = getgroups(USERS_MAX_GROUPS - 1, sup);
+
+    out->uid = getuid();
+    out->gid = getgid();
+    users_uid_name(out->uid, out->name, sizeof(out->name));
+    if (out->name[0] == '\0')
+        snprintf(out->name, sizeof(out->name), "%s", name);
+    snprintf(out->home, sizeof(out->home), "%s", home && home[0] == '/' ? home : "/");
+    out->groups[0] = out->gid;
+    out->ngroups = 1;
+    for (int i = 0; i < n; i++)
+        if (sup[i] != out->gid)
+            out->groups[out->ngroups++] = sup[i];
+    return 0;
+}
+
 int users_lookup(const char *name, struct envd_user *out)
 {
     int found;
 
     memset(out, 0, sizeof(*out));
+    if (envd_cfg.agent && name[0] != '\0')
+        return users_self(name, out);
     if (strlen(name) >= sizeof(out->name) || name[0] == '\0')
         return -1;
     snprintf(out->name, sizeof(out->name), "%s", name);
@@ -242,7 +266,7 @@ void users_gid_name(gid_t gid, char *out, size_t outsz)
  */
 int creds_enter(const struct envd_user *u)
 {
-    if (u->uid == 0)
+    if (u->uid == 0 || envd_cfg.agent) /* -agent: the thread already is the user */
         return 0;
     if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) < 0)
         return -1;
@@ -260,6 +284,8 @@ void creds_leave(void)
 {
     gid_t root_group = 0;
 
+    if (envd_cfg.agent)
+        return;
     syscall(SYS_setfsuid, 0);
     syscall(SYS_setfsgid, 0);
     syscall(SYS_setgroups, (size_t)1, &root_group);
