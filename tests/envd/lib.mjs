@@ -24,7 +24,7 @@ export function freePort() {
 
 // Starts envd in a temporary directory with its own passwd/group files: user
 // "user" (uid 1000) whose home is inside the temporary directory.
-export async function startEnvd({ token, tokenFile, extraEnv = {}, extraArgs = [] } = {}) {
+export async function startEnvd({ token, tokenFile, extraEnv = {}, extraArgs = [], uid } = {}) {
   if (process.getuid() !== 0) throw new Error('envd tests must run as root (envd switches users)');
   if (!fs.existsSync(ENVD_BIN)) throw new Error(`envd binary not found at ${ENVD_BIN}; build it first`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'envd-test-'));
@@ -45,7 +45,9 @@ export async function startEnvd({ token, tokenFile, extraEnv = {}, extraArgs = [
   args.push(...extraArgs);
   const env = { ...process.env, ...extraEnv };
   if (token) env.CORRAL_ENVD_ACCESS_TOKEN = token;
-  const child = spawn(ENVD_BIN, args, { env, stdio: ['ignore', 'inherit', 'pipe'] });
+  // uid: envd run as that user (agent mode runs it as the person, not root)
+  const ids = uid === undefined ? {} : { uid, gid: uid };
+  const child = spawn(ENVD_BIN, args, { env, stdio: ['ignore', 'inherit', 'pipe'], ...ids });
   let log = '';
   child.stderr.on('data', (d) => { log += d.toString(); });
   const base = `http://127.0.0.1:${port}`;

@@ -547,6 +547,17 @@ struct child_fds {
 };
 
 /* In the child after fork: only async-signal-safe calls, raw syscalls for identity. */
+/* In a container, a command runs as the user the SDK named. In agent mode it
+ * runs as the person running envd, who may not switch identity at all. */
+static int switch_identity(const struct envd_user *u)
+{
+    if (syscall(SYS_setgroups, (size_t)u->ngroups, u->groups) < 0 ||
+        syscall(SYS_setresgid, u->gid, u->gid, u->gid) < 0 ||
+        syscall(SYS_setresuid, u->uid, u->uid, u->uid) < 0)
+        return -1;
+    return 0;
+}
+
 static void child_exec(const struct proc_spec *spec, const struct child_fds *cf, const char *exe)
 {
     sigset_t all;
@@ -566,10 +577,9 @@ static void child_exec(const struct proc_spec *spec, const struct child_fds *cf,
         dup2(cf->out, 1);
         dup2(cf->err, 2);
     }
-    if (syscall(SYS_setgroups, (size_t)spec->user->ngroups, spec->user->groups) < 0 ||
-        syscall(SYS_setresgid, spec->user->gid, spec->user->gid, spec->user->gid) < 0 ||
-        syscall(SYS_setresuid, spec->user->uid, spec->user->uid, spec->user->uid) < 0 ||
-        chdir(spec->cwd) < 0) {
+    if (!envd_cfg.agent && switch_identity(spec->user) < 0) {
+        err = errno;
+    } else if (chdir(spec->cwd) < 0) {
         err = errno;
     } else {
         execve(exe, spec->argv, spec->envp);
