@@ -3,9 +3,11 @@
  *
  * The access token reaches envd as it does in a container: in
  * CORRAL_ENVD_ACCESS_TOKEN, which envd removes and wipes before it runs
- * anything; never in argv, so never in ps. envd stays in workerd's session
- * (a process group of its own, not a new session) so that the gate can ask
- * on workerd's terminal. */
+ * anything; never in argv, so never in ps. envd runs in a session of its own
+ * (so its process group is its pid, for the kill) and asks on workerd's
+ * terminal by that terminal's path (-gate-tty): a process of workerd's
+ * session outside its foreground group that read the terminal would be
+ * stopped by SIGTTIN, or read EIO, and every question would be a denial. */
 #include "agent.h"
 
 #include "log.h"
@@ -41,6 +43,21 @@ static void arg2(struct argv_buf *a, const char *flag, const char *value)
     }
 }
 
+/* The terminal workerd runs on (its stdin, else stderr), or NULL: without
+ * one, nobody can answer and every question ends in its timeout. */
+static const char *workerd_tty(void)
+{
+    static char path[256];
+    const char *t = ttyname(STDIN_FILENO);
+
+    if (!t)
+        t = ttyname(STDERR_FILENO);
+    if (!t)
+        return NULL;
+    snprintf(path, sizeof(path), "%s", t);
+    return path;
+}
+
 /* The gate's flags (the contract of issue 13) go only when a gate is asked
  * for: without one, envd runs as on a throwaway sandbox. */
 static void gate_args(const struct worker_conf *c, struct argv_buf *a, const char *sbid,
@@ -55,6 +72,8 @@ static void gate_args(const struct worker_conf *c, struct argv_buf *a, const cha
     arg2(a, "-gate-dir", g->gate_dir);
     arg2(a, "-policy", g->policy);
     arg2(a, "-os-sandbox", g->os_sandbox);
+    if (strcmp(g->permission_mode, "prompt") == 0)
+        arg2(a, "-gate-tty", workerd_tty());
     if (g->ask_timeout_s > 0) {
         snprintf(timeout, tlen, "%ld", g->ask_timeout_s);
         arg2(a, "-ask-timeout", timeout);
@@ -126,7 +145,7 @@ pid_t agent_spawn(const struct worker_conf *c, json_t *sb, const char *sbid, con
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        setpgid(0, 0);
+        setsid();
         /* Nothing of workerd's (its control-plane connections, its files)
          * reaches a session, whether or not its opener set close-on-exec. */
         close_range(3, ~0U, 0);
@@ -135,8 +154,6 @@ pid_t agent_spawn(const struct worker_conf *c, json_t *sb, const char *sbid, con
     }
     if (pid < 0)
         snprintf(err, errlen, "fork: %s", strerror(errno));
-    else
-        setpgid(pid, pid); /* also from here: no window where a kill misses it */
     free_env(env);
     return pid;
 }

@@ -1,9 +1,3 @@
-// PENDING the permission gate (issue 13, engineer G's branch): not a
-// *.test.mjs, so tests/e2b/run.sh does not run it yet. Once the gate is
-// merged, rename it agent_gate.test.mjs (and check the prompt's keys below
-// against the gate's prompt). Run it alone with
-//   IP=… IR=… IW=… bash /tmp/e2run.sh tests/e2b/agent_gate.pending.mjs
-//
 // The gate through the real SDK on an agent-mode workerd (decision 0054):
 // strict mode allows the work tree and nothing else, as an attacker would try
 // it (symlink, "..", a hard link, a rename out, a command reading a
@@ -23,10 +17,9 @@ import { BIN, startAgent, stopAgent, writeAgentConf } from './agent_lib.mjs';
 process.env.CORRAL_URL ||= process.env.E2B_API_URL;
 const { api, corralctl, newWorkspace } = await import('../lib/corral.mjs');
 
-// The gate's prompt: the key that allows once, and the one that denies
-// (to be checked against G's prompt when the gate is merged).
-const ALLOW_ONCE = process.env.CORRAL_GATE_ALLOW_ONCE_KEY || 'o';
-const DENY = process.env.CORRAL_GATE_DENY_KEY || 'd';
+// The gate's prompt (workerd/envd/gate_ask.c): o allows once, d denies.
+const ALLOW_ONCE = 'o';
+const DENY = 'd';
 
 let tree, outside, ws, strict, sbx;
 
@@ -44,11 +37,13 @@ before(async () => {
   fs.writeFileSync(path.join(tree, 'inside.txt'), 'inside\n');
   fs.writeFileSync(path.join(outside, 'secret.txt'), 'secret\n');
   fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(tree, 'link-out'));
-  fs.linkSync(path.join(outside, 'secret.txt'), path.join(tree, 'hard-out'));
   ws = newWorkspace();
   strict = await startAgent(tree, 'strict', corralctl('join-token', 'create', '--workspace', ws.id).token, tree,
     'permission_mode = strict');
   await until(() => /enrolled as worker/.test(strict.read()), { timeoutMs: 15000 });
+  // a hard link in the tree to workerd's join token: decided as the token
+  // (decision 0053: a link is decided as the protected file it is)
+  fs.linkSync(strict.tokenFile, path.join(tree, 'hard-token'));
   sbx = await Sandbox.create('base', { apiKey: ws.member, timeoutMs: 120_000 });
 });
 
@@ -67,7 +62,7 @@ test(`[${MODE}] gate strict: the work tree is allowed`, async () => {
 
 test(`[${MODE}] gate strict: outside the tree is denied, however it is reached`, async () => {
   for (const p of [`${outside}/secret.txt`, `${tree}/link-out`, `${tree}/../${path.basename(outside)}/secret.txt`,
-    `${tree}/hard-out`]) {
+    `${tree}/hard-token`]) {
     await assert.rejects(sbx.files.read(p), `read ${p}`);
   }
   await assert.rejects(sbx.files.write(`${outside}/dropped.txt`, 'x'));
@@ -116,7 +111,7 @@ test(`[${MODE}] gate prompt: allow once and deny on workerd's terminal; a timeou
   const w = await promptAgent(`corral-gate-${process.pid}`, other, 3);
   let s;
   try {
-    await until(() => /enrolled as worker/.test(fs.readFileSync(w.log, 'utf8')), { timeoutMs: 15000 });
+    await until(() => fs.existsSync(w.log) && /enrolled as worker/.test(fs.readFileSync(w.log, 'utf8')), { timeoutMs: 15000 });
     s = await Sandbox.create('base', { apiKey: other.member, timeoutMs: 60_000 });
     const secret = `${outside}/secret.txt`;
 
