@@ -4,7 +4,7 @@
 #   - an unrelated site is enabled on the stock nginx first and must answer,
 #     with the same body, at every check until the end;
 #   - apt-get install ./build/deb/*.deb: user corral (www-data in its group),
-#     secrets 0640 root:corral, workerd's state dir 0700, the module enabled
+#     secrets 0600 corral:corral, workerd's state dir 0700, the module enabled
 #     in modules-enabled, nothing enabled or started;
 #   - a site of the test's own (its own self-signed certificate) includes the
 #     snippets of /usr/share/corral/nginx/; `nginx -t`, reload;
@@ -160,7 +160,7 @@ getent passwd corral >/dev/null || fail "install made no user corral"
 id -nG www-data 2>/dev/null | grep -qw corral || fail "www-data is not in group corral (the FastCGI sockets)"
 for s in secret gateway-secret redis-password; do
     st=$(stat -c '%a %U:%G' "/etc/corral/$s" 2>/dev/null)
-    [ "$st" = "640 root:corral" ] || fail "/etc/corral/$s is '$st', not 640 root:corral"
+    [ "$st" = "600 corral:corral" ] || fail "/etc/corral/$s is '$st', not 600 corral:corral"
     [ "$(wc -c < "/etc/corral/$s" 2>/dev/null)" = 65 ] || fail "/etc/corral/$s is not 32 random bytes in hex"
 done
 st=$(stat -c '%a %U' /var/lib/corral-workerd 2>/dev/null)
