@@ -65,7 +65,7 @@ done
 WORK=$(mktemp -d /tmp/corral-deb.XXXXXX)
 BODY="unrelated site $(basename "$WORK")"
 NGINX_WAS_RUNNING=0
-nginx_running() { [ -s /run/nginx.pid ] && kill -0 "$(cat /run/nginx.pid)" 2>/dev/null; }
+nginx_running() { local p; p=$(cat /run/nginx.pid 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 nginx_running && NGINX_WAS_RUNNING=1
 cp -a /etc/nginx "$WORK/etc-nginx.before"
 DOCKER_OWNED=0
@@ -118,7 +118,7 @@ cleanup() {
     # /etc/nginx exactly as before (a site link the test moved aside, too).
     rm -rf /etc/nginx && cp -a "$WORK/etc-nginx.before" /etc/nginx
     if [ "$NGINX_WAS_RUNNING" = 1 ]; then nginx -s reload 2>/dev/null
-    elif nginx_running; then nginx -s quit; for _ in $(seq 1 50); do nginx_running || break; sleep 0.1; done; fi
+    elif nginx_running; then nginx -s quit 2>/dev/null; for _ in $(seq 1 50); do nginx_running || break; sleep 0.1; done; fi
     [ "$DOCKER_OWNED" = 1 ] && bash tests/lib/docker.sh stop >/dev/null 2>&1
     rm -rf /run/corral "$ACCESS_LOG"
     rm -rf "$WORK"
@@ -129,7 +129,7 @@ mkdir -p "$WORK/log" "$WORK/pids" "$WORK/tls" "$WORK/redis"
 
 site_answers() { [ "$(curl -s --max-time 2 "http://127.0.0.1:$SITE_PORT/")" = "$BODY" ]; }
 nginx_start_or_reload() {
-    if nginx_running; then nginx -s reload; else nginx; fi || return 1
+    if nginx_running; then nginx -s reload 2>>"$WORK/log/nginx.log"; else nginx; fi || return 1
     sleep 0.5
 }
 
@@ -207,7 +207,7 @@ server {
 EOF
 ln -s "$CSITE" /etc/nginx/sites-enabled/corral-test
 out=$(nginx -t 2>&1) || die "nginx -t rejects the site with Corral's snippets:"$'\n'"$out"
-nginx -s reload || die "nginx reload failed"
+nginx -s reload 2>>"$WORK/log/nginx.log" || { cat "$WORK/log/nginx.log" >&2; die "nginx reload failed"; }
 sleep 0.5
 site_answers || fail "the unrelated site stopped answering after the reload"
 
@@ -315,7 +315,7 @@ left=$(ls -a /etc/nginx/modules-enabled/ /etc/systemd/system/ /var/lib/systemd/d
 diff -r -x corral-test-other -x default "$WORK/etc-nginx.before" /etc/nginx >/dev/null \
     || fail "/etc/nginx differs from before install: $(diff -rq -x corral-test-other -x default "$WORK/etc-nginx.before" /etc/nginx)"
 out=$(nginx -t 2>&1) || fail "nginx -t after purge:"$'\n'"$out"
-nginx -s quit; for _ in $(seq 1 50); do nginx_running || break; sleep 0.1; done
+nginx -s quit 2>>"$WORK/log/nginx.log"; for _ in $(seq 1 50); do nginx_running || break; sleep 0.1; done
 nginx || fail "nginx does not start after purge"
 sleep 0.5
 site_answers || fail "the unrelated site does not answer after purge and a fresh start"
