@@ -57,7 +57,7 @@ if [ "${CORRAL_DEB_NOBUILD:-0}" != 1 ]; then
 fi
 DEBS=()
 for p in "${PKGS[@]}"; do
-    f=$(ls "build/deb/${p}_"*.deb 2>/dev/null | head -1)
+    f=$(compgen -G "build/deb/${p}_*.deb" | head -1)
     [ -n "$f" ] || die "build/deb/${p}_*.deb missing: run 'make deb'"
     DEBS+=("./$f")
 done
@@ -171,7 +171,7 @@ for f in corral-http corral-api corral-gateway; do
     [ -f "/usr/share/corral/nginx/$f.conf" ] || fail "snippet /usr/share/corral/nginx/$f.conf missing"
 done
 # Nothing enabled, nothing started.
-enabled=$(ls /etc/systemd/system/*.wants/ 2>/dev/null | grep corral)
+enabled=$(find /etc/systemd/system -path '*.wants/*corral*' 2>/dev/null)
 [ -z "$enabled" ] || fail "install enabled units: $enabled"
 running=$(installed_procs)
 [ -z "$running" ] || fail "install started Corral's daemons: pids $running"
@@ -309,7 +309,8 @@ for f in /etc/corral /var/lib/corral-workerd /usr/share/corral /usr/lib/corral \
     /lib/systemd/system/corral-api@.service /lib/systemd/system/corral-workerd.service; do
     [ -e "$f" ] && fail "purge left $f"
 done
-left=$(ls -a /etc/nginx/modules-enabled/ /etc/systemd/system/ /var/lib/systemd/deb-systemd-helper-enabled/ 2>/dev/null | grep corral)
+left=$(find /etc/nginx/modules-enabled /etc/systemd/system /var/lib/systemd/deb-systemd-helper-enabled \
+    -name '*corral*' 2>/dev/null)
 [ -z "$left" ] || fail "purge left links: $left"
 # /etc/nginx is as the test found it, but for its unrelated site (and the default site aside).
 diff -r -x corral-test-other -x default "$WORK/etc-nginx.before" /etc/nginx >/dev/null \
