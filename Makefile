@@ -1,4 +1,4 @@
-# Corral: the one entry point. make | make test | make bench | make up | make down
+# Corral: the one entry point. make | make test | make bench | make up | make down | make deb
 #
 # Each component directory contributes a build.mk that appends to BINS.
 # SANITIZE=1 builds the same tree with ASan+UBSan into build-san/.
@@ -101,3 +101,12 @@ DESTDIR ?=
 install: all
 	@bash conf/install.sh "$(DESTDIR)" "$(PREFIX)" "$(BIN)" "$(NGINX_MODULE)"
 # --- end install --------------------------------------------------------------
+
+# --- deb (issue 15) -----------------------------------------------------------
+# make deb: corral-api, corral-workerd and libnginx-mod-http-corral with
+# dpkg-buildpackage (debian/), into build/deb/, lintian-checked
+# (debian/build-debs.sh; docs/decisions/0055).
+.PHONY: deb
+deb: deps
+	@bash debian/build-debs.sh
+# --- end deb ------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #                           (@PREFIX@ replaced), nginx.service.d/corral-restart.conf,
 #                           redis-server.service.d/corral.conf (Redis's files 0600 in 0700)
 #   /usr/lib/sysusers.d/corral.conf   the user corral (systemd-sysusers)
+#   PREFIX/share/corral/nginx/        the include snippets (conf/nginx/render.sh)
 #   PREFIX/share/doc/corral/          systemd.md (conf/systemd/README.md), running-on-several-hosts.md
 #   /etc/corral/*.example   corral.conf, workerd.conf, redis.conf (a snippet),
 #                           nginx.conf and nginx-gateway.conf (rendered for
@@ -44,28 +45,31 @@ for b in "${BINARIES[@]}"; do [ -x "$BIN/$b" ] || die "$BIN/$b is missing: run '
 # Production values of the placeholders conf/stack.sh fills for the local stack
 # (rates: its dev profile). Edit the installed example, not these.
 DOMAIN=corral.example.com
+SNIPPETS=$PREFIX/share/corral/nginx
+render_snippets() { # outdir
+    local socks="" i
+    for i in $(seq 1 $API_INSTANCES); do socks+="$(api_socket "$i") "; done
+    CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=200 CORRAL_NGX_BURST=400 CORRAL_NGX_BODY=2m \
+        CORRAL_NGX_SECRET=/etc/corral/gateway-secret bash "$ROOT/conf/nginx/render.sh" "$1"
+}
+
 render_nginx() { # out
-    local ups="" i
-    for i in $(seq 1 $API_INSTANCES); do
-        ups+="        server unix:$(api_socket "$i") max_fails=1 fail_timeout=1s;"$'\n'
-    done
     {
         echo "# Example for /etc/nginx/nginx.conf on a gateway host, rendered by conf/install.sh"
         echo "# from conf/nginx.conf.in. Edit the domain, certificates and ports; the data"
         echo "# plane's server is /etc/nginx/corral-gateway.conf (nginx-gateway.conf.example)."
+        echo "# Corral's own directives are the snippets in $SNIPPETS (decision 0055)."
         sed -e "s|@RUN@/nginx.pid|/run/nginx.pid|g" \
             -e "s|@RUN@/log/nginx-error.log|/var/log/nginx/error.log|g" \
             -e "s|@RUN@/log/nginx-access.log|/var/log/nginx/corral-access.log|g" \
             -e "s|@RUN@/nginx/|/var/lib/nginx/|g" \
             -e "s|@RUN@/tls/|/etc/corral/tls/|g" \
             -e "s|@RUN@/gateway\*.conf|/etc/nginx/corral-gateway.conf|g" \
-            -e "s|listen 127.0.0.1:@PORT@|listen @PORT@|g" \
+            -e "s|listen 127.0.0.1:@PORT@|listen @PORT@|g" -e "s|@SNIPPETS@|$SNIPPETS|g" \
             -e "s|@PORT@|443|g" -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@USER@|www-data|g" \
-            -e "s|@RATE_ADDR@|200|g" -e "s|@BURST_ADDR@|400|g" \
-            -e "s|@NGINX_BODY@|2m|g" -e "s|@MODULE@|$MODDIR/ngx_http_corral_module.so|g" \
+            -e "s|@MODULE@|$MODDIR/ngx_http_corral_module.so|g" \
             "$ROOT/conf/nginx.conf.in" \
-            | awk -v ups="$ups" \
-                '{ if ($0 == "@UPSTREAMS@") printf "%s", ups; else if ($0 == "@EXTRA_LOCATIONS@") print ""; else print }'
+            | awk '{ if ($0 == "@EXTRA_LOCATIONS@") print ""; else print }'
     } > "$1"
 }
 
@@ -75,8 +79,7 @@ render_gateway() { # out
         echo "# Example for /etc/nginx/corral-gateway.conf (included by nginx.conf.example),"
         echo "# rendered by conf/install.sh from conf/nginx-gateway.conf.in. 443: <port>-<id>.<domain>"
         echo "# (E2B_DOMAIN); 8444: any host with E2b-Sandbox-Id/-Port headers (E2B_SANDBOX_URL)."
-        sed -e "s|@RUN@/tls/|/etc/corral/tls/|g" \
-            -e "s|@RUN@/gateway-secret|/etc/corral/gateway-secret|g" \
+        sed -e "s|@RUN@/tls/|/etc/corral/tls/|g" -e "s|@SNIPPETS@|$SNIPPETS|g" \
             -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|off|g" \
             -e "s|@GATEWAY_NAMES@|*.$DOMAIN|g" -e "s|@WORKER_NETWORKS@|127.0.0.0/8 ::1/128|g" \
             -e "s|@WORKER_PORTS@|1024-65535|g" "$ROOT/conf/nginx-gateway.conf.in" \
@@ -100,7 +103,7 @@ trap 'rm -rf "$TMP"' EXIT
 install -d -m 0755 "$DESTDIR$PREFIX/bin" "$DESTDIR$MODDIR" "$DESTDIR/lib/systemd/system" \
     "$DESTDIR/lib/systemd/system/nginx.service.d" "$DESTDIR/lib/systemd/system/redis-server.service.d" \
     "$DESTDIR$PREFIX/lib/corral" "$DESTDIR/usr/lib/sysusers.d" \
-    "$DESTDIR$PREFIX/share/doc/corral" "$DESTDIR/etc/corral"
+    "$DESTDIR$PREFIX/share/doc/corral" "$DESTDIR/etc/corral" "$DESTDIR$SNIPPETS"
 
 for b in "${BINARIES[@]}"; do install -m 0755 "$BIN/$b" "$DESTDIR$PREFIX/bin/$b"; done
 install -m 0644 "$MODULE" "$DESTDIR$MODDIR/ngx_http_corral_module.so"
@@ -119,6 +122,7 @@ install -m 0644 "$SYSTEMD/corral.sysusers" "$DESTDIR/usr/lib/sysusers.d/corral.c
 install -m 0644 "$SYSTEMD/README.md" "$DESTDIR$PREFIX/share/doc/corral/systemd.md"
 install -m 0644 "$ROOT/docs/running-on-several-hosts.md" "$DESTDIR$PREFIX/share/doc/corral/running-on-several-hosts.md"
 
+render_snippets "$DESTDIR$SNIPPETS"
 render_nginx "$TMP/nginx.conf.example"
 render_gateway "$TMP/nginx-gateway.conf.example"
 check_rendered "$TMP/nginx.conf.example" "$TMP/nginx-gateway.conf.example"

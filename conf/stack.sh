@@ -216,21 +216,21 @@ CONF
         bash "$ROOT/conf/redis-ha.sh" "$RUN" "$REDIS_PORT" >> "$RUN/corral.conf"
     fi
     umask 022
-    local ups="" i
-    # A restarted handler is used again within a second (nginx would wait 10 s).
-    for i in $(seq 1 $API_PROCS); do ups+="        server unix:$RUN/api-$i.sock max_fails=1 fail_timeout=1s;"$'\n'; done
+    local socks="" i
+    for i in $(seq 1 $API_PROCS); do socks+="$RUN/api-$i.sock "; done
+    # Corral's directives: the include snippets an operator's nginx uses too.
+    CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=$RATE_ADDR CORRAL_NGX_BURST=$BURST_ADDR \
+        CORRAL_NGX_BODY=2m CORRAL_NGX_SECRET=$RUN/gateway-secret \
+        bash "$ROOT/conf/nginx/render.sh" "$RUN/snippets"
     local extra=""
     if [ "$PROFILE" = bench ]; then
         mkdir -p "$RUN/www" && echo '{"status":"ok"}' > "$RUN/www/static.json"
         extra="        location = /static.json { root $RUN/www; }"
     fi
     sed -e "s|@RUN@|$RUN|g" -e "s|@PORT@|$PORT|g" -e "s|@DOMAIN@|$DOMAIN|g" \
-        -e "s|@USER@|$(id -un)|g" \
-        -e "s|@RATE_ADDR@|$RATE_ADDR|g" -e "s|@BURST_ADDR@|$BURST_ADDR|g" \
-        -e "s|@NGINX_BODY@|2m|g" -e "s|@DATA_PORT@|$DATA_PORT|g" -e "s|@MODULE@|$MODULE|g" \
+        -e "s|@USER@|$(id -un)|g" -e "s|@SNIPPETS@|$RUN/snippets|g" -e "s|@MODULE@|$MODULE|g" \
         "$ROOT/conf/nginx.conf.in" \
-        | awk -v ups="$ups" -v extra="$extra" \
-            '{ if ($0 == "@UPSTREAMS@") printf "%s", ups; else if ($0 == "@EXTRA_LOCATIONS@") print extra; else print }' \
+        | awk -v extra="$extra" '{ if ($0 == "@EXTRA_LOCATIONS@") print extra; else print }' \
         > "$RUN/nginx.conf"
     render_gateway "$RUN/gateway.conf" off "*.$DOMAIN" "$PORT" "$DATA_PORT"
     rm -f "$RUN/gateway-bypass.conf"
@@ -244,7 +244,7 @@ render_gateway() { # file, cache bypass (on|off), server names, listen ports...
     shift 3
     for p in "$@"; do listen+="    listen 127.0.0.1:$p ssl http2;"$'\n'; done
     sed -e "s|@RUN@|$RUN|g" -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|$bypass|g" \
-        -e "s|@GATEWAY_NAMES@|$names|g" -e "s|@WORKER_NETWORKS@|$WORKER_NETWORKS|g" \
+        -e "s|@SNIPPETS@|$RUN/snippets|g" -e "s|@GATEWAY_NAMES@|$names|g" -e "s|@WORKER_NETWORKS@|$WORKER_NETWORKS|g" \
         -e "s|@WORKER_PORTS@|$(tr -s ' ' ',' <<<"$WORKER_PORTS")|g" "$ROOT/conf/nginx-gateway.conf.in" \
         | awk -v listen="$listen" '{ if ($0 == "@GATEWAY_LISTEN@") printf "%s", listen; else print }' > "$out"
 }

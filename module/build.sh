@@ -28,6 +28,10 @@ if [ ! -f "$STAMP" ] || [ "$MODDIR/config" -nt "$STAMP" ] || [ "$SRC/conf_flags"
     cp -a "$SRC" "$TREE"
     (
         cd "$TREE"
+        # Debian's flags only (conf_flags has its hardened --with-cc-opt and
+        # --with-ld-opt): nginx's configure would take a caller's CFLAGS (the
+        # Makefile's, exported under dpkg-buildpackage) instead of its own.
+        unset CFLAGS CPPFLAGS LDFLAGS
         # shellcheck disable=SC1091
         source ./conf_flags
         ./configure "${NGX_CONF_FLAGS[@]}" --add-dynamic-module="$MODDIR" > "$OUT/configure.log" 2>&1 \

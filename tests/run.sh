@@ -24,6 +24,11 @@ make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress b
 make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress build-san/bin/unit-envd >/dev/null || { echo "sanitized build failed"; exit 1; }
 
 step "install: make install and systemd units" bash tests/install/run.sh
+# make deb, then the packages on this host's stock nginx with the e2b suite
+# through it, and purge. Nothing has started dockerd yet at this point: the
+# test starts it (tests/lib/docker.sh) and stops it again; the base image is
+# built here on a fresh machine (cached for the later steps).
+step "install: Debian packages behind the stock nginx, e2b suite, purge" bash tests/install/deb.sh
 step "stack: up twice, a failed up, down stops every generation" bash tests/stack/updown.sh
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd

@@ -11,7 +11,8 @@
 #     machine's own units as the root (systemd 252 looks up ExecStart= there);
 #   - `systemd-analyze security --offline` keeps each unit's exposure low;
 #   - systemd-sysusers makes user corral and puts www-data in group corral;
-#   - the rendered nginx examples pass `nginx -t` with the installed module;
+#   - the rendered nginx examples and the include snippets they name pass
+#     `nginx -t` with the installed module;
 #   - redis-acl renders an ACL file that redis-server (redis.conf.example) loads:
 #     no login refused, corral limited, files 0600 in 0700 under UMask 0077;
 #   - corral-sched accepts corral.conf.example and workerd accepts
@@ -56,6 +57,9 @@ check_tree() { # destdir prefix
     [ -f "$d/lib/systemd/system/redis-server.service.d/corral.conf" ] || fail "redis-server drop-in missing"
     [ -x "$d$p/lib/corral/redis-acl" ] || fail "$d$p/lib/corral/redis-acl missing or not executable"
     [ -f "$d/usr/lib/sysusers.d/corral.conf" ] || fail "sysusers file missing"
+    for f in corral-http.conf corral-api.conf corral-gateway.conf; do
+        [ -f "$d$p/share/corral/nginx/$f" ] || fail "nginx snippet $f missing from $d$p/share/corral/nginx"
+    done
     for f in systemd.md running-on-several-hosts.md; do
         [ -f "$d$p/share/doc/corral/$f" ] || fail "doc $f missing from $d$p/share/doc/corral"
     done
@@ -65,7 +69,8 @@ check_tree() { # destdir prefix
         case "$f" in *.example) ;; *) fail "make install wrote $f (only *.example belong there)" ;; esac
     done
 
-    for f in "$d"/lib/systemd/system/*.service "$d"/lib/systemd/system/*.service.d/*.conf "$d"/etc/corral/*.example; do
+    for f in "$d"/lib/systemd/system/*.service "$d"/lib/systemd/system/*.service.d/*.conf "$d"/etc/corral/*.example \
+        "$d$p"/share/corral/nginx/*.conf; do
         if grep -v '^[[:space:]]*#' "$f" | grep -q '@[A-Z_]\+@'; then
             fail "$f: placeholders left: $(grep -v '^[[:space:]]*#' "$f" | grep -o '@[A-Z_]\+@' | sort -u | tr '\n' ' ')"
         fi
@@ -88,8 +93,8 @@ check_tree() { # destdir prefix
 
     # What the units and the examples say must agree.
     for i in 1 2; do
-        grep -q "server unix:/run/corral/api-$i/fcgi.sock " "$d/etc/corral/nginx.conf.example" \
-            || fail "nginx.conf.example has no upstream server for corral-api@$i's socket /run/corral/api-$i/fcgi.sock"
+        grep -q "server unix:/run/corral/api-$i/fcgi.sock " "$d$p/share/corral/nginx/corral-http.conf" \
+            || fail "corral-http.conf has no upstream server for corral-api@$i's socket /run/corral/api-$i/fcgi.sock"
     done
     grep -q -- "-l %t/corral/api-%i/fcgi.sock" "$d/lib/systemd/system/corral-api@.service" \
         || fail "corral-api@.service does not listen on %t/corral/api-%i/fcgi.sock (what nginx.conf.example lists)"
@@ -143,7 +148,10 @@ nginx_t() { # destdir prefix
     local subst=(-e "s|$p/lib/nginx/modules/|$d$p/lib/nginx/modules/|g" -e "s|/etc/corral/tls/|$t/tls/|g"
                  -e "s|/etc/corral/gateway-secret|$t/gateway-secret|g" -e "s|/var/log/nginx/|$t/log/|g"
                  -e "s|/var/lib/nginx/|$t/temp/|g" -e "s|/run/nginx.pid|$t/nginx.pid|g"
-                 -e "s|/etc/nginx/corral-gateway.conf|$t/corral-gateway.conf|g")
+                 -e "s|/etc/nginx/corral-gateway.conf|$t/corral-gateway.conf|g"
+                 -e "s|$p/share/corral/nginx/|$t/snippets/|g")
+    mkdir -p "$t/snippets"
+    for f in "$d$p"/share/corral/nginx/*.conf; do sed "${subst[@]}" "$f" > "$t/snippets/${f##*/}"; done
     sed "${subst[@]}" "$d/etc/corral/nginx.conf.example" > "$t/nginx.conf"
     sed "${subst[@]}" "$d/etc/corral/nginx-gateway.conf.example" > "$t/corral-gateway.conf"
     out=$(nginx -t -q -p "$t" -c "$t/nginx.conf" -e "$t/log/error.log" 2>&1) \

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# conf/nginx/render.sh OUTDIR: renders the include snippets conf/nginx/*.conf.in
+# into OUTDIR/*.conf — the one source of Corral's nginx directives, used by
+# conf/stack.sh (make up), conf/install.sh (make install) and debian/rules
+# (the packages' /usr/share/corral/nginx/): decision 0055.
+#
+# Settings (environment; all required, so a caller never gets a default it
+# did not choose):
+#   CORRAL_NGX_SOCKETS   corral-api's FastCGI sockets, space-separated
+#   CORRAL_NGX_RATE      per-address requests/s (limit_req_zone)
+#   CORRAL_NGX_BURST     per-address burst (limit_req)
+#   CORRAL_NGX_BODY      the API's client_max_body_size (2m)
+#   CORRAL_NGX_SECRET    the gateway secret's file (corral.conf gateway_secret_file)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+die() { echo "render.sh: $*" >&2; exit 1; }
+
+[ $# -eq 1 ] || die "usage: conf/nginx/render.sh OUTDIR"
+OUT=$1
+: "${CORRAL_NGX_SOCKETS:?}" "${CORRAL_NGX_RATE:?}" "${CORRAL_NGX_BURST:?}" \
+  "${CORRAL_NGX_BODY:?}" "${CORRAL_NGX_SECRET:?}"
+
+ups="" sock=""
+for sock in $CORRAL_NGX_SOCKETS; do
+    ups+="    server unix:$sock max_fails=1 fail_timeout=1s;"$'\n'
+done
+
+mkdir -p "$OUT"
+for src in "$HERE"/*.conf.in; do
+    dst=$OUT/$(basename "$src" .in)
+    sed -e "s|@RATE_ADDR@|$CORRAL_NGX_RATE|g" -e "s|@BURST_ADDR@|$CORRAL_NGX_BURST|g" \
+        -e "s|@NGINX_BODY@|$CORRAL_NGX_BODY|g" -e "s|@GATEWAY_SECRET@|$CORRAL_NGX_SECRET|g" "$src" \
+        | awk -v ups="$ups" '{ if ($0 == "@UPSTREAMS@") printf "%s", ups; else print }' > "$dst.tmp"
+    # A placeholder left means a template gained one this script does not know.
+    left=$(grep -v '^[[:space:]]*#' "$dst.tmp" | grep -o '@[A-Z_]\+@' | sort -u | tr '\n' ' ' || true)
+    [ -z "$left" ] || { rm -f "$dst.tmp"; die "$src: placeholders left unrendered: $left"; }
+    chmod 0644 "$dst.tmp"
+    mv "$dst.tmp" "$dst"
+done
