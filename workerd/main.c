@@ -19,6 +19,7 @@
 #include "stop_signals.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,18 @@ static int apply_flag(struct worker_conf *c, int argc, char **argv, int *i, char
 }
 
 /* The config file first, then the flags, so flags override it. */
+/* The config's canonical path, for the gate's hardlocks; as given if it
+ * cannot be resolved or is too long to keep. */
+static void set_conf_file(struct worker_conf *c, const char *path)
+{
+    char real[PATH_MAX];
+    const char *p = realpath(path, real) ? real : path;
+
+    if (snprintf(c->agent.conf_file, sizeof(c->agent.conf_file), "%s", p) >=
+        (int)sizeof(c->agent.conf_file))
+        snprintf(c->agent.conf_file, sizeof(c->agent.conf_file), "%s", path);
+}
+
 static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, size_t errlen)
 {
     const char *path = DEFAULT_CONF;
@@ -94,8 +107,7 @@ static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, si
     if (config_load(path, wconf_set, c, err, errlen) != 0)
         return -1;
     /* Hardlocked by the gate of every agent session (it holds the token's path). */
-    if (!realpath(path, c->agent.conf_file))
-        snprintf(c->agent.conf_file, sizeof(c->agent.conf_file), "%s", path);
+    set_conf_file(c, path);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0) {
             i++;
