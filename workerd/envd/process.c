@@ -577,9 +577,7 @@ static void child_exec(const struct proc_spec *spec, const struct child_fds *cf,
         dup2(cf->out, 1);
         dup2(cf->err, 2);
     }
-    if (!envd_cfg.agent && switch_identity(spec->user) < 0) {
-        err = errno;
-    } else if (chdir(spec->cwd) < 0) {
+    if ((!envd_cfg.agent && switch_identity(spec->user) < 0) || chdir(spec->cwd) < 0) {
         err = errno;
     } else {
         execve(exe, spec->argv, spec->envp);
