@@ -6,6 +6,7 @@
  * lexically: nothing there can be a symlink (yet).
  */
 #include "gate_canon.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -14,38 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* Appends the components of rest to out (canonical), "." and ".." lexically. */
-static int append_rest(char *out, size_t outsz, const char *rest)
-{
-    size_t len = strlen(out);
-
-    while (*rest != '\0') {
-        while (*rest == '/')
-            rest++;
-        const char *seg = rest;
-        while (*rest != '\0' && *rest != '/')
-            rest++;
-        size_t n = (size_t)(rest - seg);
-        if (n == 0 || (n == 1 && seg[0] == '.'))
-            continue;
-        if (n == 2 && seg[0] == '.' && seg[1] == '.') {
-            while (len > 1 && out[--len] != '/')
-                ;
-            out[len == 0 ? 1 : len] = '\0';
-            len = strlen(out);
-            continue;
-        }
-        if (len + 1 + n + 1 > outsz)
-            return -1;
-        if (len > 1)
-            out[len++] = '/';
-        memcpy(out + len, seg, n);
-        len += n;
-        out[len] = '\0';
-    }
-    return 0;
-}
 
 int gate_canon(const char *abs, char *out, size_t outsz)
 {
@@ -69,15 +38,12 @@ int gate_canon(const char *abs, char *out, size_t outsz)
         *slash = '\0';
         cut = (size_t)(slash - prefix);
     }
-    if (strlen(real) >= outsz) {
+    /* what does not exist yet follows the real prefix, "." and ".." lexically */
+    if (snprintf(out, outsz, "%s/%s", real, abs + cut) >= (int)outsz) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    memcpy(out, real, strlen(real) + 1);
-    if (append_rest(out, outsz, abs + cut) < 0) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
+    path_clean_abs(out);
     return 0;
 }
 

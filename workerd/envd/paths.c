@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 /* Lexically cleans an absolute path in place: no ".", "..", or repeated slashes. */
-static void clean_abs(char *p)
+void path_clean_abs(char *p)
 {
     char *out = p;
     const char *in = p;
@@ -56,7 +56,7 @@ int path_resolve(const char *in, const struct envd_user *u, char *out, size_t ou
         snprintf(msg, msgsz, "path too long: '%.200s'", in);
         return -1;
     }
-    clean_abs(out);
+    path_clean_abs(out);
     return 0;
 }
 

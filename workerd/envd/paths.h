@@ -21,4 +21,8 @@ int path_ensure_dirs(const char *dir, char *msg, size_t msgsz);
 /* Pointer to the last component of an absolute, cleaned path ("/" for "/"). */
 const char *path_base(const char *path);
 
+/* Removes ".", "..", and repeated slashes from an absolute path, in place,
+ * lexically (no symlink is looked at): "/a/./b/../c//" becomes "/a/c". */
+void path_clean_abs(char *p);
+
 #endif
