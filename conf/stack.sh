@@ -9,6 +9,7 @@
 #   conf/stack.sh down    stop every process of this state dir's stack
 #   conf/stack.sh env     print the exports for clients
 #   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
+#                         | kill-host N | start-host N (CORRAL_GATEWAY_HOSTS)
 #   conf/stack.sh redis-cli ARGS...   redis-cli as the stack's Redis admin (corral-admin)
 #
 # Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
@@ -22,7 +23,11 @@
 # (audit_retention_s, default 30 days; decision 0045), CORRAL_REDIS_HA=1 (a
 # replica on CORRAL_REDIS_PORT+1 and three sentinels on +2..+4, which
 # corral.conf finds the primary through; decision 0058, conf/redis-ha.sh),
-# CORRAL_REDIS_CLUSTER=1 (Redis as a one-node cluster: CROSSSLOT refused).
+# CORRAL_REDIS_CLUSTER=1 (Redis as a one-node cluster: CROSSSLOT refused),
+# CORRAL_GATEWAY_HOSTS=N (N gateway hosts, each a network namespace with
+# nginx and two corral-api, behind a TCP balancer on PORT; decision 0059,
+# conf/gateway-hosts.sh; CORRAL_HOSTS_NET, default 10.233.0, their /24),
+# CORRAL_WORKERD=N (N workerd on the one dockerd; the second is workerd-2).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +41,16 @@ DOMAIN=${CORRAL_DOMAIN:-corral.localhost}
 # The data plane's second port, for E2B_SANDBOX_URL (header routing).
 DATA_PORT=${CORRAL_SANDBOX_PORT:-$((PORT + 1))}
 MODULE=${CORRAL_NGINX_MODULE:-$ROOT/build/nginx-module/ngx_http_corral_module.so}
-WORKER_NETWORKS=${CORRAL_WORKER_NETWORKS:-127.0.0.0/8 ::1/128}
+HOSTS=${CORRAL_GATEWAY_HOSTS:-0}
+WORKERS=${CORRAL_WORKERD:-0}
+# shellcheck source=conf/gateway-hosts.sh
+. "$ROOT/conf/gateway-hosts.sh"
+# With gateway hosts, Redis and the workers' data ports are also on the bridge.
+REDIS_ADDR=127.0.0.1
+[ "$HOSTS" -ge 1 ] && REDIS_ADDR=$HOSTS_NET.1
+DEFAULT_NETWORKS="127.0.0.0/8 ::1/128"
+[ "$HOSTS" -ge 1 ] && DEFAULT_NETWORKS+=" $HOSTS_NET.0/24"
+WORKER_NETWORKS=${CORRAL_WORKER_NETWORKS:-$DEFAULT_NETWORKS}
 WORKER_PORTS=${CORRAL_WORKER_PORTS:-1024-65535}
 API_PROCS=2
 
@@ -97,8 +111,8 @@ stack_pids() {
         case "$name" in corral-api|corral-sched|workerd|nginx|redis-server) ;; *) continue ;; esac
         running "$p" || continue
         case "$argv" in
-        *" $RUN/corral.conf "*|*" $RUN/workerd.conf "*) echo "$p" ;;
-        *" $RUN/nginx.conf "*) echo "$p"; masters+=("$p") ;;
+        *" $RUN/corral.conf "*|*" $RUN/workerd.conf "*|*" $RUN/workerd-2.conf "*) echo "$p" ;;
+        *" $RUN/nginx.conf "*|*" $RUN/gw-"[1-9]"/nginx.conf "*) echo "$p"; masters+=("$p") ;;
         *) [ "$name" = redis-server ] && case "$(readlink "$d/cwd" 2>/dev/null)" in
                "$RUN/redis" | "$RUN/redis-replica" | "$RUN"/sentinel-[123]) echo "$p" ;; esac ;;
         esac
@@ -129,9 +143,13 @@ stack_state() {
     local live n f files=("$RUN/nginx.pid" "$RUN/pids/redis.pid" "$RUN/pids/sched.pid")
     live=" $(stack_pids | tr '\n' ' ') "
     [ "$live" = "  " ] && { echo down; return; }
-    for n in $(seq 1 $API_PROCS); do files+=("$RUN/pids/api-$n.pid"); done
+    if [ "$HOSTS" -ge 1 ]; then
+        mapfile -t -O ${#files[@]} files < <(hosts_pid_files)
+    else
+        for n in $(seq 1 $API_PROCS); do files+=("$RUN/pids/api-$n.pid"); done
+    fi
     [ "$PROFILE" = test ] && files+=("$RUN/pids/sched-2.pid")
-    [ "${CORRAL_WORKERD:-0}" = 1 ] && files+=("$RUN/pids/workerd.pid")
+    for n in $(seq 1 "$WORKERS"); do files+=("$RUN/pids/$(workerd_name "$n").pid"); done
     for f in "${files[@]}"; do
         [[ -f $f && $live == *" $(cat "$f") "* ]] || { echo partial; return; }
     done
@@ -163,13 +181,16 @@ wait_for() { # description, test command...
 }
 
 make_tls() {
-    [ -f "$RUN/tls/server.crt" ] && return 0
+    [ -f "$RUN/tls/server.crt" ] && grep -q "IP:$(host_addr "$HOSTS")" "$RUN/tls/san.ext" 2>/dev/null && return 0
     mkdir -p "$RUN/tls" && chmod 700 "$RUN/tls"
     openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=Corral local CA" \
         -keyout "$RUN/tls/ca.key" -out "$RUN/tls/ca.crt" 2>/dev/null
     openssl req -newkey rsa:2048 -nodes -subj "/CN=$DOMAIN" \
         -keyout "$RUN/tls/server.key" -out "$RUN/tls/server.csr" 2>/dev/null
-    printf 'subjectAltName=DNS:localhost,DNS:%s,DNS:*.%s,IP:127.0.0.1\n' "$DOMAIN" "$DOMAIN" \
+    # The gateway hosts' own addresses too, so that a test can pick one host.
+    local ips=",IP:127.0.0.1" i
+    for i in $(seq 1 "$HOSTS"); do ips+=",IP:$(host_addr "$i")"; done
+    printf 'subjectAltName=DNS:localhost,DNS:%s,DNS:*.%s%s\n' "$DOMAIN" "$DOMAIN" "$ips" \
         > "$RUN/tls/san.ext"
     openssl x509 -req -in "$RUN/tls/server.csr" -CA "$RUN/tls/ca.crt" -CAkey "$RUN/tls/ca.key" \
         -CAcreateserial -days 3650 -extfile "$RUN/tls/san.ext" -out "$RUN/tls/server.crt" 2>/dev/null
@@ -185,7 +206,7 @@ write_conf() {
     bash "$ROOT/conf/redis-acl.sh" "$RUN/redis-password" "$RUN/redis-admin-password" \
         > "$RUN/redis-users.acl"
     cat > "$RUN/corral.conf" <<CONF
-redis_host = 127.0.0.1
+redis_host = $REDIS_ADDR
 redis_port = $REDIS_PORT
 redis_user = corral
 redis_password_file = $RUN/redis-password
@@ -213,38 +234,49 @@ audit_retention_s = ${CORRAL_AUDIT_RETENTION_S:-2592000}
 CONF
     # A replica and three sentinels beside Redis (decision 0058)
     if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then
-        bash "$ROOT/conf/redis-ha.sh" "$RUN" "$REDIS_PORT" >> "$RUN/corral.conf"
+        bash "$ROOT/conf/redis-ha.sh" "$RUN" "$REDIS_PORT" "$REDIS_ADDR" >> "$RUN/corral.conf"
     fi
     umask 022
-    local socks="" i
-    for i in $(seq 1 $API_PROCS); do socks+="$RUN/api-$i.sock "; done
-    # Corral's directives: the include snippets an operator's nginx uses too.
-    CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=$RATE_ADDR CORRAL_NGX_BURST=$BURST_ADDR \
-        CORRAL_NGX_BODY=2m CORRAL_NGX_SECRET=$RUN/gateway-secret \
-        bash "$ROOT/conf/nginx/render.sh" "$RUN/snippets"
-    local extra=""
-    if [ "$PROFILE" = bench ]; then
-        mkdir -p "$RUN/www" && echo '{"status":"ok"}' > "$RUN/www/static.json"
-        extra="        location = /static.json { root $RUN/www; }"
-    fi
-    sed -e "s|@RUN@|$RUN|g" -e "s|@PORT@|$PORT|g" -e "s|@DOMAIN@|$DOMAIN|g" \
-        -e "s|@USER@|$(id -un)|g" -e "s|@SNIPPETS@|$RUN/snippets|g" -e "s|@MODULE@|$MODULE|g" \
-        "$ROOT/conf/nginx.conf.in" \
-        | awk -v extra="$extra" '{ if ($0 == "@EXTRA_LOCATIONS@") print extra; else print }' \
-        > "$RUN/nginx.conf"
-    render_gateway "$RUN/gateway.conf" off "*.$DOMAIN" "$PORT" "$DATA_PORT"
-    rm -f "$RUN/gateway-bypass.conf"
-    if [ "$PROFILE" = bench ]; then
-        render_gateway "$RUN/gateway-bypass.conf" on "_" "$((PORT + 2))"
+    if [ "$HOSTS" -ge 1 ]; then
+        balancer_conf "$HOSTS"
+    else
+        render_nginx "$RUN" "127.0.0.1:" "$PORT" "$DATA_PORT"
     fi
 }
 
-render_gateway() { # file, cache bypass (on|off), server names, listen ports...
-    local out=$1 bypass=$2 names=$3 listen="" p
-    shift 3
-    for p in "$@"; do listen+="    listen 127.0.0.1:$p ssl http2;"$'\n'; done
-    sed -e "s|@RUN@|$RUN|g" -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|$bypass|g" \
-        -e "s|@SNIPPETS@|$RUN/snippets|g" -e "s|@GATEWAY_NAMES@|$names|g" -e "s|@WORKER_NETWORKS@|$WORKER_NETWORKS|g" \
+# One gateway's nginx in DIR (its sockets, pid, logs; the one-host stack's is
+# RUN itself), listening on LISTEN ("127.0.0.1:", or "" for every address).
+render_nginx() { # dir, listen address prefix, API port, data port
+    local dir=$1 at=$2 port=$3 data_port=$4 socks="" i
+    for i in $(seq 1 $API_PROCS); do socks+="$dir/api-$i.sock "; done
+    # Corral's directives: the include snippets an operator's nginx uses too.
+    CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=$RATE_ADDR CORRAL_NGX_BURST=$BURST_ADDR \
+        CORRAL_NGX_BODY=2m CORRAL_NGX_SECRET=$RUN/gateway-secret \
+        bash "$ROOT/conf/nginx/render.sh" "$dir/snippets"
+    local extra=""
+    if [ "$PROFILE" = bench ]; then
+        mkdir -p "$dir/www" && echo '{"status":"ok"}' > "$dir/www/static.json"
+        extra="        location = /static.json { root $dir/www; }"
+    fi
+    sed -e "s|@RUN@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@DOMAIN@|$DOMAIN|g" \
+        -e "s|listen 127.0.0.1:|listen $at|" \
+        -e "s|@USER@|$(id -un)|g" -e "s|@SNIPPETS@|$dir/snippets|g" -e "s|@MODULE@|$MODULE|g" \
+        "$ROOT/conf/nginx.conf.in" \
+        | awk -v extra="$extra" '{ if ($0 == "@EXTRA_LOCATIONS@") print extra; else print }' \
+        > "$dir/nginx.conf"
+    render_gateway "$dir" "$dir/gateway.conf" off "*.$DOMAIN" "$at" "$port" "$data_port"
+    rm -f "$dir/gateway-bypass.conf"
+    if [ "$PROFILE" = bench ]; then
+        render_gateway "$dir" "$dir/gateway-bypass.conf" on "_" "$at" "$((port + 2))"
+    fi
+}
+
+render_gateway() { # dir, file, cache bypass (on|off), server names, listen address prefix, ports...
+    local dir=$1 out=$2 bypass=$3 names=$4 at=$5 listen="" p
+    shift 5
+    for p in "$@"; do listen+="    listen $at$p ssl http2;"$'\n'; done
+    sed -e "s|@RUN@|$dir|g" -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|$bypass|g" \
+        -e "s|@SNIPPETS@|$dir/snippets|g" -e "s|@GATEWAY_NAMES@|$names|g" -e "s|@WORKER_NETWORKS@|$WORKER_NETWORKS|g" \
         -e "s|@WORKER_PORTS@|$(tr -s ' ' ',' <<<"$WORKER_PORTS")|g" "$ROOT/conf/nginx-gateway.conf.in" \
         | awk -v listen="$listen" '{ if ($0 == "@GATEWAY_LISTEN@") printf "%s", listen; else print }' > "$out"
 }
@@ -300,6 +332,7 @@ start_redis() {
     # (CROSSSLOT), which is what Redis Cluster needs (decision 0058).
     [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ] && cluster=(--cluster-enabled yes --cluster-config-file nodes.conf)
     (umask 077; start_bg redis redis-server "$ROOT/conf/redis.conf" --port "$REDIS_PORT" \
+        --bind "127.0.0.1 ::1 ${REDIS_ADDR#127.0.0.1}" \
         --dir "$RUN/redis" --aclfile "$RUN/redis-users.acl" "${cluster[@]}")
     wait_for "redis on port $REDIS_PORT" redis_admin ping
     if [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ]; then
@@ -310,8 +343,14 @@ start_redis() {
 
 cluster_ok() { redis_admin CLUSTER INFO | grep -q '^cluster_state:ok'; }
 
-# One workerd joined to the unscoped fleet, on this machine's dockerd.
+# workerd N's name: its pid, log, config, token and state dir (N=1: workerd).
+workerd_name() { if [ "$1" = 1 ]; then echo workerd; else echo "workerd-$1"; fi; }
+
+# workerd N joined to the unscoped fleet, on this machine's dockerd; its data
+# port is CORRAL_WORKERD_DATA_PORT + N - 1.
 start_workerd() {
+    local n=${1:-1} name
+    name=$(workerd_name "$n")
     [ -x "$BIN/workerd" ] || die "$BIN/workerd is missing: run 'make'"
     # Stop dockerd at `down` only if this stack is what started it.
     if curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1; then
@@ -322,22 +361,22 @@ start_workerd() {
     bash "$ROOT/tests/lib/docker.sh" start || die "dockerd did not start"
     bash "$ROOT/tests/lib/images.sh" >>"$RUN/log/images.log" 2>&1 \
         || die "building the corral/base image failed (see $RUN/log/images.log)"
-    mkdir -p "$RUN/workerd-state"
+    mkdir -p "$RUN/$name-state"
     (umask 077; CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json join-token create --ttl 31536000 \
-        | sed -E 's/.*"token":"([^"]*)".*/\1/' > "$RUN/workerd.token")
-    cat > "$RUN/workerd.conf" <<CONF
+        | sed -E 's/.*"token":"([^"]*)".*/\1/' > "$RUN/$name.token")
+    cat > "$RUN/$name.conf" <<CONF
 control_url = https://127.0.0.1:$PORT
 ca_file = $RUN/tls/ca.crt
-join_token_file = $RUN/workerd.token
-data_addr = 127.0.0.1:${CORRAL_WORKERD_DATA_PORT:-7001}
-state_dir = $RUN/workerd-state
+join_token_file = $RUN/$name.token
+data_addr = $REDIS_ADDR:$((${CORRAL_WORKERD_DATA_PORT:-7001} + n - 1))
+state_dir = $RUN/$name-state
 template.base = corral/base
 probe_image = corral/base
 ${CORRAL_WORKERD_SLOTS:+slots = $CORRAL_WORKERD_SLOTS}
 ${CORRAL_WORKERD_EXTRA:-}
 CONF
-    start_bg workerd "$BIN/workerd" -c "$RUN/workerd.conf"
-    wait_for "workerd to enrol" grep -q "enrolled\|handshake" "$RUN/log/workerd.log"
+    start_bg "$name" "$BIN/workerd" -c "$RUN/$name.conf"
+    wait_for "$name to enrol" grep -q "enrolled\|handshake" "$RUN/log/$name.log"
 }
 
 start_api() {
@@ -352,6 +391,8 @@ up() {
     [ -f "$MODULE" ] || die "$MODULE is missing: run 'make'"
     profile_settings
     mkdir -p "$RUN"/{log,pids,redis,nginx}
+    [ "$HOSTS" -ge 1 ] && { command -v ip >/dev/null && [ -f /usr/lib/nginx/modules/ngx_stream_module.so ] \
+        || die "gateway hosts need iproute2 and libnginx-mod-stream: run 'make deps'"; }
     case "$(stack_state)" in
     up)
         echo "stack: already up in $RUN; started nothing" >&2
@@ -364,10 +405,15 @@ up() {
     trap up_failed EXIT
     trap 'exit 1' INT TERM
     make_tls
+    if [ "$HOSTS" -ge 1 ]; then hosts_net_up "$HOSTS"; echo "$HOSTS" > "$RUN/gateway-hosts"; fi
     write_conf
     start_redis
     if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then start_redis_ha; fi
-    for i in $(seq 1 $API_PROCS); do start_api "$i"; done
+    if [ "$HOSTS" -ge 1 ]; then
+        hosts_up "$HOSTS"
+    else
+        for i in $(seq 1 $API_PROCS); do start_api "$i"; done
+    fi
     start_bg sched "$BIN/corral-sched" -c "$RUN/corral.conf"
     # Tests run two sweepers: corral-sched must be safe as several copies.
     [ "$PROFILE" = test ] && start_bg sched-2 "$BIN/corral-sched" -c "$RUN/corral.conf"
@@ -375,15 +421,15 @@ up() {
         || die "nginx rejected $RUN/nginx.conf"
     nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log"
     wait_for "nginx on port $PORT" curl -sf --cacert "$RUN/tls/ca.crt" "https://localhost:$PORT/health"
-    if [ "${CORRAL_WORKERD:-0}" = 1 ]; then start_workerd; fi
+    for i in $(seq 1 "$WORKERS"); do start_workerd "$i"; done
     trap - EXIT INT TERM
 }
 
 # The stack's sandboxes, ready egress proxies and their networks go with it.
 # workerd leaves them running when it stops, so that a restarted workerd finds
 # its sandboxes; `down` ends the stack, and nothing of it may stay behind.
-remove_worker_objects() {
-    local wid state=$RUN/workerd-state/worker
+remove_worker_objects() { # state dir
+    local wid state=$1/worker
     [ -f "$state" ] && command -v docker >/dev/null || return 0
     wid=$(sed -n 's/^worker_id = \([0-9a-f]*\)$/\1/p' "$state")
     [ -n "$wid" ] || return 0
@@ -396,14 +442,23 @@ down() {
         nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" -s quit 2>/dev/null || true
         for _ in $(seq 1 50); do [ -f "$RUN/nginx.pid" ] || break; sleep 0.1; done
     fi
-    stop_pid workerd
-    remove_worker_objects
+    local w
+    for w in "$RUN"/workerd*-state; do
+        [ -d "$w" ] || continue
+        w=${w##*/}; w=${w%-state}
+        stop_pid "$w"
+        remove_worker_objects "$RUN/$w-state"
+    done
     stop_pid sched
     stop_pid sched-2
     for i in $(seq 1 $API_PROCS); do stop_pid "api-$i"; done
+    for f in "$RUN"/pids/gw*-api-*.pid; do
+        if [ -f "$f" ]; then f=${f##*/}; stop_pid "${f%.pid}"; fi
+    done
     stop_pid redis
     stop_redis_ha
     stop_strays
+    hosts_down
 }
 
 env_exports() {
@@ -433,8 +488,10 @@ stop-redis) stop_pid redis ;;
 start-redis) start_redis ;;
 kill-api) stop_pid "api-$2" KILL ;;
 start-api) profile_settings; start_api "$2" ;;
-start-workerd) start_workerd ;;
+start-workerd) start_workerd "${2:-1}" ;;
+kill-host) host_kill "$2" ;;
+start-host) profile_settings; host_start "$2" ;;
 status) ls "$RUN/pids" ;;
 redis-cli) shift; redis_admin "$@" ;;
-*) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|kill-api N|start-api N|status|redis-cli ARGS" ;;
+*) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|kill-api N|start-api N|kill-host N|start-host N|status|redis-cli ARGS" ;;
 esac
