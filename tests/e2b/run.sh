@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tests/e2b/run.sh: the real e2b npm SDK (pinned in package-lock.json) against
-# the whole stack — nginx with ngx_http_corral_module, two corral-api, Redis,
-# corral-sched, a real workerd on a real dockerd, envd in every sandbox — over
-# HTTPS: the pinned SDK (2.51.0) in both routing modes (E2B_DOMAIN and
+# the whole stack scaled out (issue 16, decision 0059) — three gateway hosts,
+# each a network namespace with nginx, ngx_http_corral_module and two
+# corral-api, behind a TCP balancer; Redis with a replica and three sentinels;
+# corral-sched; two real workerd on a real dockerd, envd in every sandbox —
+# over HTTPS: the pinned SDK (2.51.0) in both routing modes (E2B_DOMAIN and
 # E2B_SANDBOX_URL), the older 2.45.0 (tests/e2b/sdk.mjs) by host. What differs
 # in the old SDK is its routes and key checks, not how it reaches a sandbox:
 # its run by headers repeated the pinned one's and cost two CI minutes.
@@ -12,7 +14,8 @@ cd "$ROOT"
 
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-e2b.XXXXXX)
 export CORRAL_PORT=${CORRAL_E2B_PORT:-18843} CORRAL_REDIS_PORT=${CORRAL_E2B_REDIS_PORT:-16790}
-export CORRAL_PROFILE=test CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin} CORRAL_WORKERD=1
+export CORRAL_PROFILE=test CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build/bin} CORRAL_WORKERD=2
+export CORRAL_GATEWAY_HOSTS=3 CORRAL_REDIS_HA=1 CORRAL_HOSTS_NET=${CORRAL_E2B_HOSTS_NET:-10.233.0}
 # workerd with its own capacity defaults, as `make up` starts it (cpu_overcommit,
 # slots from memory), and no fleet share, as the dev profile: thirty_idle.check.mjs.
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_E2B_WORKERD_PORT:-17901} CORRAL_FLEET_SHARE=100
@@ -52,13 +55,20 @@ done
 echo "--- thirty idle sandboxes at once"
 CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
     node --test --test-reporter=spec tests/e2b/thirty_idle.check.mjs || rc=1
-[ "$rc" = 0 ] || tail -n 30 "$CORRAL_RUN/log/workerd.log"
-wid=$(sed -n 's/^worker_id = //p' "$CORRAL_RUN/workerd-state/worker")
+# Once: the scale-out checks (they kill a gateway host and the Redis primary).
+echo "--- scale-out: three gateway hosts, Redis failover"
+CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+    node --test --test-reporter=spec tests/e2b/scaleout.check.mjs || rc=1
+[ "$rc" = 0 ] || tail -n 30 "$CORRAL_RUN"/log/workerd*.log
+wids=$(sed -n 's/^worker_id = //p' "$CORRAL_RUN"/workerd*-state/worker)
 conf/stack.sh down >/dev/null 2>&1
 # `make down` ends the stack: none of its sandboxes, ready proxies or networks stay.
-left=$(docker ps -aq --filter "label=corral.worker=${wid:?no worker id in the state dir}" | wc -l)
-nets=$(docker network ls -q --filter "label=corral.worker=$wid" | wc -l)
-echo "--- after down: $left containers, $nets networks of worker $wid"
-[ "$left" = 0 ] && [ "$nets" = 0 ] || { echo "e2b: stack.sh down left containers or networks behind"; rc=1; }
+for wid in ${wids:?no worker id in the state dirs}; do
+    left=$(docker ps -aq --filter "label=corral.worker=$wid" | wc -l)
+    nets=$(docker network ls -q --filter "label=corral.worker=$wid" | wc -l)
+    echo "--- after down: $left containers, $nets networks of worker $wid"
+    [ "$left" = 0 ] && [ "$nets" = 0 ] || { echo "e2b: stack.sh down left containers or networks behind"; rc=1; }
+done
+ip netns list | grep -q "corral-$CORRAL_PORT-gw" && { echo "e2b: stack.sh down left gateway hosts behind"; rc=1; }
 [ "$rc" = 0 ] && rm -rf "$CORRAL_RUN"
 exit "$rc"
