@@ -324,20 +324,39 @@ stop_redis_ha() {
 }
 
 start_redis() {
-    local cluster=()
     mkdir -p "$RUN/redis"
     chmod -R go-rwx "$RUN/redis"
-    # CORRAL_REDIS_CLUSTER=1: a cluster of one node holding every slot. Redis
-    # then refuses any command or script whose keys are in two slots
-    # (CROSSSLOT), which is what Redis Cluster needs (decision 0058).
-    [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ] && cluster=(--cluster-enabled yes --cluster-config-file nodes.conf)
-    (umask 077; start_bg redis redis-server "$ROOT/conf/redis.conf" --port "$REDIS_PORT" \
-        --bind "127.0.0.1 ::1 ${REDIS_ADDR#127.0.0.1}" \
-        --dir "$RUN/redis" --aclfile "$RUN/redis-users.acl" "${cluster[@]}")
+    (umask 077; redis_primary_conf > "$RUN/redis.conf"
+     start_bg redis redis-server "$RUN/redis.conf")
     wait_for "redis on port $REDIS_PORT" redis_admin ping
     if [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ]; then
         redis_admin CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null 2>&1 || true # kept across restarts
         wait_for "the one-node Redis cluster" cluster_ok
+    fi
+}
+
+# The primary's config, its own file (0600): a sentinel that makes a
+# restarted old primary a replica rewrites it (CONFIG REWRITE), never the
+# shipped conf/redis.conf. It is made afresh at each start; the sentinels
+# then tell a restarted old primary whom to follow.
+redis_primary_conf() {
+    echo "include $ROOT/conf/redis.conf"
+    echo "port $REDIS_PORT"
+    echo "bind 127.0.0.1 ::1 ${REDIS_ADDR#127.0.0.1}"
+    echo "dir $RUN/redis"
+    echo "aclfile $RUN/redis-users.acl"
+    # CORRAL_REDIS_CLUSTER=1: a cluster of one node holding every slot. Redis
+    # then refuses any command or script whose keys are in two slots
+    # (CROSSSLOT), which is what Redis Cluster needs (decision 0058).
+    if [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ]; then
+        echo "cluster-enabled yes"
+        echo "cluster-config-file nodes.conf"
+    fi
+    # Under Sentinel the primary may come back as a replica: it logs in to
+    # the new primary as the replica does.
+    if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then
+        echo "masteruser corral-admin"
+        echo "masterauth $(cat "$RUN/redis-admin-password")"
     fi
 }
 

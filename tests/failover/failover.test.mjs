@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { RUN, api, corralctl, eventually, newWorkspace, setLimit, sleep } from '../lib/corral.mjs';
+import { RUN, api, corralctl, eventually, newWorkspace, redisAs, setLimit, sleep, stack } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 const workers = [];
@@ -82,4 +82,26 @@ test('kill -9 of the Redis primary under load: only 503s meanwhile, then nothing
   const creates = w.received.filter((c) => c.type === 'create').map((c) => c.sandbox.id);
   assert.equal(new Set(creates).size, creates.length, 'a create reached the worker twice');
   for (const id of [...kept, ...killed]) assert.ok(creates.includes(id), `201'd ${id} never reached the worker`);
+});
+
+// The old primary comes back (restarted with its own config) and the
+// sentinels make it a replica of the new one; a second failover onto it,
+// as the bench's five in a row do, loses nothing either.
+test('the killed primary rejoins as a replica, and a failover back onto it serves', async () => {
+  const port = (n) => ['-p', String(n)];
+  const role = (n) => redisAs('corral-admin', `${RUN}/redis-admin-password`, ...port(n), 'ROLE').split('\n');
+  const [, newPort] = sentinel('SENTINEL', 'get-master-addr-by-name', 'corral');
+  assert.equal(newPort, String(REDIS_PORT + 1), 'the replica was promoted');
+  stack('start-redis');
+  await eventually(() => role(REDIS_PORT)[0] === 'slave' && role(REDIS_PORT)[3] === 'connected',
+    { timeout: 30000, what: 'the old primary to follow the new one' });
+  const A = newWorkspace();
+  process.kill(Number(readFileSync(`${RUN}/pids/redis-replica.pid`, 'utf8')), 'SIGKILL');
+  await eventually(() => sentinel('SENTINEL', 'get-master-addr-by-name', 'corral')[1] === String(REDIS_PORT),
+    { timeout: 30000, what: 'the sentinels to move the primary back' });
+  await eventually(async () => (await api('GET', '/v1/workspace', { key: A.member })).status === 200,
+    { timeout: 15000, what: 'the API to answer from the old primary' });
+  const r = await api('PATCH', '/v1/workspace', { key: A.owner, body: { max_concurrent_sandboxes: 7 } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal((await api('GET', '/v1/workspace', { key: A.member })).body.max_concurrent_sandboxes, 7);
 });
