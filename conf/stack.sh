@@ -9,7 +9,8 @@
 #   conf/stack.sh down    stop every process of this state dir's stack
 #   conf/stack.sh env     print the exports for clients
 #   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
-#                         | kill-host N | start-host N (CORRAL_GATEWAY_HOSTS)
+#                         | kill-host N | start-host N | balance N (CORRAL_GATEWAY_HOSTS)
+#                         | start-redis-replica (CORRAL_REDIS_HA)
 #   conf/stack.sh redis-cli ARGS...   redis-cli as the stack's Redis admin (corral-admin)
 #
 # Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
@@ -510,7 +511,11 @@ start-api) profile_settings; start_api "$2" ;;
 start-workerd) start_workerd "${2:-1}" ;;
 kill-host) host_kill "$2" ;;
 start-host) profile_settings; host_start "$2" ;;
+balance) balance "$2" ;;
+start-redis-replica)
+    start_bg redis-replica redis-server "$RUN/redis-replica.conf"
+    wait_for "the Redis replica" redis_admin -p $((REDIS_PORT + 1)) ping ;;
 status) ls "$RUN/pids" ;;
 redis-cli) shift; redis_admin "$@" ;;
-*) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|kill-api N|start-api N|kill-host N|start-host N|status|redis-cli ARGS" ;;
+*) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|start-redis-replica|kill-api N|start-api N|kill-host N|start-host N|balance N|status|redis-cli ARGS" ;;
 esac

@@ -8,10 +8,13 @@ import path from 'node:path';
 const ROOT = new URL('../..', import.meta.url).pathname;
 export const BIN = process.env.CORRAL_BUILD || `${ROOT}build/bin`;
 const RUN = process.env.CORRAL_RUN;
+// Where the gateways reach this machine's data ports: loopback, or with
+// gateway hosts in network namespaces (tests/e2b/run.sh) the hosts' bridge.
+const dataHost = process.env.CORRAL_GATEWAY_HOSTS ? `${process.env.CORRAL_HOSTS_NET || '10.233.0'}.1` : '127.0.0.1';
 
 export async function freePort() {
   const srv = createServer();
-  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
+  await new Promise((ok) => srv.listen(0, dataHost, ok));
   const { port } = srv.address();
   await new Promise((ok) => srv.close(ok));
   return port;
@@ -29,7 +32,7 @@ export async function writeAgentConf(dir, name, token, extra = '') {
     `control_url = https://127.0.0.1:${process.env.CORRAL_PORT}`,
     `ca_file = ${RUN}/tls/ca.crt`,
     `join_token_file = ${tokenFile}`,
-    `data_addr = 127.0.0.1:${await freePort()}`,
+    `data_addr = ${dataHost}:${await freePort()}`,
     `state_dir = ${home}/state`,
     `gate_dir = ${home}/gate`,
     'mode = agent',
