@@ -52,7 +52,7 @@ for n in 1 2 3; do
     read -r -a c1 <<<"$(cpu_all)"
     awk -v n="$n" -v r="$rps" -v p="$p99" -v b="$bad" -v d="$DURATION" -v hz="$(getconf CLK_TCK)" \
         -v h1=$((c1[0] - c0[0])) -v h2=$((c1[1] - c0[1])) -v h3=$((c1[2] - c0[2])) -v rd=$((c1[3] - c0[3])) -v lb=$((c1[4] - c0[4])) \
-        'BEGIN { s = hz * d; printf "  %d host%s %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)   CPU: hosts %.2f %.2f %.2f, Redis %.2f, balancer %.2f\n", n, n > 1 ? "s" : " ", r, p, b, h1/s, h2/s, h3/s, rd/s, lb/s }'
+        'BEGIN { s = hz * d; printf "  %d host%s %8.0f req/s   p99 %7.2f ms   (non-2xx: %s)   CPU: hosts %.2f %.2f %.2f, Redis %.2f, balancer %.2f\n", n, (n > 1 ? "s" : " "), r, p, b, h1/s, h2/s, h3/s, rd/s, lb/s }'
 done
 
 # The port of the primary the sentinels name now.

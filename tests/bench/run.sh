@@ -3,6 +3,8 @@
 # each figure beside a baseline measured in the same run on the same machine.
 #   BENCH_ONLY=dataplane  only the data plane (sections 3 and 4, a few minutes):
 #                         no API, sandbox-lifecycle, network or placement sections
+#   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
+#                         gateway hosts, Redis failovers (decision 0059)
 #   CORRAL_BENCH_PORT, CORRAL_BENCH_REDIS_PORT, CORRAL_BENCH_DATA_PORT  the ports
 #                         (nginx uses PORT..PORT+2), so that benches can run side by side
 set -euo pipefail
@@ -12,7 +14,8 @@ export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
 export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
 ONLY=${BENCH_ONLY:-all}
-case "$ONLY" in all | dataplane) ;; *) echo "bench: BENCH_ONLY must be all or dataplane" >&2; exit 2 ;; esac
+case "$ONLY" in all | dataplane) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
+*) echo "bench: BENCH_ONLY must be all, dataplane or hosts" >&2; exit 2 ;; esac
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
@@ -130,3 +133,7 @@ node tests/bench/register_workers.mjs "$ws" 1000
 echo "admission + placement, 1000 workers (500 in the workspace, 500 in the fleet):"
 printf '  '; build/bin/bench_sched "$CORRAL_RUN/corral.conf" "$ws" 2000
 echo "  (goal: p99 < 2000 us)"
+
+# 6. Several gateway hosts and Redis failovers, on a stack of their own (issue 16).
+conf/stack.sh down >/dev/null 2>&1
+bash tests/bench/bench_hosts.sh

@@ -2,7 +2,8 @@
 // stack: three gateway hosts (network namespaces, nginx and two corral-api
 // each) behind a TCP balancer, Redis with a replica and three sentinels, two
 // workers on the one dockerd. Through the real SDK:
-// - a sandbox made through host 1 is reached, listed and killed through the others;
+// - a sandbox made through host 1 is reached, listed and killed through the
+//   others, and reaches neither Redis nor a gateway host on their bridge;
 // - a gateway host killed (-9, every process) mid-loop: the others carry on;
 // - the Redis primary killed (-9) mid-loop: only "503, retry" meanwhile, then
 //   the API, dockerd and the admission count agree with what clients were told.
@@ -68,6 +69,14 @@ test('a sandbox made through host 1 is reached, listed and killed through hosts 
     assert.equal((await via2.commands.run('echo two')).stdout, 'two\n');
     const listed = await Sandbox.list({ ...ws, ...host(3), query: { state: ['running'] } }).nextItems();
     assert.deepEqual(listed.map((s) => s.sandboxId), [sbx.sandboxId]);
+    // What a hostile sandbox can reach: not Redis, its sentinels or a gateway
+    // host on the hosts' bridge (workerd's table drops sandbox -> host).
+    const targets = [`${NET}.1:${REDIS_PORT}`, `${NET}.1:${REDIS_PORT + 2}`, `${NET}.11:${PORT}`, `${NET}.12:${PORT + 1}`];
+    const probe = await sbx.commands.run(targets.map((t) => {
+      const [a, p] = t.split(':');
+      return `timeout 2 bash -c 'echo > /dev/tcp/${a}/${p}' 2>/dev/null && echo "open ${t}" || echo "closed ${t}"`;
+    }).join('; '), { user: 'root' });
+    assert.deepEqual(probe.stdout.trim().split('\n'), targets.map((t) => `closed ${t}`));
     assert.equal(await Sandbox.kill(sbx.sandboxId, { ...ws, ...host(2) }), true);
     await assert.rejects(Sandbox.connect(sbx.sandboxId, { ...ws, ...host(3) }), /not found/i);
     assert.equal(await Sandbox.kill(sbx.sandboxId, { ...ws, ...host(1) }), false, 'host 1 sees the kill too');
