@@ -74,7 +74,7 @@ test('a sandbox made through host 1 is reached, listed and killed through hosts 
     const targets = [`${NET}.1:${REDIS_PORT}`, `${NET}.1:${REDIS_PORT + 2}`, `${NET}.11:${PORT}`, `${NET}.12:${PORT + 1}`];
     const probe = await sbx.commands.run(targets.map((t) => {
       const [a, p] = t.split(':');
-      return `timeout 2 bash -c 'echo > /dev/tcp/${a}/${p}' 2>/dev/null && echo "open ${t}" || echo "closed ${t}"`;
+      return `timeout 1 bash -c 'echo > /dev/tcp/${a}/${p}' 2>/dev/null && echo "open ${t}" || echo "closed ${t}"`;
     }).join('; '), { user: 'root' });
     assert.deepEqual(probe.stdout.trim().split('\n'), targets.map((t) => `closed ${t}`));
     assert.equal(await Sandbox.kill(sbx.sandboxId, { ...ws, ...host(2) }), true);
