@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # conf/gateway-hosts.sh: several gateway hosts on this one machine (issue 16,
 # decision 0059), sourced by stack.sh when CORRAL_GATEWAY_HOSTS=N (N >= 1).
 #
@@ -62,10 +63,10 @@ host_start() {
     local i=$1 dir ns n
     dir=$(host_dir "$i") ns=$(host_ns "$i")
     host_conf "$i"
-    for n in $(seq 1 $API_PROCS); do
+    for n in $(seq 1 "$API_PROCS"); do
         start_bg "gw$i-api-$n" ip netns exec "$ns" "$BIN/corral-api" -c "$RUN/corral.conf" -l "$dir/api-$n.sock"
     done
-    for n in $(seq 1 $API_PROCS); do wait_for "host $i's corral-api $n" test -S "$dir/api-$n.sock"; done
+    for n in $(seq 1 "$API_PROCS"); do wait_for "host $i's corral-api $n" test -S "$dir/api-$n.sock"; done
     ip netns exec "$ns" nginx -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/log/nginx-error.log" \
         || die "nginx rejected $dir/nginx.conf"
     ip netns exec "$ns" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/log/nginx-error.log"
@@ -88,7 +89,7 @@ hosts_pid_files() { # what stack_state expects of a host stack
     local i n
     for i in $(seq 1 "$(hosts_count)"); do
         echo "$(host_dir "$i")/nginx.pid"
-        for n in $(seq 1 $API_PROCS); do echo "$RUN/pids/gw$i-api-$n.pid"; done
+        for n in $(seq 1 "$API_PROCS"); do echo "$RUN/pids/gw$i-api-$n.pid"; done
     done
 }
 

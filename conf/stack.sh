@@ -411,8 +411,9 @@ up() {
     [ -f "$MODULE" ] || die "$MODULE is missing: run 'make'"
     profile_settings
     mkdir -p "$RUN"/{log,pids,redis,nginx}
-    [ "$HOSTS" -ge 1 ] && { command -v ip >/dev/null && [ -f /usr/lib/nginx/modules/ngx_stream_module.so ] \
-        || die "gateway hosts need iproute2 and libnginx-mod-stream: run 'make deps'"; }
+    if [ "$HOSTS" -ge 1 ] && ! { command -v ip >/dev/null && [ -f /usr/lib/nginx/modules/ngx_stream_module.so ]; }; then
+        die "gateway hosts need iproute2 and libnginx-mod-stream: run 'make deps'"
+    fi
     case "$(stack_state)" in
     up)
         echo "stack: already up in $RUN; started nothing" >&2

@@ -44,7 +44,10 @@ export CORRAL_OWNER_KEY; CORRAL_OWNER_KEY=$(field owner_key < "$CORRAL_RUN/ws-e2
 rc=0
 for sdk in e2b e2b-old; do
     files=(tests/e2b/)
-    [ "$sdk" = e2b-old ] && mapfile -t files < <(ls tests/e2b/*.test.mjs | grep -v '/agent')
+    if [ "$sdk" = e2b-old ]; then
+        files=()
+        for f in tests/e2b/*.test.mjs; do [[ $f == tests/e2b/agent* ]] || files+=("$f"); done
+    fi
     echo "--- $sdk, routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
     CORRAL_E2B_SDK=$sdk CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" \
         CORRAL_SANDBOX_DOMAIN=corral.localhost \
