@@ -58,7 +58,7 @@ bench: deps all
 	@bash tests/bench/run.sh
 
 up: deps all
-	@CORRAL_WORKERD=1 bash conf/stack.sh up
+	@CORRAL_WORKERD=$${CORRAL_WORKERD:-1} bash conf/stack.sh up
 
 down:
 	@bash conf/stack.sh down
