@@ -36,7 +36,7 @@ int ratelimit_take(struct rconn *rc, const struct token *cred, long rate, long b
     snprintf(key, sizeof(key), K_RATE, cred->ws, cred->kind == TOKEN_JOIN ? "jn" : "ck", cred->id);
     snprintf(step, sizeof(step), "%ld", rate > 0 ? 1000000 / rate : 1000000);
     snprintf(cap, sizeof(cap), "%ld", burst);
-    r = rconn_eval(rc, &take_script, 1, 2, argv);
+    r = rconn_eval_unwaited(rc, &take_script, 1, 2, argv);
     if (!r || r->type != REDIS_REPLY_INTEGER) {
         if (r)
             freeReplyObject(r);

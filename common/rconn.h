@@ -60,6 +60,10 @@ struct rscript {
 };
 redisReply *rconn_eval(struct rconn *rc, struct rscript *s, int nkeys, int nargs,
                        const char **keys_then_args);
+/* The same for a script nothing of whose writes must outlive a failover (a
+ * read-only one, a rate-limit bucket): no WAIT behind it (decision 0058). */
+redisReply *rconn_eval_unwaited(struct rconn *rc, struct rscript *s, int nkeys, int nargs,
+                                const char **keys_then_args);
 
 /* Helpers over replies: integer or string reply as long long; string or NULL. */
 long long reply_int(const redisReply *r, long long dflt);

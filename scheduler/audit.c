@@ -235,7 +235,7 @@ int audit_read(struct rconn *rc, const char *ws, const struct audit_query *q,
         snprintf(stop, sizeof(stop), "+");
     snprintf(limit, sizeof(limit), "%d", q->limit);
     snprintf(budget, sizeof(budget), "%d", AUDIT_SCAN_MAX);
-    r = rconn_eval(rc, &read_script, 1, 7, argv);
+    r = rconn_eval_unwaited(rc, &read_script, 1, 7, argv);
     if (!r)
         return -1;
     if (page_fill(r, out) != 0) {
