@@ -29,6 +29,7 @@ static const struct int_key int_keys[] = {
     {"paused_max_s", offsetof(struct corral_conf, paused_max_s), 1, 30 * 86400},
     {"sandbox_max_timeout_s", offsetof(struct corral_conf, sandbox_max_timeout_s), 1, 86400},
     {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
+    {"redis_cluster", offsetof(struct corral_conf, redis_cluster), 0, 1},
     {"fleet_share", offsetof(struct corral_conf, fleet_share), 1, 100},
     {"workspace_max_concurrent_ceiling", offsetof(struct corral_conf, max_concurrent_ceiling), 1,
      ACCOUNTS_MAX_CONCURRENT_MAX},
@@ -169,4 +170,5 @@ void corral_conf_rconn(const struct corral_conf *c, struct rconn *rc)
     rconn_init(rc, c->redis_host, (int)c->redis_port, c->redis_socket, (int)c->redis_timeout_ms);
     rconn_set_auth(rc, c->redis_user, c->redis_password);
     rconn_set_sentinels(rc, c->redis_sentinels, c->redis_master_name, c->redis_sentinel_password);
+    rconn_set_cluster(rc, (int)c->redis_cluster);
 }

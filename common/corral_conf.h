@@ -41,6 +41,8 @@ struct corral_conf {
     long paused_max_s;          /* a paused sandbox is killed after this long (decision 0044) */
     long sandbox_max_timeout_s; /* no create, setTimeout or refresh asks for longer */
     long redis_timeout_ms;
+    long
+        redis_cluster; /* 1: redis_host:redis_port is one node of a Redis Cluster (decision 0059) */
     /* worker_data_networks / worker_data_ports: where a worker's data_addr may
      * point (the gateway connects there; decision 32) */
     struct data_addr_allow data_allow;

@@ -23,11 +23,26 @@ void rconn_init(struct rconn *rc, const char *host, int port, const char *socket
     rc->timeout_ms = timeout_ms > 0 ? timeout_ms : 1000;
 }
 
+/* In a cluster, every node's connection goes: a broken one is rare, and the
+ * others reconnect on their next command. */
 void rconn_close(struct rconn *rc)
 {
     if (rc->ctx)
         redisFree(rc->ctx);
     rc->ctx = NULL;
+    for (int i = 0; rc->cluster && i < rc->cl.n; i++) {
+        if (rc->cl.node[i].ctx)
+            redisFree(rc->cl.node[i].ctx);
+        rc->cl.node[i].ctx = NULL;
+    }
+}
+
+void rconn_set_cluster(struct rconn *rc, int on)
+{
+    rc->cluster = on;
+    memset(&rc->cl, 0, sizeof(rc->cl));
+    if (on)
+        rcluster_node_index(&rc->cl, rc->host, rc->port); /* the seed, node 0 */
 }
 
 void rconn_set_auth(struct rconn *rc, const char *user, const char *password)
@@ -82,7 +97,7 @@ static int rconn_connect(struct rconn *rc)
     snprintf(host, sizeof(host), "%s", rc->host);
     if (rc->sentinels && sentinel_primary(rc, host, sizeof(host), &port) != 0)
         return -1;
-    rc->ctx = rc->socket_path[0] && !rc->sentinels
+    rc->ctx = rc->socket_path[0] && !rc->sentinels && !rc->cluster
                   ? redisConnectUnixWithTimeout(rc->socket_path, tv)
                   : redisConnectWithTimeout(host, port, tv);
     if (!rc->ctx || rc->ctx->err) {
@@ -199,9 +214,94 @@ static redisReply *reply_waited(struct rconn *rc, int appended, int unwaited)
     return r;
 }
 
+/* Puts rc on cluster node i: its connection becomes rc->ctx, and the one
+ * rc leaves is kept for later. */
+static void cluster_switch(struct rconn *rc, int i)
+{
+    struct rcluster *cl = &rc->cl;
+
+    if (i == cl->cur)
+        return;
+    cl->node[cl->cur].ctx = rc->ctx;
+    rc->ctx = cl->node[i].ctx;
+    cl->node[i].ctx = NULL;
+    cl->cur = i;
+    snprintf(rc->host, sizeof(rc->host), "%s", cl->node[i].host);
+    rc->port = cl->node[i].port;
+}
+
+/* The node a MOVED or ASK error sends the command to (a MOVED also tells
+ * which node serves the slot from now on), or -1 for any other error. */
+static int redirected_to(struct rconn *rc, const char *err, int *ask)
+{
+    char host[64];
+    int slot, port, i;
+
+    if (rcluster_redirect(err, ask, &slot, host, sizeof(host), &port) != 0)
+        return -1;
+    i = rcluster_node_index(&rc->cl, host, port);
+    if (i < 0)
+        log_err("redis: cluster has more than %d nodes", RCLUSTER_NODES);
+    else if (!*ask)
+        rc->cl.slot_node[slot] = (unsigned char)(i + 1);
+    return i;
+}
+
+static int asking(struct rconn *rc)
+{
+    redisReply *r = redisCommand(rc->ctx, "ASKING");
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+/* Sends a formatted command to the node serving its key (the one it was on
+ * for a keyless command), following redirections a bounded number of times. */
+static redisReply *cluster_send(struct rconn *rc, int block_ms, const char *buf, long long len)
+{
+    const char *key;
+    size_t klen;
+    int ask = 0, slot = -1, node = rc->cl.cur;
+
+    if (len < 0)
+        return NULL;
+    if (rcluster_command_key(buf, (size_t)len, &key, &klen) == 0)
+        slot = (int)rcluster_keyslot(key, klen);
+    if (slot >= 0 && rc->cl.slot_node[slot])
+        node = rc->cl.slot_node[slot] - 1;
+    for (int hop = 0; hop < 4; hop++) {
+        redisReply *r = NULL;
+        cluster_switch(rc, node);
+        if (prepare(rc, block_ms) != 0 || (ask && asking(rc) != 0) ||
+            redisAppendFormattedCommand(rc->ctx, buf, (size_t)len) != REDIS_OK ||
+            redisGetReply(rc->ctx, (void **)&r) != REDIS_OK)
+            return NULL; /* finish closes the connection */
+        if (r->type != REDIS_REPLY_ERROR || (node = redirected_to(rc, r->str, &ask)) < 0)
+            return r;
+        freeReplyObject(r);
+    }
+    log_err("redis: a command was redirected 4 times");
+    return NULL;
+}
+
+static redisReply *cluster_argv(struct rconn *rc, int block_ms, int argc, const char **argv,
+                                const size_t *lens)
+{
+    char *buf = NULL;
+    long long len = redisFormatCommandArgv(&buf, argc, argv, lens);
+    redisReply *r = cluster_send(rc, block_ms, buf, len);
+
+    redisFreeCommand(buf);
+    return r;
+}
+
 static redisReply *send_argv(struct rconn *rc, int block_ms, int unwaited, int argc,
                              const char **argv, const size_t *lens)
 {
+    if (rc->cluster)
+        return cluster_argv(rc, block_ms, argc, argv, lens);
     if (!rc->sentinels || block_ms > 0)
         return redisCommandArgv(rc->ctx, argc, argv, lens);
     return reply_waited(rc, redisAppendCommandArgv(rc->ctx, argc, argv, lens), unwaited);
@@ -212,6 +312,16 @@ redisReply *rconn_cmd(struct rconn *rc, int block_ms, const char *fmt, ...)
     va_list ap;
     redisReply *r;
 
+    if (rc->cluster) {
+        char *buf = NULL;
+        int len;
+        va_start(ap, fmt);
+        len = redisvFormatCommand(&buf, fmt, ap);
+        va_end(ap);
+        r = cluster_send(rc, block_ms, buf, len);
+        redisFreeCommand(buf);
+        return finish(rc, r, block_ms);
+    }
     if (prepare(rc, block_ms) != 0)
         return NULL;
     va_start(ap, fmt);
@@ -227,7 +337,7 @@ redisReply *rconn_cmd(struct rconn *rc, int block_ms, const char *fmt, ...)
 redisReply *rconn_cmdargv(struct rconn *rc, int block_ms, int argc, const char **argv,
                           const size_t *lens)
 {
-    if (prepare(rc, block_ms) != 0)
+    if (!rc->cluster && prepare(rc, block_ms) != 0)
         return NULL;
     return finish(rc,
                   send_argv(rc, block_ms,
@@ -275,7 +385,7 @@ static redisReply *eval(struct rconn *rc, struct rscript *s, int unwaited, int n
     argv[argc++] = nk;
     for (int i = 0; i < nkeys + nargs; i++)
         argv[argc++] = keys_then_args[i];
-    if (prepare(rc, 0) != 0)
+    if (!rc->cluster && prepare(rc, 0) != 0)
         return NULL;
     r = send_argv(rc, 0, unwaited, argc, argv, NULL);
     if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {

@@ -8,9 +8,15 @@
  * With sentinels (rconn_set_sentinels), every (re)connect asks them where the
  * primary is and checks with ROLE that it is one; a reply saying the node is
  * a replica now (READONLY) drops the connection, so a failover costs the
- * requests in flight and the next ones find the new primary (decision 0058). */
+ * requests in flight and the next ones find the new primary (decision 0058).
+ *
+ * In a Redis Cluster (rconn_set_cluster), each command goes to the node
+ * serving its key, with a connection per node, following MOVED and ASK
+ * (rcluster.h; decision 0059). */
 #ifndef CORRAL_RCONN_H
 #define CORRAL_RCONN_H
+
+#include "rcluster.h"
 
 #include <hiredis/hiredis.h>
 #include <stddef.h>
@@ -28,6 +34,8 @@ struct rconn {
     const char *sentinel_password; /* AUTH to the sentinels (NULL: none) */
     unsigned sentinel_next;        /* the sentinel asked first: the last that answered */
     long long wait_skip_until;     /* no WAIT for a replica before this (clock_now_ms) */
+    int cluster;                   /* Redis Cluster: host:port is a seed (decision 0059) */
+    struct rcluster cl;            /* its nodes and the slots learned from MOVED */
 };
 
 #define RCONN_WAIT_MS 250       /* how long a write waits for a replica's ack */
@@ -42,6 +50,10 @@ void rconn_set_auth(struct rconn *rc, const char *user, const char *password);
  * outlive rc. */
 void rconn_set_sentinels(struct rconn *rc, const char *sentinels, const char *master_name,
                          const char *password);
+
+/* Routes every command to the cluster node serving its key from now on,
+ * starting from host:port (rconn_init's). */
+void rconn_set_cluster(struct rconn *rc, int on);
 
 /* Runs one command. Returns the reply (caller frees with freeReplyObject), or
  * NULL when Redis is unreachable or the reply is an error (logged). block_ms > 0

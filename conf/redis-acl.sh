@@ -36,7 +36,7 @@ CORRAL_COMMANDS=(
     zadd zrem zcard zcount zscore zrange zrangebyscore zremrangebyscore zremrangebyrank
     xadd xrange xtrim xread xreadgroup xrevrange xack xdel xautoclaim "xgroup|create" "xinfo|groups"
     eval evalsha
-    role wait
+    role wait asking
 )
 
 # The hash of a password file's content as corral-api reads it (trailing

@@ -24,7 +24,8 @@
 # (audit_retention_s, default 30 days; decision 0045), CORRAL_REDIS_HA=1 (a
 # replica on CORRAL_REDIS_PORT+1 and three sentinels on +2..+4, which
 # corral.conf finds the primary through; decision 0058, conf/redis-ha.sh),
-# CORRAL_REDIS_CLUSTER=1 (Redis as a one-node cluster: CROSSSLOT refused),
+# CORRAL_REDIS_CLUSTER=1 (Redis as a one-node cluster: CROSSSLOT refused;
+# =N, N >= 2: N nodes on CORRAL_REDIS_PORT.., slots spread, redis_cluster = 1),
 # CORRAL_GATEWAY_HOSTS=N (N gateway hosts, each a network namespace with
 # nginx and two corral-api, behind a TCP balancer on PORT; decision 0059,
 # conf/gateway-hosts.sh; CORRAL_HOSTS_NET, default 10.233.0, their /24),
@@ -43,6 +44,7 @@ DOMAIN=${CORRAL_DOMAIN:-corral.localhost}
 DATA_PORT=${CORRAL_SANDBOX_PORT:-$((PORT + 1))}
 MODULE=${CORRAL_NGINX_MODULE:-$ROOT/build/nginx-module/ngx_http_corral_module.so}
 HOSTS=${CORRAL_GATEWAY_HOSTS:-0}
+CLUSTER=${CORRAL_REDIS_CLUSTER:-0}
 WORKERS=${CORRAL_WORKERD:-0}
 # shellcheck source=conf/gateway-hosts.sh
 . "$ROOT/conf/gateway-hosts.sh"
@@ -115,7 +117,7 @@ stack_pids() {
         *" $RUN/corral.conf "*|*" $RUN/workerd.conf "*|*" $RUN/workerd-2.conf "*) echo "$p" ;;
         *" $RUN/nginx.conf "*|*" $RUN/gw-"[1-9]"/nginx.conf "*) echo "$p"; masters+=("$p") ;;
         *) [ "$name" = redis-server ] && case "$(readlink "$d/cwd" 2>/dev/null)" in
-               "$RUN/redis" | "$RUN/redis-replica" | "$RUN"/sentinel-[123]) echo "$p" ;; esac ;;
+               "$RUN/redis" | "$RUN"/redis-[2-9] | "$RUN/redis-replica" | "$RUN"/sentinel-[123]) echo "$p" ;; esac ;;
         esac
     done
     for p in "${masters[@]}"; do pgrep -P "$p" || true; done
@@ -233,6 +235,8 @@ key_rate = $RATE_KEY
 key_burst = $BURST_KEY
 audit_retention_s = ${CORRAL_AUDIT_RETENTION_S:-2592000}
 CONF
+    # Redis Cluster of several nodes: Corral routes each key to its node (0059)
+    [ "$CLUSTER" -ge 2 ] && echo "redis_cluster = 1" >> "$RUN/corral.conf"
     # A replica and three sentinels beside Redis (decision 0058)
     if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then
         bash "$ROOT/conf/redis-ha.sh" "$RUN" "$REDIS_PORT" "$REDIS_ADDR" >> "$RUN/corral.conf"
@@ -329,11 +333,39 @@ start_redis() {
     chmod -R go-rwx "$RUN/redis"
     (umask 077; redis_primary_conf > "$RUN/redis.conf"
      start_bg redis redis-server "$RUN/redis.conf")
+    [ "$CLUSTER" -ge 2 ] && start_cluster_nodes
     wait_for "redis on port $REDIS_PORT" redis_admin ping
-    if [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ]; then
+    if [ "$CLUSTER" = 1 ]; then
         redis_admin CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null 2>&1 || true # kept across restarts
         wait_for "the one-node Redis cluster" cluster_ok
+    elif [ "$CLUSTER" -ge 2 ]; then
+        cluster_ok || make_cluster
+        wait_for "the Redis cluster of $CLUSTER nodes" cluster_ok
     fi
+}
+
+# CORRAL_REDIS_CLUSTER=N (N >= 2): nodes 2..N on REDIS_PORT+1.., each in
+# RUN/redis-<n> with its own config; `make_cluster` spreads the slots over
+# all N once (kept across restarts in their nodes.conf).
+start_cluster_nodes() {
+    local n
+    for n in $(seq 2 "$CLUSTER"); do
+        # `start-redis` after `stop-redis` brings back node 1; the others run on
+        [ -f "$RUN/pids/redis-$n.pid" ] && running "$(cat "$RUN/pids/redis-$n.pid")" && continue
+        mkdir -p "$RUN/redis-$n"
+        (umask 077; REDIS_PORT=$((REDIS_PORT + n - 1)) redis_primary_conf \
+            | sed "s|^dir .*|dir $RUN/redis-$n|" > "$RUN/redis-$n.conf"
+         start_bg "redis-$n" redis-server "$RUN/redis-$n.conf")
+        wait_for "redis node $n" redis_admin -p $((REDIS_PORT + n - 1)) ping
+    done
+}
+
+make_cluster() {
+    local nodes=() n
+    for n in $(seq 1 "$CLUSTER"); do nodes+=("127.0.0.1:$((REDIS_PORT + n - 1))"); done
+    REDISCLI_AUTH=$(cat "$RUN/redis-admin-password") redis-cli --no-auth-warning --user corral-admin \
+        --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >>"$RUN/log/redis-cluster.log" 2>&1 \
+        || die "redis-cli --cluster create failed (see $RUN/log/redis-cluster.log)"
 }
 
 # The primary's config, its own file (0600): a sentinel that makes a
@@ -349,7 +381,7 @@ redis_primary_conf() {
     # CORRAL_REDIS_CLUSTER=1: a cluster of one node holding every slot. Redis
     # then refuses any command or script whose keys are in two slots
     # (CROSSSLOT), which is what Redis Cluster needs (decision 0058).
-    if [ "${CORRAL_REDIS_CLUSTER:-0}" = 1 ]; then
+    if [ "$CLUSTER" -ge 1 ]; then
         echo "cluster-enabled yes"
         echo "cluster-config-file nodes.conf"
     fi
@@ -477,6 +509,9 @@ down() {
         if [ -f "$f" ]; then f=${f##*/}; stop_pid "${f%.pid}"; fi
     done
     stop_pid redis
+    for f in "$RUN"/pids/redis-[2-9].pid; do
+        if [ -f "$f" ]; then f=${f##*/}; stop_pid "${f%.pid}"; fi
+    done
     stop_redis_ha
     stop_strays
     hosts_down

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { api, newWorkspace, redis, RUN, sleep, eventually } from '../lib/corral.mjs';
+import { api, newWorkspace, redis, redisPortOf, RUN, sleep, eventually } from '../lib/corral.mjs';
 
 const COUNT = 1000;
 
@@ -26,14 +26,16 @@ function seed(ws, n) {
       redis.call('SADD', 'corral:{ws:' .. ARGV[1] .. '}:sbs', id)
     end
     return 1`;
-  redis('EVAL', script, '0', ws, String(n), String(Date.now()));
+  // The set as KEYS[1]: on a cluster, the script runs on the node of the workspace's slot.
+  redis('EVAL', script, '1', `corral:{ws:${ws}}:sbs`, ws, String(n), String(Date.now()));
 }
 
-// MONITOR as corral-admin (the corral user may not run it); resolves once
-// Redis confirmed, with the lines it printed so far and a stop().
-async function monitor() {
+// MONITOR as corral-admin (the corral user may not run it) on the node of
+// ws's keys; resolves once Redis confirmed, with the lines it printed so far
+// and a stop().
+async function monitor(ws) {
   const env = { ...process.env, REDISCLI_AUTH: readFileSync(`${RUN}/redis-admin-password`, 'utf8').trim() };
-  const child = spawn('redis-cli', ['--no-auth-warning', '--user', 'corral-admin', '-p', process.env.CORRAL_REDIS_PORT, 'monitor'], { env });
+  const child = spawn('redis-cli', ['--no-auth-warning', '--user', 'corral-admin', '-p', redisPortOf(`corral:{ws:${ws}}:sbs`), 'monitor'], { env });
   const lines = [];
   let partial = '';
   child.stdout.on('data', (d) => {
@@ -66,7 +68,7 @@ for (const [name, path, check] of [
     // Once unwatched: the first use of a script on a server loads it
     // (EVALSHA, NOSCRIPT, EVAL); from then on it is one EVALSHA.
     assert.equal((await api('GET', path, { key: A.member })).status, 200);
-    const m = await monitor();
+    const m = await monitor(A.id);
     const r = await api('GET', path, { key: A.member });
     await m.stop();
     assert.equal(r.status, 200, r.raw);

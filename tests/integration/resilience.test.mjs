@@ -1,7 +1,7 @@
 // Faults: a handler process killed mid-create, Redis stopped and restarted.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, assertError, corralctl, newWorkspace, setLimit, stack, sleep, eventually } from '../lib/corral.mjs';
+import { api, assertError, corralctl, newWorkspace, setLimit, stack, sleep, eventually, redisPortOf, redisPorts } from '../lib/corral.mjs';
 import { until } from '../lib/poll.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
@@ -125,7 +125,10 @@ test('Idempotency-Key: a retry returns the same sandbox, even after the handler 
 });
 
 test('Redis stopped: 503 promptly; restarted: full service with nothing lost (AOF)', async () => {
-  const A = newWorkspace();
+  // On a cluster, `stop-redis` stops its first node: a workspace whose slot it serves.
+  let A = newWorkspace();
+  for (let i = 0; i < 30 && redisPortOf(`corral:{ws:${A.id}}:sbs`) !== redisPorts()[0]; i++) A = newWorkspace();
+  assert.equal(redisPortOf(`corral:{ws:${A.id}}:sbs`), redisPorts()[0], 'a workspace on the first node');
   const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
   await w.handshake();
   workers.push(w.start());

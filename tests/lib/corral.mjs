@@ -94,13 +94,38 @@ export function stack(...args) {
 // goes in the environment (REDISCLI_AUTH), never on the command line.
 export function redisAs(user, passwordFile, ...args) {
   const env = { ...process.env, REDISCLI_AUTH: readFileSync(passwordFile, 'utf8').trim() };
-  return execFileSync('redis-cli', ['--no-auth-warning', '--user', user, '-p', process.env.CORRAL_REDIS_PORT, ...args],
+  // On a cluster of several nodes, follow MOVED to the node of the key.
+  const cluster = Number(process.env.CORRAL_REDIS_CLUSTER || 0) >= 2 ? ['-c'] : [];
+  return execFileSync('redis-cli', ['--no-auth-warning', ...cluster, '--user', user, '-p', process.env.CORRAL_REDIS_PORT, ...args],
     { encoding: 'utf8', env }).trim();
 }
 
 // redis-cli as corral-admin, who may run every command.
 export function redis(...args) {
   return redisAs('corral-admin', `${RUN}/redis-admin-password`, ...args);
+}
+
+// The Redis nodes' ports: the one Redis, or with CORRAL_REDIS_CLUSTER=N
+// (N >= 2, conf/stack.sh) the N nodes of the cluster.
+export function redisPorts() {
+  const base = Number(process.env.CORRAL_REDIS_PORT);
+  const n = Number(process.env.CORRAL_REDIS_CLUSTER || 0);
+  return Array.from({ length: n >= 2 ? n : 1 }, (_, i) => String(base + i));
+}
+
+// Each node's data dir, in the order of redisPorts().
+export const redisDirs = () => redisPorts().map((_, i) => (i ? `${RUN}/redis-${i + 1}` : `${RUN}/redis`));
+
+// The port of the node serving key's slot (CLUSTER NODES), or the one Redis.
+export function redisPortOf(key) {
+  if (redisPorts().length === 1) return process.env.CORRAL_REDIS_PORT;
+  const slot = Number(redis('CLUSTER', 'KEYSLOT', key));
+  for (const line of redis('CLUSTER', 'NODES').split('\n')) {
+    const f = line.split(' ');
+    const serves = f.slice(8).some((r) => { const [a, b = a] = r.split('-').map(Number); return slot >= a && slot <= b; });
+    if (serves) return f[1].split('@')[0].split(':').pop();
+  }
+  throw new Error(`no node serves slot ${slot}`);
 }
 
 export { sleep };
