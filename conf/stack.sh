@@ -339,7 +339,8 @@ start_redis() {
         redis_admin CLUSTER ADDSLOTSRANGE 0 16383 >/dev/null 2>&1 || true # kept across restarts
         wait_for "the one-node Redis cluster" cluster_ok
     elif [ "$CLUSTER" -ge 2 ]; then
-        cluster_ok || make_cluster
+        # made once: a restarted node finds the others in its nodes.conf
+        redis_admin CLUSTER INFO | grep -q '^cluster_known_nodes:1\b' && make_cluster
         wait_for "the Redis cluster of $CLUSTER nodes" cluster_ok
     fi
 }

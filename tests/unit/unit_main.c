@@ -333,6 +333,7 @@ void unit_lifecycle(int *total_passed, int *total_failed);
 void unit_query(int *total_passed, int *total_failed);
 void unit_conf(int *total_passed, int *total_failed);
 void unit_log(int *total_passed, int *total_failed);
+void unit_rcluster(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -449,6 +450,7 @@ int main(void)
     unit_query(&passed, &failed);
     unit_conf(&passed, &failed);
     unit_log(&passed, &failed);
+    unit_rcluster(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
