@@ -265,6 +265,26 @@ static int early_ok(struct worker *w, json_t *batch, int n, size_t i)
            !holds_id(w->acks, id);
 }
 
+/* The states a report_only heartbeat told are not told again by the next
+ * long-poll: a "running" heard again after the sandbox was deleted meanwhile
+ * would make the control plane send it a second kill. A state that changed
+ * since stays to be told. */
+static void forget_reported(struct worker *w, json_t *told)
+{
+    size_t i;
+    json_t *r;
+
+    pthread_mutex_lock(&w->table.mu);
+    json_array_foreach(told, i, r)
+    {
+        struct sb_entry *e = sbtable_get(&w->table, json_string_value(json_object_get(r, "id")));
+        const char *state = json_string_value(json_object_get(r, "state"));
+        if (e && state && strcmp(e->st.state, state) == 0)
+            e->dirty = 0;
+    }
+    pthread_mutex_unlock(&w->table.mu);
+}
+
 /* A batch holds the main thread for seconds (8 kills took 4 s on 2 cores);
  * a pause that came meanwhile waited for its end, and for every batch queued
  * before it (12-15 s behind 20 kills, against 50 ms alone). The main thread
@@ -300,5 +320,7 @@ static void apply_early(struct worker *w, json_t *batch, int n)
     json_array_clear(w->arrived);
     json_array_extend(w->arrived, later);
     json_decref(later);
-    report_post(w, &w->ctl, told, NULL);
+    if (report_post(w, &w->ctl, json_incref(told), NULL))
+        forget_reported(w, told);
+    json_decref(told);
 }

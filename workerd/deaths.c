@@ -54,19 +54,20 @@ static json_t *dead_ones(struct worker *w, struct docker *q, const char *wid, co
     return out;
 }
 
-void report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid)
+int report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid)
 {
     struct worker_identity id;
     json_t *body, *ans = NULL;
     long status = 0;
     char err[256];
+    int told = 0;
 
     pthread_mutex_lock(&w->id_mu);
     id = w->id;
     pthread_mutex_unlock(&w->id_mu);
     if (!id.worker_id[0] || json_array_size(sbs) == 0) {
         json_decref(sbs);
-        return;
+        return 0;
     }
     body =
         json_pack("{s:[], s:o, s:b, s:b}", "acks", "sandboxes", sbs, "wait", 0, "report_only", 1);
@@ -75,12 +76,15 @@ void report_post(struct worker *w, struct control *ctl, json_t *sbs, const char 
         log_sandbox("warn", sbid, NULL, "report beside the long-poll: %s", err);
     else if (body && status != 200)
         log_sandbox("warn", sbid, NULL, "report beside the long-poll answered %ld", status);
-    else if (body)
+    else if (body) {
+        told = 1;
         log_sandbox("info", sbid, NULL, "state of %zu sandbox(es) reported at once",
                     json_array_size(sbs));
+    }
     explicit_bzero(&id, sizeof(id));
     json_decref(body);
     json_decref(ans);
+    return told;
 }
 
 void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid)

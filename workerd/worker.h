@@ -122,8 +122,8 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
  * heartbeat sent on ctl beside the long-poll: deaths, and the pauses and
  * resumes applied while a batch runs (apply_batch.c). sbid only names it in
  * the log (may be NULL). ctl must be the caller's own: the main thread's only
- * while it waits on a batch. */
-void report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid);
+ * while it waits on a batch. 1 when the control plane took it (200). */
+int report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid);
 
 /* events.c: the events thread. */
 int events_start(struct worker *w, pthread_t *th);
