@@ -130,6 +130,11 @@ static int not_freeze(const json_t *cmd)
     return !is_freeze(cmd);
 }
 
+static int any(const json_t *cmd)
+{
+    return cmd != NULL;
+}
+
 /* The sandbox a command is about. */
 static const char *sbid_of(json_t *cmd)
 {
@@ -253,15 +258,17 @@ static int in_batch(json_t *cmds, int n, const char *sbid)
 }
 
 /* A pause or resume in arrived at index i that may be applied now: none of
- * the batch's sandboxes, no other command of its sandbox before it, not
- * waiting in the backlog or applied already (brought again). */
-static int early_ok(struct worker *w, json_t *batch, int n, size_t i)
+ * the batch's sandboxes, no other command of its sandbox before it nor put
+ * off (in later), not waiting in the backlog or applied already (brought
+ * again). */
+static int early_ok(struct worker *w, json_t *batch, int n, size_t i, json_t *later)
 {
     json_t *cmd = json_array_get(w->arrived, i);
     const char *sbid = sbid_of(cmd), *id = json_string_value(json_object_get(cmd, "id"));
 
     return is_freeze(cmd) && sbid && id && !in_batch(batch, n, sbid) &&
-           !before(w->arrived, i, sbid, not_freeze) && !holds_id(w->backlog, id) &&
+           !before(w->arrived, i, sbid, not_freeze) &&
+           !before(later, json_array_size(later), sbid, any) && !holds_id(w->backlog, id) &&
            !holds_id(w->acks, id);
 }
 
@@ -306,9 +313,9 @@ static void apply_early(struct worker *w, json_t *batch, int n)
         const char *type = json_string_value(json_object_get(cmd, "type"));
         struct sb_entry *e;
 
-        if (!early_ok(w, batch, n, i) ||
+        if (!early_ok(w, batch, n, i, later) ||
             apply_freeze(w, &w->dk, sbid, strcmp(type, "pause") == 0) != 0) {
-            json_array_append(later, cmd); /* dockerd unreachable: after the batch */
+            json_array_append(later, cmd); /* not now, or dockerd unreachable: after the batch */
             continue;
         }
         json_array_append_new(w->acks, json_string(json_string_value(json_object_get(cmd, "id"))));
