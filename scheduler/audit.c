@@ -75,21 +75,27 @@ int audit_append(struct rconn *rc, const char *ws, const struct audit_event *e)
     return 0;
 }
 
-int audit_sandbox(struct rconn *rc, const char *ws, const char *sbid, const char *event,
-                  const char *actor, const char *reason)
+int audit_sandbox_event(struct rconn *rc, const char *ws, struct audit_event *e)
 {
     struct sandbox_record rec;
-    struct audit_event e = {.event = event, .actor = actor, .sandbox = sbid, .reason = reason};
-    int found = sandbox_read(rc, ws, sbid, &rec), rv;
+    int found = sandbox_read(rc, ws, e->sandbox, &rec), rv;
 
     if (found == 1) {
-        e.worker = rec.worker;
-        e.tier = rec.tier;
+        e->worker = rec.worker;
+        e->tier = rec.tier;
     }
-    rv = audit_append(rc, ws, &e);
+    rv = audit_append(rc, ws, e);
     if (found == 1)
         sandbox_record_free(&rec);
     return rv;
+}
+
+int audit_sandbox(struct rconn *rc, const char *ws, const char *sbid, const char *event,
+                  const char *actor, const char *reason)
+{
+    return audit_sandbox_event(
+        rc, ws,
+        &(struct audit_event){.event = event, .actor = actor, .sandbox = sbid, .reason = reason});
 }
 
 int audit_trim(struct rconn *rc, const char *ws)

@@ -76,10 +76,12 @@ long audit_retention_ms(void);
 int audit_append(struct rconn *rc, const char *ws, const struct audit_event *e);
 
 /* The same for a sandbox event: worker and tier come from its record when
- * it has one (read first: call it before a transition that deletes it, or
- * pass them in e). */
+ * it has one (read first: call it before a transition that deletes it). */
 int audit_sandbox(struct rconn *rc, const char *ws, const char *sbid, const char *event,
                   const char *actor, const char *reason);
+/* The same for e about e->sandbox, keeping e's worker (and tier) when the
+ * sandbox has no record any more (a snapshot that outlives it). */
+int audit_sandbox_event(struct rconn *rc, const char *ws, struct audit_event *e);
 
 /* "key:<id>" / "worker:<id>" into out (AUDIT_ACTOR_MAX bytes). */
 void audit_actor_key(char *out, const char *key_id);

@@ -78,12 +78,7 @@ enum life_outcome snapshot_take(struct rconn *rc, const char *ws, const char *sb
     snprintf(id, SNAPSHOT_ID_MAX, "%s", s.id);
     if (snapshot_insert(rc, ws, &s) != 0)
         return LIFE_STORE_DOWN;
-    audit_append(rc, ws,
-                 &(struct audit_event){.event = AUDIT_SNAPSHOT_REQUESTED,
-                                       .actor = actor,
-                                       .sandbox = sbid,
-                                       .worker = s.worker,
-                                       .reason = s.id});
+    audit_sandbox(rc, ws, sbid, AUDIT_SNAPSHOT_REQUESTED, actor, s.id);
     /* Nothing half-made stays: a snapshot that cannot or did not happen
      * leaves no record behind (a slow one stays pending: its worker may yet
      * report it). */
@@ -111,13 +106,14 @@ void snapshot_worker_report(struct rconn *rc, const char *ws, const char *wid, c
         return;
     audit_actor_worker(actor, wid);
     if (snapshot_read(rc, ws, id, &s) == 1)
-        audit_append(rc, ws,
-                     &(struct audit_event){.event = strcmp(state, "ready") == 0 ? AUDIT_SNAPSHOTTED
-                                                                                : AUDIT_FAILED,
-                                           .actor = actor,
-                                           .sandbox = s.sandbox,
-                                           .worker = wid,
-                                           .reason = *reason ? reason : id});
+        audit_sandbox_event(rc, ws,
+                            &(struct audit_event){.event = strcmp(state, "ready") == 0
+                                                               ? AUDIT_SNAPSHOTTED
+                                                               : AUDIT_FAILED,
+                                                  .actor = actor,
+                                                  .sandbox = s.sandbox,
+                                                  .worker = wid,
+                                                  .reason = *reason ? reason : id});
     sandbox_wake(rc, ws, id, state);
 }
 
@@ -128,12 +124,12 @@ int snapshot_delete(struct rconn *rc, const char *ws, const char *id, const char
 
     if (found != 1)
         return found;
-    audit_append(rc, ws,
-                 &(struct audit_event){.event = AUDIT_SNAPSHOT_REMOVED,
-                                       .actor = actor,
-                                       .sandbox = s.sandbox,
-                                       .worker = s.worker,
-                                       .reason = id});
+    audit_sandbox_event(rc, ws,
+                        &(struct audit_event){.event = AUDIT_SNAPSHOT_REMOVED,
+                                              .actor = actor,
+                                              .sandbox = s.sandbox,
+                                              .worker = s.worker,
+                                              .reason = id});
     if (worker_is_alive(rc, s.pool, s.worker) == 1)
         command_send_args(rc, s.pool, s.worker, "image_remove", s.sandbox,
                           json_pack("{s:s}", "image", s.image));

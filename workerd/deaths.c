@@ -54,32 +54,37 @@ static json_t *dead_ones(struct worker *w, struct docker *q, const char *wid, co
     return out;
 }
 
-void deaths_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid)
+int report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid)
 {
     struct worker_identity id;
     json_t *body, *ans = NULL;
     long status = 0;
     char err[256];
+    int told = 0;
 
     pthread_mutex_lock(&w->id_mu);
     id = w->id;
     pthread_mutex_unlock(&w->id_mu);
     if (!id.worker_id[0] || json_array_size(sbs) == 0) {
         json_decref(sbs);
-        return;
+        return 0;
     }
     body =
         json_pack("{s:[], s:o, s:b, s:b}", "acks", "sandboxes", sbs, "wait", 0, "report_only", 1);
     if (body && control_post(ctl, "/v1/worker/heartbeat", body, &id, REPORT_TIMEOUT_MS, &status,
                              &ans, err, sizeof(err)) != 0)
-        log_sandbox("warn", sbid, NULL, "death report: %s", err);
+        log_sandbox("warn", sbid, NULL, "report beside the long-poll: %s", err);
     else if (body && status != 200)
-        log_sandbox("warn", sbid, NULL, "death report answered %ld", status);
-    else if (body)
-        log_sandbox("info", sbid, NULL, "death of %zu sandbox(es) reported", json_array_size(sbs));
+        log_sandbox("warn", sbid, NULL, "report beside the long-poll answered %ld", status);
+    else if (body) {
+        told = 1;
+        log_sandbox("info", sbid, NULL, "state of %zu sandbox(es) reported at once",
+                    json_array_size(sbs));
+    }
     explicit_bzero(&id, sizeof(id));
     json_decref(body);
     json_decref(ans);
+    return told;
 }
 
 void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid)
@@ -90,5 +95,5 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
     snprintf(wid, sizeof(wid), "%s", w->id.worker_id);
     pthread_mutex_unlock(&w->id_mu);
     if (wid[0])
-        deaths_post(w, ctl, dead_ones(w, q, wid, sbid), sbid);
+        report_post(w, ctl, dead_ones(w, q, wid, sbid), sbid);
 }

@@ -19,7 +19,7 @@
 /* How long past poll_ms a poll may take before we call it lost. */
 #define POLL_SLACK_MS 15000L
 
-static json_t *report_of(const struct sb_entry *e)
+json_t *heartbeat_report_of(const struct sb_entry *e)
 {
     json_t *o = json_pack("{s:s, s:s}", "id", e->st.sbid, "state", e->st.state);
 
@@ -41,7 +41,7 @@ static json_t *build_body(struct worker *w)
         const struct sb_entry *e = &w->table.v[i];
         int full_ok = !w->docker_down && strcmp(e->st.state, "failed") != 0;
         if (e->dirty || (w->need_full && full_ok))
-            json_array_append_new(sbs, report_of(e));
+            json_array_append_new(sbs, heartbeat_report_of(e));
     }
     health_problem(w, problem, sizeof(problem));
     return json_pack("{s:O, s:o, s:b, s:b, s:b, s:s, s:O}", "acks", w->acks, "sandboxes", sbs,
@@ -163,6 +163,10 @@ static void apply_all(struct worker *w, json_t *ans)
             json_array_append_new(w->acks, json_string(id));
         json_array_remove(w->backlog, 0);
         json_decref(cmd);
+        /* The pauses and resumes ahead of a batch are reported before it
+         * starts: their callers must not wait for other sandboxes' work. */
+        if (apply_batchable(json_array_get(w->backlog, 0)))
+            return;
     }
 }
 

@@ -90,10 +90,14 @@ int apply_slot_free(struct worker *w, const char *sbid);
  * the head is neither). */
 #define APPLY_PARALLEL 8
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
-/* Creates first: a caller waits on a create, nobody waits on a kill (it is
- * answered before it is applied), and a batch of kills costs seconds. A create
- * never passes a kill of its own sandbox; the rest keep their order. */
+/* Pauses and resumes first, then creates: a caller waits on each of those,
+ * nobody waits on a kill (it is answered before it is applied), and a batch of
+ * kills costs seconds (a pause queued behind 20 kills took 12-15 s, against
+ * 50 ms alone). A pause or resume never passes another command of its own
+ * sandbox, a create never passes a kill of its own; the rest keep their order. */
 void apply_order(json_t *cmds);
+/* 1 when cmd is of a kind apply_batch_parallel takes (create, kill). */
+int apply_batchable(const json_t *cmd);
 /* Appends to backlog each of cmds whose stream id is neither in backlog nor
  * in acks. The control plane hands a worker again every command it has held
  * unacknowledged for 10 s (so one lost answer loses nothing); during a long
@@ -107,14 +111,19 @@ void heartbeat_run(struct worker *w);
  * while a batch is applied: a worker busy creating must not be taken for dead.
  * Commands it brings join the backlog. Main thread only. */
 void heartbeat_keepalive(struct worker *w);
+/* One sandbox's state as a heartbeat reports it: {id, state, reason?}. */
+json_t *heartbeat_report_of(const struct sb_entry *e);
 
 /* deaths.c: reports at once, on its own request (ctl) and dockerd connection
  * (q), which of our sandboxes expected running have died: sbid only, or all
  * when sbid is NULL. Events thread only. */
 void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid);
-/* The same report of sbs ([{id, state, reason}], taken), on ctl; sbid only
- * names it in the log (may be NULL). Any thread but the main one. */
-void deaths_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid);
+/* A report of sbs ([{id, state, reason}], taken) at once, on a report_only
+ * heartbeat sent on ctl beside the long-poll: deaths, and the pauses and
+ * resumes applied while a batch runs (apply_batch.c). sbid only names it in
+ * the log (may be NULL). ctl must be the caller's own: the main thread's only
+ * while it waits on a batch. 1 when the control plane took it (200). */
+int report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid);
 
 /* events.c: the events thread. */
 int events_start(struct worker *w, pthread_t *th);

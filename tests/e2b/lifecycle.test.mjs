@@ -88,6 +88,7 @@ test(`${tag} onTimeout pause with autoResume: paused at its deadline, traffic re
     const n = await counter(sbx); // through the gateway: resumes it
     assert.ok(n > 3 && n < 80, `the counter survived the pause (at ${n})`);
     assert.equal(await stateOf(sbx.sandboxId), 'running');
+    assert.equal(await sbx.files.read('/tmp/kept.txt'), 'kept', 'and its files');
   } finally {
     await sbx.kill().catch(() => {});
   }

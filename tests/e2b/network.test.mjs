@@ -44,6 +44,17 @@ test('denyOut ALL_TRAFFIC + allowOut a name: only that name, through the proxy',
   });
 });
 
+// Decision 0044: a pause keeps the sandbox's network, proxy and policy.
+test('a paused and resumed sandbox keeps its egress policy: the same name allowed, the rest refused', async () => {
+  await withSandbox({ network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }, async (sbx) => {
+    const want = { [api]: 'public stand-in', [other]: 'HTTP 403', [literal]: 'HTTP 403' };
+    assert.deepEqual(await fetchFrom(sbx, [api, other, literal]), want);
+    assert.equal(await sbx.pause(), true);
+    const back = await Sandbox.connect(sbx.sandboxId);
+    assert.deepEqual(await fetchFrom(back, [api, other, literal]), want);
+  });
+});
+
 test('allowInternetAccess: false reaches nothing', async () => {
   await withSandbox({ allowInternetAccess: false }, async (sbx) => {
     const got = await fetchFrom(sbx, [api, literal]);

@@ -71,6 +71,43 @@ test('a sandbox\'s whole life in order, with its actors, worker and tier', async
   }
 });
 
+// The issue's own test: one sandbox's whole life, a refusal in the middle of
+// it, each event with its actor, in the order it happened.
+test('a sandbox\'s whole life with pause, a refused resume, resume, snapshot and kill, in order', async () => {
+  const A = newWorkspace();
+  const wa = await worker(A);
+  await setLimit(A, 1);
+  const r = await create(A);
+  assert.equal(r.status, 201, r.raw);
+  const sb = r.body.sandbox_id;
+  const act = async (method, path, status, body) => {
+    const x = await api(method, path, { key: A.member, body });
+    assert.equal(x.status, status, `${method} ${path}: ${x.raw}`);
+    return x;
+  };
+  await act('POST', `/v1/sandboxes/${sb}/pause`, 200);
+  const other = await act('POST', '/v1/sandboxes', 201, { template: 'base' }); // the place it gave back
+  assertError(await api('POST', `/v1/sandboxes/${sb}/resume`, { key: A.member }), 403, /limit/);
+  await act('DELETE', `/v1/sandboxes/${other.body.sandbox_id}`, 204);
+  await act('POST', `/v1/sandboxes/${sb}/resume`, 200);
+  const snap = await act('POST', `/v1/sandboxes/${sb}/snapshots`, 201, {});
+  await act('DELETE', `/v1/sandboxes/${sb}`, 204);
+  const { events } = await audit(A, `sandbox=${sb}`);
+  assert.deepEqual(events.map((e) => e.event), ['requested', 'placed', 'running', 'pause_requested', 'paused',
+    'refused', 'resume_requested', 'resumed', 'snapshot_requested', 'snapshotted', 'killed']);
+  const by = Object.fromEntries(events.map((e) => [e.event, e]));
+  const key = actorOf(A.member), wk = `worker:${wa.id}`;
+  assert.deepEqual(events.map((e) => e.actor), [key, key, wk, key, wk, key, key, wk, key, wk, key]);
+  assert.match(by.refused.reason, /resume: .*limit/);
+  assert.equal(by.snapshot_requested.reason, snap.body.snapshot_id);
+  for (const e of events) assert.equal(e.sandbox_id, sb);
+  for (const e of events.slice(1)) { // requested: before placement, no worker yet
+    assert.equal(e.worker_id, wa.id, `${e.event} names the worker`);
+    assert.equal(e.isolation, 'CONTAINER', `${e.event} names the tier`);
+  }
+  for (let i = 1; i < events.length; i++) assert.ok(events[i].time_ms >= events[i - 1].time_ms);
+});
+
 test('a refusal by admission is recorded, with the limit in its reason', async () => {
   const A = newWorkspace();
   await worker(A);

@@ -96,6 +96,28 @@ test('a report older than the pause changes nothing; a pending sandbox cannot be
   assert.deepEqual(l.body.sandboxes.map((s) => s.sandbox_id), [a.sandbox_id]);
 });
 
+test('E2B surface: pause 204 then 409; /v2 connect resumes a paused sandbox (201, same id and token); state=paused lists it', async () => {
+  const A = newWorkspace();
+  await setLimit(A, 5);
+  const w = await enrolWorker(workers, A);
+  const e2b = (m, p, body) => api(m, p, { body, headers: { 'X-API-KEY': A.member } });
+  const made = await e2b('POST', '/sandboxes', { templateID: 'base', timeout: 120, secure: true });
+  assert.equal(made.status, 201, made.raw);
+  const id = made.body.sandboxID;
+  assert.equal((await e2b('POST', `/sandboxes/${id}/pause`)).status, 204);
+  assert.equal((await e2b('POST', `/sandboxes/${id}/pause`)).status, 409, 'paused already');
+  const listed = await e2b('GET', '/v2/sandboxes?state=paused');
+  assert.deepEqual(listed.body.map((s) => [s.sandboxID, s.state]), [[id, 'paused']]);
+  assert.deepEqual((await e2b('GET', '/v2/sandboxes?state=running')).body, []);
+  const c = await e2b('POST', `/v2/sandboxes/${id}/connect`, { timeout: 60 });
+  assert.equal(c.status, 201, c.raw);
+  assert.equal(c.body.sandboxID, id);
+  assert.equal(c.body.envdAccessToken, made.body.envdAccessToken, 'the same envd token');
+  assert.equal(commandsFor(w, id, 'resume').length, 1);
+  assert.equal((await e2b('POST', `/v2/sandboxes/${id}/connect`, { timeout: 60 })).status, 200, 'running: 200');
+  assert.equal((await e2b('GET', `/sandboxes/${id}`)).body.state, 'running');
+});
+
 test('a sandbox paused longer than paused_max_s is killed, and its life is in the audit trail in order', async () => {
   const max = pausedMax();
   assert.ok(max <= 10, `run with a short paused_max_s (CORRAL_PAUSED_MAX_S, here ${max})`);
