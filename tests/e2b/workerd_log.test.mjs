@@ -6,13 +6,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { until } from '../lib/poll.mjs';
 import { Sandbox, MODE } from './lib.mjs';
 import { SDK } from './sdk.mjs';
 
 const RUN = process.env.CORRAL_RUN;
-const logPath = `${RUN}/log/workerd.log`;
+// The stack's workers (tests/e2b/run.sh runs two, workerd and workerd-2):
+// the sandbox lands on either, and no secret of either may be logged.
+const WORKERS = ['workerd', 'workerd-2'].filter((n) => existsSync(`${RUN}/${n}.conf`));
+const logs = () => WORKERS.map((n) => readFileSync(`${RUN}/log/${n}.log`, 'utf8')).join('\n');
 
 test(`[${MODE} ${SDK}] workerd logs JSON lines with the sandbox's ids, and never a secret`, async () => {
   assert.ok(RUN, 'CORRAL_RUN (the stack of tests/e2b/run.sh) must be set');
@@ -27,10 +30,10 @@ test(`[${MODE} ${SDK}] workerd logs JSON lines with the sandbox's ids, and never
   } finally {
     await sbx.kill();
   }
-  const killed = await until(() => readFileSync(logPath, 'utf8').split('\n')
+  const killed = await until(() => logs().split('\n')
     .some((t) => t.includes(id) && t.includes('"msg":"killed"')), { timeoutMs: 15_000 });
   assert.ok(killed, 'the kill is logged');
-  const text = readFileSync(logPath, 'utf8');
+  const text = logs();
   const lines = text.split('\n').filter(Boolean).map((t) => {
     try { return JSON.parse(t); } catch { assert.fail(`not a JSON object: ${t.slice(0, 200)}`); }
     return null;
@@ -52,10 +55,12 @@ test(`[${MODE} ${SDK}] workerd logs JSON lines with the sandbox's ids, and never
     assert.equal(l.tier, 'CONTAINER', `a line about the sandbox names its tier: ${JSON.stringify(l)}`);
     assert.ok(!l.msg.includes(id), 'the id is a field, not spelt in the message');
   }
-  const workerSecret = readFileSync(`${RUN}/workerd-state/worker`, 'utf8').match(/worker_secret = (\S+)/)?.[1];
-  const secrets = { 'envd token': sbx.envdAccessToken, 'traffic token': sbx.trafficAccessToken, 'env value': value,
+  const secrets = { 'envd token': sbx.envdAccessToken, 'traffic token': sbx.trafficAccessToken, 'env value': value };
+  for (const n of WORKERS) {
+    secrets[`${n}'s secret`] = readFileSync(`${RUN}/${n}-state/worker`, 'utf8').match(/worker_secret = (\S+)/)?.[1];
     // The join token's secret part: its id may be logged, as credentials are by id.
-    'join token secret': readFileSync(`${RUN}/workerd.token`, 'utf8').trim().split('_').pop(), 'worker secret': workerSecret };
+    secrets[`${n}'s join token secret`] = readFileSync(`${RUN}/${n}.token`, 'utf8').trim().split('_').pop();
+  }
   for (const [what, s] of Object.entries(secrets)) {
     assert.ok(s && s.length >= 16, `the test holds the ${what}`);
     assert.ok(!text.includes(s), `the ${what} is in workerd's log`);
