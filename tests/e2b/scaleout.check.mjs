@@ -92,8 +92,8 @@ test('a gateway host killed mid-loop: the balancer\'s other hosts carry on', { t
   const failed = [];
   let ok = 0; let okAfter = 0; let killedAt = 0;
   try {
-    // bounded: 10 rounds of create, command, kill, or 90 s
-    for (let i = 0, t0 = Date.now(); i < 10 && Date.now() - t0 < 90_000; i++) {
+    // bounded: 8 rounds of create, command, kill, or 90 s
+    for (let i = 0, t0 = Date.now(); i < 8 && Date.now() - t0 < 90_000; i++) {
       if (i === 3) { stack('kill-host', '2'); killedAt = Date.now(); }
       try {
         const s = await Sandbox.create('base', { ...ws, ...balancer, timeoutMs: 60_000 });
@@ -110,7 +110,7 @@ test('a gateway host killed mid-loop: the balancer\'s other hosts carry on', { t
     // Only a request on a connection to host 2 when it died may fail: the
     // balancer sends every new connection to a live host.
     assert.ok(failed.length <= 2, `failed rounds: ${JSON.stringify(failed)}`);
-    assert.ok(okAfter >= 6, `${okAfter} rounds after the kill`);
+    assert.ok(okAfter >= 4, `${okAfter} rounds after the kill`);
     await assert.rejects(fetch(`${host(2).apiUrl}/health`), 'host 2 is down');
     for (const h of [balancer, host(1), host(3)]) {
       const again = await Sandbox.connect(before.sandboxId, { ...ws, ...h });

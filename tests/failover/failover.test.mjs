@@ -96,6 +96,14 @@ test('the killed primary rejoins as a replica, and a failover back onto it serve
   await eventually(() => role(REDIS_PORT)[0] === 'slave' && role(REDIS_PORT)[3] === 'connected',
     { timeout: 30000, what: 'the old primary to follow the new one' });
   const A = newWorkspace();
+  // Replication is asynchronous, and a write no replica acknowledged within
+  // WAIT's 250 ms is answered anyway (decision 0058): the failover back must
+  // wait until the rejoined replica holds everything, A's workspace too.
+  const offset = (n, field) => Number((redisAs('corral-admin', `${RUN}/redis-admin-password`, ...port(n),
+    'INFO', 'replication').match(new RegExp(`${field}:(\\d+)`)) || [])[1]);
+  const written = offset(REDIS_PORT + 1, 'master_repl_offset');
+  await eventually(() => offset(REDIS_PORT, 'slave_repl_offset') >= written,
+    { timeout: 15000, what: 'the rejoined replica to hold every write' });
   process.kill(Number(readFileSync(`${RUN}/pids/redis-replica.pid`, 'utf8')), 'SIGKILL');
   await eventually(() => sentinel('SENTINEL', 'get-master-addr-by-name', 'corral')[1] === String(REDIS_PORT),
     { timeout: 30000, what: 'the sentinels to move the primary back' });

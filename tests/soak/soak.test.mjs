@@ -5,7 +5,7 @@
 // (libcurl's in workerd, nginx's upstream keepalive, Redis connections of the
 // corral-api threads) and malloc arenas fill up to their working size, so that
 // what the warm-up leaves is the baseline. Then the measured stretch
-// (SOAK_SECONDS, 75; at most SOAK_MAX_ITERATIONS rounds) with SOAK_PARALLEL (4)
+// (SOAK_SECONDS, 60; at most SOAK_MAX_ITERATIONS rounds) with SOAK_PARALLEL (4)
 // loops of tests/lib/churn.mjs: create, 3 x commands.run, a 1 MB file written
 // and read back, kill; and in every round a commands.run and a files.read in
 // one long-lived sandbox, whose envd is measured too. Both readings are taken
@@ -20,7 +20,7 @@ import { enrolledAs } from '../workerd/helpers.mjs';
 
 const RUN = process.env.CORRAL_RUN;
 const WARMUP_S = Number(process.env.SOAK_WARMUP_SECONDS || 15);
-const LOOP_S = Number(process.env.SOAK_SECONDS || 75);
+const LOOP_S = Number(process.env.SOAK_SECONDS || 60);
 const PARALLEL = Number(process.env.SOAK_PARALLEL || 4);
 const MAX = Number(process.env.SOAK_MAX_ITERATIONS || 600);
 
