@@ -4,10 +4,11 @@
 # each a network namespace with nginx, ngx_http_corral_module and two
 # corral-api, behind a TCP balancer; Redis with a replica and three sentinels;
 # corral-sched; two real workerd on a real dockerd, envd in every sandbox —
-# over HTTPS: the pinned SDK (2.51.0) in both routing modes (E2B_DOMAIN and
-# E2B_SANDBOX_URL), the older 2.45.0 (tests/e2b/sdk.mjs) by host. What differs
-# in the old SDK is its routes and key checks, not how it reaches a sandbox:
-# its run by headers repeated the pinned one's and cost two CI minutes.
+# over HTTPS: the pinned SDK (2.51.0) by host (E2B_DOMAIN), and by headers
+# (E2B_SANDBOX_URL) for the files about reaching a sandbox; the older 2.45.0
+# (tests/e2b/sdk.mjs) by host. What differs in the old SDK is its routes and
+# key checks, not how it reaches a sandbox: its run by headers repeated the
+# pinned one's and cost two CI minutes.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
