@@ -3,6 +3,8 @@
 # each figure beside a baseline measured in the same run on the same machine.
 #   BENCH_ONLY=dataplane  only the data plane (sections 3 and 4, a few minutes):
 #                         no API, sandbox-lifecycle, network or placement sections
+#   BENCH_ONLY=lifecycle  only sections 2 and 2a: workerd's creates, then pause,
+#                         resume, snapshots and deadlines (issue 11)
 #   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
 #                         gateway hosts, Redis failovers (decision 0059)
 #   CORRAL_BENCH_PORT, CORRAL_BENCH_REDIS_PORT, CORRAL_BENCH_DATA_PORT  the ports
@@ -14,8 +16,8 @@ export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
 export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
 ONLY=${BENCH_ONLY:-all}
-case "$ONLY" in all | dataplane) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
-*) echo "bench: BENCH_ONLY must be all, dataplane or hosts" >&2; exit 2 ;; esac
+case "$ONLY" in all | dataplane | lifecycle) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
+*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle or hosts" >&2; exit 2 ;; esac
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
@@ -66,12 +68,14 @@ echo
 ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_json")
 conf/stack.sh redis-cli HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
 key2=$(field owner_key <<<"$ws2_json")
-if [ "$ONLY" = all ]; then
+if [ "$ONLY" != dataplane ]; then
 node tests/bench/bench_workerd.mjs "$(field owner_key <<<"$ws2_json")" "$(cat "$CORRAL_RUN/pids/workerd.pid")"
 
 # 2a. Pause and resume against dockerd's own, and deadline precision (issue 11).
+# Right after bench_workerd's deletes: a pause must not wait behind them (0060).
 echo
 node tests/bench/bench_lifecycle.mjs "$(field owner_key <<<"$ws2_json")"
+[ "$ONLY" = lifecycle ] && exit 0
 
 # 2b. Network isolation: creates with and without a policy, downloads through the
 # egress proxy, 300 sandboxes on this host.
