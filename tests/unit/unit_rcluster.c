@@ -25,7 +25,8 @@ static void test_slots(void)
     CHECK(slot("foo{}{bar}") == 8363);    /* an empty tag: the whole key */
     CHECK(slot("foo{{bar}}zap") == 4015); /* the tag is "{bar" */
     CHECK(slot("foo{bar}{zap}") == 5061); /* the first tag only */
-    CHECK(slot("corral:{ws:0a1b}:sbs") == 9963 && slot("corral:{ws:0a1b}:sb:1") == 9963);
+    /* the slot of Corral's keys is their workspace tag's (common/keys.h) */
+    CHECK(slot("acct:{ws:0a1b}:sbs") == 9963 && slot("acct:{ws:0a1b}:sb:1") == 9963);
     CHECK(slot("") < RCLUSTER_SLOTS && slot("{") == rcluster_keyslot("{", 1));
 }
 
@@ -48,17 +49,17 @@ static void key_of(int argc, const char **argv, char *out, size_t outlen)
 static void test_command_keys(void)
 {
     char k[64];
-    const char *get[] = {"HGETALL", "corral:{ws:a}:sb:1"};
-    const char *eval[] = {"EVALSHA", "abc", "2", "corral:{ws:b}:x", "corral:{ws:b}:y", "arg"};
+    const char *get[] = {"HGETALL", "acct:{ws:a}:sb:1"};
+    const char *eval[] = {"EVALSHA", "abc", "2", "acct:{ws:b}:x", "acct:{ws:b}:y", "arg"};
     const char *eval0[] = {"EVAL", "return 1", "0", "arg"};
     const char *xrg[] = {"XREADGROUP", "GROUP", "g", "c", "BLOCK", "100", "STREAMS", "s:{w}", ">"};
     const char *ping[] = {"PING"};
     const char *wait[] = {"WAIT", "1", "250"};
 
     key_of(2, get, k, sizeof(k));
-    CHECK(strcmp(k, "corral:{ws:a}:sb:1") == 0);
+    CHECK(strcmp(k, "acct:{ws:a}:sb:1") == 0);
     key_of(6, eval, k, sizeof(k));
-    CHECK(strcmp(k, "corral:{ws:b}:x") == 0);
+    CHECK(strcmp(k, "acct:{ws:b}:x") == 0);
     key_of(4, eval0, k, sizeof(k));
     CHECK(k[0] == '\0');
     key_of(9, xrg, k, sizeof(k));
