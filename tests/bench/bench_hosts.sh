@@ -28,10 +28,8 @@ ws=$(ctl workspace create bench-hosts | sed -E 's/.*"workspace":"([^"]*)".*/\1/'
 key=$(ctl key create --workspace "$ws" --role member | sed -E 's/.*"key":"([^"]*)".*/\1/')
 URL="https://localhost:$CORRAL_PORT/v1/workspace"
 
-wrk_run() { wrk -t2 -c64 -d"${DURATION}s" --latency "$@" 2>&1; }
-parse() { # wrk output -> "req/s p99_ms non2xx"
-    awk '/Requests\/sec/ {rps=$2} / 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p99=v} /Non-2xx/ {bad=$4} END {printf "%s %s %s\n", rps, p99, bad+0}'
-}
+# shellcheck source=tests/bench/wrk.sh
+. tests/bench/wrk.sh
 host_pids() { ip netns pids "corral-$CORRAL_PORT-gw$1" | tr '\n' ' '; }
 redis_pids() { cat "$CORRAL_RUN/pids/redis.pid" "$CORRAL_RUN/pids/redis-replica.pid" 2>/dev/null | tr '\n' ' '; }
 balancer_pids() { echo "$(cat "$CORRAL_RUN/nginx.pid") $(pgrep -P "$(cat "$CORRAL_RUN/nginx.pid")" | tr '\n' ' ')"; }

@@ -31,10 +31,8 @@ ws_json=$(ctl workspace create bench); ws=$(field workspace <<<"$ws_json"); key=
 ctl key create --workspace "$ws" --role member >/dev/null
 conf/stack.sh redis-cli HSET "corral:{ws:$ws}:info" max_concurrent 100000 >/dev/null
 
-wrk_run() { wrk -t2 -c64 -d"${DURATION}s" --latency "$@" 2>&1; }
-parse() { # wrk output -> "req/s p99_ms non2xx"
-    awk '/Requests\/sec/ {rps=$2} / 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p99=v} /Non-2xx/ {bad=$4} END {printf "%s %s %s\n", rps, p99, bad+0}'
-}
+# shellcheck source=tests/bench/wrk.sh
+. tests/bench/wrk.sh
 
 # 1. Authenticated GET /v1/sandboxes/{id} vs nginx serving a small static file.
 if [ "$ONLY" = all ]; then
