@@ -16,7 +16,8 @@
 # Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
 # CORRAL_PORT (HTTPS port, 8443), CORRAL_REDIS_PORT (6390), CORRAL_PROFILE
 # (dev | test | bench), CORRAL_BUILD (binaries dir, build/bin), CORRAL_DOMAIN,
-# CORRAL_LEASE_MS (a worker's lease, instead of the profile's),
+# CORRAL_LEASE_MS and CORRAL_CREATE_TIMEOUT_MS (a worker's lease, a create's
+# wait, instead of the profile's),
 # CORRAL_WORKER_NETWORKS / CORRAL_WORKER_PORTS (where workers' data ports may be:
 # corral.conf worker_data_networks / worker_data_ports and the gateway's
 # corral_upstream_allow; default loopback, 1024-65535), CORRAL_FLEET_SHARE
@@ -70,7 +71,7 @@ profile_settings() {
            RATE_KEY=1000000 BURST_KEY=100000 RATE_ADDR=1000000 BURST_ADDR=100000 ;;
     *) die "CORRAL_PROFILE must be dev, test or bench" ;;
     esac
-    LEASE=${CORRAL_LEASE_MS:-$LEASE}
+    LEASE=${CORRAL_LEASE_MS:-$LEASE} CREATE=${CORRAL_CREATE_TIMEOUT_MS:-$CREATE}
     # Fleet fairness (decision 0034): a workspace holds at most this % of the
     # unscoped fleet. dev (`make up`) is one developer's machine and bench one
     # tenant measuring the whole fleet: no share there (decision 0040).

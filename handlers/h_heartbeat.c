@@ -138,6 +138,15 @@ static void apply_snapshot_reports(struct request *req, const char *wid, const j
     }
 }
 
+/* A slot younger than a create's wait may belong to a create the worker has
+ * not been given yet (placed while this report was on its way, or while the
+ * poll it follows failed): the report cannot speak for it. Such a create
+ * still ends within the wait, running or killed by the create path. */
+static int young_slot(const struct request *req, const struct worker_sandbox *e)
+{
+    return e->valid && clock_now_ms() - e->slot.since_ms < req->conf->create_timeout_ms;
+}
+
 static void apply_reports(struct request *req, const char *wid, const json_t *sbs, int full)
 {
     size_t i;
@@ -154,7 +163,7 @@ static void apply_reports(struct request *req, const char *wid, const json_t *sb
     if (!full || worker_sandboxes(req->rc, req->cred.ws, wid, &mine) != 0)
         return;
     for (size_t k = 0; k < mine.n; k++) {
-        int listed = 0;
+        int listed = young_slot(req, &mine.v[k]);
         json_array_foreach(sbs, i, v) listed |=
             strcmp(json_string_value(json_object_get(v, "id")), mine.v[k].sbid) == 0;
         if (!listed)

@@ -133,6 +133,15 @@ const sentinelMaster = () => execFileSync('redis-cli', ['--no-auth-warning', '-h
 { env: { ...process.env, REDISCLI_AUTH: readFileSync(`${RUN}/redis-sentinel-password`, 'utf8').trim() } })
   .toString().trim().split('\n').join(':');
 
+// The process of the primary the sentinels name: the stack's replica once a
+// failover made it primary.
+const primaryPid = (addr) => {
+  const port = Number(addr.split(':').pop());
+  const name = { [REDIS_PORT]: 'redis', [REDIS_PORT + 1]: 'redis-replica' }[port];
+  if (!name) throw new Error(`the sentinels name ${addr}, neither the stack's primary nor its replica`);
+  return Number(readFileSync(`${RUN}/pids/${name}.pid`, 'utf8'));
+};
+
 test('kill -9 of the Redis primary mid-loop: only 503s meanwhile, then nothing told to a client is lost', { timeout: 240_000 }, async () => {
   const ws = workspace('failover');
   const primary = sentinelMaster();
@@ -143,7 +152,7 @@ test('kill -9 of the Redis primary mid-loop: only 503s meanwhile, then nothing t
   // bounded: 60 rounds or 120 s; ends 5 s after the first success after the kill
   for (const t0 = Date.now(); rounds < 60 && Date.now() - t0 < 120_000; rounds++) {
     if (!killedAt && rounds === 3) {
-      process.kill(Number(readFileSync(`${RUN}/pids/redis.pid`, 'utf8')), 'SIGKILL');
+      process.kill(primaryPid(primary), 'SIGKILL');
       killedAt = Date.now();
     }
     try {
