@@ -174,6 +174,7 @@ up_failed() {
     [ "$rc" -ne 0 ] || return 0
     echo "stack: up failed: stopping what it started (logs in $RUN/log)" >&2
     stop_strays
+    hosts_down
     stop_docker_if_owned
     exit "$rc"
 }

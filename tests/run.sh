@@ -51,8 +51,8 @@ integration() (
     # lifecycle.test.mjs waits out a paused sandbox's whole life.
     export CORRAL_PAUSED_MAX_S=5 CORRAL_SANDBOX_MAX_TIMEOUT_S=3600
     # Its workers are test workers that answer in milliseconds: a create
-    # that is never started fails after 8 s, not the test profile's 20.
-    export CORRAL_CREATE_TIMEOUT_MS=8000
+    # that is never started fails after 5 s, not the test profile's 20.
+    export CORRAL_CREATE_TIMEOUT_MS=5000
     # Redis as a cluster of three nodes, the slots spread over them: every
     # command goes to its key's node (rconn's cluster routing, decision 0059),
     # and every command and script whose keys lie in two hash slots is

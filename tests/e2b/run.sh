@@ -6,12 +6,11 @@
 # corral-sched; two real workerd on a real dockerd, envd in every sandbox —
 # over HTTPS: the pinned SDK (2.51.0) by host (E2B_DOMAIN), and by headers
 # (E2B_SANDBOX_URL) for the files about reaching a sandbox; the older 2.45.0
-# (tests/e2b/sdk.mjs) by host. What differs in the old SDK is its routes and
-# key checks, not how it reaches a sandbox: its run by headers repeated the
-# pinned one's and cost two CI minutes.
+# (tests/e2b/sdk.mjs) by host, for the files about what it does differently
+# (its routes, create defaults and key checks; see below).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-e2b.XXXXXX)
 export CORRAL_PORT=${CORRAL_E2B_PORT:-18843} CORRAL_REDIS_PORT=${CORRAL_E2B_REDIS_PORT:-16790}
@@ -39,25 +38,25 @@ export CORRAL_OTHER_KEY; CORRAL_OTHER_KEY=$(member_key e2b-b)
 # e2b-a's owner, for thirty_idle.check.mjs (it raises the workspace's limit).
 export CORRAL_OWNER_KEY; CORRAL_OWNER_KEY=$(field owner_key < "$CORRAL_RUN/ws-e2b-a.json")
 
-# Every file with the pinned SDK by host; the older one by host too, but for
-# the agent-mode files, token revocation and workerd's log (what they test is
-# Corral's, not the SDK's). By
-# headers (E2B_SANDBOX_URL), the files about how the SDK reaches a sandbox:
-# commands, files and PTYs, the gateway, tenancy on the data plane, network;
-# the control plane's lifecycle, snapshots, volumes, metrics and the agent
-# mode do not depend on it and run once per SDK.
-# No E2B_VALIDATE_API_KEY: the old SDK checks our keys.
-BY_HEADERS=(commands pty_files sandbox gateway_reuse host_security network)
+# Every file with the pinned SDK by host. By headers (E2B_SANDBOX_URL), the
+# files about how the SDK reaches a sandbox: commands, files and PTYs, the
+# gateway, tenancy on the data plane. The control plane's lifecycle,
+# snapshots, volumes, metrics, the agent mode and egress policies (network:
+# what a sandbox reaches, not how the SDK reaches it) do not depend on it.
+# The older SDK, by host, runs the files about what it does differently:
+# creates by POST /sandboxes with its own defaults (secure, internet access
+# on), connects by /sandboxes/{id}/connect, checks key formats itself (no
+# E2B_VALIDATE_API_KEY). Its envd client and its body builders for network,
+# lifecycle and volumes are the pinned one's (the same feature gates and
+# code), so its data-plane and egress runs repeated the pinned SDK's.
+BY_HEADERS=(commands pty_files sandbox gateway_reuse host_security)
 BY_HEADERS=("${BY_HEADERS[@]/%/.test.mjs}")
+OLD_SDK=(sandbox round2 lifecycle snapshots volumes host_security commands)
+OLD_SDK=("${OLD_SDK[@]/#/tests/e2b/}")
 rc=0
 for sdk in e2b e2b-old; do
     files=(tests/e2b/)
-    if [ "$sdk" = e2b-old ]; then
-        files=()
-        for f in tests/e2b/*.test.mjs; do
-            case "${f##*/}" in agent* | cleanup* | workerd_log*) ;; *) files+=("$f") ;; esac
-        done
-    fi
+    [ "$sdk" = e2b-old ] && files=("${OLD_SDK[@]/%/.test.mjs}")
     echo "--- $sdk, routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
     CORRAL_E2B_SDK=$sdk CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" \
         CORRAL_SANDBOX_DOMAIN=corral.localhost \

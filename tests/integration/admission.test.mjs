@@ -24,8 +24,16 @@ test('200 concurrent creates against a limit of 5: exactly 5 admitted, the rest 
     api('POST', '/v1/sandboxes', { key: A.member, body: { template: 'base', timeout: 600 } })));
   const created = results.filter((r) => r.status === 201);
   const refused = results.filter((r) => r.status === 403);
-  assert.equal(created.length, 5, `admitted ${created.length}: ${results.filter((r) => r.status !== 403 && r.status !== 201).map((r) => r.raw).slice(0, 3)}`);
-  assert.equal(refused.length, 195, JSON.stringify(results.filter((r) => r.status !== 403 && r.status !== 201).map((r) => r.status + r.raw).slice(0, 3)));
+  // A handler takes at most create_wait_max creates at once (corral_conf.c,
+  // so that heartbeats always find a thread): past it, a create is shed with
+  // "503, retry" before admission, which 200 at once on a loaded machine may
+  // reach. Shed or refused, none of the others is admitted.
+  const shed = results.filter((r) => r.status === 503 && /too many creates in flight/.test(r.body.message));
+  const other = results.filter((r) => ![201, 403].includes(r.status) && !shed.includes(r));
+  assert.deepEqual(other.map((r) => r.status + r.raw), [], 'answers other than 201, 403 and 503 shed');
+  assert.equal(created.length, 5, `admitted ${created.length}`);
+  assert.equal(refused.length + shed.length, 195);
+  assert.ok(refused.length >= 100, `${refused.length} refused by admission, ${shed.length} shed`);
   assertError(refused[0], 403, /limit of 5 concurrent sandboxes/);
   assert.equal((await api('GET', '/v1/workspace', { key: A.member })).body.active_sandboxes, 5);
   for (const c of created) {

@@ -5,7 +5,8 @@
 #     the exports again;
 #   - `down` stops every process of the state dir, a stray of an earlier
 #     generation too, and no process of another state dir (a path prefix of it);
-#   - an `up` that fails (nginx's port held by this test) leaves nothing running.
+#   - an `up` that fails (nginx's port held by this test) leaves nothing running,
+#     and a scaled-out one leaves no network namespace or bridge.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -21,7 +22,7 @@ fails=0 holder="" other=""
 fail() { echo "stack test: FAIL: $*" >&2; fails=$((fails + 1)); }
 cleanup() {
     [ -n "$holder" ] && kill "$holder" 2>/dev/null
-    [ -n "$other" ] && kill "$other" 2>/dev/null
+    [ -n "$other" ] && pkill -P "$other" 2>/dev/null; [ -n "$other" ] && kill "$other" 2>/dev/null
     conf/stack.sh down >/dev/null 2>&1
     rm -rf "$CORRAL_RUN" "${CORRAL_RUN}x"
 }
@@ -54,7 +55,7 @@ grep -q "^export E2B_API_KEY=" "$CORRAL_RUN/up2.out" || fail "a second up printe
 setsid "$CORRAL_BUILD/corral-sched" -c "$CORRAL_RUN/corral.conf" >/dev/null 2>&1 </dev/null &
 stray=$!
 mkdir -p "${CORRAL_RUN}x"
-(exec -a corral-sched bash -c 'sleep 600; :' _ -c "${CORRAL_RUN}x/corral.conf") &
+(exec -a corral-sched bash -c 'sleep 600; :' _ -c "${CORRAL_RUN}x/corral.conf") >/dev/null 2>&1 </dev/null &
 other=$!
 sleep 0.3
 conf/stack.sh down >/dev/null 2>&1 || fail "down failed"
@@ -73,5 +74,20 @@ kill "$holder"; wait "$holder" 2>/dev/null; holder=""
 left=$(leftovers)
 [ -z "$left" ] || fail "a failed up left: $left"
 
-[ "$fails" -eq 0 ] && echo "stack test: ok (up twice, strays, failed up)"
+# A failed scaled-out up (decision 0059): its gateway host's namespace and
+# the bridge go too, not only its processes.
+node -e "require('net').createServer().listen($CORRAL_PORT, '127.0.0.1')" &
+holder=$!
+sleep 0.5
+if CORRAL_GATEWAY_HOSTS=1 CORRAL_HOSTS_NET=10.235.0 conf/stack.sh up >"$CORRAL_RUN/up4.out" 2>&1; then
+    fail "a scaled-out up succeeded with its port taken"
+fi
+grep -q "up failed: stopping what it started" "$CORRAL_RUN/up4.out" || fail "a failed scaled-out up did not say so: $(cat "$CORRAL_RUN/up4.out")"
+kill "$holder"; wait "$holder" 2>/dev/null; holder=""
+left=$(leftovers)
+[ -z "$left" ] || fail "a failed scaled-out up left: $left"
+ip netns list | grep -q "corral-$CORRAL_PORT-gw" && fail "a failed scaled-out up left its network namespace"
+ip link show "cgw$CORRAL_PORT" >/dev/null 2>&1 && fail "a failed scaled-out up left its bridge cgw$CORRAL_PORT"
+
+[ "$fails" -eq 0 ] && echo "stack test: ok (up twice, strays, failed up, failed scaled-out up)"
 [ "$fails" -eq 0 ]
