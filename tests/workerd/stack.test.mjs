@@ -113,17 +113,22 @@ test('a worker that stops for good: its queued create lands on another worker, i
   await eventually(async () => (await get(A, r1.body.sandbox_id)).body.state === 'lost', { timeout: 20000, what: 'lost' });
 });
 
-test('30 concurrent creates across two workers land exactly once, slots respected', async () => {
+// Two over the slots: 24 creates at once (12 slots each) took 18 s of this
+// 2-core machine's dockerd, near the test profile's 20 s create wait; what is
+// tested is exactly once and the slots, not dockerd's speed.
+test('14 concurrent creates across two workers of 6 slots: 12 land exactly once, slots respected', async () => {
   const A = newWorkspace();
   await setLimit(A, 100);
-  const w1 = await workerd(A, { slots: 12 });
-  const w2 = await workerd(A, { slots: 12 });
-  const rs = await Promise.all(Array.from({ length: 30 }, () => create(A)));
+  const w1 = await workerd(A, { slots: 6 });
+  const w2 = await workerd(A, { slots: 6 });
+  const rs = await Promise.all(Array.from({ length: 14 }, () => create(A)));
   const ok = rs.filter((r) => r.status === 201);
-  assert.equal(ok.length, 24, `answers: ${rs.map((r) => `${r.status} ${r.status === 201 ? '' : r.raw}`).join('; ')}`);
+  assert.equal(ok.length, 12, `answers: ${rs.map((r) => `${r.status} ${r.status === 201 ? '' : r.raw}`).join('; ')}`);
+  assert.ok(rs.filter((r) => r.status !== 201).every((r) => r.status === 503 && /free capacity/.test(r.raw)),
+    'the two over: 503, no free capacity');
   const c1 = (await ctrs(w1.id)).filter((c) => c.State === 'running' && !isReadyProxy(c));
   const c2 = (await ctrs(w2.id)).filter((c) => c.State === 'running' && !isReadyProxy(c));
-  assert.ok(c1.length <= 12 && c2.length <= 12, `${c1.length} + ${c2.length}`);
+  assert.ok(c1.length <= 6 && c2.length <= 6, `${c1.length} + ${c2.length}`);
   const ids = [...c1, ...c2].map((c) => c.Labels['corral.sandbox']).sort();
   assert.deepEqual(ids, ok.map((r) => r.body.sandbox_id).sort(), 'each admitted sandbox has exactly one container');
 });
