@@ -51,8 +51,9 @@ integration() (
     # lifecycle.test.mjs waits out a paused sandbox's whole life.
     export CORRAL_PAUSED_MAX_S=5 CORRAL_SANDBOX_MAX_TIMEOUT_S=3600
     # Its workers are test workers that answer in milliseconds: a create
-    # that is never started fails after 5 s, not the test profile's 20.
-    export CORRAL_CREATE_TIMEOUT_MS=5000
+    # that is never started fails after 12 s, not the test profile's 20. Not
+    # less: a create redelivered waits out its dead worker's 5 s lease first.
+    export CORRAL_CREATE_TIMEOUT_MS=12000
     # Redis as a cluster of three nodes, the slots spread over them: every
     # command goes to its key's node (rconn's cluster routing, decision 0059),
     # and every command and script whose keys lie in two hash slots is

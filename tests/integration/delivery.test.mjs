@@ -134,7 +134,7 @@ test('a report-only heartbeat (a death beside the long-poll) records states and 
 });
 
 // A full report (workerd's after a break in contact) lists every sandbox the
-// worker holds. A slot younger than a create's wait (create_timeout_ms, 5 s in
+// worker holds. A slot younger than a create's wait (create_timeout_ms, 12 s in
 // this suite) may be a create the worker has not been given yet: placed while
 // the report was on its way, its record not even written (the Redis failover
 // in tests/e2b/scaleout.check.mjs caught a create killed so, between the slot
@@ -162,7 +162,7 @@ test('a full report omits a create not yet delivered: spared; an older omission 
   // (It polls meanwhile, within its lease.)
   w.running.delete(sbid);
   w.start();
-  await sleep(5200);
+  await sleep(12200);
   await w.stop();
   await w.pollOnce({ full: true });
   const g = await api('GET', `/v1/sandboxes/${sbid}`, { key: A.member });
