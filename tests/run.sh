@@ -6,7 +6,7 @@
 # if any test failed or any sanitizer reported.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 passed=0 failed=0 failures=()

@@ -6,7 +6,7 @@
 # failure. A test that cannot reach dockerd fails; none is skipped.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-wtest.XXXXXX)
 export CORRAL_PORT=${CORRAL_TEST_PORT:-18643} CORRAL_REDIS_PORT=${CORRAL_TEST_REDIS_PORT:-16590}
