@@ -38,9 +38,13 @@ export class TestWorker {
   // full: as workerd after a break in contact, every sandbox it holds is
   // listed and the control plane may take an omission for a loss.
   async pollOnce({ full = false } = {}) {
-    const body = { acks: this.acks.splice(0), sandboxes: this.reports.splice(0), resume: this.resume,
+    const reports = this.reports.splice(0);
+    // A full list keeps the pending reports of sandboxes no longer held (a
+    // failed create), and lists every held one as running.
+    const sandboxes = full ? [...reports.filter((r) => !this.running.has(r.id)),
+      ...[...this.running.keys()].map((id) => ({ id, state: 'running' }))] : reports;
+    const body = { acks: this.acks.splice(0), sandboxes, resume: this.resume,
       snapshots: this.snapshotReports.splice(0), full };
-    if (full) body.sandboxes = [...this.running.keys()].map((id) => ({ id, state: 'running' }));
     this.resume = false;
     let r;
     try {
@@ -51,7 +55,7 @@ export class TestWorker {
     if (r.status !== 200) {
       // Like a real worker: what was not delivered is sent again next time.
       this.acks.unshift(...body.acks);
-      this.reports.unshift(...body.sandboxes);
+      this.reports.unshift(...reports);
       this.lastError = r;
       return r;
     }

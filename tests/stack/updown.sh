@@ -22,7 +22,7 @@ fails=0 holder="" other=""
 fail() { echo "stack test: FAIL: $*" >&2; fails=$((fails + 1)); }
 cleanup() {
     [ -n "$holder" ] && kill "$holder" 2>/dev/null
-    [ -n "$other" ] && pkill -P "$other" 2>/dev/null; [ -n "$other" ] && kill "$other" 2>/dev/null
+    if [ -n "$other" ]; then pkill -P "$other"; kill "$other"; fi 2>/dev/null
     conf/stack.sh down >/dev/null 2>&1
     rm -rf "$CORRAL_RUN" "${CORRAL_RUN}x"
 }
