@@ -118,13 +118,18 @@ static int disk_quota_available(struct docker *d, const struct worker_conf *c)
     return ok;
 }
 
+/* The host's networks the installed table blocks: an interface that comes or
+ * goes (a new LAN, a VPN) puts the table in again at the next recheck. */
+static struct netguard_lan installed_lan;
+
 int hostcaps_init(struct worker *w, char *err, size_t errlen)
 {
     struct netguard_dns dns;
     char why[512];
 
     dns_servers(w->conf, &dns);
-    if (netguard_install(&dns, why, sizeof(why)) != 0) {
+    netguard_host_lan(&installed_lan);
+    if (netguard_install(&dns, &installed_lan, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "cannot wall sandboxes off (%s)", why);
         return -1;
     }
@@ -132,27 +137,33 @@ int hostcaps_init(struct worker *w, char *err, size_t errlen)
     w->caps.egress = egress_available(&w->dk, w->conf);
     w->caps.disk_quota = disk_quota_available(&w->dk, w->conf);
     next_check_ms = clock_now_ms() + RECHECK_MS;
-    log_info("network isolation rules in place (%d resolvers open on port 53); egress policies %s; "
-             "disk limits %s",
-             dns.n4 + dns.n6, w->caps.egress ? "on" : "off", w->caps.disk_quota ? "on" : "off");
+    log_info("network isolation rules in place (%d resolvers open on port 53, %d host networks "
+             "blocked); egress policies %s; disk limits %s",
+             dns.n4 + dns.n6, installed_lan.n4 + installed_lan.n6, w->caps.egress ? "on" : "off",
+             w->caps.disk_quota ? "on" : "off");
     return 0;
 }
 
 void hostcaps_recheck(struct worker *w, int now)
 {
     struct netguard_dns dns;
+    struct netguard_lan lan;
     char err[512];
 
     if (w->conf->agent.on || (!now && clock_now_ms() < next_check_ms))
         return; /* an agent has no sandbox network to wall off */
     next_check_ms = clock_now_ms() + RECHECK_MS;
-    if (netguard_check(err, sizeof(err)) == 0) {
+    netguard_host_lan(&lan);
+    if (!netguard_lan_same(&lan, &installed_lan))
+        log_info("the host's networks changed; installing the isolation rules again");
+    else if (netguard_check(err, sizeof(err)) == 0) {
         w->caps.walled = 1;
         return;
-    }
-    log_warn("network isolation rules missing (%s); installing them again", err);
+    } else
+        log_warn("network isolation rules missing (%s); installing them again", err);
     dns_servers(w->conf, &dns);
-    w->caps.walled = netguard_install(&dns, err, sizeof(err)) == 0;
+    installed_lan = lan;
+    w->caps.walled = netguard_install(&dns, &lan, err, sizeof(err)) == 0;
     if (!w->caps.walled)
         log_err("network isolation rules cannot be installed (%s); creates fail until they are",
                 err);

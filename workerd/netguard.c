@@ -66,16 +66,28 @@ int netguard_parse_list(const char *list, struct netguard_dns *out, char *err, s
     return 0;
 }
 
-/* "set dns4 { type ipv4_addr; elements = { a, b } }" or without elements. */
-static void dns_set(FILE *f, const char *name, const char *type, const char (*addrs)[64], int n)
+/* "set dns4 { type ipv4_addr; elements = { a, b } }" or without elements;
+ * flags (may be "") before them. */
+static void addr_set(FILE *f, const char *name, const char *type, const char *flags,
+                     const char (*addrs)[64], int n)
 {
-    fprintf(f, "  set %s { type %s;", name, type);
+    fprintf(f, "  set %s { type %s;%s", name, type, flags);
     for (int i = 0; i < n; i++)
         fprintf(f, "%s%s", i == 0 ? " elements = { " : ", ", addrs[i]);
     fprintf(f, "%s }\n", n > 0 ? " }" : "");
 }
 
-char *netguard_ruleset(const struct netguard_dns *dns)
+/* Routed traffic from a sandbox bridge: a packet whose destination's route
+ * leaves by another interface than the one it came in on. Bridged traffic
+ * (a sandbox and its proxy on their own bridge) is seen by this hook too when
+ * br_netfilter is loaded (Docker loads it); its destination is on its bridge. */
+#define ROUTED "fib daddr . iif oif missing"
+#define BRIDGED "fib daddr . iif oif exists"
+
+/* LANs merge where they overlap (two interfaces of one network). */
+#define LAN_FLAGS " flags interval; auto-merge;"
+
+char *netguard_ruleset(const struct netguard_dns *dns, const struct netguard_lan *lan)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -89,12 +101,19 @@ char *netguard_ruleset(const struct netguard_dns *dns)
     fprintf(f, "table inet " NETGUARD_TABLE " {\n");
     fprintf(f, "  set blocked4 { type ipv4_addr; flags interval; elements = { " BLOCKED4 " } }\n");
     fprintf(f, "  set blocked6 { type ipv6_addr; flags interval; elements = { " BLOCKED6 " } }\n");
-    dns_set(f, "dns4", "ipv4_addr", dns->v4, dns->n4);
-    dns_set(f, "dns6", "ipv6_addr", dns->v6, dns->n6);
+    addr_set(f, "dns4", "ipv4_addr", "", dns->v4, dns->n4);
+    addr_set(f, "dns6", "ipv6_addr", "", dns->v6, dns->n6);
+    addr_set(f, "lan4", "ipv4_addr", LAN_FLAGS, lan->v4, lan->n4);
+    addr_set(f, "lan6", "ipv6_addr", LAN_FLAGS, lan->v6, lan->n6);
     fprintf(
         f,
         "  chain sandbox_forward {\n    type filter hook forward priority -10; policy accept;\n");
-    fprintf(f, "    iifname \"%s\" oifname \"%s\" accept\n", in, in);
+    /* Two sandbox networks never talk, whatever their kind: nothing routed
+     * from one sandbox bridge to another. Then an internal bridge's own
+     * bridged traffic only. */
+    fprintf(f, "    iifname { \"%s\", \"%s\" } oifname { \"%s\", \"%s\" } " ROUTED " drop\n", o, in,
+            o, in);
+    fprintf(f, "    iifname \"%s\" oifname \"%s\" " BRIDGED " accept\n", in, in);
     fprintf(f, "    iifname \"%s\" drop\n    oifname \"%s\" drop\n", in, in);
     fprintf(f, "    oifname \"%s\" ct state established,related accept\n", o);
     fprintf(f, "    oifname \"%s\" drop\n", o);
@@ -103,6 +122,8 @@ char *netguard_ruleset(const struct netguard_dns *dns)
     fprintf(f, "    iifname \"%s\" ip6 daddr @dns6 meta l4proto { tcp, udp } th dport 53 accept\n",
             o);
     fprintf(f, "    iifname \"%s\" ip daddr @blocked4 drop\n", o);
+    fprintf(f, "    iifname \"%s\" ip daddr @lan4 drop\n", o);
+    fprintf(f, "    iifname \"%s\" ip6 daddr @lan6 drop\n", o);
     fprintf(f, "    iifname \"%s\" ip6 daddr @blocked6 drop\n  }\n", o);
     fprintf(f,
             "  chain sandbox_input {\n    type filter hook input priority -10; policy accept;\n");
@@ -142,9 +163,10 @@ static int nft_run(const char *script, char **out, char *err, size_t errlen)
     return rc == 0 ? 0 : -1;
 }
 
-int netguard_install(const struct netguard_dns *dns, char *err, size_t errlen)
+int netguard_install(const struct netguard_dns *dns, const struct netguard_lan *lan, char *err,
+                     size_t errlen)
 {
-    char *script = netguard_ruleset(dns);
+    char *script = netguard_ruleset(dns, lan);
     int rc;
 
     if (!script) {
@@ -162,6 +184,9 @@ int netguard_check(char *err, size_t errlen)
                                        "hook input",
                                        "@blocked4",
                                        "@blocked6",
+                                       "@lan4",
+                                       BRIDGED,
+                                       ROUTED,
                                        "iifname \"" SBNET_IF_OPEN "*\" drop",
                                        "iifname \"" SBNET_IF_INTERNAL "*\" drop"};
     char *out = NULL;

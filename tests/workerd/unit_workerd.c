@@ -177,7 +177,14 @@ static void test_resolvers(void)
 static void test_ruleset(void)
 {
     struct netguard_dns d = {.v4 = {"10.255.255.53"}, .n4 = 1};
-    char *r = netguard_ruleset(&d), *empty;
+    struct netguard_lan lan = {0}, none = {0};
+    const unsigned char a[4] = {192, 0, 2, 77};
+    char *r, *empty;
+
+    netguard_lan_add(&lan, AF_INET, a, 24);
+    netguard_lan_add(&lan, AF_INET, a, 24); /* a second address of the same network */
+    CHECK(lan.n4 == 1 && strcmp(lan.v4[0], "192.0.2.0/24") == 0);
+    r = netguard_ruleset(&d, &lan);
 
     CHECK(r != NULL);
     if (!r)
@@ -194,7 +201,16 @@ static void test_ruleset(void)
     CHECK(strstr(r, "iifname \"crl*\" oifname != \"crl*\" masquerade") != NULL);
     /* DNS accepted before private ranges are dropped, or it would never match. */
     CHECK(strstr(r, "@dns4") < strstr(r, "ip daddr @blocked4 drop"));
-    empty = netguard_ruleset(&(struct netguard_dns){0});
+    /* The host's own LAN, whatever its range (192.0.2.0/24 is public space). */
+    CHECK(strstr(r, "set lan4 { type ipv4_addr; flags interval; auto-merge; elements = { "
+                    "192.0.2.0/24 }") != NULL);
+    CHECK(strstr(r, "iifname \"crl*\" ip daddr @lan4 drop") != NULL);
+    /* Nothing routed between two sandbox bridges, before any accept. */
+    CHECK(strstr(r, "iifname { \"crl*\", \"cri*\" } oifname { \"crl*\", \"cri*\" } fib daddr . "
+                    "iif oif missing drop") != NULL);
+    CHECK(strstr(r, "oif missing drop") < strstr(r, "oif exists accept"));
+    CHECK(strstr(r, "iifname \"cri*\" oifname \"cri*\" fib daddr . iif oif exists accept") != NULL);
+    empty = netguard_ruleset(&(struct netguard_dns){0}, &none);
     CHECK(empty && strstr(empty, "set dns4 { type ipv4_addr; }") != NULL);
     free(r);
     free(empty);
