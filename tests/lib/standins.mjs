@@ -1,7 +1,10 @@
 // Stand-ins for hosts outside a worker, for tests and benchmarks: network
 // namespaces this machine makes itself (never an outside address).
 //   "internet": 198.51.100.10 and .11 (a documentation range, so not private),
-//               reached through the host side 198.51.100.1;
+//               routed through 203.0.113.2 (the namespace's side of a /30
+//               link whose host side is 203.0.113.1): behind a router, as the
+//               internet is, not on a network of the host's own interfaces,
+//               which netguard blocks like a private range (issue 25);
 //   "private":  10.213.0.10, a host in a private range.
 // Each runs python3's http.server on port 8080 over a directory holding
 // index.html ("<name> stand-in") and, on request, a file of a given size.
@@ -16,7 +19,8 @@ import { join } from 'node:path';
 const ip = (...a) => execFileSync('ip', a, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 const quiet = (...a) => { try { ip(...a); } catch { /* already gone */ } };
 
-export const INET = { ns: 'crltest-inet', host: '198.51.100.1', addrs: ['198.51.100.10', '198.51.100.11'], prefix: 24 };
+export const INET = { ns: 'crltest-inet', host: '203.0.113.1', addrs: ['198.51.100.10', '198.51.100.11'], prefix: 30,
+  router: '203.0.113.2', routed: '198.51.100.0/24' };
 export const PRIV = { ns: 'crltest-priv', host: '10.213.0.1', addrs: ['10.213.0.10'], prefix: 24 };
 export const PORT = 8080;
 // What a worker's egress proxies resolve these names to (workerd's egress_hosts).
@@ -36,8 +40,10 @@ function up(net, dir) {
   ip('link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', net.ns);
   ip('addr', 'add', `${net.host}/${net.prefix}`, 'dev', veth);
   ip('link', 'set', veth, 'up');
-  for (const a of net.addrs) ip('-n', net.ns, 'addr', 'add', `${a}/${net.prefix}`, 'dev', 'eth0');
+  if (net.router) ip('-n', net.ns, 'addr', 'add', `${net.router}/${net.prefix}`, 'dev', 'eth0');
+  for (const a of net.addrs) ip('-n', net.ns, 'addr', 'add', `${a}/${net.router ? 32 : net.prefix}`, 'dev', 'eth0');
   ip('-n', net.ns, 'link', 'set', 'eth0', 'up');
+  if (net.router) { quiet('route', 'del', net.routed); ip('route', 'add', net.routed, 'via', net.router); }
   ip('-n', net.ns, 'link', 'set', 'lo', 'up');
   ip('-n', net.ns, 'route', 'add', 'default', 'via', net.host);
   const proc = spawn('ip', ['netns', 'exec', net.ns, 'python3', '-m', 'http.server', String(PORT), '--directory', dir],
@@ -70,6 +76,7 @@ export async function startStandins({ bigMb = 0 } = {}) {
   return {
     stop() {
       for (const n of nets) { n.proc.kill('SIGKILL'); quiet('link', 'del', n.veth); }
+      quiet('route', 'del', INET.routed);
       quiet('netns', 'del', INET.ns);
       quiet('netns', 'del', PRIV.ns);
       for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -1,0 +1,156 @@
+// The attacker's view of a running stack (tests/security/run.sh starts it):
+// two workspaces, a sandbox of every kind in each, and what the host offers.
+// Nothing is mocked: the real SDK over HTTPS, real dockerd, real workerd.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Sandbox, ALL_TRAFFIC, Volume } from '../e2b/sdk.mjs';
+import { docker } from '../lib/engine.mjs';
+import { until } from '../lib/poll.mjs';
+
+export { Sandbox };
+const RUN = process.env.CORRAL_RUN;
+const API = process.env.E2B_API_URL;
+export const DATA_URL = process.env.E2B_SANDBOX_URL;
+if (!RUN || !API || !DATA_URL) throw new Error('run through tests/security/run.sh: CORRAL_RUN, E2B_API_URL and E2B_SANDBOX_URL must be set');
+const BIN = process.env.CORRAL_BUILD || new URL('../../build/bin', import.meta.url).pathname;
+export const APP_PORT = 8000;
+export const ENVD_PORT = 49983;
+export const PROXY_PORT = 3128;
+
+export function corralctl(...args) {
+  return JSON.parse(execFileSync(`${BIN}/corralctl`, ['-c', `${RUN}/corral.conf`, '--json', ...args], { encoding: 'utf8' }));
+}
+
+// {status, body, raw} of one control-plane call; headers as given.
+export async function call(method, path, { key, headers = {}, body } = {}) {
+  const h = { ...headers };
+  if (key) h['X-API-Key'] = key;
+  if (body !== undefined) h['Content-Type'] = 'application/json';
+  const r = await fetch(API + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  const raw = await r.text();
+  let parsed = null;
+  try { parsed = raw ? JSON.parse(raw) : null; } catch { parsed = raw; }
+  return { status: r.status, body: parsed, raw };
+}
+
+export function workspace(name) {
+  const ws = corralctl('workspace', 'create', `${name}-${Date.now().toString(36)}`);
+  const member = corralctl('key', 'create', '--workspace', ws.workspace, '--role', 'member').key;
+  return { name, id: ws.workspace, owner: ws.owner_key, member };
+}
+
+// A native (/v1) create, then the SDK connected to it.
+async function native(ws, body) {
+  const r = await call('POST', '/v1/sandboxes', { key: ws.member, body: { template: 'base', timeout: 600, ...body } });
+  if (r.status !== 201) throw new Error(`native create ${r.status}: ${r.raw}`);
+  return Sandbox.connect(r.body.sandbox_id, { apiKey: ws.member });
+}
+
+// Every kind of sandbox the walls must hold for (issue 25). Each makes one in
+// ws and returns the SDK's Sandbox, connected with ws's member key.
+export const KINDS = {
+  plain: (ws, o) => Sandbox.create('base', o),
+  insecure: (ws, o) => Sandbox.create('base', { ...o, secure: false }),
+  private: (ws, o) => Sandbox.create('base', { ...o, network: { allowPublicTraffic: false } }),
+  native: (ws) => native(ws, {}),
+  allowlist: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }),
+  denyall: (ws, o) => Sandbox.create('base', { ...o, allowInternetAccess: false }),
+  denyout: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: ['8.8.8.8'] } }),
+  resumed: async (ws, o) => {
+    const s = await Sandbox.create('base', o);
+    if (!(await s.pause())) throw new Error('pause said the sandbox was paused already');
+    return Sandbox.connect(s.sandboxId, o);
+  },
+  forked: async (ws, o) => {
+    const s = await Sandbox.create('base', o);
+    try {
+      const [f] = await Sandbox.fork(s.sandboxId, { ...o, count: 1 });
+      return Sandbox.connect(f.sandboxId, o);
+    } finally { await s.kill().catch(() => {}); }
+  },
+  snapshot: async (ws, o) => {
+    const s = await Sandbox.create('base', o);
+    try {
+      const snap = await s.createSnapshot();
+      return await Sandbox.create(snap.snapshotId, o);
+    } finally { await s.kill().catch(() => {}); }
+  },
+  volume: async (ws, o) => {
+    const vol = await Volume.create(`sec-${ws.name}-${Date.now().toString(36)}`, o);
+    return Sandbox.create('base', { ...o, volumeMounts: { '/data': vol } });
+  },
+  gvisor: (ws) => native(ws, { require_isolation: 'GVISOR' }),
+};
+
+async function containers(label) {
+  const f = encodeURIComponent(JSON.stringify({ label: [label] }));
+  return (await docker('GET', `/containers/json?filters=${f}`)).body;
+}
+
+// The sandbox's container address, its bridge's (the host's) address, and
+// its neighbours on its network: its egress proxy when it has a policy (a
+// proxy from the pool keeps the pool's labels, so it is found by network).
+async function addresses(id) {
+  const [own] = await containers(`corral.sandbox=${id}`).then((cs) => cs.filter((c) => c.Labels['corral.role'] === 'sandbox'));
+  if (!own) throw new Error(`no container of sandbox ${id}`);
+  const net = Object.values(own.NetworkSettings.Networks)[0];
+  const { body } = await docker('GET', `/networks/${net.NetworkID}`);
+  const proxy = Object.entries(body.Containers || {}).filter(([cid]) => cid !== own.Id)
+    .map(([, c]) => c.IPv4Address.split('/')[0]);
+  return { ip: net.IPAddress, gw: net.Gateway, proxy };
+}
+
+// One sandbox of kind in ws, serving a marker on APP_PORT as root.
+export async function make(kind, ws) {
+  const sbx = await KINDS[kind](ws, { apiKey: ws.member, timeoutMs: 600_000 });
+  const marker = `marker-${kind}-${ws.name}-${sbx.sandboxId}`;
+  await sbx.files.write('/srv/app/index.html', marker, { user: 'root' });
+  await sbx.commands.run(`cd /srv/app && exec python3 -m http.server ${APP_PORT}`, { background: true, user: 'root' });
+  return { kind, ws, sbx, id: sbx.sandboxId, marker, ...(await addresses(sbx.sandboxId)) };
+}
+
+// The host's addresses (not loopback: inside a sandbox that is its own; not
+// the sandbox bridges': the matrix tries a sandbox's own and one other) and
+// every TCP port something listens on here, whatever it is.
+export function hostFacts() {
+  const links = JSON.parse(execFileSync('ip', ['-j', 'addr'], { encoding: 'utf8' }));
+  const all = links.flatMap((l) => (l.addr_info || []).map((a) => ({ dev: l.ifname, addr: a.local, family: a.family })));
+  const ports = new Set();
+  for (const line of execFileSync('ss', ['-ltnH'], { encoding: 'utf8' }).split('\n')) {
+    const m = line.trim().split(/\s+/)[3]?.match(/:(\d+)$/);
+    if (m) ports.add(Number(m[1]));
+  }
+  return {
+    addrs: all.filter((a) => a.family === 'inet' && !a.addr.startsWith('127.') && !/^cr[il]/.test(a.dev)),
+    ports: [...ports].sort((a, b) => a - b),
+  };
+}
+
+const PROBE = readFileSync(new URL('./probe.py', import.meta.url), 'utf8');
+
+// From inside s, as root: {"host:port": result} for every target.
+export async function probe(s, targets) {
+  await s.sbx.files.write('/tmp/probe.py', PROBE, { user: 'root' });
+  await s.sbx.files.write('/tmp/targets.json', JSON.stringify(targets), { user: 'root' });
+  const r = await s.sbx.commands.run('python3 /tmp/probe.py /tmp/targets.json', { user: 'root', timeoutMs: 60_000 });
+  return JSON.parse(r.stdout);
+}
+
+// Waits until the test host (root, outside every sandbox) reads s's marker
+// straight from its address: the service the others try is up.
+export async function serving(s) {
+  await until(async () => {
+    const r = await fetch(`http://${s.ip}:${APP_PORT}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
+    return r && (await r.text()) === s.marker;
+  }, { timeoutMs: 20000, everyMs: 200 });
+}
+
+// The data plane, by headers (E2B_SANDBOX_URL): {status, text}.
+export async function viaGateway(id, port, headers = {}, path = '/') {
+  const r = await fetch(`${DATA_URL}${path}`, { headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': String(port), ...headers } });
+  return { status: r.status, text: await r.text() };
+}
+
+export async function killAll(list) {
+  await Promise.all(list.map((s) => s.sbx.kill().catch(() => {})));
+}
