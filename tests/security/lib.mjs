@@ -105,7 +105,7 @@ export async function make(kind, ws) {
   const sbx = await KINDS[kind](ws, { apiKey: ws.member, timeoutMs: 600_000 });
   const marker = `marker-${kind}-${ws.name}-${sbx.sandboxId}`;
   await sbx.files.write('/srv/app/index.html', marker, { user: 'root' });
-  await sbx.commands.run(`cd /srv/app && exec python3 -m http.server ${APP_PORT}`, { background: true, user: 'root' });
+  await sbx.commands.run(`cd /srv/app && exec python3 -m http.server ${APP_PORT}`, { background: true, user: 'root', timeoutMs: 0 }); // 0: it lives as long as the sandbox (E2B's default ends it at 60 s)
   return { kind, ws, sbx, id: sbx.sandboxId, marker, ...(await addresses(sbx.sandboxId)) };
 }
 
