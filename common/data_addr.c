@@ -327,10 +327,10 @@ static int refused_by(const struct data_addr_allow *a, const struct egress_rule 
 {
     int n = never_index(ip, 0);
 
+    if (n < 0 && addr_listed(a, ip, port))
+        return 0;
     if (n >= 0)
         snprintf(why, whylen, "%s is %s, never a worker address", text, never[n].what);
-    else if (addr_listed(a, ip, port))
-        return 0;
     else if (on_loopback(ip))
         snprintf(why, whylen,
                  "%s is on loopback and not a listed worker data address (loopback is allowed "
