@@ -22,7 +22,7 @@ export CORRAL_WORKERD_DATA_PORT=${CORRAL_E2B_WORKERD_PORT:-17901} CORRAL_FLEET_S
 export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 # The agent-mode tests' workerd data ports, on the hosts' bridge (where the
 # gateway hosts reach this machine), listed exactly for the gateway (0061).
-# shellcheck source=../lib/ports.sh
+# shellcheck source=tests/lib/ports.sh
 . tests/lib/ports.sh
 listed_data_ports 8 "$CORRAL_HOSTS_NET.1" || { echo "no free ports for data ports"; exit 1; }
 # The egress proxies resolve the stand-in hosts' names (tests/lib/standins.mjs).

@@ -19,7 +19,7 @@ export CORRAL_PROFILE=test CORRAL_WORKERD=1
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_SOAK_WORKERD_PORT:-17941} CORRAL_WORKERD_SLOTS=16
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 # The fd test's second workerd: its data port listed exactly for the gateway (0061).
-# shellcheck source=../lib/ports.sh
+# shellcheck source=tests/lib/ports.sh
 . tests/lib/ports.sh
 listed_data_ports 4 127.0.0.1 || { echo "no free ports for data ports"; exit 1; }
 SRC_BIN=${CORRAL_BUILD:-$ROOT/build/bin}

@@ -23,7 +23,7 @@ export CORRAL_LEASE_MS=${CORRAL_LEASE_MS:-10000}
 export CORRAL_CREATE_TIMEOUT_MS=${CORRAL_CREATE_TIMEOUT_MS:-60000}
 LOGS=$(mktemp -d /tmp/corral-wlogs.XXXXXX)
 # The tests' workerd data ports, listed exactly for the gateway (decision 0061).
-# shellcheck source=../lib/ports.sh
+# shellcheck source=tests/lib/ports.sh
 . tests/lib/ports.sh
 listed_data_ports 12 127.0.0.1 || { echo "no free ports for data ports"; exit 1; }
 
