@@ -3,7 +3,7 @@ import { api, corralctl } from '../lib/corral.mjs';
 
 const [ws, n] = [process.argv[2], Number(process.argv[3])];
 // The one data port the bench stack lists (its workerd's): any other is refused (decision 0061).
-const DATA_ADDR = `127.0.0.1:${process.env.CORRAL_WORKERD_DATA_PORT}`;
+const DATA_ADDR = `127.0.0.1:${process.env.CORRAL_WORKERD_DATA_PORT || 7001}`;
 const tokens = [corralctl('join-token', 'create', '--workspace', ws).token, corralctl('join-token', 'create').token];
 for (let i = 0; i < n; i += 50) {
   await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, k) => api('POST', '/v1/worker/handshake', {
