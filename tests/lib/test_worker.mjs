@@ -6,7 +6,7 @@ import { api, corralctl } from './corral.mjs';
 
 // Workerd's data port as conf/stack.sh lists it by default (exactly: the
 // gateway refuses any other port of loopback at the handshake, decision 0061).
-const STACK_DATA_ADDR = `127.0.0.1:${process.env.CORRAL_WORKERD_DATA_PORT || 7001}`;
+export const STACK_DATA_ADDR = `127.0.0.1:${process.env.CORRAL_WORKERD_DATA_PORT || 7001}`;
 
 export class TestWorker {
   constructor(joinToken, { slots = 10, runtimes = [{ name: 'runc', tier: 'CONTAINER' }], egress = false,
