@@ -75,13 +75,28 @@ static int sentinels_check(const char *list, char *err, size_t errlen)
     return 0;
 }
 
+/* worker_data_addrs or worker_data_networks. The default address (workerd's
+ * own data port on loopback) stands only while the file lists neither: an
+ * operator who lists a fleet's network has not asked for the gateway host's
+ * loopback too (decision 61). */
+static int data_list(struct corral_conf *c, const char *key, const char *value, char *err,
+                     size_t errlen)
+{
+    if (!c->data_listed)
+        c->data_allow.naddrs = 0;
+    c->data_listed = 1;
+    if (strcmp(key, "worker_data_addrs") == 0)
+        return data_addr_addrs(&c->data_allow, value, err, errlen);
+    return data_addr_networks(&c->data_allow, value, err, errlen);
+}
+
 static int set_key(void *ud, const char *key, const char *value, char *err, size_t errlen)
 {
     char *base = ud;
     struct corral_conf *c = ud;
 
-    if (strcmp(key, "worker_data_networks") == 0)
-        return data_addr_networks(&c->data_allow, value, err, errlen);
+    if (strcmp(key, "worker_data_networks") == 0 || strcmp(key, "worker_data_addrs") == 0)
+        return data_list(c, key, value, err, errlen);
     if (strcmp(key, "worker_data_ports") == 0)
         return data_addr_ports(&c->data_allow, value, err, errlen);
     if (strcmp(key, "redis_sentinels") == 0 && sentinels_check(value, err, errlen) != 0)

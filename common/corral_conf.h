@@ -43,9 +43,11 @@ struct corral_conf {
     long redis_timeout_ms;
     long
         redis_cluster; /* 1: redis_host:redis_port is one node of a Redis Cluster (decision 0059) */
-    /* worker_data_networks / worker_data_ports: where a worker's data_addr may
-     * point (the gateway connects there; decision 32) */
+    /* worker_data_addrs, worker_data_networks / worker_data_ports: where a
+     * worker's data_addr may point (the gateway connects there; decisions 32
+     * and 61); data_listed once the file lists addresses or networks */
     struct data_addr_allow data_allow;
+    int data_listed;
     long fleet_share;            /* percent of the unscoped fleet's slots one workspace may hold */
     long max_concurrent_ceiling; /* the most an owner may set max_concurrent_sandboxes to */
     long key_rate;               /* requests/s one verified credential may make (decision 0028) */

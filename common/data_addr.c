@@ -28,6 +28,14 @@ static const struct {
 
 #define NEVER_N (sizeof(never) / sizeof(never[0]))
 
+/* Where the gateway host's own services listen (Redis, workerd's data port, a
+ * Docker API). Allowed only as the exact address:port pairs an operator lists,
+ * never inside a listed network: with the network's port range every one of
+ * those services would be a worker's "data port" (issue 25, decision 61). */
+static const char *const loopback[] = {"127.0.0.0/8", "::1/128"};
+
+#define LOOPBACK_N (sizeof(loopback) / sizeof(loopback[0]))
+
 static int inside(const struct egress_rule *outer, const struct egress_rule *inner)
 {
     return outer->prefix <= inner->prefix &&
@@ -48,6 +56,17 @@ static int never_index(const struct egress_rule *net, int whole_overlap)
     return -1;
 }
 
+/* The loopback range net overlaps (either inside the other), or NULL. */
+static const char *loopback_overlap(const struct egress_rule *net)
+{
+    struct egress_rule r;
+
+    for (size_t i = 0; i < LOOPBACK_N; i++)
+        if (egress_rule_parse(loopback[i], &r) == 0 && (inside(&r, net) || inside(net, &r)))
+            return loopback[i];
+    return NULL;
+}
+
 static int host_bits_zero(const struct egress_rule *r)
 {
     int len = r->family == AF_INET ? 4 : 16;
@@ -60,6 +79,7 @@ static int host_bits_zero(const struct egress_rule *r)
 
 static int parse_net(const char *tok, struct egress_rule *r, char *err, size_t errlen)
 {
+    const char *lo;
     int n;
 
     if (egress_rule_parse(tok, r) != 0 || r->kind != EGRESS_RULE_CIDR) {
@@ -75,32 +95,45 @@ static int parse_net(const char *tok, struct egress_rule *r, char *err, size_t e
         snprintf(err, errlen, "%s: covers %s, never a worker address", tok, never[n].what);
         return -1;
     }
+    if ((lo = loopback_overlap(r)) != NULL) {
+        snprintf(err, errlen,
+                 "%s: overlaps loopback (%s), the gateway host's own services: list a worker's "
+                 "data port there as an exact address, 127.0.0.1:7001",
+                 tok, lo);
+        return -1;
+    }
     return 0;
 }
 
 typedef int (*add_fn)(struct data_addr_allow *, const char *, char *, size_t);
 
-/* Replaces one of a's lists (its length *n) with the space/comma separated
- * tokens of list, each added by add; an empty list is refused. */
-static int parse_list(const char *list, add_fn add, size_t *n, const char *what,
-                      struct data_addr_allow *a, char *err, size_t errlen)
+/* Adds each space/comma separated token of list to a with add; the number of
+ * tokens, or -1 with err. */
+static int each_token(const char *list, add_fn add, struct data_addr_allow *a, char *err,
+                      size_t errlen)
 {
     char *copy = strdup(list), *save = NULL, *tok;
-    int rv = 0;
+    int n = 0;
 
     if (!copy) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    *n = 0;
-    for (tok = strtok_r(copy, " ,\t", &save); tok && rv == 0; tok = strtok_r(NULL, " ,\t", &save))
-        rv = add(a, tok, err, errlen);
+    for (tok = strtok_r(copy, " ,\t", &save); tok && n >= 0; tok = strtok_r(NULL, " ,\t", &save))
+        n = add(a, tok, err, errlen) == 0 ? n + 1 : -1;
     free(copy);
-    if (rv == 0 && *n == 0) {
+    return n;
+}
+
+/* each_token, refusing an empty list ("lists no WHAT"). */
+static int nonempty_list(const char *list, add_fn add, const char *what, struct data_addr_allow *a,
+                         char *err, size_t errlen)
+{
+    int n = each_token(list, add, a, err, errlen);
+
+    if (n == 0)
         snprintf(err, errlen, "lists no %s", what);
-        rv = -1;
-    }
-    return rv;
+    return n > 0 ? 0 : -1;
 }
 
 static int add_net(struct data_addr_allow *a, const char *tok, char *err, size_t errlen)
@@ -114,7 +147,8 @@ static int add_net(struct data_addr_allow *a, const char *tok, char *err, size_t
 
 int data_addr_networks(struct data_addr_allow *a, const char *list, char *err, size_t errlen)
 {
-    return parse_list(list, add_net, &a->nnets, "network", a, err, errlen);
+    a->nnets = 0;
+    return nonempty_list(list, add_net, "network", a, err, errlen);
 }
 
 /* A port 1..65535 without sign or leading zero; 0 when malformed. */
@@ -154,17 +188,8 @@ static int add_ports(struct data_addr_allow *a, const char *tok, char *err, size
 
 int data_addr_ports(struct data_addr_allow *a, const char *list, char *err, size_t errlen)
 {
-    return parse_list(list, add_ports, &a->nports, "port", a, err, errlen);
-}
-
-void data_addr_defaults(struct data_addr_allow *a)
-{
-    char err[128];
-
-    memset(a, 0, sizeof(*a));
-    /* constants known to parse */
-    (void)data_addr_networks(a, DATA_ADDR_DEFAULT_NETS, err, sizeof(err));
-    (void)data_addr_ports(a, DATA_ADDR_DEFAULT_PORTS, err, sizeof(err));
+    a->nports = 0;
+    return nonempty_list(list, add_ports, "port", a, err, errlen);
 }
 
 #define SHAPE "must be an IP address and a port, 10.0.0.5:7001 or [fd12::5]:7001 (no host name)"
@@ -201,6 +226,83 @@ static int parse_hostport(const char *s, size_t len, struct egress_rule *ip, uns
     return *port && inet_pton(ip->family, host, ip->addr) == 1 ? 0 : -1;
 }
 
+static int add_addr(struct data_addr_allow *a, const char *tok, char *err, size_t errlen)
+{
+    struct egress_rule *ip = &a->addrs[a->naddrs];
+    unsigned port = 0;
+    int n;
+
+    if (a->naddrs == DATA_ADDR_MAX_ADDRS) {
+        snprintf(err, errlen, "more than %d addresses", DATA_ADDR_MAX_ADDRS);
+        return -1;
+    }
+    if (parse_hostport(tok, strlen(tok), ip, &port) != 0) {
+        snprintf(err, errlen, "%s: " SHAPE, tok);
+        return -1;
+    }
+    n = never_index(ip, 0);
+    if (n >= 0) {
+        snprintf(err, errlen, "%s: %s, never a worker address", tok, never[n].what);
+        return -1;
+    }
+    a->addr_port[a->naddrs++] = (unsigned short)port;
+    return 0;
+}
+
+int data_addr_addrs(struct data_addr_allow *a, const char *list, char *err, size_t errlen)
+{
+    a->naddrs = 0;
+    return nonempty_list(list, add_addr, "address", a, err, errlen);
+}
+
+/* "127.0.0.1:7001" and "[::1]:7001" are addresses; a network has no colon
+ * (IPv4) or several and no bracket (IPv6). */
+static int add_entry(struct data_addr_allow *a, const char *tok, char *err, size_t errlen)
+{
+    const char *colon = strchr(tok, ':');
+    int addr = tok[0] == '[' || (colon && !strchr(colon + 1, ':'));
+
+    return addr ? add_addr(a, tok, err, errlen) : add_net(a, tok, err, errlen);
+}
+
+int data_addr_entries(struct data_addr_allow *a, const char *list, char *err, size_t errlen)
+{
+    a->nnets = a->naddrs = 0;
+    return nonempty_list(list, add_entry, "network or address", a, err, errlen);
+}
+
+void data_addr_defaults(struct data_addr_allow *a)
+{
+    char err[128];
+
+    memset(a, 0, sizeof(*a));
+    /* constants known to parse */
+    (void)data_addr_addrs(a, DATA_ADDR_DEFAULT_ADDRS, err, sizeof(err));
+    (void)data_addr_ports(a, DATA_ADDR_DEFAULT_PORTS, err, sizeof(err));
+}
+
+static int addr_listed(const struct data_addr_allow *a, const struct egress_rule *ip, unsigned port)
+{
+    int len = ip->family == AF_INET ? 4 : 16;
+
+    for (size_t i = 0; i < a->naddrs; i++)
+        if (a->addr_port[i] == port && a->addrs[i].family == ip->family &&
+            memcmp(a->addrs[i].addr, ip->addr, (size_t)len) == 0)
+            return 1;
+    return 0;
+}
+
+static int on_loopback(const struct egress_rule *ip)
+{
+    struct egress_rule r;
+
+    for (size_t i = 0; i < LOOPBACK_N; i++)
+        if (egress_rule_parse(loopback[i], &r) == 0 &&
+            egress_rule_contains(&r, ip->family, ip->addr))
+            return 1;
+    return 0;
+}
+
 static int port_allowed(const struct data_addr_allow *a, unsigned port)
 {
     for (size_t i = 0; i < a->nports; i++)
@@ -217,33 +319,48 @@ static int net_allowed(const struct data_addr_allow *a, const struct egress_rule
     return 0;
 }
 
+/* -1 with why when a does not allow ip:port (text and full: the address and
+ * both, printed), else 0. A listed address:port is allowed as it is; loopback
+ * only so, never through a network, were one to cover it (decision 61). */
+static int refused_by(const struct data_addr_allow *a, const struct egress_rule *ip, unsigned port,
+                      const char *text, const char *full, char *why, size_t whylen)
+{
+    int n = never_index(ip, 0);
+
+    if (n < 0 && addr_listed(a, ip, port))
+        return 0;
+    if (n >= 0)
+        snprintf(why, whylen, "%s is %s, never a worker address", text, never[n].what);
+    else if (on_loopback(ip))
+        snprintf(why, whylen,
+                 "%s is on loopback and not a listed worker data address (loopback is allowed "
+                 "only as exact address:port pairs)",
+                 full);
+    else if (!net_allowed(a, ip))
+        snprintf(why, whylen, "%s is outside the networks allowed for worker data ports", text);
+    else if (!port_allowed(a, port))
+        snprintf(why, whylen, "port %u is outside the ports allowed for worker data ports", port);
+    else
+        return 0;
+    return -1;
+}
+
 int data_addr_check(const struct data_addr_allow *a, const char *addr, size_t len, char *canon,
                     char *why, size_t whylen)
 {
     struct egress_rule ip;
     unsigned port = 0;
-    char text[INET6_ADDRSTRLEN];
-    int n;
+    char text[INET6_ADDRSTRLEN], full[DATA_ADDR_CANON];
 
     if (parse_hostport(addr, len, &ip, &port) != 0) {
         snprintf(why, whylen, SHAPE);
         return -1;
     }
     inet_ntop(ip.family, ip.addr, text, sizeof(text));
-    n = never_index(&ip, 0);
-    if (n >= 0) {
-        snprintf(why, whylen, "%s is %s, never a worker address", text, never[n].what);
+    snprintf(full, sizeof(full), ip.family == AF_INET ? "%s:%u" : "[%s]:%u", text, port);
+    if (refused_by(a, &ip, port, text, full, why, whylen) != 0)
         return -1;
-    }
-    if (!net_allowed(a, &ip)) {
-        snprintf(why, whylen, "%s is outside the networks allowed for worker data ports", text);
-        return -1;
-    }
-    if (!port_allowed(a, port)) {
-        snprintf(why, whylen, "port %u is outside the ports allowed for worker data ports", port);
-        return -1;
-    }
     if (canon)
-        snprintf(canon, DATA_ADDR_CANON, ip.family == AF_INET ? "%s:%u" : "[%s]:%u", text, port);
+        snprintf(canon, DATA_ADDR_CANON, "%s", full);
     return 0;
 }

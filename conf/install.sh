@@ -81,8 +81,8 @@ render_gateway() { # out
         echo "# (E2B_DOMAIN); 8444: any host with E2b-Sandbox-Id/-Port headers (E2B_SANDBOX_URL)."
         sed -e "s|@RUN@/tls/|/etc/corral/tls/|g" -e "s|@SNIPPETS@|$SNIPPETS|g" \
             -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|off|g" \
-            -e "s|@GATEWAY_NAMES@|*.$DOMAIN|g" -e "s|@WORKER_NETWORKS@|127.0.0.0/8 ::1/128|g" \
-            -e "s|@WORKER_PORTS@|1024-65535|g" "$ROOT/conf/nginx-gateway.conf.in" \
+            -e "s|@GATEWAY_NAMES@|*.$DOMAIN|g" -e "s|@WORKER_ALLOW@|127.0.0.1:7001|g" \
+            "$ROOT/conf/nginx-gateway.conf.in" \
             | awk -v listen="$listen" '{ if ($0 == "@GATEWAY_LISTEN@") printf "%s", listen; else print }'
     } > "$1"
 }

@@ -18,9 +18,13 @@
 # (dev | test | bench), CORRAL_BUILD (binaries dir, build/bin), CORRAL_DOMAIN,
 # CORRAL_LEASE_MS and CORRAL_CREATE_TIMEOUT_MS (a worker's lease, a create's
 # wait, instead of the profile's),
-# CORRAL_WORKER_NETWORKS / CORRAL_WORKER_PORTS (where workers' data ports may be:
-# corral.conf worker_data_networks / worker_data_ports and the gateway's
-# corral_upstream_allow; default loopback, 1024-65535), CORRAL_FLEET_SHARE
+# CORRAL_WORKER_ADDRS (where workers' data ports may be, exactly: corral.conf
+# worker_data_addrs and the gateway's corral_upstream_allow; default each
+# workerd's data port, CORRAL_WORKERD_DATA_PORT (7001) + N - 1; decision 0061),
+# CORRAL_WORKER_ADDRS_EXTRA (more, added: test workers' data ports),
+# CORRAL_WORKER_NETWORKS / CORRAL_WORKER_PORTS (networks and their ports, for
+# workers on a LAN: worker_data_networks / _ports; default none, 7001; never
+# loopback), CORRAL_FLEET_SHARE
 # (fleet_share, instead of the profile's), CORRAL_AUDIT_RETENTION_S
 # (audit_retention_s, default 30 days; decision 0045), CORRAL_REDIS_HA=1 (a
 # replica on CORRAL_REDIS_PORT+1 and three sentinels on +2..+4, which
@@ -52,10 +56,19 @@ WORKERS=${CORRAL_WORKERD:-0}
 # With gateway hosts, Redis and the workers' data ports are also on the bridge.
 REDIS_ADDR=127.0.0.1
 [ "$HOSTS" -ge 1 ] && REDIS_ADDR=$HOSTS_NET.1
-DEFAULT_NETWORKS="127.0.0.0/8 ::1/128"
-[ "$HOSTS" -ge 1 ] && DEFAULT_NETWORKS+=" $HOSTS_NET.0/24"
-WORKER_NETWORKS=${CORRAL_WORKER_NETWORKS:-$DEFAULT_NETWORKS}
-WORKER_PORTS=${CORRAL_WORKER_PORTS:-1024-65535}
+WORKERD_PORT=${CORRAL_WORKERD_DATA_PORT:-7001}
+# Each workerd's data port exactly, never a range: Redis and every other
+# service of this machine listen on the same addresses (issue 25, 0061).
+default_worker_addrs() {
+    local n addrs=""
+    for n in $(seq 1 $((WORKERS > 1 ? WORKERS : 1))); do
+        addrs+=" $REDIS_ADDR:$((WORKERD_PORT + n - 1))"
+    done
+    echo "${addrs# }"
+}
+WORKER_ADDRS="${CORRAL_WORKER_ADDRS:-$(default_worker_addrs)}${CORRAL_WORKER_ADDRS_EXTRA:+ $CORRAL_WORKER_ADDRS_EXTRA}"
+WORKER_NETWORKS=${CORRAL_WORKER_NETWORKS:-}
+WORKER_PORTS=${CORRAL_WORKER_PORTS:-7001}
 API_PROCS=2
 
 die() { echo "stack: $*" >&2; exit 1; }
@@ -229,14 +242,17 @@ grace_ms = $GRACE
 sweep_ms = $SWEEP
 paused_max_s = ${CORRAL_PAUSED_MAX_S:-86400}
 sandbox_max_timeout_s = ${CORRAL_SANDBOX_MAX_TIMEOUT_S:-86400}
-worker_data_networks = $WORKER_NETWORKS
-worker_data_ports = $WORKER_PORTS
+worker_data_addrs = $WORKER_ADDRS
 fleet_share = $FLEET_SHARE
 workspace_max_concurrent_ceiling = $MAX_CONCURRENT_CEILING
 key_rate = $RATE_KEY
 key_burst = $BURST_KEY
 audit_retention_s = ${CORRAL_AUDIT_RETENTION_S:-2592000}
 CONF
+    if [ -n "$WORKER_NETWORKS" ]; then
+        printf 'worker_data_networks = %s\nworker_data_ports = %s\n' "$WORKER_NETWORKS" "$WORKER_PORTS" \
+            >> "$RUN/corral.conf"
+    fi
     # Redis Cluster of several nodes: Corral routes each key to its node (0059)
     [ "$CLUSTER" -ge 2 ] && echo "redis_cluster = 1" >> "$RUN/corral.conf"
     # A replica and three sentinels beside Redis (decision 0058)
@@ -278,13 +294,18 @@ render_nginx() { # dir, listen address prefix, API port, data port
     fi
 }
 
+# corral_upstream_allow's words: what corral.conf's worker_data_* say.
+upstream_allow() {
+    echo "$WORKER_ADDRS${WORKER_NETWORKS:+ $WORKER_NETWORKS ports=$(tr -s ' ' ',' <<<"$WORKER_PORTS")}"
+}
+
 render_gateway() { # dir, file, cache bypass (on|off), server names, listen address prefix, ports...
     local dir=$1 out=$2 bypass=$3 names=$4 at=$5 listen="" p
     shift 5
     for p in "$@"; do listen+="    listen $at$p ssl http2;"$'\n'; done
     sed -e "s|@RUN@|$dir|g" -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|$bypass|g" \
-        -e "s|@SNIPPETS@|$dir/snippets|g" -e "s|@GATEWAY_NAMES@|$names|g" -e "s|@WORKER_NETWORKS@|$WORKER_NETWORKS|g" \
-        -e "s|@WORKER_PORTS@|$(tr -s ' ' ',' <<<"$WORKER_PORTS")|g" "$ROOT/conf/nginx-gateway.conf.in" \
+        -e "s|@SNIPPETS@|$dir/snippets|g" -e "s|@GATEWAY_NAMES@|$names|g" \
+        -e "s|@WORKER_ALLOW@|$(upstream_allow)|g" "$ROOT/conf/nginx-gateway.conf.in" \
         | awk -v listen="$listen" '{ if ($0 == "@GATEWAY_LISTEN@") printf "%s", listen; else print }' > "$out"
 }
 
@@ -402,7 +423,8 @@ cluster_ok() { redis_admin CLUSTER INFO | grep -q '^cluster_state:ok'; }
 workerd_name() { if [ "$1" = 1 ]; then echo workerd; else echo "workerd-$1"; fi; }
 
 # workerd N joined to the unscoped fleet, on this machine's dockerd; its data
-# port is CORRAL_WORKERD_DATA_PORT + N - 1.
+# port is CORRAL_WORKERD_DATA_PORT + N - 1 (listed for N up to CORRAL_WORKERD,
+# or 1: default_worker_addrs).
 start_workerd() {
     local n=${1:-1} name
     name=$(workerd_name "$n")
@@ -423,7 +445,7 @@ start_workerd() {
 control_url = https://127.0.0.1:$PORT
 ca_file = $RUN/tls/ca.crt
 join_token_file = $RUN/$name.token
-data_addr = $REDIS_ADDR:$((${CORRAL_WORKERD_DATA_PORT:-7001} + n - 1))
+data_addr = $REDIS_ADDR:$((WORKERD_PORT + n - 1))
 state_dir = $RUN/$name-state
 template.base = corral/base
 probe_image = corral/base

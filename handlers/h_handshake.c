@@ -24,7 +24,7 @@ struct caps {
     int egress;
     double cpu;
     long mem, slots;
-    char data_addr[DATA_ADDR_CANON]; /* canonical, inside the allowed networks */
+    char data_addr[DATA_ADDR_CANON]; /* canonical, one the operator listed */
     const char *hostname;
 };
 
@@ -81,8 +81,9 @@ static int parse_templates(const json_t *v, struct caps *c, char *err, size_t er
 }
 
 /* The gateway will connect to data_addr for every request to this worker's
- * sandboxes: only an IP literal and port inside the operator's worker networks
- * (decision 32), or a join token would turn the gateway into a proxy. */
+ * sandboxes: only an IP literal and port the operator listed (decision 32),
+ * and on loopback only one listed exactly (decision 61), or a join token would
+ * turn the gateway into a proxy to its own host's services. */
 static int parse_data_addr(const json_t *v, const struct data_addr_allow *allow, struct caps *c,
                            char *err, size_t errlen)
 {

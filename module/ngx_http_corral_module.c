@@ -1517,8 +1517,8 @@ ngx_http_corral_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     if (conf->upstream_allow == NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "\"corral_gateway on\" needs "
-                           "\"corral_upstream_allow\": the networks of "
-                           "the workers' data ports");
+                           "\"corral_upstream_allow\": the addresses or "
+                           "networks of the workers' data ports");
         return NGX_CONF_ERROR;
     }
 
@@ -1871,11 +1871,15 @@ ngx_http_corral_domain(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
 
 /*
- * corral_upstream_allow CIDR... [ports=RANGE[,RANGE...]]; the networks and
- * ports workers' data ports may have: corral.conf's worker_data_networks and
- * worker_data_ports (conf/stack.sh renders both from the same setting), read
- * by the same code (common/data_addr.c). ports= defaults to 1024-65535. An
- * entry overlapping link-local, metadata, multicast and the like is refused.
+ * corral_upstream_allow ENTRY... [ports=RANGE[,RANGE...]]; where workers' data
+ * ports may be: each ENTRY an exact address ("127.0.0.1:7001", "[::1]:7001":
+ * corral.conf's worker_data_addrs) or a network ("10.0.0.0/24":
+ * worker_data_networks, with ports= its worker_data_ports; default 7001).
+ * conf/stack.sh renders both from the same settings, read by the same code
+ * (common/data_addr.c). A network overlapping loopback is refused: there the
+ * gateway host's own services listen, so loopback is allowed only as exact
+ * addresses (decision 61); so is one overlapping link-local, metadata,
+ * multicast and the like.
  */
 
 static char *
@@ -1927,7 +1931,7 @@ ngx_http_corral_upstream_allow(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     *p = '\0';
 
-    if (data_addr_networks(allow, (char *) nets, err, sizeof(err)) != 0
+    if (data_addr_entries(allow, (char *) nets, err, sizeof(err)) != 0
         || (ports != NULL
             && data_addr_ports(allow, (char *) ports, err, sizeof(err)) != 0))
     {

@@ -59,6 +59,11 @@ integration() (
     # and every command and script whose keys lie in two hash slots is
     # refused (CROSSSLOT), as on any Redis Cluster (0058).
     export CORRAL_REDIS_CLUSTER=3
+    # Test workers' data ports that a test listens on, listed exactly for the
+    # gateway beside workerd's default 127.0.0.1:7001 (decision 0061).
+    # shellcheck source=tests/lib/ports.sh
+    . tests/lib/ports.sh
+    listed_data_ports 2 127.0.0.1 || exit 1
     export ASAN_OPTIONS="detect_leaks=1:log_path=$CORRAL_RUN/log/asan"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$CORRAL_RUN/log/ubsan"
     trap 'conf/stack.sh down' EXIT

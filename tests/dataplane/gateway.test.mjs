@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import { corralctl } from '../lib/corral.mjs';
 import { until } from '../lib/poll.mjs';
 import {
-  DATAPORT, NOCACHE_PORT, Worker, createSandbox, envelope, frames, freePort, gatewaySignature, gw, lookupCount,
+  DATAPORT, DEADPORT, NOCACHE_PORT, Worker, createSandbox, envelope, frames, gatewaySignature, gw, lookupCount,
   notFound, rawDataport, setupWorld, tokenFor,
 } from './lib.mjs';
 
@@ -215,7 +215,7 @@ test('a killed sandbox is "not found" once its cached route expires', async () =
 test('worker unreachable: 503 JSON with Retry-After from the gateway', async () => {
   const ws2 = (await import('../lib/corral.mjs')).newWorkspace();
   const join = corralctl('join-token', 'create', '--workspace', ws2.id).token;
-  const dead = await new Worker(join, `127.0.0.1:${await freePort()}`).handshake(); // nothing listens
+  const dead = await new Worker(join, DEADPORT).handshake(); // listed, nothing listens
   dead.start();
   try {
     const c = await createSandbox(ws2.member, {});

@@ -27,6 +27,8 @@ export const GW_PORT = Number(need('DP_GATEWAY_PORT'));
 export const NOCACHE_PORT = Number(need('DP_NOCACHE_PORT'));
 export const DP_DIR = need('DP_DIR');
 export const DATAPORT = need('DP_DATAPORT');
+// listed for the gateway like DATAPORT, where nothing listens (run.sh)
+export const DEADPORT = need('DP_DEADPORT');
 export const DOMAIN = need('DP_DOMAIN');
 export const ENVD_BIN = need('ENVD_BIN');
 const KEYFILE = need('DP_KEYFILE');
@@ -220,13 +222,6 @@ export function notFound(r, id) {
     : '{"message":"The sandbox was not found","code":502}');
   return r;
 }
-
-// A loopback port nothing listens on (it was free a moment ago).
-export const freePort = () => new Promise((resolve, reject) => {
-  const s = net.createServer();
-  s.on('error', reject);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
 
 export function envelope(msg) {
   const json = Buffer.from(JSON.stringify(msg));

@@ -36,13 +36,16 @@ cc -O2 -g ${DP_CFLAGS:-} -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 T=$(mktemp -d /tmp/corral-dataplane.XXXXXX)
 chmod 755 "$T"
 NGX="$T/nginx"
-read -r CORRAL_PORT CORRAL_REDIS_PORT GW_PORT NOCACHE_PORT DP_PORT < <(free_ports 5)
-[ -n "$DP_PORT" ] || { echo "dataplane: no free ports"; exit 1; }
+read -r CORRAL_PORT CORRAL_REDIS_PORT GW_PORT NOCACHE_PORT DP_PORT DEAD_PORT < <(free_ports 6)
+[ -n "$DEAD_PORT" ] || { echo "dataplane: no free ports"; exit 1; }
 export CORRAL_RUN="$T/stack" CORRAL_PORT CORRAL_REDIS_PORT CORRAL_PROFILE=test
 export CORRAL_BUILD="$ROOT/$BUILD/stack/bin"
-# Workers' data ports: 127.0.0.1 only, so that ssrf.test.mjs has loopback
-# addresses outside the list (127.0.0.2, where the sandboxes' envd also runs).
-export CORRAL_WORKER_NETWORKS="127.0.0.1/32 ::1/128" CORRAL_WORKER_PORTS="1024-65535"
+# Workers' data ports, listed exactly as on a one-host install (decision
+# 0061): the data port (on 127.0.0.1 and ::1, so that the handshake's
+# canonical form can be seen), and one where nothing listens (the unreachable
+# worker). Every other loopback address and port is refused: ssrf.test.mjs
+# tries them (127.0.0.2, where the sandboxes' envd also runs, Redis's port).
+export CORRAL_WORKER_ADDRS="127.0.0.1:$DP_PORT [::1]:$DP_PORT 127.0.0.1:$DEAD_PORT"
 DP_PID=""
 ok=0
 
@@ -67,7 +70,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 7 -subj "/CN=corral dataplane te
 render() { # template port bypass name
     sed -e "s|@SO@|$SO|g" -e "s|@DIR@|$NGX|g" -e "s|@RUN@|$CORRAL_RUN|g" -e "s|@PORT@|$2|g" \
         -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@BYPASS@|$3|g" -e "s|@NAME@|$4|g" -e "s|@USER@|$(id -un)|g" \
-        -e "s|@WORKER_NETWORKS@|$CORRAL_WORKER_NETWORKS|g" -e "s|@WORKER_PORTS@|$CORRAL_WORKER_PORTS|g" "$1"
+        -e "s|@WORKER_ALLOW@|$CORRAL_WORKER_ADDRS|g" "$1"
 }
 render tests/dataplane/nginx.conf.in - - - > "$NGX/nginx.conf"
 render tests/dataplane/server.conf.in "$GW_PORT" off cached > "$NGX/server-cached.conf"
@@ -89,6 +92,7 @@ done
 export CORRAL_URL="https://localhost:$CORRAL_PORT"
 export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 export DP_GATEWAY_PORT=$GW_PORT DP_NOCACHE_PORT=$NOCACHE_PORT DP_DIR="$NGX" DP_DATAPORT="127.0.0.1:$DP_PORT"
+export DP_DEADPORT="127.0.0.1:$DEAD_PORT"
 export DP_DOMAIN=$DOMAIN DP_KEYFILE="$T/dataport.key" DP_MAPFILE="$T/dataport.map"
 export DP_GATEWAY_CA="$NGX/tls/server.crt" ENVD_BIN="$ROOT/$BUILD/stack/bin/envd"
 export DP_REDIS_PORT=$CORRAL_REDIS_PORT DP_ERROR_LOG="$NGX/error.log" DP_MODULE_SO="$SO"

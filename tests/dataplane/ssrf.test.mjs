@@ -1,14 +1,17 @@
 // Issue 14 on the data plane, end to end (see lib.mjs for what is real):
 //   - SSRF through data_addr: a worker may not enrol with an address outside
-//     the operator's worker networks, and the module refuses a route outside
-//     them (a record edited in Redis) before it connects (decision 32);
+//     the operator's list, and the module refuses a route outside it (a
+//     record edited in Redis) before it connects (decision 32); on loopback
+//     only the exact addresses listed, never another port of the gateway
+//     host's loopback (Redis, another data port: issue 25, decision 61);
 //   - one answer, 502 "The sandbox was not found", for an unknown sandbox and for
 //     a known one with a missing or wrong token (decision 33);
 //   - an envd token stops working when its sandbox ends (killed or timed out),
 //     and keeps working across setTimeout.
-// run.sh allows 127.0.0.1/32 and ::1/128, ports 1024-65535: 127.0.0.2 is a
-// loopback address outside the list, where the test's stand-in for a
-// metadata service listens.
+// run.sh lists 127.0.0.1 and [::1] on the data port, and a dead port, as
+// workers' data ports; nothing else. The baits are what an attacker with a
+// join token would aim the gateway at: other ports and addresses of its
+// loopback, each a stand-in for a metadata service or Redis.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -27,20 +30,26 @@ const REDIS_PORT = process.env.DP_REDIS_PORT;
 const ERROR_LOG = process.env.DP_ERROR_LOG;
 const UNKNOWN = '0123456789abcdef0123';
 
-let w, bait, lowBait;
+const DP_PORT = Number(DATAPORT.split(':')[1]);
+let w, bait, loopBait, v6Bait, aliasBait, lowBait;
 before(async () => {
   assert.ok(REDIS_PORT && ERROR_LOG, 'run through tests/dataplane/run.sh');
   w = await setupWorld();
   bait = await startBait('127.0.0.2');
-  lowBait = await startBait('127.0.0.1', 1023); // a port below worker_data_ports
+  loopBait = await startBait('127.0.0.1'); // another port of the listed address
+  v6Bait = await startBait('::1'); // another port of [::1]
+  aliasBait = await startBait('127.0.0.2', DP_PORT, { exact: true }); // the listed port, another address
+  lowBait = await startBait('127.0.0.1', 1023); // a privileged port
 });
 after(async () => {
-  await Promise.allSettled([w?.teardown(), bait?.stop(), lowBait?.stop()]);
+  await Promise.allSettled([w?.teardown(), ...[bait, loopBait, v6Bait, aliasBait, lowBait].map((b) => b?.stop())]);
 });
+const baits = () => [bait, loopBait, v6Bait, aliasBait, lowBait];
+const baitHits = () => baits().reduce((n, b) => n + b.connections(), 0);
 
 // What an attacker wants the gateway to reach (a metadata service): answers
 // every connection with a "secret", and counts them.
-function startBait(ip, port = 0) {
+function startBait(ip, port = 0, { exact = false } = {}) {
   let connections = 0;
   const srv = net.createServer((sock) => {
     connections++;
@@ -54,10 +63,11 @@ function startBait(ip, port = 0) {
   return (async () => {
     // a privileged port: the first free one at or below the one asked for
     for (let p = port; ; p--) {
-      try { await listen(p); break; } catch (e) { if (port === 0 || p < 900) throw e; }
+      try { await listen(p); break; } catch (e) { if (port === 0 || exact || p < 900) throw e; }
     }
+    const host = ip.includes(':') ? `[${ip}]` : ip;
     return {
-      ip, port: srv.address().port, addr: `${ip}:${srv.address().port}`, connections: () => connections,
+      ip, port: srv.address().port, addr: `${host}:${srv.address().port}`, connections: () => connections,
       stop: () => new Promise((r) => srv.close(r)),
     };
   })();
@@ -80,12 +90,21 @@ const handshake = (join, dataAddr, extra = {}) => api('POST', '/v1/worker/handsh
 const both = async (target, opts = {}) => [await gw('GET', '/health', { target, ...opts }),
   await gw('GET', '/health', { target, port: NOCACHE_PORT, ...opts })];
 
-test('handshake: a data_addr outside the worker networks, or not an IP and port, is 400 and enrols nothing', async () => {
+// "... is on loopback and not a listed worker data address", for addr
+const notListed = (addr) => new RegExp(`^data_addr: ${addr.replace(/[.[\]]/g, '\\$&')} is on loopback and not a listed worker data address`);
+
+test('handshake: a data_addr not listed, or not an IP and port, is 400 naming why and stores nothing', async () => {
   const ws = newWorkspace();
   const join = corralctl('join-token', 'create', '--workspace', ws.id).token;
   const cases = [
-    [bait.addr, /^data_addr: 127\.0\.0\.2 is outside the networks allowed/],
-    [lowBait.addr, new RegExp(`^data_addr: port ${lowBait.port} is outside the ports allowed`)],
+    // the gateway host's loopback: every address and port but the listed ones
+    ...baits().map((b) => [b.addr, notListed(b.addr)]),
+    [`127.0.0.1:${REDIS_PORT}`, notListed(`127.0.0.1:${REDIS_PORT}`)],
+    [`[::1]:${REDIS_PORT}`, notListed(`[::1]:${REDIS_PORT}`)],
+    [`[0:0::1]:${REDIS_PORT}`, notListed(`[::1]:${REDIS_PORT}`)],
+    ['127.0.0.1:2375', notListed('127.0.0.1:2375')],
+    [`127.0.0.2:${DP_PORT}`, notListed(`127.0.0.2:${DP_PORT}`)],
+    ['10.9.9.9:7001', /^data_addr: 10\.9\.9\.9 is outside the networks allowed/],
     ['169.254.169.254:80', /^data_addr: 169\.254\.169\.254 is link-local/],
     ['metadata.google.internal:80', /^data_addr: must be an IP address and a port/],
     [`localhost:${bait.port}`, /^data_addr: must be an IP address and a port/],
@@ -99,10 +118,14 @@ test('handshake: a data_addr outside the worker networks, or not an IP and port,
   for (const [addr, why] of cases) {
     const r = await handshake(join, addr);
     assert.equal(r.status, 400, `${addr}: ${r.raw}`);
+    assert.deepEqual(Object.keys(r.body).sort(), ['code', 'message']);
     assert.equal(r.body.code, 400);
     assert.match(r.body.message, why, String(addr));
   }
   assert.deepEqual(await listWorkers(ws.member), [], 'no worker enrolled');
+  // nothing stored: no worker record, no pool membership
+  assert.equal(redis('EXISTS', `corral:{ws:${ws.id}}:wkall`, `corral:{ws:${ws.id}}:workers`), '(integer) 0');
+  assert.match(redis('KEYS', `corral:{ws:${ws.id}}:worker:*`), /^\(empty (array|list or set)\)$/);
   // an enrolled worker re-enrolling with a bad address keeps its old one
   const ok = await handshake(join, DATAPORT);
   assert.equal(ok.status, 200, ok.raw);
@@ -112,13 +135,13 @@ test('handshake: a data_addr outside the worker networks, or not an IP and port,
   const listed = await listWorkers(ws.member);
   assert.deepEqual(listed.map((x) => x.data_addr), [DATAPORT]);
   // accepted addresses are stored canonically
-  const v6 = await handshake(join, '[0:0:0:0:0:0:0:1]:7001');
+  const v6 = await handshake(join, `[0:0:0:0:0:0:0:1]:${DP_PORT}`);
   assert.equal(v6.status, 200, v6.raw);
-  assert.equal(redis('HGET', workerKey(ws.id, v6.body.worker_id), 'data_addr'), '"[::1]:7001"');
-  assert.equal(bait.connections() + lowBait.connections(), 0);
+  assert.equal(redis('HGET', workerKey(ws.id, v6.body.worker_id), 'data_addr'), `"[::1]:${DP_PORT}"`);
+  assert.equal(baitHits(), 0);
 });
 
-test('a route edited in Redis to an address outside the list: the module refuses, never connects', async () => {
+test('a route edited in Redis to an address not listed: the module refuses, never connects', async () => {
   const ws = newWorkspace();
   const join = corralctl('join-token', 'create', '--workspace', ws.id).token;
   const worker = await new Worker(join, DATAPORT).handshake();
@@ -127,8 +150,8 @@ test('a route edited in Redis to an address outside the list: the module refuses
     const c = await createSandbox(ws.member, {}); // public: no token needed, only the route matters
     const target = { id: c.sandboxID, port: 80 };
     const key = workerKey(ws.id, worker.id);
-    const edits = [bait.addr, lowBait.addr, '169.254.169.254:80', `[::ffff:127.0.0.2]:${bait.port}`,
-      `localhost:${bait.port}`];
+    const edits = [...baits().map((b) => b.addr), `127.0.0.1:${REDIS_PORT}`, `[::1]:${REDIS_PORT}`,
+      '169.254.169.254:80', `[::ffff:127.0.0.2]:${bait.port}`, `localhost:${bait.port}`];
     for (const addr of edits) {
       assert.equal(redis('HSET', key, 'data_addr', addr), '(integer) 0');
       // The cached server's route expires (2 s ttl) and it looks the edited one
@@ -141,7 +164,7 @@ test('a route edited in Redis to an address outside the list: the module refuses
       assert.match(fs.readFileSync(ERROR_LOG, 'utf8'),
         new RegExp(`\\[warn\\].*corral: sandbox ${c.sandboxID} routes to "${addr.replace(/[[\]]/g, '\\$&')}", refused`));
     }
-    assert.equal(bait.connections() + lowBait.connections(), 0, 'the bait was never reached');
+    assert.equal(baitHits(), 0, 'no bait was ever reached');
     // put back: the gateway connects again (so the refusals above were the
     // address); the data port answers, refusing this worker's signature
     // (it holds the world worker's key)
@@ -233,7 +256,7 @@ test('an envd token survives setTimeout and stops working when the sandbox times
   } finally { await s.envd.stop(); }
 });
 
-test('a listed network overlapping link-local or the like is refused at load, by nginx and by corral.conf', () => {
+test('a listed network overlapping loopback, link-local or the like is refused at load, by nginx and by corral.conf', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dp-allow-'));
   try {
     const nginxT = (allow) => {
@@ -244,19 +267,34 @@ http { server { listen 127.0.0.1:1; corral_upstream_allow ${allow}; } }
       return spawnSync('nginx', ['-t', '-q', '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')],
         { encoding: 'utf8' });
     };
-    let r = nginxT('127.0.0.1/32 169.254.0.0/16');
+    let r = nginxT('10.0.0.0/8 169.254.0.0/16');
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /"corral_upstream_allow": 169\.254\.0\.0\/16: covers link-local/);
     r = nginxT('0.0.0.0/0');
     assert.match(r.stderr, /0\.0\.0\.0\/0: covers unspecified/);
-    r = nginxT('127.0.0.1/32 ports=80-90,100-x');
+    r = nginxT('10.0.0.0/8 ports=80-90,100-x');
     assert.match(r.stderr, /100-x: not a port/);
-    assert.equal(nginxT('127.0.0.1/32 ::1/128 ports=7001,8000-8100').status, 0);
+    // loopback as a range with ports: every service of the gateway host (issue 25)
+    for (const [allow, why] of [
+      ['127.0.0.0/8 ::1/128 ports=1024-65535', /"corral_upstream_allow": 127\.0\.0\.0\/8: overlaps loopback \(127\.0\.0\.0\/8\), the gateway host's own services: list a worker's data port there as an exact address/],
+      ['127.0.0.1:7001 ::1/128 ports=7001', /"corral_upstream_allow": ::1\/128: overlaps loopback \(::1\/128\)/],
+      ['10.0.0.0/8 127.0.0.1/32 ports=7001', /127\.0\.0\.1\/32: overlaps loopback/],
+      ['64.0.0.0/2 ports=7001', /64\.0\.0\.0\/2: overlaps loopback \(127\.0\.0\.0\/8\)/],
+      ['[::1]', /\[::1\]: must be an IP address and a port/]]) {
+      r = nginxT(allow);
+      assert.notEqual(r.status, 0, allow);
+      assert.match(r.stderr, why, allow);
+    }
+    assert.equal(nginxT('10.0.0.0/8 fd12::/48 127.0.0.1:7001 [::1]:7001 ports=7001,8000-8100').status, 0);
+    assert.equal(nginxT('127.0.0.1:7001').status, 0);
     // corral.conf: corralctl (and corral-api, corral-sched) refuse it, naming the key
     const conf = path.join(dir, 'corral.conf');
     const base = fs.readFileSync(path.join(process.env.CORRAL_RUN, 'corral.conf'), 'utf8');
     for (const [line, why] of [['worker_data_networks = 10.0.0.0/8 fe80::/10', /worker_data_networks: fe80::\/10: covers link-local/],
-      ['worker_data_networks = ::ffff:0:0/96', /IPv4-mapped/], ['worker_data_ports = 0-80', /worker_data_ports: 0-80: not a port/]]) {
+      ['worker_data_networks = ::ffff:0:0/96', /IPv4-mapped/], ['worker_data_ports = 0-80', /worker_data_ports: 0-80: not a port/],
+      ['worker_data_networks = 127.0.0.0/8', /worker_data_networks: 127\.0\.0\.0\/8: overlaps loopback/],
+      ['worker_data_networks = 10.0.0.0/8 ::1/128', /worker_data_networks: ::1\/128: overlaps loopback/],
+      ['worker_data_addrs = 127.0.0.0/8', /worker_data_addrs: 127\.0\.0\.0\/8: must be an IP address and a port/]]) {
       fs.writeFileSync(conf, `${base}${line}\n`);
       const c = spawnSync(`${process.env.CORRAL_BUILD}/corralctl`, ['-c', conf, 'workspace', 'list'], { encoding: 'utf8' });
       assert.notEqual(c.status, 0, line);

@@ -1,9 +1,9 @@
 // Helpers of the agent-mode tests (decision 0054): an agent-mode workerd of
 // the test's own beside the stack, and what /proc says about its sessions.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
+import { listedDataPort } from '../lib/data_ports.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 export const BIN = process.env.CORRAL_BUILD || `${ROOT}build/bin`;
@@ -11,14 +11,6 @@ const RUN = process.env.CORRAL_RUN;
 // Where the gateways reach this machine's data ports: loopback, or with
 // gateway hosts in network namespaces (tests/e2b/run.sh) the hosts' bridge.
 const dataHost = process.env.CORRAL_GATEWAY_HOSTS ? `${process.env.CORRAL_HOSTS_NET || '10.233.0'}.1` : '127.0.0.1';
-
-export async function freePort() {
-  const srv = createServer();
-  await new Promise((ok) => srv.listen(0, dataHost, ok));
-  const { port } = srv.address();
-  await new Promise((ok) => srv.close(ok));
-  return port;
-}
 
 // dir/name/: its token file, workerd.conf (extra lines appended), state,
 // gate dir and log.
@@ -32,7 +24,7 @@ export async function writeAgentConf(dir, name, token, extra = '') {
     `control_url = https://127.0.0.1:${process.env.CORRAL_PORT}`,
     `ca_file = ${RUN}/tls/ca.crt`,
     `join_token_file = ${tokenFile}`,
-    `data_addr = ${dataHost}:${await freePort()}`,
+    `data_addr = ${dataHost}:${listedDataPort()}`, // listed for the gateway (run.sh)
     `state_dir = ${home}/state`,
     `gate_dir = ${home}/gate`,
     'mode = agent',

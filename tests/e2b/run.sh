@@ -20,6 +20,11 @@ export CORRAL_GATEWAY_HOSTS=3 CORRAL_REDIS_HA=1 CORRAL_HOSTS_NET=${CORRAL_E2B_HO
 # slots from memory), and no fleet share, as the dev profile: thirty_idle.check.mjs.
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_E2B_WORKERD_PORT:-17901} CORRAL_FLEET_SHARE=100
 export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
+# The agent-mode tests' workerd data ports, on the hosts' bridge (where the
+# gateway hosts reach this machine), listed exactly for the gateway (0061).
+# shellcheck source=tests/lib/ports.sh
+. tests/lib/ports.sh
+listed_data_ports 8 "$CORRAL_HOSTS_NET.1" || { echo "no free ports for data ports"; exit 1; }
 # The egress proxies resolve the stand-in hosts' names (tests/lib/standins.mjs).
 export CORRAL_WORKERD_EXTRA; CORRAL_WORKERD_EXTRA=$(node -e \
     "import('./tests/lib/standins.mjs').then((m) => console.log(m.egressHostsConf()))")

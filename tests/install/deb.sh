@@ -201,7 +201,7 @@ server {
     ssl_certificate_key $WORK/tls/server.key;
     access_log $ACCESS_LOG corral;
     corral_domain $DOMAIN;
-    corral_upstream_allow 127.0.0.0/8 ::1/128 ports=1024-65535;
+    corral_upstream_allow 127.0.0.1:$DATA_PORT;
     include /usr/share/corral/nginx/corral-gateway.conf;
 }
 EOF
@@ -212,9 +212,13 @@ sleep 0.5
 site_answers || fail "the unrelated site stopped answering after the reload"
 
 # --- 4. the daemons, as the units run them -----------------------------------------
-# corral.conf: this host's Redis port and domain; no fleet share (one tenant's tests).
+# corral.conf: this host's Redis port and domain; no fleet share (one tenant's tests);
+# workerd's data port, exactly, as the site's corral_upstream_allow (decision 0061).
 sed -i -e "s|^redis_port = .*|redis_port = $REDIS_PORT|" -e "s|^domain = .*|domain = $DOMAIN:$GW_PORT|" \
-    -e "s|^fleet_share = .*|fleet_share = 100|" /etc/corral/corral.conf
+    -e "s|^fleet_share = .*|fleet_share = 100|" \
+    -e "s|^worker_data_addrs = .*|worker_data_addrs = 127.0.0.1:$DATA_PORT|" /etc/corral/corral.conf
+grep -qx "worker_data_addrs = 127.0.0.1:$DATA_PORT" /etc/corral/corral.conf \
+    || die "corral.conf has no worker_data_addrs line to set"
 (umask 077; openssl rand -hex 32 > "$WORK/redis-admin-password")
 /usr/lib/corral/redis-acl /etc/corral/redis-password "$WORK/redis-admin-password" > "$WORK/users.acl" \
     || die "/usr/lib/corral/redis-acl failed"

@@ -14,6 +14,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:tls';
 import { api, corralctl, newWorkspace, RUN, URL_BASE } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
+import { listedDataPort } from '../lib/data_ports.mjs';
 
 const GATEWAY_PORT = Number(new URL(URL_BASE).port) + 1;
 const GATEWAY = `https://localhost:${GATEWAY_PORT}`;
@@ -69,7 +70,7 @@ let worker, dataKey;
 const sandboxes = [];
 
 before(async () => {
-  await new Promise((ok) => dataPort.listen(0, '127.0.0.1', ok));
+  await new Promise((ok) => dataPort.listen(listedDataPort(), '127.0.0.1', ok));
   worker = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token,
     { dataAddr: `127.0.0.1:${dataPort.address().port}` });
   dataKey = (await worker.handshake()).data_key;

@@ -109,7 +109,7 @@ test('worker routes validate their bodies, naming the field, and change nothing'
     [{ ...good, runtimes: [] }, /^runtimes/], [{ ...good, data_addr: '' }, /^data_addr/],
     [{ ...good, data_addr: 'localhost:7001' }, /^data_addr: must be an IP address and a port/],
     [{ ...good, data_addr: '169.254.169.254:80' }, /^data_addr: 169\.254\.169\.254 is link-local/],
-    [{ ...good, data_addr: '127.0.0.1:80' }, /^data_addr: port 80 is outside/],
+    [{ ...good, data_addr: '127.0.0.1:80' }, /^data_addr: 127\.0\.0\.1:80 is on loopback and not a listed/],
     [{ ...good, data_addr: '10.9.9.9:7001' }, /^data_addr: 10\.9\.9\.9 is outside the networks/],
     [{ ...good, templates: ['../x'] }, /^templates\[0\]/], [{ ...good, egress: 'yes' }, /^egress/],
     [{ ...good, cpu_cores: -1 }, /^cpu_cores/],

@@ -41,3 +41,14 @@ free_ports() {
     [ ${#got[@]} -ge "$n" ] || { echo "ports.sh: no $n free ports" >&2; return 1; }
     echo "${got[*]}"
 }
+
+# listed_data_ports N HOST: N unused ports for test workers' data ports on
+# HOST, which the gateway connects to only when listed exactly (decision
+# 0061). Exports CORRAL_TEST_DATA_PORTS (the ports, for tests/lib/data_ports.mjs)
+# and CORRAL_WORKER_ADDRS_EXTRA (HOST:port each, which conf/stack.sh lists).
+listed_data_ports() {
+    local ports p addrs=""
+    ports=$(free_ports "$1") || return 1
+    for p in $ports; do addrs+=" $2:$p"; done
+    export CORRAL_TEST_DATA_PORTS="$ports" CORRAL_WORKER_ADDRS_EXTRA="${addrs# }"
+}

@@ -4,10 +4,14 @@
 // cover real containers.
 import { api, corralctl } from './corral.mjs';
 
+// Workerd's data port as conf/stack.sh lists it by default (exactly: the
+// gateway refuses any other port of loopback at the handshake, decision 0061).
+export const STACK_DATA_ADDR = `127.0.0.1:${process.env.CORRAL_WORKERD_DATA_PORT || 7001}`;
+
 export class TestWorker {
   constructor(joinToken, { slots = 10, runtimes = [{ name: 'runc', tier: 'CONTAINER' }], egress = false,
     templates = ['base'], cpu = 64, memory = 65536, name = 'tw', failCreates = false, autoAck = true,
-    dataAddr = '127.0.0.1:7001' } = {}) {
+    dataAddr = STACK_DATA_ADDR } = {}) {
     Object.assign(this, { joinToken, slots, runtimes, egress, templates, cpu, memory, name, failCreates, autoAck,
       dataAddr });
     this.running = new Map();   // sandbox id -> create command

@@ -18,6 +18,10 @@ export CORRAL_PORT=${CORRAL_SOAK_PORT:-18943} CORRAL_REDIS_PORT=${CORRAL_SOAK_RE
 export CORRAL_PROFILE=test CORRAL_WORKERD=1
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_SOAK_WORKERD_PORT:-17941} CORRAL_WORKERD_SLOTS=16
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
+# The fd test's second workerd: its data port listed exactly for the gateway (0061).
+# shellcheck source=tests/lib/ports.sh
+. tests/lib/ports.sh
+listed_data_ports 4 127.0.0.1 || { echo "no free ports for data ports"; exit 1; }
 SRC_BIN=${CORRAL_BUILD:-$ROOT/build/bin}
 SRC_MODULE=${CORRAL_NGINX_MODULE:-$ROOT/build/nginx-module/ngx_http_corral_module.so}
 

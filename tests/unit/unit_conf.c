@@ -1,7 +1,8 @@
 /* Unit tests of common/corral_conf.c: a good corral.conf loads with its
  * values, and every refusal says which key (and line) and why: unknown keys,
  * integers out of range, over-long strings, lines without "=", the thread
- * budget and the lease rule, data-port networks, and the secret files
+ * budget and the lease rule, data-port addresses and networks (loopback only
+ * as exact addresses, the default only while neither is listed), and the secret files
  * (missing, readable by others, too short). */
 #include "check.h"
 #include "corral_conf.h"
@@ -151,6 +152,62 @@ static void test_refusals(void)
     CHECK(accepted("lease_ms = 500\npoll_ms = 100\n"));
 }
 
+/* c's data ports once body loads, checked for addr: 1 when allowed. */
+static int data_allows(const char *body, const char *addr)
+{
+    struct corral_conf c;
+    char err[512] = "", why[192];
+
+    write_conf(body);
+    if (corral_conf_load(conf, &c, err, sizeof(err)) != 0) {
+        fprintf(stderr, "conf \"%s\": %s\n", body, err);
+        return -1;
+    }
+    return data_addr_check(&c.data_allow, addr, strlen(addr), NULL, why, sizeof(why)) == 0;
+}
+
+/* Issue 25, decision 61: the gateway connects to the addresses and ports
+ * listed, and to no other port of its host's loopback. */
+static void test_data_addrs(void)
+{
+    /* default: workerd's own data port only */
+    CHECK(data_allows("", "127.0.0.1:7001") == 1);
+    CHECK(data_allows("", "127.0.0.1:6390") == 0);
+    CHECK(data_allows("", "[::1]:7001") == 0);
+    /* listed exactly, replacing the default */
+    CHECK(data_allows("worker_data_addrs = 127.0.0.1:7002 [::1]:7003\n", "127.0.0.1:7002") == 1);
+    CHECK(data_allows("worker_data_addrs = 127.0.0.1:7002 [::1]:7003\n", "[::1]:7003") == 1);
+    CHECK(data_allows("worker_data_addrs = 127.0.0.1:7002 [::1]:7003\n", "127.0.0.1:7001") == 0);
+    /* a fleet's network: the default loopback address is gone, ports as listed */
+    CHECK(data_allows("worker_data_networks = 10.0.0.0/24\n", "127.0.0.1:7001") == 0);
+    CHECK(data_allows("worker_data_networks = 10.0.0.0/24\n", "10.0.0.4:7001") == 1);
+    CHECK(data_allows("worker_data_networks = 10.0.0.0/24\n", "10.0.0.4:7002") == 0);
+    CHECK(data_allows("worker_data_ports = 8000\nworker_data_networks = 10.0.0.0/24\n",
+                      "10.0.0.4:8000") == 1);
+    /* both, in either order */
+    CHECK(data_allows("worker_data_networks = 10.0.0.0/24\nworker_data_addrs = 127.0.0.1:7001\n",
+                      "127.0.0.1:7001") == 1);
+    CHECK(data_allows("worker_data_addrs = 127.0.0.1:7001\nworker_data_networks = 10.0.0.0/24\n",
+                      "127.0.0.1:7001") == 1);
+    CHECK(data_allows("worker_data_addrs = 127.0.0.1:7001\nworker_data_networks = 10.0.0.0/24\n",
+                      "10.0.0.9:7001") == 1);
+    /* refused at load, naming the key, the entry and why */
+    CHECK(refused("worker_data_networks = 127.0.0.0/8\nworker_data_ports = 1024-65535\n",
+                  "%s:4: worker_data_networks: 127.0.0.0/8: overlaps loopback (127.0.0.0/8), the "
+                  "gateway host's own services: list a worker's data port there as an exact "
+                  "address, 127.0.0.1:7001"));
+    CHECK(refused("worker_data_networks = 10.0.0.0/8 ::1/128\n",
+                  "%s:4: worker_data_networks: ::1/128: overlaps loopback (::1/128), the gateway "
+                  "host's own services: list a worker's data port there as an exact address, "
+                  "127.0.0.1:7001"));
+    CHECK(refused("worker_data_addrs = 127.0.0.0/8\n",
+                  "%s:4: worker_data_addrs: 127.0.0.0/8: must be an IP address and a port, "
+                  "10.0.0.5:7001 or [fd12::5]:7001 (no host name)"));
+    CHECK(refused("worker_data_addrs = 169.254.169.254:80\n",
+                  "%s:4: worker_data_addrs: 169.254.169.254:80: link-local, where cloud metadata "
+                  "answers (169.254.0.0/16), never a worker address"));
+}
+
 static void test_secrets(void)
 {
     struct corral_conf c;
@@ -198,6 +255,7 @@ void unit_conf(int *total_passed, int *total_failed)
     write_file(secret, "00112233445566778899aabbccddeeff \r\n", 0600);
     test_good();
     test_refusals();
+    test_data_addrs();
     test_secrets();
     unlink(conf);
     unlink(secret);

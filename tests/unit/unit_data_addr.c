@@ -1,5 +1,5 @@
 /* Unit tests of common/data_addr.c: which data_addr a worker may register and
- * the gateway may connect to (decision 32). */
+ * the gateway may connect to (decisions 32 and 61). */
 #include "check.h"
 #include "data_addr.h"
 
@@ -35,23 +35,119 @@ static int nets_refused(const char *list, const char *want)
     return data_addr_networks(&a, list, err, sizeof(err)) != 0 && strstr(err, want) != NULL;
 }
 
+/* The defaults: workerd's own data port on loopback, and nothing else of the
+ * gateway host's loopback (issue 25: Redis, a Docker API, other data ports). */
 static void test_defaults(void)
 {
     struct data_addr_allow a;
     char canon[DATA_ADDR_CANON], why[192];
 
     data_addr_defaults(&a);
+    CHECK(a.nnets == 0 && a.naddrs == 1);
     CHECK(allowed(&a, "127.0.0.1:7001"));
-    CHECK(allowed(&a, "127.9.8.7:65535"));
-    CHECK(allowed(&a, "[::1]:1024"));
-    CHECK(data_addr_check(&a, "[0:0:0:0:0:0:0:1]:7001", 22, canon, why, sizeof(why)) == 0);
-    CHECK(strcmp(canon, "[::1]:7001") == 0);
     /* not NUL-terminated: the module passes an ngx_str_t */
     CHECK(data_addr_check(&a, "127.0.0.1:7001xyz", 14, canon, why, sizeof(why)) == 0);
     CHECK(strcmp(canon, "127.0.0.1:7001") == 0);
-    CHECK(refused(&a, "127.0.0.1:80", "port 80 is outside"));
-    CHECK(refused(&a, "127.0.0.1:1023", "port 1023"));
+    CHECK(refused(&a, "127.0.0.1:6390",
+                  "127.0.0.1:6390 is on loopback and not a listed worker data address"));
+    CHECK(refused(&a, "127.0.0.1:2375", "on loopback"));
+    CHECK(refused(&a, "127.0.0.1:7002", "on loopback"));
+    CHECK(refused(&a, "127.0.0.2:7001", "127.0.0.2:7001 is on loopback"));
+    CHECK(refused(&a, "127.9.8.7:65535", "on loopback"));
+    CHECK(refused(&a, "[::1]:7001", "[::1]:7001 is on loopback"));
+    CHECK(refused(&a, "[0:0:0:0:0:0:0:1]:6390", "[::1]:6390 is on loopback"));
+    CHECK(refused(&a, "127.0.0.1:80", "on loopback"));
     CHECK(refused(&a, "10.0.0.5:7001", "10.0.0.5 is outside the networks"));
+}
+
+/* Exact addresses: the only way to loopback, matched address and port both,
+ * canonically. */
+static void test_addrs(void)
+{
+    struct data_addr_allow a;
+    char canon[DATA_ADDR_CANON], why[192], err[192];
+
+    data_addr_defaults(&a);
+    CHECK(data_addr_addrs(&a, "127.0.0.1:7001, [::1]:7002 10.0.0.9:8000", err, sizeof(err)) == 0);
+    CHECK(a.naddrs == 3);
+    CHECK(allowed(&a, "127.0.0.1:7001"));
+    CHECK(data_addr_check(&a, "[0:0:0:0:0:0:0:1]:7002", 22, canon, why, sizeof(why)) == 0);
+    CHECK(strcmp(canon, "[::1]:7002") == 0);
+    CHECK(refused(&a, "[::1]:7001", "on loopback"));
+    CHECK(refused(&a, "127.0.0.1:7002", "on loopback"));
+    CHECK(allowed(&a, "10.0.0.9:8000"));
+    CHECK(refused(&a, "10.0.0.9:8001", "outside the networks"));
+    /* replaced, not added */
+    CHECK(data_addr_addrs(&a, "127.0.0.1:7005", err, sizeof(err)) == 0);
+    CHECK(refused(&a, "127.0.0.1:7001", "on loopback") && allowed(&a, "127.0.0.1:7005"));
+    /* malformed or never allowed: refused at load, named */
+    CHECK(data_addr_addrs(&a, "127.0.0.1", err, sizeof(err)) != 0 &&
+          strstr(err, "127.0.0.1: must be an IP address and a port"));
+    CHECK(data_addr_addrs(&a, "localhost:7001", err, sizeof(err)) != 0 &&
+          strstr(err, "localhost:7001: must be"));
+    CHECK(data_addr_addrs(&a, "127.0.0.0/8", err, sizeof(err)) != 0 &&
+          strstr(err, "127.0.0.0/8: must be"));
+    CHECK(data_addr_addrs(&a, "169.254.169.254:80", err, sizeof(err)) != 0 &&
+          strstr(err, "169.254.169.254:80: link-local"));
+    CHECK(data_addr_addrs(&a, "[::ffff:127.0.0.1]:7001", err, sizeof(err)) != 0 &&
+          strstr(err, "IPv4-mapped"));
+    CHECK(data_addr_addrs(&a, " ", err, sizeof(err)) != 0 && strstr(err, "lists no address"));
+    {
+        char many[2048] = "";
+        for (int i = 0; i < DATA_ADDR_MAX_ADDRS + 1; i++)
+            snprintf(many + strlen(many), sizeof(many) - strlen(many), "127.0.0.1:%d ", 7000 + i);
+        CHECK(data_addr_addrs(&a, many, err, sizeof(err)) != 0 && strstr(err, "more than 64"));
+    }
+}
+
+/* A network never reaches loopback: one overlapping it is refused at load,
+ * whatever its ports, and a loopback address is refused at the check even
+ * with every network and port allowed. */
+static void test_loopback_networks(void)
+{
+    struct data_addr_allow a;
+    char err[192];
+
+    CHECK(nets_refused("127.0.0.0/8", "127.0.0.0/8: overlaps loopback (127.0.0.0/8)"));
+    CHECK(nets_refused("127.0.0.1/32", "127.0.0.1/32: overlaps loopback"));
+    CHECK(nets_refused("10.0.0.0/8 127.0.0.2", "127.0.0.2: overlaps loopback"));
+    CHECK(nets_refused("64.0.0.0/2", "64.0.0.0/2: overlaps loopback (127.0.0.0/8)"));
+    CHECK(nets_refused("::1/128", "::1/128: overlaps loopback (::1/128)"));
+    CHECK(nets_refused("::/127", "covers unspecified")); /* :: refuses it first */
+    CHECK(nets_refused("::1", "overlaps loopback"));
+    CHECK(nets_refused("127.0.0.0/8", "list a worker's data port there as an exact address"));
+    data_addr_defaults(&a);
+    CHECK(data_addr_networks(&a, "1.0.0.0/8 10.0.0.0/8 192.168.0.0/16", err, sizeof(err)) == 0);
+    CHECK(data_addr_ports(&a, "1-65535", err, sizeof(err)) == 0);
+    a.naddrs = 0;
+    /* as if a network covered loopback (a struct edited by hand): still refused */
+    CHECK(egress_rule_parse("127.0.0.0/8", &a.nets[a.nnets++]) == 0);
+    CHECK(refused(&a, "127.0.0.1:6390", "on loopback"));
+    CHECK(allowed(&a, "10.1.2.3:6390"));
+}
+
+/* The module's corral_upstream_allow: networks and exact addresses mixed. */
+static void test_entries(void)
+{
+    struct data_addr_allow a;
+    char err[192];
+
+    data_addr_defaults(&a);
+    CHECK(data_addr_entries(&a, "10.0.0.0/24 127.0.0.1:7001 [::1]:7002 fd12::/64 10.1.0.9", err,
+                            sizeof(err)) == 0);
+    CHECK(a.nnets == 3 && a.naddrs == 2);
+    CHECK(allowed(&a, "10.0.0.7:7001") && allowed(&a, "[fd12::7]:7001"));
+    CHECK(allowed(&a, "10.1.0.9:7001") && refused(&a, "10.1.0.9:7002", "port 7002"));
+    CHECK(allowed(&a, "127.0.0.1:7001") && allowed(&a, "[::1]:7002"));
+    CHECK(refused(&a, "127.0.0.1:7002", "on loopback"));
+    /* replaced, both kinds */
+    CHECK(data_addr_entries(&a, "127.0.0.1:7009", err, sizeof(err)) == 0);
+    CHECK(a.nnets == 0 && a.naddrs == 1 && refused(&a, "10.0.0.7:7001", "outside the networks"));
+    CHECK(data_addr_entries(&a, "127.0.0.0/8", err, sizeof(err)) != 0 &&
+          strstr(err, "overlaps loopback"));
+    CHECK(data_addr_entries(&a, "[::1]", err, sizeof(err)) != 0 && strstr(err, "must be"));
+    CHECK(data_addr_entries(&a, "", err, sizeof(err)) != 0 &&
+          strstr(err, "lists no network or address"));
 }
 
 static void test_shapes(void)
@@ -138,11 +234,15 @@ static void test_lists(void)
     CHECK(allowed(&a, "10.1.200.3:7001"));
     CHECK(allowed(&a, "192.168.5.7:7001"));
     CHECK(refused(&a, "192.168.5.8:7001", "outside the networks"));
-    CHECK(refused(&a, "127.0.0.1:7001", "outside the networks")); /* replaced, not added */
+    CHECK(refused(&a, "10.2.0.1:7001", "outside the networks")); /* replaced, not added */
+    CHECK(allowed(&a, "127.0.0.1:7001"));                        /* addresses untouched */
     CHECK(data_addr_ports(&a, "7001 8000-8100", err, sizeof(err)) == 0);
     CHECK(allowed(&a, "10.1.0.1:8100"));
     CHECK(refused(&a, "10.1.0.1:8101", "port 8101"));
     CHECK(refused(&a, "10.1.0.1:1024", "port 1024"));
+    data_addr_defaults(&a);
+    CHECK(data_addr_networks(&a, "10.1.0.0/16", err, sizeof(err)) == 0);
+    CHECK(allowed(&a, "10.1.0.1:7001") && refused(&a, "10.1.0.1:7002", "port 7002")); /* default */
     /* entries that overlap what is never allowed: refused at load, named */
     CHECK(nets_refused("10.0.0.0/8 169.254.0.0/16", "169.254.0.0/16: covers link-local"));
     CHECK(nets_refused("169.254.169.254/32", "169.254.169.254/32: covers link-local"));
@@ -177,6 +277,9 @@ static void test_lists(void)
 void unit_data_addr(int *total_passed, int *total_failed)
 {
     test_defaults();
+    test_addrs();
+    test_loopback_networks();
+    test_entries();
     test_shapes();
     test_never();
     test_lists();

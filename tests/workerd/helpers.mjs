@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { api, corralctl, eventually, redis } from '../lib/corral.mjs';
 import { docker, SOCK } from '../lib/engine.mjs';
 import { sleep, until } from '../lib/poll.mjs';
+import { listedDataPort } from '../lib/data_ports.mjs';
 
 export { docker, SOCK };
 import { stream as envdStream, unary as envdUnary, unb64 } from '../envd/lib.mjs';
@@ -45,14 +46,13 @@ export async function waitFor(what, fn, timeoutMs = 30000, stepMs = 200) {
 
 export { sleep };
 
-// Each workerd serves its own data port: a distinct loopback port per config.
-let portSeq = 0;
-const nextDataPort = () => 21000 + ((process.pid * 31 + portSeq++) % 8000);
+// Each workerd serves its own data port: one of those the stack lists for
+// the gateway (run.sh, decision 0061), in turn.
 
 // A config file and token file for one workerd; returns paths.
 export function workerdFiles({ url, ca, token, extra = '' }) {
   const dir = mkdtempSync(join(tmpdir(), 'corral-wd-'));
-  const dataAddr = `127.0.0.1:${nextDataPort()}`;
+  const dataAddr = `127.0.0.1:${listedDataPort()}`;
   writeFileSync(`${dir}/token`, `${token}\n`);
   chmodSync(`${dir}/token`, 0o600);
   writeFileSync(`${dir}/workerd.conf`, [

@@ -22,6 +22,10 @@ export CORRAL_LEASE_MS=${CORRAL_LEASE_MS:-10000}
 # under ASan, and what these tests claim is what lands, not dockerd's speed.
 export CORRAL_CREATE_TIMEOUT_MS=${CORRAL_CREATE_TIMEOUT_MS:-60000}
 LOGS=$(mktemp -d /tmp/corral-wlogs.XXXXXX)
+# The tests' workerd data ports, listed exactly for the gateway (decision 0061).
+# shellcheck source=tests/lib/ports.sh
+. tests/lib/ports.sh
+listed_data_ports 12 127.0.0.1 || { echo "no free ports for data ports"; exit 1; }
 
 # Stop dockerd at the end only if this script started it.
 owned_docker=1
