@@ -32,8 +32,8 @@ void h_workspace_get(struct request *req)
     /* A limit set before the operator lowered its ceiling: creates get the
      * ceiling, so that is what is shown. */
     ws_limits_cap(limits, req->conf->ceilings);
-    o = json_pack("{s:s, s:s, s:I, s:s, s:o}", "id", req->cred.ws, "name", name,
-                  "active_sandboxes", (json_int_t)active, "role", role_name(req->role), "ceilings",
+    o = json_pack("{s:s, s:s, s:I, s:s, s:o}", "id", req->cred.ws, "name", name, "active_sandboxes",
+                  (json_int_t)active, "role", role_name(req->role), "ceilings",
                   ceilings_json(req->conf->ceilings));
     for (int i = 0; i < WS_LIMIT_COUNT; i++)
         json_object_set_new(o, ws_limit_defs[i].name, json_integer(limits[i]));
@@ -51,8 +51,8 @@ static int limit_index(const char *name)
 /* Fills limits/set from the body, each within its range and its ceiling; 0, or
  * -1 with err naming the field (the caller then stores nothing of the body). */
 static int parse_limits(const json_t *body, const long ceilings[WS_LIMIT_COUNT],
-                        long limits[WS_LIMIT_COUNT],
-                        int set[WS_LIMIT_COUNT], char *err, size_t errlen)
+                        long limits[WS_LIMIT_COUNT], int set[WS_LIMIT_COUNT], char *err,
+                        size_t errlen)
 {
     const char *k;
     json_t *v;

@@ -241,8 +241,8 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
         return -1;
     }
     spec = resolved;
-    admitted = admission_reserve(rc, ws, sbid, deadline, c->ceilings[WS_LIMIT_MAX_CONCURRENT],
-                                 &limit);
+    admitted =
+        admission_reserve(rc, ws, sbid, deadline, c->ceilings[WS_LIMIT_MAX_CONCURRENT], &limit);
     if (admitted < 0) {
         sched_error_set(err, 503, "state store unavailable");
         return -1;

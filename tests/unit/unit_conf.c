@@ -88,8 +88,7 @@ static void test_good(void)
           c.key_rate == 50 && c.key_burst == 200 && strcmp(c.redis_user, "corral") == 0);
     CHECK(c.audit_retention_s == 30L * 86400);
     /* decision 0044: deadlines acted on within a sweep, a day paused at most */
-    CHECK(c.sweep_ms == 250 && c.paused_max_s == 86400 &&
-          c.ceilings[WS_LIMIT_TIMEOUT] == 86400);
+    CHECK(c.sweep_ms == 250 && c.paused_max_s == 86400 && c.ceilings[WS_LIMIT_TIMEOUT] == 86400);
     CHECK(strcmp(c.server_secret, "00112233445566778899aabbccddeeff") == 0 &&
           strcmp(c.gateway_secret, c.server_secret) == 0 &&
           strcmp(c.redis_password, c.server_secret) == 0);

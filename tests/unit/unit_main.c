@@ -338,8 +338,8 @@ void unit_rcluster(int *total_passed, int *total_failed);
 static void test_ws_limits(void)
 {
     char err[200];
-    long limits[WS_LIMIT_COUNT] = {500, 1024, 30000, 300}, ceilings[WS_LIMIT_COUNT] = {100, 4096,
-                                                                                      20480, 60};
+    long limits[WS_LIMIT_COUNT] = {500, 1024, 30000, 300};
+    long ceilings[WS_LIMIT_COUNT] = {100, 4096, 20480, 60};
 
     CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, 1000, 1000, err, sizeof(err)) == 0);
     CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, 1001, 1000, err, sizeof(err)) == -1 &&
