@@ -11,9 +11,9 @@
 #define ACCOUNTS_MAX_CONCURRENT_MAX 100000 /* the range's top; the operator's ceiling is lower */
 
 /* A workspace's limits, changed by its owner (PATCH /v1/workspace): the one
- * table of their API names, Redis fields, ranges and defaults (the default
- * concurrency limit is ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt, nowhere
- * else). */
+ * table of their API names, Redis fields, ranges, defaults and the corral.conf
+ * keys of the operator's ceilings over them (the default concurrency limit is
+ * ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt, nowhere else). */
 enum ws_limit {
     WS_LIMIT_MAX_CONCURRENT,
     WS_LIMIT_PIDS,
@@ -25,14 +25,21 @@ struct ws_limit_def {
     const char *name;  /* in the API */
     const char *field; /* in the workspace's Redis hash */
     long min, max, dflt;
+    /* The operator's ceiling (decision 0063): the most an owner may set, and
+     * what a value stored before the ceiling was lowered is capped at. A
+     * ceiling's own range is [max(1, min), max]. */
+    const char *ceiling_key; /* in corral.conf */
+    long ceiling_dflt;       /* a production default */
 };
 extern const struct ws_limit_def ws_limit_defs[WS_LIMIT_COUNT];
 
-/* Is value allowed for limit i? Its range, and for max_concurrent_sandboxes the
- * operator's ceiling (workspace_max_concurrent_ceiling). 0, or -1 with err naming
- * the field and the bound. */
-int ws_limit_check(enum ws_limit i, long long value, long max_concurrent_ceiling, char *err,
-                   size_t errlen);
+/* Is value allowed for limit i? Its range, then the operator's ceiling for it.
+ * 0, or -1 with err naming the field and the bound (and the ceiling's key). */
+int ws_limit_check(enum ws_limit i, long long value, long ceiling, char *err, size_t errlen);
+
+/* Caps each limit at its ceiling: what a workspace gets, whatever it stored
+ * before the operator lowered a ceiling. */
+void ws_limits_cap(long limits[WS_LIMIT_COUNT], const long ceilings[WS_LIMIT_COUNT]);
 
 enum role { ROLE_NONE = 0, ROLE_MEMBER = 1, ROLE_OWNER = 2 };
 

@@ -27,12 +27,9 @@ static const struct int_key int_keys[] = {
     {"grace_ms", offsetof(struct corral_conf, grace_ms), 0, 600000},
     {"sweep_ms", offsetof(struct corral_conf, sweep_ms), 50, 60000},
     {"paused_max_s", offsetof(struct corral_conf, paused_max_s), 1, 30 * 86400},
-    {"sandbox_max_timeout_s", offsetof(struct corral_conf, sandbox_max_timeout_s), 1, 86400},
     {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
     {"redis_cluster", offsetof(struct corral_conf, redis_cluster), 0, 1},
     {"fleet_share", offsetof(struct corral_conf, fleet_share), 1, 100},
-    {"workspace_max_concurrent_ceiling", offsetof(struct corral_conf, max_concurrent_ceiling), 1,
-     ACCOUNTS_MAX_CONCURRENT_MAX},
     {"key_rate", offsetof(struct corral_conf, key_rate), 1, 1000000},
     {"key_burst", offsetof(struct corral_conf, key_burst), 1, 1000000},
     {"audit_retention_s", offsetof(struct corral_conf, audit_retention_s), 60, 3650L * 86400},
@@ -90,11 +87,39 @@ static int data_list(struct corral_conf *c, const char *key, const char *value, 
     return data_addr_networks(&c->data_allow, value, err, errlen);
 }
 
+/* A ceiling key (ws_limit_defs[].ceiling_key, or the name decision 0034 gave
+ * the concurrency one, still read so that older files load): its index, or -1. */
+static int ceiling_index(const char *key)
+{
+    if (strcmp(key, "workspace_max_concurrent_ceiling") == 0)
+        return WS_LIMIT_MAX_CONCURRENT;
+    for (int i = 0; i < WS_LIMIT_COUNT; i++)
+        if (strcmp(key, ws_limit_defs[i].ceiling_key) == 0)
+            return i;
+    return -1;
+}
+
+/* A ceiling within its limit's own range (at least 1: a ceiling of 0 would
+ * refuse every create without saying why). */
+static int set_ceiling(struct corral_conf *c, int i, const char *value, char *err, size_t errlen)
+{
+    const struct ws_limit_def *d = &ws_limit_defs[i];
+    long min = d->min > 1 ? d->min : 1;
+
+    if (config_parse_int(value, min, d->max, &c->ceilings[i]) == 0)
+        return 0;
+    snprintf(err, errlen, "expected an integer in [%ld, %ld]", min, d->max);
+    return -1;
+}
+
 static int set_key(void *ud, const char *key, const char *value, char *err, size_t errlen)
 {
     char *base = ud;
     struct corral_conf *c = ud;
+    int ceiling = ceiling_index(key);
 
+    if (ceiling >= 0)
+        return set_ceiling(c, ceiling, value, err, errlen);
     if (strcmp(key, "worker_data_networks") == 0 || strcmp(key, "worker_data_addrs") == 0)
         return data_list(c, key, value, err, errlen);
     if (strcmp(key, "worker_data_ports") == 0)
@@ -144,13 +169,12 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->grace_ms = 5000;
     c->sweep_ms = 250; /* a deadline is acted on within this (decision 0044) */
     c->paused_max_s = 86400;
-    c->sandbox_max_timeout_s = 86400;
     c->redis_timeout_ms = 1000;
     data_addr_defaults(&c->data_allow);
-    /* Decision 0034: half the shared fleet per tenant, and a ceiling far above
-     * the default limit but far below what would let one owner ask for all. */
+    /* Decision 0034: half the shared fleet per tenant. */
     c->fleet_share = 50;
-    c->max_concurrent_ceiling = 1000;
+    for (int i = 0; i < WS_LIMIT_COUNT; i++)
+        c->ceilings[i] = ws_limit_defs[i].ceiling_dflt;
     c->key_rate = 50;
     c->key_burst = 200;
     c->audit_retention_s = AUDIT_RETENTION_DEFAULT_S;

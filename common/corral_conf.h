@@ -3,6 +3,7 @@
 #ifndef CORRAL_CONF_H
 #define CORRAL_CONF_H
 
+#include "accounts.h"
 #include "data_addr.h"
 
 #include <stddef.h>
@@ -33,13 +34,12 @@ struct corral_conf {
     long longpoll_max;        /* heartbeats one process holds open at once */
     long create_wait_max;     /* creates one process holds open waiting for "running" */
     long max_body_bytes;
-    long poll_ms;               /* heartbeat long-poll wait */
-    long lease_ms;              /* a worker silent this long is dead */
-    long create_timeout_ms;     /* a create waits this long for "running" */
-    long grace_ms;              /* then corral-sched reclaims after this much more */
-    long sweep_ms;              /* corral-sched period */
-    long paused_max_s;          /* a paused sandbox is killed after this long (decision 0044) */
-    long sandbox_max_timeout_s; /* no create, setTimeout or refresh asks for longer */
+    long poll_ms;           /* heartbeat long-poll wait */
+    long lease_ms;          /* a worker silent this long is dead */
+    long create_timeout_ms; /* a create waits this long for "running" */
+    long grace_ms;          /* then corral-sched reclaims after this much more */
+    long sweep_ms;          /* corral-sched period */
+    long paused_max_s;      /* a paused sandbox is killed after this long (decision 0044) */
     long redis_timeout_ms;
     long
         redis_cluster; /* 1: redis_host:redis_port is one node of a Redis Cluster (decision 0059) */
@@ -48,11 +48,14 @@ struct corral_conf {
      * and 61); data_listed once the file lists addresses or networks */
     struct data_addr_allow data_allow;
     int data_listed;
-    long fleet_share;            /* percent of the unscoped fleet's slots one workspace may hold */
-    long max_concurrent_ceiling; /* the most an owner may set max_concurrent_sandboxes to */
-    long key_rate;               /* requests/s one verified credential may make (decision 0028) */
-    long key_burst;              /* and how many of them at once */
-    long audit_retention_s;      /* audit events older than this are trimmed (decision 0045) */
+    long fleet_share; /* percent of the unscoped fleet's slots one workspace may hold */
+    /* The operator's ceilings over the workspace limits, by enum ws_limit
+     * (keys: ws_limit_defs[].ceiling_key; decision 0063). The timeout's is
+     * sandbox_max_timeout_s: no create, setTimeout or refresh asks for longer. */
+    long ceilings[WS_LIMIT_COUNT];
+    long key_rate;          /* requests/s one verified credential may make (decision 0028) */
+    long key_burst;         /* and how many of them at once */
+    long audit_retention_s; /* audit events older than this are trimmed (decision 0045) */
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

@@ -8,6 +8,7 @@
 #                         up stops everything it started (decision 0041)
 #   conf/stack.sh down    stop every process of this state dir's stack
 #   conf/stack.sh env     print the exports for clients
+#   conf/stack.sh conf    print the corral.conf `up` would write (starts nothing)
 #   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
 #                         | kill-host N | start-host N | balance N (CORRAL_GATEWAY_HOSTS)
 #                         | start-redis-replica (CORRAL_REDIS_HA)
@@ -25,7 +26,8 @@
 # CORRAL_WORKER_NETWORKS / CORRAL_WORKER_PORTS (networks and their ports, for
 # workers on a LAN: worker_data_networks / _ports; default none, 7001; never
 # loopback), CORRAL_FLEET_SHARE
-# (fleet_share, instead of the profile's), CORRAL_AUDIT_RETENTION_S
+# (fleet_share, instead of the profile's), CORRAL_CEILING_MAX_CONCURRENT
+# (ceiling_max_concurrent_sandboxes, instead of the profile's), CORRAL_AUDIT_RETENTION_S
 # (audit_retention_s, default 30 days; decision 0045), CORRAL_REDIS_HA=1 (a
 # replica on CORRAL_REDIS_PORT+1 and three sentinels on +2..+4, which
 # corral.conf finds the primary through; decision 0058, conf/redis-ha.sh),
@@ -86,11 +88,15 @@ profile_settings() {
     esac
     LEASE=${CORRAL_LEASE_MS:-$LEASE} CREATE=${CORRAL_CREATE_TIMEOUT_MS:-$CREATE}
     # Fleet fairness (decision 0034): a workspace holds at most this % of the
-    # unscoped fleet. dev (`make up`) is one developer's machine and bench one
-    # tenant measuring the whole fleet: no share there (decision 0040).
-    FLEET_SHARE=50 MAX_CONCURRENT_CEILING=1000
-    [ "$PROFILE" != test ] && FLEET_SHARE=100
+    # unscoped fleet. `make up` (dev) runs what operators run (decision 0063);
+    # bench is one tenant measuring the whole fleet: no share there.
+    # The operator's ceiling on max_concurrent_sandboxes (decision 0063): the
+    # production default but for bench, which measures hundreds at once. The
+    # other ceilings are corral.conf's defaults.
+    FLEET_SHARE=50 CEILING_MAX_CONCURRENT=100
+    [ "$PROFILE" = bench ] && FLEET_SHARE=100 CEILING_MAX_CONCURRENT=1000
     FLEET_SHARE=${CORRAL_FLEET_SHARE:-$FLEET_SHARE}
+    CEILING_MAX_CONCURRENT=${CORRAL_CEILING_MAX_CONCURRENT:-$CEILING_MAX_CONCURRENT}
 }
 
 start_bg() { # name, then the command; its pid goes to $RUN/pids/name.pid
@@ -223,7 +229,23 @@ write_conf() {
     # Redis's users (decision 0030): hashes of the two passwords, made afresh.
     bash "$ROOT/conf/redis-acl.sh" "$RUN/redis-password" "$RUN/redis-admin-password" \
         > "$RUN/redis-users.acl"
-    cat > "$RUN/corral.conf" <<CONF
+    corral_conf_text > "$RUN/corral.conf"
+    # A replica and three sentinels beside Redis (decision 0058)
+    if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then
+        bash "$ROOT/conf/redis-ha.sh" "$RUN" "$REDIS_PORT" "$REDIS_ADDR" >> "$RUN/corral.conf"
+    fi
+    umask 022
+    if [ "$HOSTS" -ge 1 ]; then
+        balancer_conf "$HOSTS"
+    else
+        render_nginx "$RUN" "127.0.0.1:" "$PORT" "$DATA_PORT"
+    fi
+}
+
+# The profile's corral.conf, on stdout (`conf/stack.sh conf` prints it, so that
+# what `make up` runs can be read, and tested, without starting anything).
+corral_conf_text() {
+    cat <<CONF
 redis_host = $REDIS_ADDR
 redis_port = $REDIS_PORT
 redis_user = corral
@@ -244,7 +266,7 @@ paused_max_s = ${CORRAL_PAUSED_MAX_S:-86400}
 sandbox_max_timeout_s = ${CORRAL_SANDBOX_MAX_TIMEOUT_S:-86400}
 worker_data_addrs = $WORKER_ADDRS
 fleet_share = $FLEET_SHARE
-workspace_max_concurrent_ceiling = $MAX_CONCURRENT_CEILING
+ceiling_max_concurrent_sandboxes = $CEILING_MAX_CONCURRENT
 key_rate = $RATE_KEY
 key_burst = $BURST_KEY
 audit_retention_s = ${CORRAL_AUDIT_RETENTION_S:-2592000}
@@ -254,17 +276,7 @@ CONF
             >> "$RUN/corral.conf"
     fi
     # Redis Cluster of several nodes: Corral routes each key to its node (0059)
-    [ "$CLUSTER" -ge 2 ] && echo "redis_cluster = 1" >> "$RUN/corral.conf"
-    # A replica and three sentinels beside Redis (decision 0058)
-    if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then
-        bash "$ROOT/conf/redis-ha.sh" "$RUN" "$REDIS_PORT" "$REDIS_ADDR" >> "$RUN/corral.conf"
-    fi
-    umask 022
-    if [ "$HOSTS" -ge 1 ]; then
-        balancer_conf "$HOSTS"
-    else
-        render_nginx "$RUN" "127.0.0.1:" "$PORT" "$DATA_PORT"
-    fi
+    if [ "$CLUSTER" -ge 2 ]; then echo "redis_cluster = 1"; fi
 }
 
 # One gateway's nginx in DIR (its sockets, pid, logs; the one-host stack's is
@@ -565,6 +577,7 @@ down)
     down
     stop_docker_if_owned ;;
 env) env_exports ;;
+conf) profile_settings; corral_conf_text ;;
 stop-redis) stop_pid redis ;;
 start-redis) start_redis ;;
 kill-api) stop_pid "api-$2" KILL ;;
@@ -578,5 +591,5 @@ start-redis-replica)
     wait_for "the Redis replica" redis_admin -p $((REDIS_PORT + 1)) ping ;;
 status) ls "$RUN/pids" ;;
 redis-cli) shift; redis_admin "$@" ;;
-*) die "usage: conf/stack.sh up|down|env|stop-redis|start-redis|start-redis-replica|kill-api N|start-api N|kill-host N|start-host N|balance N|status|redis-cli ARGS" ;;
+*) die "usage: conf/stack.sh up|down|env|conf|stop-redis|start-redis|start-redis-replica|kill-api N|start-api N|kill-host N|start-host N|balance N|status|redis-cli ARGS" ;;
 esac

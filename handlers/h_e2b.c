@@ -75,7 +75,7 @@ void h_e2b_get(struct request *req)
 long e2b_body_timeout(struct request *req, int required)
 {
     json_t *body = required ? request_json_body(req) : request_json_optional(req), *v;
-    long max = req->conf->sandbox_max_timeout_s, t = -2;
+    long max = req->conf->ceilings[WS_LIMIT_TIMEOUT], t = -2;
 
     if (!body)
         return -1;

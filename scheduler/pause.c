@@ -90,15 +90,16 @@ enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, c
     struct sandbox_transition t;
     enum life_outcome o;
 
-    if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->max_concurrent_ceiling, timeout_s, &t) != 0)
+    if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->ceilings[WS_LIMIT_MAX_CONCURRENT],
+                              timeout_s, &t) != 0)
         return LIFE_STORE_DOWN;
     if (strcmp(t.outcome, "pausing") == 0) {
         /* A pause still under way: let it finish, then resume once. */
         o = wait_state(rc, ws, sbid, "paused", wait_ms, why, whylen);
         if (o != LIFE_DONE)
             return o;
-        if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->max_concurrent_ceiling, timeout_s,
-                                  &t) != 0)
+        if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->ceilings[WS_LIMIT_MAX_CONCURRENT],
+                                  timeout_s, &t) != 0)
             return LIFE_STORE_DOWN;
     }
     *limit = t.limit;

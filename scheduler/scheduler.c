@@ -34,10 +34,9 @@ void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
     sc->grace_ms = (int)c->grace_ms;
     sc->gateway_secret = c->gateway_secret;
     sc->fleet_share = (int)c->fleet_share;
-    sc->max_concurrent_ceiling = c->max_concurrent_ceiling;
     sc->env_secret = c->server_secret;
     sc->paused_max_ms = (long long)c->paused_max_s * 1000;
-    sc->max_timeout_s = c->sandbox_max_timeout_s;
+    memcpy(sc->ceilings, c->ceilings, sizeof(sc->ceilings));
     /* Here, so that every process that runs the scheduler's rules (corral-api,
      * corral-sched) keeps events as long as its corral.conf says. */
     audit_set_retention(c->audit_retention_s);
@@ -225,16 +224,16 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
         return -1;
     }
     audit_create(rc, ws, actor, sbid, spec, AUDIT_REQUESTED, NULL);
+    /* Limits a workspace stored before the operator lowered a ceiling get the
+     * ceiling (a default timeout above sandbox_max_timeout_s among them). */
+    ws_limits_cap(limits, c->ceilings);
     if (!resolved->timeout_given)
         resolved->timeout_s = limits[WS_LIMIT_TIMEOUT];
-    if (resolved->timeout_s > c->max_timeout_s) {
-        if (resolved->timeout_given) {
-            sched_error_set(err, 400, "timeout: at most %ld seconds (the operator's maximum)",
-                            c->max_timeout_s);
-            audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
-            return -1;
-        }
-        resolved->timeout_s = c->max_timeout_s; /* a workspace default above it */
+    if (resolved->timeout_s > c->ceilings[WS_LIMIT_TIMEOUT]) {
+        sched_error_set(err, 400, "timeout: at most %ld seconds (the operator's maximum)",
+                        c->ceilings[WS_LIMIT_TIMEOUT]);
+        audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
+        return -1;
     }
     if (snapshot_resolve(rc, ws, resolved, err) != 0 ||
         volume_resolve(rc, ws, resolved, err) != 0) {
@@ -242,7 +241,8 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
         return -1;
     }
     spec = resolved;
-    admitted = admission_reserve(rc, ws, sbid, deadline, c->max_concurrent_ceiling, &limit);
+    admitted =
+        admission_reserve(rc, ws, sbid, deadline, c->ceilings[WS_LIMIT_MAX_CONCURRENT], &limit);
     if (admitted < 0) {
         sched_error_set(err, 503, "state store unavailable");
         return -1;

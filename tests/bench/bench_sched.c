@@ -49,7 +49,7 @@ int main(int argc, char **argv)
         return 2;
     }
     /* The scheduler's settings as corral-api makes them: a hand-made copy
-     * missed workspace_max_concurrent_ceiling (0: every create refused). */
+     * missed the concurrency ceiling (0: every create refused). */
     sched_conf_init(&conf, &cc);
     snprintf(spec.template_id, sizeof(spec.template_id), "base");
     spec.metadata_json = strdup("{}");

@@ -10,6 +10,9 @@ cd "$ROOT"
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-failover.XXXXXX)
 export CORRAL_PORT=${CORRAL_FAILOVER_PORT:-18243} CORRAL_REDIS_PORT=${CORRAL_FAILOVER_REDIS_PORT:-16190}
 export CORRAL_PROFILE=test CORRAL_REDIS_HA=1 CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build-san/bin}
+# failover.test.mjs keeps a few hundred sandboxes of one workspace: above the
+# test profile's ceiling_max_concurrent_sandboxes (100, decision 0063).
+export CORRAL_CEILING_MAX_CONCURRENT=500
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 export ASAN_OPTIONS="detect_leaks=1:log_path=$CORRAL_RUN/log/asan"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$CORRAL_RUN/log/ubsan"

@@ -2,8 +2,9 @@
  * values, and every refusal says which key (and line) and why: unknown keys,
  * integers out of range, over-long strings, lines without "=", the thread
  * budget and the lease rule, data-port addresses and networks (loopback only
- * as exact addresses, the default only while neither is listed), and the secret files
- * (missing, readable by others, too short). */
+ * as exact addresses, the default only while neither is listed), the
+ * operator's ceilings over workspace limits (decision 0063), and the secret
+ * files (missing, readable by others, too short). */
 #include "check.h"
 #include "corral_conf.h"
 
@@ -88,7 +89,7 @@ static void test_good(void)
           c.key_rate == 50 && c.key_burst == 200 && strcmp(c.redis_user, "corral") == 0);
     CHECK(c.audit_retention_s == 30L * 86400);
     /* decision 0044: deadlines acted on within a sweep, a day paused at most */
-    CHECK(c.sweep_ms == 250 && c.paused_max_s == 86400 && c.sandbox_max_timeout_s == 86400);
+    CHECK(c.sweep_ms == 250 && c.paused_max_s == 86400 && c.ceilings[WS_LIMIT_TIMEOUT] == 86400);
     CHECK(strcmp(c.server_secret, "00112233445566778899aabbccddeeff") == 0 &&
           strcmp(c.gateway_secret, c.server_secret) == 0 &&
           strcmp(c.redis_password, c.server_secret) == 0);
@@ -206,6 +207,49 @@ static void test_data_addrs(void)
     CHECK(refused("worker_data_addrs = 169.254.169.254:80\n",
                   "%s:4: worker_data_addrs: 169.254.169.254:80: link-local, where cloud metadata "
                   "answers (169.254.0.0/16), never a worker address"));
+/* Decision 0063: one ceiling per workspace limit, its default, its own key,
+ * and the limit's range as the ceiling's (at least 1). */
+static void test_ceilings(void)
+{
+    struct corral_conf c;
+    char err[256] = "";
+
+    write_conf("");
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0);
+    CHECK(c.ceilings[WS_LIMIT_MAX_CONCURRENT] == 100 && c.ceilings[WS_LIMIT_PIDS] == 4096 &&
+          c.ceilings[WS_LIMIT_DISK_MB] == 20480 && c.ceilings[WS_LIMIT_TIMEOUT] == 86400);
+    /* every default is within its limit's range and not below its default */
+    for (int i = 0; i < WS_LIMIT_COUNT; i++)
+        CHECK(ws_limit_defs[i].ceiling_dflt >= ws_limit_defs[i].dflt &&
+              ws_limit_defs[i].ceiling_dflt <= ws_limit_defs[i].max);
+    write_conf("ceiling_max_concurrent_sandboxes = 7\nceiling_sandbox_pids_limit = 64\n"
+               "ceiling_sandbox_disk_mb = 1048576\nsandbox_max_timeout_s = 600\n");
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0);
+    CHECK(c.ceilings[WS_LIMIT_MAX_CONCURRENT] == 7 && c.ceilings[WS_LIMIT_PIDS] == 64 &&
+          c.ceilings[WS_LIMIT_DISK_MB] == 1048576 && c.ceilings[WS_LIMIT_TIMEOUT] == 600);
+    /* decision 0034's name for the concurrency ceiling still loads */
+    write_conf("workspace_max_concurrent_ceiling = 40\n");
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0 &&
+          c.ceilings[WS_LIMIT_MAX_CONCURRENT] == 40);
+    CHECK(accepted("ceiling_max_concurrent_sandboxes = 100000\n"));
+    CHECK(refused("ceiling_max_concurrent_sandboxes = 0\n",
+                  "%s:4: ceiling_max_concurrent_sandboxes: expected an integer in [1, 100000]"));
+    CHECK(refused("\nceiling_max_concurrent_sandboxes = 100001\n",
+                  "%s:5: ceiling_max_concurrent_sandboxes: expected an integer in [1, 100000]"));
+    CHECK(refused("workspace_max_concurrent_ceiling = 100001\n",
+                  "%s:4: workspace_max_concurrent_ceiling: expected an integer in [1, 100000]"));
+    CHECK(refused("ceiling_sandbox_pids_limit = 63\n",
+                  "%s:4: ceiling_sandbox_pids_limit: expected an integer in [64, 65536]"));
+    CHECK(refused("ceiling_sandbox_pids_limit = 65537\n",
+                  "%s:4: ceiling_sandbox_pids_limit: expected an integer in [64, 65536]"));
+    CHECK(refused("ceiling_sandbox_disk_mb = 255\n",
+                  "%s:4: ceiling_sandbox_disk_mb: expected an integer in [256, 1048576]"));
+    CHECK(refused("ceiling_sandbox_disk_mb = 20 GB\n",
+                  "%s:4: ceiling_sandbox_disk_mb: expected an integer in [256, 1048576]"));
+    CHECK(refused("sandbox_max_timeout_s = 0\n",
+                  "%s:4: sandbox_max_timeout_s: expected an integer in [1, 86400]"));
+    CHECK(refused("ceiling_sandbox_timeout_s = 60\n",
+                  "%s:4: ceiling_sandbox_timeout_s: unknown key"));
 }
 
 static void test_secrets(void)
@@ -256,6 +300,7 @@ void unit_conf(int *total_passed, int *total_failed)
     test_good();
     test_refusals();
     test_data_addrs();
+    test_ceilings();
     test_secrets();
     unlink(conf);
     unlink(secret);

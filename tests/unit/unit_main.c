@@ -338,18 +338,33 @@ void unit_rcluster(int *total_passed, int *total_failed);
 static void test_ws_limits(void)
 {
     char err[200];
+    long limits[WS_LIMIT_COUNT] = {500, 1024, 30000, 300};
+    long ceilings[WS_LIMIT_COUNT] = {100, 4096, 20480, 60};
 
     CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, 1000, 1000, err, sizeof(err)) == 0);
     CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, 1001, 1000, err, sizeof(err)) == -1 &&
-          strstr(err, "max_concurrent_sandboxes") &&
-          strstr(err, "workspace_max_concurrent_ceiling"));
+          strcmp(err, "max_concurrent_sandboxes: 1001 is above this installation's ceiling of "
+                      "1000 (corral.conf ceiling_max_concurrent_sandboxes)") == 0);
     CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, -1, 1000, err, sizeof(err)) == -1 &&
           strstr(err, "[0, 100000]"));
     CHECK(ws_limit_check(WS_LIMIT_MAX_CONCURRENT, 100001, 100000, err, sizeof(err)) == -1);
-    /* The ceiling is about concurrency only. */
-    CHECK(ws_limit_check(WS_LIMIT_PIDS, 4096, 10, err, sizeof(err)) == 0);
+    /* Every limit has its ceiling (decision 0063); the range is checked first. */
+    CHECK(ws_limit_check(WS_LIMIT_PIDS, 4096, 4096, err, sizeof(err)) == 0);
+    CHECK(ws_limit_check(WS_LIMIT_PIDS, 4097, 4096, err, sizeof(err)) == -1 &&
+          strstr(err, "sandbox_pids_limit: 4097 is above") &&
+          strstr(err, "(corral.conf ceiling_sandbox_pids_limit)"));
     CHECK(ws_limit_check(WS_LIMIT_PIDS, 63, 1000, err, sizeof(err)) == -1 &&
-          strstr(err, "sandbox_pids_limit"));
+          strstr(err, "sandbox_pids_limit: must be an integer in [64, 65536]"));
+    CHECK(ws_limit_check(WS_LIMIT_DISK_MB, 1000000, 20480, err, sizeof(err)) == -1 &&
+          strcmp(err, "sandbox_disk_mb: 1000000 is above this installation's ceiling of 20480 "
+                      "(corral.conf ceiling_sandbox_disk_mb)") == 0);
+    CHECK(ws_limit_check(WS_LIMIT_TIMEOUT, 601, 600, err, sizeof(err)) == -1 &&
+          strstr(err, "(corral.conf sandbox_max_timeout_s)"));
+    CHECK(ws_limit_check(WS_LIMIT_TIMEOUT, 600, 600, err, sizeof(err)) == 0);
+    /* Stored above a lowered ceiling: capped; below it: kept. */
+    ws_limits_cap(limits, ceilings);
+    CHECK(limits[WS_LIMIT_MAX_CONCURRENT] == 100 && limits[WS_LIMIT_PIDS] == 1024 &&
+          limits[WS_LIMIT_DISK_MB] == 20480 && limits[WS_LIMIT_TIMEOUT] == 60);
 }
 
 /* Writes text to a fresh mode-600 file; its path into path (a mkstemp template). */
@@ -375,11 +390,11 @@ static void test_fleet_conf(void)
              secret, secret, secret);
     write_temp(conf, text);
     CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0 && c.fleet_share == 25 &&
-          c.max_concurrent_ceiling == 40);
+          c.ceilings[WS_LIMIT_MAX_CONCURRENT] == 40);
     unlink(conf);
     /* Defaults: filled before the (here absent) secret file is read. */
     (void)corral_conf_load(NULL, &c, err, sizeof(err));
-    CHECK(c.fleet_share == 50 && c.max_concurrent_ceiling == 1000);
+    CHECK(c.fleet_share == 50 && c.ceilings[WS_LIMIT_MAX_CONCURRENT] == 100);
     for (int i = 0; i < 3; i++) {
         const char *bad[] = {"fleet_share = 0", "fleet_share = 101",
                              "workspace_max_concurrent_ceiling = 100001"};
