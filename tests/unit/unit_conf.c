@@ -207,6 +207,8 @@ static void test_data_addrs(void)
     CHECK(refused("worker_data_addrs = 169.254.169.254:80\n",
                   "%s:4: worker_data_addrs: 169.254.169.254:80: link-local, where cloud metadata "
                   "answers (169.254.0.0/16), never a worker address"));
+}
+
 /* Decision 0063: one ceiling per workspace limit, its default, its own key,
  * and the limit's range as the ceiling's (at least 1). */
 static void test_ceilings(void)
