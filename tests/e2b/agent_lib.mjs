@@ -12,6 +12,17 @@ const RUN = process.env.CORRAL_RUN;
 // gateway hosts in network namespaces (tests/e2b/run.sh) the hosts' bridge.
 const dataHost = process.env.CORRAL_GATEWAY_HOSTS ? `${process.env.CORRAL_HOSTS_NET || '10.233.0'}.1` : '127.0.0.1';
 
+// The agents' data ports: CORRAL_AGENT_DATA_PORTS (blank-separated) when the
+// gateway connects only to listed address:port pairs, each agent the next;
+// else any free port.
+const dataPorts = (process.env.CORRAL_AGENT_DATA_PORTS || '').split(/\s+/).filter(Boolean);
+let nextDataPort = 0;
+async function dataPort() {
+  if (!dataPorts.length) return freePort();
+  if (nextDataPort >= dataPorts.length) throw new Error('CORRAL_AGENT_DATA_PORTS: more agents than ports listed');
+  return dataPorts[nextDataPort++];
+}
+
 export async function freePort() {
   const srv = createServer();
   await new Promise((ok) => srv.listen(0, dataHost, ok));
@@ -32,7 +43,7 @@ export async function writeAgentConf(dir, name, token, extra = '') {
     `control_url = https://127.0.0.1:${process.env.CORRAL_PORT}`,
     `ca_file = ${RUN}/tls/ca.crt`,
     `join_token_file = ${tokenFile}`,
-    `data_addr = ${dataHost}:${await freePort()}`,
+    `data_addr = ${dataHost}:${await dataPort()}`,
     `state_dir = ${home}/state`,
     `gate_dir = ${home}/gate`,
     'mode = agent',
