@@ -158,11 +158,10 @@ static void read_pick(const redisReply *r, struct pick *out)
 
 static void take_pick(struct placement *out, const char *pool, const struct pick *p)
 {
+    *out = (struct placement){.tier = (enum tier)p->rank, .public_ok = p->public_ok};
     snprintf(out->pool, sizeof(out->pool), "%s", pool);
     snprintf(out->wid, sizeof(out->wid), "%s", p->wid);
     snprintf(out->runtime, sizeof(out->runtime), "%s", p->runtime);
-    out->tier = (enum tier)p->rank;
-    out->public_ok = p->public_ok;
 }
 
 /* The share is the fleet's rule: a workspace's own pool has none. */
