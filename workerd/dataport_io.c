@@ -120,10 +120,13 @@ int send_or_keep(struct dp_buf *b, struct dp_ep *e, const char *p, size_t n)
 }
 
 /* Binds fd to ai's address, any port: the connection then comes from the
- * address it goes to. 0, or -1 with errno. */
+ * address it goes to. The port is chosen at connect (IP_BIND_ADDRESS_NO_PORT),
+ * so connections to different ports share the ephemeral range. 0, or -1
+ * with errno. */
 static int bind_to_own(int fd, const struct addrinfo *ai)
 {
     struct sockaddr_storage a;
+    int one = 1;
 
     if (ai->ai_addrlen > sizeof(a)) {
         errno = EINVAL;
@@ -134,6 +137,7 @@ static int bind_to_own(int fd, const struct addrinfo *ai)
         ((struct sockaddr_in *)&a)->sin_port = 0;
     else
         ((struct sockaddr_in6 *)&a)->sin6_port = 0;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
     return bind(fd, (struct sockaddr *)&a, ai->ai_addrlen);
 }
 
