@@ -9,12 +9,15 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 export const BIN = process.env.CORRAL_BUILD || `${ROOT}build/bin`;
 const RUN = process.env.CORRAL_RUN;
 // Where the gateways reach this machine's data ports: loopback, or with
-// gateway hosts in network namespaces (tests/e2b/run.sh) the hosts' bridge.
-const dataHost = process.env.CORRAL_GATEWAY_HOSTS ? `${process.env.CORRAL_HOSTS_NET || '10.233.0'}.1` : '127.0.0.1';
+// gateway hosts in network namespaces (tests/e2b/run.sh) the hosts' bridge;
+// CORRAL_AGENT_DATA_HOST says otherwise.
+const dataHost = process.env.CORRAL_AGENT_DATA_HOST
+  || (process.env.CORRAL_GATEWAY_HOSTS ? `${process.env.CORRAL_HOSTS_NET || '10.233.0'}.1` : '127.0.0.1');
 
 // The agents' data ports: CORRAL_AGENT_DATA_PORTS (blank-separated) when the
-// gateway connects only to listed address:port pairs, each agent the next;
-// else any free port.
+// gateway connects only to listed address:port pairs, each agent a test file
+// starts the next one (agent.test.mjs starts 5, agent_gate.test.mjs 2; a
+// restarted agent keeps its port); else any free port.
 const dataPorts = (process.env.CORRAL_AGENT_DATA_PORTS || '').split(/\s+/).filter(Boolean);
 let nextDataPort = 0;
 async function dataPort() {
