@@ -44,10 +44,13 @@ static int set_mode(struct agent_conf *a, const char *value, char *err, size_t e
 
 /* expose_ports = 3000 8080 (blanks or commas between): the only ports of
  * this machine, besides envd's, the data port connects to (decision 0062).
- * Given again, the list is replaced, as any key's value is. */
+ * Given again, the list is replaced, as any key's value is; a bad list
+ * changes nothing. */
 static int set_expose(struct agent_conf *a, const char *value, char *err, size_t errlen)
 {
     char buf[WCONF_STR * 2], *save = NULL;
+    unsigned short ports[WCONF_MAX_EXPOSE];
+    int n = 0;
     long port;
 
     if (strlen(value) >= sizeof(buf)) {
@@ -55,18 +58,19 @@ static int set_expose(struct agent_conf *a, const char *value, char *err, size_t
         return -1;
     }
     snprintf(buf, sizeof(buf), "%s", value);
-    a->n_expose = 0;
     for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
         if (config_parse_int(w, 1, 65535, &port) != 0) {
             snprintf(err, errlen, "expected port numbers in [1, 65535], not \"%.32s\"", w);
             return -1;
         }
-        if (a->n_expose == WCONF_MAX_EXPOSE) {
+        if (n == WCONF_MAX_EXPOSE) {
             snprintf(err, errlen, "at most %d ports", WCONF_MAX_EXPOSE);
             return -1;
         }
-        a->expose[a->n_expose++] = (unsigned short)port;
+        ports[n++] = (unsigned short)port;
     }
+    memcpy(a->expose, ports, (size_t)n * sizeof(ports[0]));
+    a->n_expose = n;
     return 0;
 }
 

@@ -110,6 +110,7 @@ static void test_agent_walls(struct worker_conf *c)
     CHECK(!agent_port_exposed(&c->agent, 3001) && !agent_port_exposed(&c->agent, 80));
     CHECK(wconf_set(c, "expose_ports", "3000 http", err, sizeof(err)) != 0 &&
           strstr(err, "\"http\""));
+    CHECK(c->agent.n_expose == 3 && agent_port_exposed(&c->agent, 9000)); /* unchanged */
     CHECK(wconf_set(c, "expose_ports", "0", err, sizeof(err)) != 0 && strstr(err, "[1, 65535]"));
     CHECK(wconf_set(c, "expose_ports", "65536", err, sizeof(err)) != 0);
     CHECK(wconf_set(c, "expose_ports", "-1", err, sizeof(err)) != 0);
