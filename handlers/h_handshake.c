@@ -21,7 +21,7 @@ struct caps {
     char runtimes[512];   /* "runc:1,runsc:2," for the placement script */
     char templates[1100]; /* ",base,other," */
     json_t *runtimes_json, *templates_json;
-    int egress;
+    int egress, public_ok;
     double cpu;
     long mem, slots;
     char data_addr[DATA_ADDR_CANON]; /* canonical, one the operator listed */
@@ -101,6 +101,22 @@ static int parse_data_addr(const json_t *v, const struct data_addr_allow *allow,
     return 0;
 }
 
+/* Whether the worker lets its sandboxes be public (decision 0062): an agent,
+ * a person's machine, only when it says so; any other worker unless it says
+ * not. */
+static int parse_public(const json_t *b, struct caps *c, char *err, size_t errlen)
+{
+    const json_t *v = json_object_get(b, "public_traffic");
+    const char *mode = json_string_value(json_object_get(b, "mode"));
+
+    if (v && !json_is_boolean(v)) {
+        snprintf(err, errlen, "public_traffic: must be true or false");
+        return -1;
+    }
+    c->public_ok = v ? json_is_true(v) : !(mode && strcmp(mode, "agent") == 0);
+    return 0;
+}
+
 static int parse_caps(const json_t *b, const struct data_addr_allow *allow, struct caps *c,
                       char *err, size_t errlen)
 {
@@ -116,6 +132,8 @@ static int parse_caps(const json_t *b, const struct data_addr_allow *allow, stru
         return -1;
     }
     c->egress = json_is_true(v);
+    if (parse_public(b, c, err, errlen) != 0)
+        return -1;
     v = json_object_get(b, "cpu_cores");
     c->cpu = json_number_value(v);
     if (!json_is_number(v) || !isfinite(c->cpu) || c->cpu <= 0 || c->cpu > 100000) {
@@ -184,6 +202,7 @@ static int store_worker(struct request *req, const char *wid, const struct caps 
                              .templates = c->templates,
                              .templates_json = tm,
                              .egress = c->egress,
+                             .public_ok = c->public_ok,
                              .slots = c->slots,
                              .cpu = c->cpu,
                              .mem = c->mem,

@@ -14,16 +14,24 @@
 #include <string.h>
 
 /* The envd access token is shown once, in the create answer: derived from the
- * gateway secret exactly as E2B's envdAccessToken (common/sandbox_token.c). */
+ * gateway secret exactly as E2B's envdAccessToken (common/sandbox_token.c).
+ * So is the traffic token of a private sandbox (one on an agent-mode worker,
+ * decision 0062), as E2B's trafficAccessToken. */
 static void add_envd_token(json_t *view, const struct sandbox_record *rec,
                            const char *gateway_secret)
 {
     char token[SECRET_MAC_HEX];
 
-    if (!rec->secure || !*rec->id)
+    if (!*rec->id)
         return;
-    sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, rec->id, token);
-    json_object_set_new(view, "envd_access_token", json_string(token));
+    if (rec->secure) {
+        sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, rec->id, token);
+        json_object_set_new(view, "envd_access_token", json_string(token));
+    }
+    if (!rec->public_traffic) {
+        sandbox_token(gateway_secret, SANDBOX_TOKEN_TRAFFIC, rec->id, token);
+        json_object_set_new(view, "traffic_access_token", json_string(token));
+    }
 }
 
 static void answer_record(struct request *req, int status, const char *sbid, int with_token)

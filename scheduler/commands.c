@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* What the worker needs besides the basics: the egress policy (absent when the
- * sandbox has none), the per-sandbox limits (a record from before they were
+ * sandbox has none), whether it is public, the per-sandbox limits (a record from before they were
  * recorded gets the workspace defaults) and a secure sandbox's envd token. */
 static void add_isolation(json_t *sb, const struct sandbox_record *rec, const char *gateway_secret)
 {
@@ -20,6 +20,8 @@ static void add_isolation(json_t *sb, const struct sandbox_record *rec, const ch
 
     if (*rec->egress)
         json_object_set_new(sb, "egress", sandbox_json_field(rec->egress, "null"));
+    /* An agent refuses a public sandbox it did not allow (decision 0062). */
+    json_object_set_new(sb, "public", json_boolean(rec->public_traffic));
     json_object_set_new(sb, "pids_limit", json_integer(pids));
     json_object_set_new(sb, "disk_mb", json_integer(disk));
     if (rec->secure) {

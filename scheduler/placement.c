@@ -73,7 +73,7 @@ static struct rscript pick_script = {
     "for _, wid in ipairs(ids) do\n"
     "  local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'problem', "
     "'templates',\n"
-    "    'egress', 'runtimes', 'slots', 'used', 'cpu', 'cpu_used', 'mem', 'mem_used')\n"
+    "    'egress', 'runtimes', 'slots', 'used', 'cpu', 'cpu_used', 'mem', 'mem_used', 'public')\n"
     "  if wid ~= exclude and placeable(w) then\n"
     "    alive = alive + 1\n"
     "    local s = 0\n"
@@ -93,7 +93,7 @@ static struct rscript pick_script = {
     "              redis.call('HSET', prefix .. wid .. sbs, sbid, val)\n"
     "              redis.call('ZADD', KEYS[1], (used + 1) / slots, wid)\n"
     "            end\n"
-    "            return {4, alive, wid, rt, rank, tostring(used / slots)}\n"
+    "            return {4, alive, wid, rt, rank, tostring(used / slots), w[13] or '1'}\n"
     "          end\n"
     "        end\n"
     "      end\n"
@@ -132,6 +132,7 @@ struct pick {
     char wid[33], runtime[33];
     long rank;
     double load;
+    int public_ok;         /* its worker lets sandboxes be public (decision 0062) */
     int over_share;        /* the fleet had room, but not within the workspace's share */
     long held, cap, total; /* then: its sandboxes there, its share, the fleet's slots */
 };
@@ -141,17 +142,26 @@ static void read_pick(const redisReply *r, struct pick *out)
     memset(out, 0, sizeof(*out));
     out->stage = (long)r->element[0]->integer;
     out->alive = (long)r->element[1]->integer;
-    if (out->stage == 4 && r->elements == 6) {
+    if (out->stage == 4 && r->elements == 7) {
         snprintf(out->wid, sizeof(out->wid), "%s", r->element[2]->str);
         snprintf(out->runtime, sizeof(out->runtime), "%s", r->element[3]->str);
         out->rank = (long)r->element[4]->integer;
         out->load = atof(r->element[5]->str);
+        out->public_ok = strcmp(r->element[6]->str, "0") != 0;
     } else if (out->stage == 3 && r->elements == 5) {
         out->over_share = 1;
         out->held = (long)r->element[2]->integer;
         out->cap = (long)r->element[3]->integer;
         out->total = (long)r->element[4]->integer;
     }
+}
+
+static void take_pick(struct placement *out, const char *pool, const struct pick *p)
+{
+    *out = (struct placement){.tier = (enum tier)p->rank, .public_ok = p->public_ok};
+    snprintf(out->pool, sizeof(out->pool), "%s", pool);
+    snprintf(out->wid, sizeof(out->wid), "%s", p->wid);
+    snprintf(out->runtime, sizeof(out->runtime), "%s", p->runtime);
 }
 
 /* The share is the fleet's rule: a workspace's own pool has none. */
@@ -251,10 +261,7 @@ static int reserve_pinned(struct rconn *rc, const char *ws, const struct placeme
             explain(need, &got, &none, err);
         return -1;
     }
-    snprintf(out->pool, sizeof(out->pool), "%s", need->pin_pool);
-    snprintf(out->wid, sizeof(out->wid), "%s", got.wid);
-    snprintf(out->runtime, sizeof(out->runtime), "%s", got.runtime);
-    out->tier = (enum tier)got.rank;
+    take_pick(out, need->pin_pool, &got);
     return 0;
 }
 
@@ -295,10 +302,7 @@ int placement_reserve(struct rconn *rc, const char *ws, const struct placement_n
             return -1;
         }
         if (got.stage == 4) {
-            snprintf(out->pool, sizeof(out->pool), "%s", pool);
-            snprintf(out->wid, sizeof(out->wid), "%s", got.wid);
-            snprintf(out->runtime, sizeof(out->runtime), "%s", got.runtime);
-            out->tier = (enum tier)got.rank;
+            take_pick(out, pool, &got);
             return 0;
         }
     }
@@ -322,10 +326,7 @@ int placement_peek(struct rconn *rc, const char *ws, const struct placement_need
         return -1;
     }
     best = (own.stage == 4 && (fleet.stage < 4 || own.load <= fleet.load)) ? &own : &fleet;
-    snprintf(out->pool, sizeof(out->pool), "%s", best == &own ? ws : "");
-    snprintf(out->wid, sizeof(out->wid), "%s", best->wid);
-    snprintf(out->runtime, sizeof(out->runtime), "%s", best->runtime);
-    out->tier = (enum tier)best->rank;
+    take_pick(out, best == &own ? ws : "", best);
     return 0;
 }
 

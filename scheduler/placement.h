@@ -25,6 +25,7 @@ struct placement {
     char wid[33];
     char runtime[33];
     enum tier tier;
+    int public_ok; /* the worker lets a sandbox be public (0: an agent's default) */
 };
 
 /* Picks the least loaded eligible worker of W's pool and the fleet and reserves a

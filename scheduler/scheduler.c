@@ -262,6 +262,10 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
         audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
         return -1;
     }
+    /* Public only where its worker allows it: an agent-mode worker (a
+     * person's machine) does not unless its config says so, whatever the
+     * caller asked (decision 0062). The caller gets the traffic token. */
+    resolved->public_traffic = resolved->public_traffic && p.public_ok;
     env_sealed = env_seal(c->env_secret, sbid, spec->env_json);
     if (!env_sealed ||
         record_and_send(rc, c, ws, sbid, spec, &p, limits, deadline, env_sealed) != 0) {

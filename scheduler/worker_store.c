@@ -100,11 +100,11 @@ static struct rscript enrol_script = {
     "return prev\n",
     ""};
 
-#define ENROL_ARGS 38
+#define ENROL_ARGS 40
 
 /* The hash's fields as name, value pairs after the script's own arguments. */
 static int enrol_fields(const struct worker_enrolment *e, const struct worker_caps *c,
-                        const char **argv, char num[5][32])
+                        const char **argv, char num[6][32])
 {
     int n = 0;
 
@@ -113,12 +113,14 @@ static int enrol_fields(const struct worker_enrolment *e, const struct worker_ca
     snprintf(num[2], 32, "%.3f", c->cpu);
     snprintf(num[3], 32, "%ld", c->mem);
     snprintf(num[4], 32, "%lld", e->lease_until);
+    snprintf(num[5], 32, "%d", c->public_ok ? 1 : 0);
 #define F(name, value) (argv[n++] = (name), argv[n++] = (value))
     F("state", "alive"), F("hostname", c->hostname), F("runtimes", c->runtimes);
     F("runtimes_json", c->runtimes_json), F("templates", c->templates);
     F("templates_json", c->templates_json), F("egress", num[0]), F("slots", num[1]);
     F("cpu", num[2]), F("mem", num[3]), F("data_addr", c->data_addr), F("lease_until", num[4]);
     F("secret_mac", e->secret_mac), F("jt", e->join_token), F("data_key", e->data_key);
+    F("public", num[5]);
 #undef F
     return n;
 }
@@ -126,7 +128,7 @@ static int enrol_fields(const struct worker_enrolment *e, const struct worker_ca
 int worker_enrol(struct rconn *rc, const struct worker_enrolment *e, const struct worker_caps *c,
                  char *prev_key, size_t prev_len)
 {
-    char wkey[160], all[128], leases[128], live[128], lease[24], num[5][32];
+    char wkey[160], all[128], leases[128], live[128], lease[24], num[6][32];
     const char *argv[ENROL_ARGS] = {
         wkey, all, leases, live, e->wid, lease, e->reset_usage ? "1" : "0"};
     int nf = enrol_fields(e, c, argv + 7, num);

@@ -53,6 +53,7 @@ struct worker_caps {
     double cpu;
     long mem;
     const char *data_addr; /* canonical IP:port, already checked */
+    int public_ok;         /* its sandboxes may be public (decision 0062) */
 };
 
 struct worker_enrolment {

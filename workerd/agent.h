@@ -25,9 +25,13 @@
 #define AGENT_RUNTIME "agent"
 
 /* agent_conf.c: one agent key (mode, template, work_tree, permission_mode,
- * gate_dir, policy, os_sandbox, ask_timeout): 0, -1 with err, 1 not ours. */
+ * gate_dir, policy, os_sandbox, ask_timeout, expose_ports,
+ * allow_public_traffic): 0, -1 with err, 1 not ours. */
 int agent_conf_set(struct agent_conf *a, const char *key, const char *value, char *err,
                    size_t errlen);
+/* 1 when the data port may connect to port of a session: envd's, or one
+ * the person listed in expose_ports (decision 0062). */
+int agent_port_exposed(const struct agent_conf *a, unsigned port);
 /* Defaults (template "base", the current directory, $HOME/.corral-gate),
  * directories made absolute, the one template set. 0, or -1 with err. */
 int agent_conf_finish(struct worker_conf *c, char *err, size_t errlen);

@@ -42,6 +42,58 @@ static int set_mode(struct agent_conf *a, const char *value, char *err, size_t e
     return 0;
 }
 
+/* expose_ports = 3000 8080 (blanks or commas between): the only ports of
+ * this machine, besides envd's, the data port connects to (decision 0062).
+ * Given again, the list is replaced, as any key's value is; a bad list
+ * changes nothing. */
+static int set_expose(struct agent_conf *a, const char *value, char *err, size_t errlen)
+{
+    char buf[WCONF_STR * 2], *save = NULL;
+    unsigned short ports[WCONF_MAX_EXPOSE];
+    int n = 0;
+    long port;
+
+    if (strlen(value) >= sizeof(buf)) {
+        snprintf(err, errlen, "value longer than %zu characters", sizeof(buf) - 1);
+        return -1;
+    }
+    snprintf(buf, sizeof(buf), "%s", value);
+    for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+        if (config_parse_int(w, 1, 65535, &port) != 0) {
+            snprintf(err, errlen, "expected port numbers in [1, 65535], not \"%.32s\"", w);
+            return -1;
+        }
+        if (n == WCONF_MAX_EXPOSE) {
+            snprintf(err, errlen, "at most %d ports", WCONF_MAX_EXPOSE);
+            return -1;
+        }
+        ports[n++] = (unsigned short)port;
+    }
+    memcpy(a->expose, ports, (size_t)n * sizeof(ports[0]));
+    a->n_expose = n;
+    return 0;
+}
+
+static int set_yes_no(int *out, const char *value, char *err, size_t errlen)
+{
+    if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0) {
+        snprintf(err, errlen, "expected yes or no");
+        return -1;
+    }
+    *out = strcmp(value, "yes") == 0;
+    return 0;
+}
+
+int agent_port_exposed(const struct agent_conf *a, unsigned port)
+{
+    if (port == ENVD_PORT)
+        return 1;
+    for (int i = 0; i < a->n_expose; i++)
+        if (a->expose[i] == port)
+            return 1;
+    return 0;
+}
+
 int agent_conf_set(struct agent_conf *a, const char *key, const char *value, char *err,
                    size_t errlen)
 {
@@ -60,6 +112,10 @@ int agent_conf_set(struct agent_conf *a, const char *key, const char *value, cha
                       err, errlen);
     if (strcmp(key, "os_sandbox") == 0)
         return one_of(a->os_sandbox, sizeof(a->os_sandbox), value, "bwrap", NULL, err, errlen);
+    if (strcmp(key, "expose_ports") == 0)
+        return set_expose(a, value, err, errlen);
+    if (strcmp(key, "allow_public_traffic") == 0)
+        return set_yes_no(&a->public_traffic, value, err, errlen);
     if (strcmp(key, "ask_timeout") == 0) {
         if (config_parse_int(value, 1, 3600, &a->ask_timeout_s) != 0) {
             snprintf(err, errlen, "expected seconds in [1, 3600]");

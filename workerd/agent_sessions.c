@@ -182,6 +182,15 @@ static const char *unsupported(const struct worker_conf *c, json_t *sb)
         return "agent mode: volumes are not supported on a person's machine";
     if (json_string_value(json_object_get(sb, "image")))
         return "agent mode: a sandbox cannot start from a snapshot on a person's machine";
+    /* The person's side checks the walls again (decision 0062): an envd
+     * without a token would run anyone's commands here, and a public
+     * sandbox's exposed ports would need no traffic token. */
+    if (!json_string_value(json_object_get(sb, "envd_access_token")))
+        return "agent mode: a sandbox on a person's machine must be secure (an envd access "
+               "token); secure: false is refused";
+    if (!json_is_false(json_object_get(sb, "public")) && !c->agent.public_traffic)
+        return "agent mode: public traffic is not allowed on this machine "
+               "(allow_public_traffic = no); the sandbox must be private";
     return NULL;
 }
 

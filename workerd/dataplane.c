@@ -8,7 +8,9 @@
  * connection per data-port thread was never closed when its thread ended, and
  * leaked a socket pair and a dockerd connection per client connection.
  * In agent mode (decision 0054) a sandbox is a session's own loopback
- * address, known without asking anyone: no cache, no dockerd. */
+ * address, known without asking anyone: no cache, no dockerd; and only
+ * envd's port and the exposed ones are connected to, from that address
+ * (decision 0062). */
 #include "dataplane.h"
 
 #include "agent.h"
@@ -39,6 +41,7 @@ static struct {
     int64_t prev_until;
     char sock[256];
     int agent; /* sessions, not containers */
+    const struct agent_conf *agent_conf;
     struct cached cache[CACHE_SLOTS];
 } dp = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -196,6 +199,15 @@ void dataplane_forget(const char *sbid)
     pthread_mutex_unlock(&dp.mu);
 }
 
+/* An agent session's ports (decision 0062): envd's and those the person
+ * exposed, nothing else of the machine. */
+static int agent_port(void *ud, const char *sbid, unsigned port)
+{
+    (void)ud;
+    (void)sbid;
+    return agent_port_exposed(dp.agent_conf, port);
+}
+
 int dataplane_start(const struct worker_conf *conf)
 {
     struct dataport_hooks hooks = {.ud = NULL,
@@ -206,6 +218,13 @@ int dataplane_start(const struct worker_conf *conf)
 
     snprintf(dp.sock, sizeof(dp.sock), "%s", conf->docker_socket);
     dp.agent = conf->agent.on;
+    dp.agent_conf = &conf->agent;
+    if (dp.agent) {
+        /* A session's address is on this machine's loopback: only some
+         * ports, and never from 127.0.0.1 (the caller is not local). */
+        hooks.port_allowed = agent_port;
+        hooks.from_sandbox_addr = 1;
+    }
     if (dataport_start(conf->data_addr, &hooks) != 0) {
         log_err("data port: cannot listen on %s", conf->data_addr);
         return -1;

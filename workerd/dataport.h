@@ -12,7 +12,8 @@
  * One event loop thread serves every connection (decision 0050).
  *
  * Errors are JSON {"code":N,"message":"..."}: 403 bad or stale signature,
- * 404 sandbox unknown on this worker, 502 container port refused,
+ * 404 sandbox unknown on this worker, 502 container port refused (or not
+ * allowed: the same answer),
  * 400/431 malformed or oversized head, 503 too many connections.
  * See docs/data-plane.md. */
 #ifndef CORRAL_DATAPORT_H
@@ -38,6 +39,15 @@ struct dataport_hooks {
     /* Optional: the same from what is already known, without blocking (the
      * event loop calls it first); 0, or -1 when resolve must be asked. */
     int (*resolve_cached)(void *ud, const char *sandbox_id, char *ip_out, size_t len);
+    /* Optional: 1 when the data port may connect to port of sandbox_id, 0
+     * when not; then the request gets the answer of a port nothing listens
+     * on, and nothing is connected to (agent mode's walls, decision 0062).
+     * NULL: every port. Called on the event loop: must not block. */
+    int (*port_allowed)(void *ud, const char *sandbox_id, unsigned port);
+    /* 1: connections to a sandbox come from the sandbox's own address (bound
+     * before the connect). On an agent's loopback the kernel would pick
+     * 127.0.0.1, which services of the machine take for a local caller. */
+    int from_sandbox_addr;
 };
 
 /* Binds listen_addr ("host:port", "[v6addr]:port" or ":port") and serves it

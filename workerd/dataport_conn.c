@@ -106,6 +106,13 @@ static int refuse(struct dp_conn *c, int code, const char *fmt, ...)
     return answer(c, out, n);
 }
 
+/* A sandbox port that cannot be reached, for whatever reason: one answer, so
+ * a port the data port may not connect to reads as one nothing listens on. */
+static int unreachable(struct dp_conn *c, const char *why)
+{
+    return refuse(c, 502, "sandbox port %s is not reachable (%s)", c->h.port, why);
+}
+
 /* For the accept path, at the connection limit: one try, no waiting. */
 void conn_refuse(int fd, int code, const char *msg)
 {
@@ -259,10 +266,10 @@ static int queue_request(struct dp_conn *c)
 static int open_up(struct dp_conn *c, const char *key)
 {
     struct dp_up *u;
-    int fd = io_connect(c->ip, c->h.port);
+    int fd = io_connect(c->ip, c->h.port, c->loop->hooks.from_sandbox_addr);
 
     if (fd < 0)
-        return refuse(c, 502, "sandbox port %s is not reachable (%s)", c->h.port, strerror(errno));
+        return unreachable(c, strerror(errno));
     u = calloc(1, sizeof(*u));
     if (!u) {
         close(fd);
@@ -282,12 +289,22 @@ static int open_up(struct dp_conn *c, const char *key)
     return AGAIN;
 }
 
+/* Whether the hooks let this request's port be connected to at all. */
+static int port_allowed(const struct dp_conn *c)
+{
+    const struct dataport_hooks *k = &c->loop->hooks;
+
+    return !k->port_allowed || k->port_allowed(k->ud, c->h.sandbox, (unsigned)atoi(c->h.port));
+}
+
 static int start_upstream(struct dp_conn *c)
 {
     char key[DATAPORT_UPKEY_MAX];
     struct dp_up *u;
     int rc;
 
+    if (!port_allowed(c))
+        return unreachable(c, strerror(ECONNREFUSED));
     snprintf(key, sizeof(key), "%s:%s@%s", c->h.sandbox, c->h.port, c->ip);
     u = pool_take(c->loop, key);
     if (u) {
@@ -332,7 +349,7 @@ static int step_connect(struct dp_conn *c)
     if (getsockopt(c->up->ep.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
         err = errno;
     if (err != 0)
-        return refuse(c, 502, "sandbox port %s is not reachable (%s)", c->h.port, strerror(err));
+        return unreachable(c, strerror(err));
     c->state = ST_RELAY;
     c->deadline = c->loop->now + DATAPORT_RELAY_TIMEOUT;
     return AGAIN;
@@ -685,7 +702,7 @@ void conn_timeout(struct dp_conn *c)
     if (c->state == ST_RESOLVE || c->deadline > c->loop->now)
         return;
     if (c->state == ST_CONNECT) {
-        if (refuse(c, 502, "sandbox port %s is not reachable (timed out)", c->h.port) == AGAIN) {
+        if (unreachable(c, "timed out") == AGAIN) {
             conn_progress(c);
             return;
         }

@@ -119,7 +119,29 @@ int send_or_keep(struct dp_buf *b, struct dp_ep *e, const char *p, size_t n)
     return buf_append(b, p, n);
 }
 
-int io_connect(const char *ip, const char *port)
+/* Binds fd to ai's address, any port: the connection then comes from the
+ * address it goes to. The port is chosen at connect (IP_BIND_ADDRESS_NO_PORT),
+ * so connections to different ports share the ephemeral range. 0, or -1
+ * with errno. */
+static int bind_to_own(int fd, const struct addrinfo *ai)
+{
+    struct sockaddr_storage a;
+    int one = 1;
+
+    if (ai->ai_addrlen > sizeof(a)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy(&a, ai->ai_addr, ai->ai_addrlen);
+    if (a.ss_family == AF_INET)
+        ((struct sockaddr_in *)&a)->sin_port = 0;
+    else
+        ((struct sockaddr_in6 *)&a)->sin6_port = 0;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+    return bind(fd, (struct sockaddr *)&a, ai->ai_addrlen);
+}
+
+int io_connect(const char *ip, const char *port, int from_ip)
 {
     struct addrinfo hints = {0}, *ai = NULL;
     int fd, one = 1, err;
@@ -133,7 +155,8 @@ int io_connect(const char *ip, const char *port)
     fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd >= 0) {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
+        if ((from_ip && bind_to_own(fd, ai) != 0) ||
+            (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS)) {
             err = errno;
             close(fd);
             fd = -1;

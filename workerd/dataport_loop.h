@@ -171,8 +171,9 @@ int buf_append(struct dp_buf *b, const char *p, size_t n);
 void buf_free(struct dp_buf *b);
 /* Sends p directly where it can and keeps the rest in b. 0, or -1 on error. */
 int send_or_keep(struct dp_buf *b, struct dp_ep *e, const char *p, size_t n);
-/* A non-blocking connect to ip:port; the socket, or -1 with errno. */
-int io_connect(const char *ip, const char *port);
+/* A non-blocking connect to ip:port, from ip itself when from_ip (see
+ * dataport_hooks.from_sandbox_addr); the socket, or -1 with errno. */
+int io_connect(const char *ip, const char *port, int from_ip);
 int64_t io_now_ms(void);
 
 #endif

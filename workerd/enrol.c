@@ -34,9 +34,13 @@ static json_t *handshake_body(const struct worker *w, int with_identity)
                   rts, "egress", w->caps.egress, "cpu_cores", c->cpu_cores, "memory_mb",
                   (json_int_t)c->memory_mb, "slots", (json_int_t)c->slots, "data_addr",
                   c->data_addr, "templates", tpls);
-    /* The control plane refuses an agent enrolled with an unscoped token. */
-    if (b && c->agent.on)
+    /* The control plane refuses an agent enrolled with an unscoped token,
+     * and makes its sandboxes private unless the person allowed public
+     * traffic (decision 0062). */
+    if (b && c->agent.on) {
         json_object_set_new(b, "mode", json_string("agent"));
+        json_object_set_new(b, "public_traffic", json_boolean(c->agent.public_traffic));
+    }
     if (b && with_identity) {
         json_object_set_new(b, "worker_id", json_string(w->id.worker_id));
         json_object_set_new(b, "worker_secret", json_string(w->id.worker_secret));

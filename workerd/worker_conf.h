@@ -11,6 +11,7 @@
 
 #define WCONF_MAX_TEMPLATES 32
 #define WCONF_STR 256
+#define WCONF_MAX_EXPOSE 64
 
 /* -mode agent (decision 0054): sandboxes are envd sessions on this machine,
  * as the user running workerd; the gate's flags go to each envd as given. */
@@ -24,6 +25,12 @@ struct agent_conf {
     char os_sandbox[16];       /* "" or bwrap */
     long ask_timeout_s;        /* 0: envd's default */
     char conf_file[WCONF_STR]; /* hardlocked, as is token_file */
+    /* The data plane's walls (decision 0062): the ports of this machine the
+     * gateway may reach besides envd's (expose_ports; default none), and
+     * whether a sandbox may be public (allow_public_traffic; default no). */
+    unsigned short expose[WCONF_MAX_EXPOSE];
+    int n_expose;
+    int public_traffic;
 };
 
 /* A template is an image. Its command is envd, always (see containers.h). */

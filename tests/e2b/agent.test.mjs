@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { until } from '../lib/poll.mjs';
@@ -188,6 +189,131 @@ test(`[${MODE}] agent: gate decisions reach the workspace audit; not another wor
     }
   } finally {
     await sbx.kill().catch(() => {});
+  }
+});
+
+// The walls of decision 0062, tried as an attacker who learned a sandbox id:
+// services of this machine listening on all addresses (a dev server, a
+// database) must not be served through the gateway, and none may see a
+// remote caller as 127.0.0.1.
+const gatewayUrl = (sbx, port) => (process.env.E2B_SANDBOX_URL
+  ? { url: process.env.E2B_SANDBOX_URL, headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': String(port) } }
+  : { url: `https://${sbx.getHost(port)}`, headers: {} });
+const through = async (sbx, port, headers = {}) => {
+  const g = gatewayUrl(sbx, port);
+  const r = await fetch(`${g.url}/who`, { headers: { ...g.headers, ...headers } });
+  return { status: r.status, text: await r.text() };
+};
+
+// A service of "the person's machine" on 0.0.0.0: answers with the address
+// it sees the caller at, and counts its connections.
+async function machineService() {
+  const seen = [];
+  const srv = http.createServer((req, res) => res.end(JSON.stringify({ peer: req.socket.remoteAddress })));
+  srv.on('connection', (s) => seen.push(s.remoteAddress));
+  await new Promise((ok) => srv.listen(0, '0.0.0.0', ok));
+  return { port: srv.address().port, seen, close: () => new Promise((ok) => srv.close(ok)) };
+}
+
+test(`[${MODE}] agent: only envd and the exposed ports are served, privately, never as localhost`, async () => {
+  const exposed = await machineService();
+  const hidden = await machineService();
+  const free = await machineService();
+  await free.close(); // a port nothing listens on, for the answer's shape
+  const mine = newWorkspace();
+  const w = await startAgent(dir, 'walls', corralctl('join-token', 'create', '--workspace', mine.id).token, workTree,
+    `expose_ports = ${exposed.port}`);
+  try {
+    await until(() => /enrolled as worker/.test(w.read()), { timeoutMs: 15000 });
+    const before = new Set(agentEnvds(w.proc.pid).map((p) => p.pid));
+    const sbx = await Sandbox.create('base', { apiKey: mine.member, timeoutMs: 60_000 });
+    try {
+      const [{ argv }] = agentEnvds(w.proc.pid).filter((p) => !before.has(p.pid));
+      const sessionAddr = argv[argv.indexOf('-addr') + 1];
+      const token = sbx.trafficAccessToken;
+      const tok = { 'e2b-traffic-access-token': token ?? '' };
+
+      // A port the person did not expose: never connected to, with or without
+      // the token, and answered as a port nothing listens on.
+      for (const h of [{}, tok]) {
+        const r = await through(sbx, hidden.port, h);
+        assert.equal(r.status, 502, `hidden port ${hidden.port} was served: ${r.text}`);
+      }
+      const refusedHidden = await through(sbx, hidden.port, tok);
+      const refusedFree = await through(sbx, free.port, tok);
+      assert.equal(refusedHidden.text.replace(String(hidden.port), 'P'), refusedFree.text.replace(String(free.port), 'P'));
+      assert.deepEqual(hidden.seen, [], 'nothing connected to the unexposed service');
+
+      // Private by default: the SDK got a traffic token, the record says so.
+      assert.ok(token, 'an agent sandbox is private by default: the create gave a traffic token');
+      assert.equal((await api('GET', `/sandboxes/${sbx.sandboxId}`, { key: mine.member })).body.network
+        .allowPublicTraffic, false);
+
+      // The exposed port: refused without the token (the gateway's "not
+      // found"), served with it, and the service sees the session's own
+      // address, not localhost.
+      const anon = await through(sbx, exposed.port);
+      assert.equal(anon.status, 502, anon.text);
+      assert.deepEqual(JSON.parse(anon.text), { sandboxId: sbx.sandboxId, message: 'The sandbox was not found', code: 502 });
+      assert.deepEqual(exposed.seen, [], 'nothing reached the exposed service without the token');
+      const ok = await through(sbx, exposed.port, tok);
+      assert.equal(ok.status, 200, ok.text);
+      const { peer } = JSON.parse(ok.text);
+      assert.ok(!['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(peer), `the service saw the caller as ${peer}`);
+      assert.equal(peer, sessionAddr, 'the caller comes from the session\'s own address');
+
+      // envd works for the SDK as before (its token, no traffic token).
+      assert.equal((await sbx.commands.run('echo walls')).stdout, 'walls\n');
+      await sbx.files.write(`${workTree}/walls.txt`, 'through envd');
+      assert.equal(await sbx.files.read(`${workTree}/walls.txt`), 'through envd');
+    } finally {
+      await sbx.kill().catch(() => {});
+    }
+
+    // Asking for public traffic does not make it public on this machine;
+    // secure: false (an envd anyone could drive) is refused outright.
+    const asked = await Sandbox.create('base', { apiKey: mine.member, timeoutMs: 60_000,
+      network: { allowPublicTraffic: true } });
+    try {
+      assert.ok(asked.trafficAccessToken);
+      assert.equal((await through(asked, exposed.port)).status, 502);
+    } finally {
+      await asked.kill().catch(() => {});
+    }
+    // (The SDK 2.x never sends secure: false; a raw client can.)
+    const insecure = await api('POST', '/sandboxes', { key: mine.member, body: { templateID: 'base', secure: false } });
+    assert.equal(insecure.status, 502, insecure.raw);
+    assert.match(insecure.body.message, /must be secure/);
+  } finally {
+    await stopAgent(w);
+    await exposed.close();
+    await hidden.close();
+  }
+});
+
+test(`[${MODE}] agent: allow_public_traffic = yes lets its sandboxes be public, still only exposed ports`, async () => {
+  const exposed = await machineService();
+  const hidden = await machineService();
+  const mine = newWorkspace();
+  const w = await startAgent(dir, 'public', corralctl('join-token', 'create', '--workspace', mine.id).token, workTree,
+    `expose_ports = ${exposed.port}\nallow_public_traffic = yes`);
+  try {
+    await until(() => /enrolled as worker/.test(w.read()), { timeoutMs: 15000 });
+    const sbx = await Sandbox.create('base', { apiKey: mine.member, timeoutMs: 60_000 });
+    try {
+      assert.equal(sbx.trafficAccessToken, undefined, 'public: no traffic token');
+      const r = await through(sbx, exposed.port);
+      assert.equal(r.status, 200, r.text);
+      assert.notEqual(JSON.parse(r.text).peer, '127.0.0.1');
+      assert.equal((await through(sbx, hidden.port)).status, 502);
+      assert.deepEqual(hidden.seen, []);
+    } finally {
+      await sbx.kill().catch(() => {});
+    }
+  } finally {
+    await stopAgent(w);
+    await exposed.close();
+    await hidden.close();
   }
 });
 

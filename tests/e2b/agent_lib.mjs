@@ -9,8 +9,10 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 export const BIN = process.env.CORRAL_BUILD || `${ROOT}build/bin`;
 const RUN = process.env.CORRAL_RUN;
 // Where the gateways reach this machine's data ports: loopback, or with
-// gateway hosts in network namespaces (tests/e2b/run.sh) the hosts' bridge.
-const dataHost = process.env.CORRAL_GATEWAY_HOSTS ? `${process.env.CORRAL_HOSTS_NET || '10.233.0'}.1` : '127.0.0.1';
+// gateway hosts in network namespaces (tests/e2b/run.sh) the hosts' bridge;
+// CORRAL_AGENT_DATA_HOST says otherwise.
+const dataHost = process.env.CORRAL_AGENT_DATA_HOST
+  || (process.env.CORRAL_GATEWAY_HOSTS ? `${process.env.CORRAL_HOSTS_NET || '10.233.0'}.1` : '127.0.0.1');
 
 // dir/name/: its token file, workerd.conf (extra lines appended), state,
 // gate dir and log.

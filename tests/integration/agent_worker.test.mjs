@@ -106,3 +106,48 @@ test('an agent\'s sandbox cannot be paused, snapshotted or forked: 409 naming wh
   assert.equal((await api('GET', `/v1/sandboxes/${id}`, { key: ws.member })).body.state, 'running');
   assert.ok(!w.received.some((c) => c.type === 'pause' || c.type === 'snapshot'), 'nothing sent to the worker');
 });
+
+// Decision 0062: a sandbox on an agent (a person's machine) is private unless
+// that worker says public traffic is allowed, whatever the caller asked; the
+// caller gets the traffic token, the worker is told (and refuses otherwise).
+test('an agent\'s sandboxes are private unless the agent allows public traffic', async () => {
+  const e2bCreate = (ws, body = {}) => api('POST', '/sandboxes', { key: ws.member, body: { templateID: 'base', ...body } });
+  const detail = async (ws, id) => (await api('GET', `/sandboxes/${id}`, { key: ws.member })).body.network.allowPublicTraffic;
+  const created = (w, id) => w.received.find((c) => c.type === 'create' && c.sandbox.id === id).sandbox;
+
+  const ws = newWorkspace();
+  const w = await enrolWorker(workers, ws, { runtimes: AGENT, handshakeExtra: { mode: 'agent' } });
+  for (const body of [{}, { network: { allowPublicTraffic: true } }]) {
+    const r = await e2bCreate(ws, body);
+    assert.equal(r.status, 201, r.raw);
+    assert.match(r.body.trafficAccessToken, /^[0-9a-f]{64}$/, 'the caller can reach its ports');
+    assert.equal(await detail(ws, r.body.sandboxID), false);
+    assert.equal(created(w, r.body.sandboxID).public, false, 'the worker is told it is private');
+  }
+  const native = await api('POST', '/v1/sandboxes', { key: ws.member, body: { template: 'base' } });
+  assert.equal(native.status, 201, native.raw);
+  assert.match(native.body.traffic_access_token, /^[0-9a-f]{64}$/);
+  assert.equal(created(w, native.body.sandbox_id).public, false);
+
+  // The person allowed it: E2B's default (public) and the caller's choice hold.
+  const open = newWorkspace();
+  const p = await enrolWorker(workers, open, { runtimes: AGENT, handshakeExtra: { mode: 'agent', public_traffic: true } });
+  const pub = await e2bCreate(open);
+  assert.equal(pub.status, 201, pub.raw);
+  assert.equal(pub.body.trafficAccessToken, undefined);
+  assert.equal(created(p, pub.body.sandboxID).public, true);
+  const priv = await e2bCreate(open, { network: { allowPublicTraffic: false } });
+  assert.ok(priv.body.trafficAccessToken);
+
+  // Any other worker stays as it was: public unless asked otherwise.
+  const dockerWs = newWorkspace();
+  const d = await enrolWorker(workers, dockerWs);
+  const plain = await e2bCreate(dockerWs);
+  assert.equal(plain.body.trafficAccessToken, undefined);
+  assert.equal(created(d, plain.body.sandboxID).public, true);
+  assert.equal((await api('POST', '/v1/sandboxes', { key: dockerWs.member, body: { template: 'base' } }))
+    .body.traffic_access_token, undefined);
+
+  const token = corralctl('join-token', 'create', '--workspace', ws.id).token;
+  assertError(await handshake(token, { mode: 'agent', public_traffic: 'yes' }), 400, /public_traffic: must be true or false/);
+});

@@ -11,9 +11,9 @@ export const STACK_DATA_ADDR = `127.0.0.1:${process.env.CORRAL_WORKERD_DATA_PORT
 export class TestWorker {
   constructor(joinToken, { slots = 10, runtimes = [{ name: 'runc', tier: 'CONTAINER' }], egress = false,
     templates = ['base'], cpu = 64, memory = 65536, name = 'tw', failCreates = false, autoAck = true,
-    dataAddr = STACK_DATA_ADDR } = {}) {
+    dataAddr = STACK_DATA_ADDR, handshakeExtra = {} } = {}) {
     Object.assign(this, { joinToken, slots, runtimes, egress, templates, cpu, memory, name, failCreates, autoAck,
-      dataAddr });
+      dataAddr, handshakeExtra });
     this.running = new Map();   // sandbox id -> create command
     this.received = [];         // every command delivered, in order
     this.acks = [];
@@ -28,7 +28,8 @@ export class TestWorker {
 
   async handshake() {
     const body = { hostname: this.name, runtimes: this.runtimes, egress: this.egress, cpu_cores: this.cpu,
-      memory_mb: this.memory, slots: this.slots, data_addr: this.dataAddr, templates: this.templates };
+      memory_mb: this.memory, slots: this.slots, data_addr: this.dataAddr, templates: this.templates,
+      ...this.handshakeExtra };
     if (this.id) Object.assign(body, { worker_id: this.id, worker_secret: this.secret });
     const r = await api('POST', '/v1/worker/handshake', { body, headers: { Authorization: `Bearer ${this.joinToken}` } });
     if (r.status !== 200) throw new Error(`handshake ${r.status}: ${r.raw}`);

@@ -94,6 +94,41 @@ static void test_conf(void)
     wconf_free(&c);
 }
 
+/* The data plane's walls (decision 0062): by default only envd's port and
+ * private sandboxes; expose_ports adds exactly the ports listed, and a bad
+ * list is refused whole, naming the word at fault. */
+static void test_agent_walls(struct worker_conf *c)
+{
+    char err[256], many[1024] = "";
+
+    CHECK(c->agent.n_expose == 0 && c->agent.public_traffic == 0);
+    CHECK(agent_port_exposed(&c->agent, 49983) && !agent_port_exposed(&c->agent, 3000));
+    CHECK(!agent_port_exposed(&c->agent, 0) && !agent_port_exposed(&c->agent, 22));
+    CHECK(wconf_set(c, "expose_ports", "3000 8080,9000", err, sizeof(err)) == 0);
+    CHECK(c->agent.n_expose == 3 && agent_port_exposed(&c->agent, 8080));
+    CHECK(agent_port_exposed(&c->agent, 3000) && agent_port_exposed(&c->agent, 9000));
+    CHECK(!agent_port_exposed(&c->agent, 3001) && !agent_port_exposed(&c->agent, 80));
+    CHECK(wconf_set(c, "expose_ports", "3000 http", err, sizeof(err)) != 0 &&
+          strstr(err, "\"http\""));
+    CHECK(c->agent.n_expose == 3 && agent_port_exposed(&c->agent, 9000)); /* unchanged */
+    CHECK(wconf_set(c, "expose_ports", "0", err, sizeof(err)) != 0 && strstr(err, "[1, 65535]"));
+    CHECK(wconf_set(c, "expose_ports", "65536", err, sizeof(err)) != 0);
+    CHECK(wconf_set(c, "expose_ports", "-1", err, sizeof(err)) != 0);
+    CHECK(wconf_set(c, "expose_ports", "3000x", err, sizeof(err)) != 0);
+    for (int i = 0; i < WCONF_MAX_EXPOSE + 1; i++)
+        snprintf(many + strlen(many), sizeof(many) - strlen(many), "%d ", 1000 + i);
+    CHECK(wconf_set(c, "expose_ports", many, err, sizeof(err)) != 0 && strstr(err, "at most"));
+    /* Given again, the list is replaced: an empty value exposes nothing. */
+    CHECK(wconf_set(c, "expose_ports", "", err, sizeof(err)) == 0 && c->agent.n_expose == 0);
+    CHECK(!agent_port_exposed(&c->agent, 3000) && agent_port_exposed(&c->agent, 49983));
+    CHECK(wconf_set(c, "allow_public_traffic", "yes", err, sizeof(err)) == 0 &&
+          c->agent.public_traffic);
+    CHECK(wconf_set(c, "allow_public_traffic", "no", err, sizeof(err)) == 0 &&
+          !c->agent.public_traffic);
+    CHECK(wconf_set(c, "allow_public_traffic", "true", err, sizeof(err)) != 0 &&
+          strstr(err, "yes or no"));
+}
+
 /* Agent mode's keys (decision 0054): checked values, and the defaults a
  * person's machine gets (its one template base, the directory it starts in,
  * the gate's files under $HOME). */
@@ -121,6 +156,7 @@ static void test_agent_conf(void)
     CHECK(wconf_set(&c, "work_tree", "/no/such/tree", err, sizeof(err)) == 0);
     CHECK(agent_conf_finish(&c, err, sizeof(err)) != 0 && strstr(err, "work_tree"));
     CHECK(!agent_pid_is_envd(getpid()) && !agent_pid_is_envd(999999999));
+    test_agent_walls(&c);
     rmdir(gate);
     rmdir(home);
     wconf_free(&c);
