@@ -464,8 +464,18 @@ probe_image = corral/base
 ${CORRAL_WORKERD_SLOTS:+slots = $CORRAL_WORKERD_SLOTS}
 ${CORRAL_WORKERD_EXTRA:-}
 CONF
+    # The log is appended to: only this process's lines tell (an earlier
+    # generation's "enrolled" would pass at once).
+    local from
+    from=$(stat -c %s "$RUN/log/$name.log" 2>/dev/null || echo 0)
     start_bg "$name" "$BIN/workerd" -c "$RUN/$name.conf"
-    wait_for "$name to enrol" grep -q "enrolled\|handshake" "$RUN/log/$name.log"
+    # workerd probes its runtimes before it enrols: up to a minute.
+    for _ in $(seq 1 600); do
+        tail -c +$((from + 1)) "$RUN/log/$name.log" | grep -q "enrolled as worker" && return 0
+        running "$(cat "$RUN/pids/$name.pid")" || break
+        sleep 0.1
+    done
+    die "$name did not enrol (logs in $RUN/log/$name.log)"
 }
 
 start_api() {
@@ -554,21 +564,53 @@ down() {
     hosts_down
 }
 
+# A fresh workspace and a member key, once: later ups print the same exports
+# ($RUN/exports, mode 600) while its key still works (issue 34: an up on a
+# running stack changes nothing). Then, with workers, wait until a create
+# would be placed: `make up` returns when the README's snippet works.
 env_exports() {
-    local key
+    if [ ! -s "$RUN/exports" ] || ! api_answers "$(sed -n 's/^export E2B_API_KEY=//p' "$RUN/exports")"; then
+        new_exports
+    fi
+    [ "$WORKERS" -ge 1 ] && wait_for_capacity "$(sed -n 's/^export E2B_API_KEY=//p' "$RUN/exports")"
+    cat "$RUN/exports"
+}
+
+new_exports() {
+    local key ws owner member
     key=$(CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json workspace create "dev-$(date +%s)")
-    local ws owner member
     ws=$(sed -E 's/.*"workspace":"([^"]*)".*/\1/' <<<"$key")
     member=$(CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json key create --workspace "$ws" --role member \
         | sed -E 's/.*"key":"([^"]*)".*/\1/')
     owner=$(sed -E 's/.*"owner_key":"([^"]*)".*/\1/' <<<"$key")
-    echo "# Corral is up. A fresh workspace $ws; its owner key is in $RUN/owner-key (mode 600)."
-    (umask 077; echo "$owner" > "$RUN/owner-key")
-    echo "export E2B_API_URL=https://localhost:$PORT"
-    echo "export E2B_API_KEY=$member"
-    echo "export E2B_SANDBOX_URL=https://localhost:$DATA_PORT"
-    echo "export NODE_EXTRA_CA_CERTS=$RUN/tls/ca.crt"
-    echo "export CORRAL_CONF=$RUN/corral.conf"
+    (umask 077; echo "$owner" > "$RUN/owner-key"
+     cat > "$RUN/exports" <<EXPORTS
+# Corral is up. Workspace $ws; its owner key is in $RUN/owner-key (mode 600).
+export E2B_API_URL=https://localhost:$PORT
+export E2B_API_KEY=$member
+export E2B_SANDBOX_URL=https://localhost:$DATA_PORT
+export NODE_EXTRA_CA_CERTS=$RUN/tls/ca.crt
+export CORRAL_CONF=$RUN/corral.conf
+EXPORTS
+    )
+}
+
+# The key (read from a file, never on a command line) authenticates.
+api_answers() {
+    [ -n "$1" ] && curl -sf -o /dev/null --cacert "$RUN/tls/ca.crt" -H @- \
+        "https://localhost:$PORT/v1/workspace" <<<"X-API-Key: $1"
+}
+
+# GET /v1/workers shows a free slot the workspace may use (its own workers'
+# or the fleet's): a create would be placed now, not answered 503.
+wait_for_capacity() {
+    local i
+    for i in $(seq 1 120); do
+        curl -sf --cacert "$RUN/tls/ca.crt" -H @- "https://localhost:$PORT/v1/workers" <<<"X-API-Key: $1" \
+            | grep -Eq '"free_slots": ?[1-9]' && return 0
+        sleep 0.5
+    done
+    die "no worker offers a free slot after 60 s (logs in $RUN/log)"
 }
 
 case "${1:-}" in

@@ -2,7 +2,7 @@
 # tests/stack/updown.sh: conf/stack.sh up and down (issue 9 point 9), without
 # workerd or dockerd, on a state dir and ports of its own:
 #   - a second `up` says "already up", starts nothing (the same pids) and prints
-#     the exports again;
+#     the same exports again (no new workspace, the owner key kept);
 #   - `down` stops every process of the state dir, a stray of an earlier
 #     generation too, and no process of another state dir (a path prefix of it);
 #   - an `up` that fails (nginx's port held by this test) leaves nothing running,
@@ -47,6 +47,9 @@ first=$(pids)
 conf/stack.sh up >"$CORRAL_RUN/up2.out" 2>&1 || fail "a second up failed: $(cat "$CORRAL_RUN/up2.out")"
 grep -q "already up in $CORRAL_RUN" "$CORRAL_RUN/up2.out" || fail "a second up did not say already up"
 grep -q "^export E2B_API_KEY=" "$CORRAL_RUN/up2.out" || fail "a second up printed no exports"
+# Issue 34: an up on a running stack changes nothing, the exports included.
+[ "$(grep '^export' "$CORRAL_RUN/up1.out")" = "$(grep '^export' "$CORRAL_RUN/up2.out")" ] \
+    || fail "a second up printed other exports (a new workspace?)"
 [ "$(pids)" = "$first" ] || fail "a second up changed the pids: $first -> $(pids)"
 [ "$(pgrep -c -f -- "$CORRAL_RUN/corral.conf")" -eq 3 ] || fail "not exactly 2 corral-api + 1 corral-sched after two ups"
 
