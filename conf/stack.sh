@@ -460,6 +460,7 @@ join_token_file = $RUN/$name.token
 data_addr = $REDIS_ADDR:$((WORKERD_PORT + n - 1))
 state_dir = $RUN/$name-state
 template.base = corral/base
+template.mcp-gateway = corral/base
 probe_image = corral/base
 ${CORRAL_WORKERD_SLOTS:+slots = $CORRAL_WORKERD_SLOTS}
 ${CORRAL_WORKERD_EXTRA:-}

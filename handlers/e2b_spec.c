@@ -29,10 +29,13 @@ static int unsupported_network(const json_t *network, const char *prefix, char *
     return 0;
 }
 
-/* Fields E2B defines that Corral does not implement: refused, never ignored. */
+/* Fields E2B defines that Corral does not implement: refused, never ignored.
+ * mcp is not one: the SDK itself starts the gateway in the sandbox (`mcp-
+ * gateway` of the template it picks), the API only carries the field
+ * (decision 0069). */
 static int unsupported(const json_t *body, char *err, size_t errlen)
 {
-    static const char *const fields[] = {"mcp", "iam", NULL};
+    static const char *const fields[] = {"iam", NULL};
 
     for (int i = 0; fields[i]; i++)
         if (given(json_object_get(body, fields[i]))) {
@@ -80,6 +83,7 @@ static int check_types(const json_t *body, char *err, size_t errlen)
     const json_t *v;
     static const char *const bools[] = {"secure", "allow_internet_access", "autoPause",
                                         "autoPauseMemory", NULL};
+    static const char *const objects[] = {"network", "mcp", NULL};
 
     if (!json_is_string(json_object_get(body, "templateID"))) {
         snprintf(err, errlen, "templateID: a template name is required");
@@ -90,11 +94,11 @@ static int check_types(const json_t *body, char *err, size_t errlen)
             snprintf(err, errlen, "%s: must be true or false", bools[i]);
             return -1;
         }
-    v = json_object_get(body, "network");
-    if (v && !json_is_null(v) && !json_is_object(v)) {
-        snprintf(err, errlen, "network: must be an object");
-        return -1;
-    }
+    for (int i = 0; objects[i]; i++)
+        if ((v = json_object_get(body, objects[i])) && !json_is_null(v) && !json_is_object(v)) {
+            snprintf(err, errlen, "%s: must be an object", objects[i]);
+            return -1;
+        }
     v = json_object_get(json_object_get(body, "network"), "allowPublicTraffic");
     if (v && !json_is_null(v) && !json_is_boolean(v)) {
         snprintf(err, errlen, "network.allowPublicTraffic: must be true or false");

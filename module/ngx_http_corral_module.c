@@ -44,11 +44,11 @@
  * The exemptions compare the path as the client sent it (before nginx
  * normalises it), since that is what the sandbox receives.
  *
- * An unknown or ended sandbox, a malformed id, a route outside
- * corral_upstream_allow and a missing or wrong token all get one answer,
- * 502 {"sandboxId":S,"message":"The sandbox was not found","code":502}
- * (ngx_http_corral_not_found): a wrong token must
- * not tell whether the sandbox exists (decisions 32 and 33).
+ * An unknown, ended or paused sandbox, a malformed id and a route outside
+ * corral_upstream_allow get one answer, 502 {"sandboxId":S,"message":"The
+ * sandbox was not found","code":502} (ngx_http_corral_not_found; decisions
+ * 32 and 33). A known sandbox with a missing or wrong token gets what E2B
+ * answers: 401 for envd's token, 403 for the traffic token (decision 0069).
  */
 
 
@@ -107,6 +107,7 @@ typedef struct {
 
 typedef struct {
     ngx_uint_t                    found;
+    ngx_uint_t                    paused;   /* not reachable now, not cached */
     ngx_uint_t                    secure;
     ngx_uint_t                    public;
     ngx_str_t                     addr;
@@ -163,6 +164,8 @@ static ngx_int_t ngx_http_corral_valid_id(ngx_str_t *id);
 static ngx_int_t ngx_http_corral_valid_port(ngx_str_t *port);
 static ngx_int_t ngx_http_corral_respond(ngx_http_request_t *r,
     ngx_uint_t status, char *message);
+static ngx_int_t ngx_http_corral_unauthorized(ngx_http_request_t *r);
+static ngx_int_t ngx_http_corral_forbidden(ngx_http_request_t *r);
 static ngx_int_t ngx_http_corral_not_found(ngx_http_request_t *r,
     ngx_http_corral_ctx_t *ctx);
 static ngx_int_t ngx_http_corral_upstream_allowed(ngx_http_request_t *r,
@@ -550,6 +553,16 @@ ngx_http_corral_parse_answer(ngx_http_request_t *r,
         return NGX_OK;
     }
 
+    /*
+     * 409: the sandbox exists but is paused; a resume may come from any
+     * gateway host at any moment, so this miss is not cached (issue 26)
+     */
+
+    if (ctx->status == NGX_HTTP_CONFLICT) {
+        route->paused = 1;
+        return NGX_OK;
+    }
+
     if (ctx->status != NGX_HTTP_OK) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "corral route lookup answered %ui", ctx->status);
@@ -696,7 +709,7 @@ ngx_http_corral_check_envd(ngx_http_request_t *r,
     rc = ngx_http_corral_header(r, "X-Access-Token", &token);
 
     if (rc == NGX_ERROR) {
-        return ngx_http_corral_not_found(r, ctx);
+        return ngx_http_corral_unauthorized(r);
     }
 
     if (rc == NGX_OK) {
@@ -710,7 +723,7 @@ ngx_http_corral_check_envd(ngx_http_request_t *r,
             return NGX_ERROR;
         }
 
-        return ngx_http_corral_not_found(r, ctx);
+        return ngx_http_corral_unauthorized(r);
     }
 
     /* no token: what envd itself lets through without one */
@@ -737,7 +750,7 @@ ngx_http_corral_check_envd(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    return ngx_http_corral_not_found(r, ctx);
+    return ngx_http_corral_unauthorized(r);
 }
 
 
@@ -751,7 +764,7 @@ ngx_http_corral_check_traffic(ngx_http_request_t *r,
     rc = ngx_http_corral_header(r, "e2b-traffic-access-token", &token);
 
     if (rc != NGX_OK) {
-        return ngx_http_corral_not_found(r, ctx);
+        return ngx_http_corral_forbidden(r);
     }
 
     rc = ngx_http_corral_token_equal(r, &clcf->secret, "traffic", &ctx->id,
@@ -764,7 +777,35 @@ ngx_http_corral_check_traffic(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    return ngx_http_corral_not_found(r, ctx);
+    return ngx_http_corral_forbidden(r);
+}
+
+
+/*
+ * A known sandbox, a missing or wrong token: what E2B answers (its envd 401,
+ * its edge 403 for the traffic token), so that the SDK says what is wrong
+ * instead of "not found". The sandbox id is a 20-character random
+ * capability: the status tells only one who holds it that it exists
+ * (decision 0069; an unknown id is still 502 "not found").
+ */
+
+static ngx_int_t
+ngx_http_corral_unauthorized(ngx_http_request_t *r)
+{
+    return ngx_http_corral_respond(r, NGX_HTTP_UNAUTHORIZED,
+                                   "missing or invalid access token: send "
+                                   "the sandbox's envdAccessToken in "
+                                   "X-Access-Token");
+}
+
+
+static ngx_int_t
+ngx_http_corral_forbidden(ngx_http_request_t *r)
+{
+    return ngx_http_corral_respond(r, NGX_HTTP_FORBIDDEN,
+                                   "missing or invalid traffic access token: "
+                                   "send the sandbox's trafficAccessToken in "
+                                   "e2b-traffic-access-token");
 }
 
 
@@ -1179,6 +1220,10 @@ ngx_http_corral_cache_put(ngx_http_request_t *r, ngx_http_corral_ctx_t *ctx,
     cmcf = ngx_http_get_module_main_conf(r, ngx_http_corral_module);
 
     if (cmcf->shm_zone == NULL) {
+        return;
+    }
+
+    if (route->paused) {
         return;
     }
 

@@ -7,7 +7,7 @@ import { corralctl } from '../lib/corral.mjs';
 import { until } from '../lib/poll.mjs';
 import {
   DATAPORT, DEADPORT, NOCACHE_PORT, Worker, createSandbox, envelope, frames, gatewaySignature, gw, lookupCount,
-  notFound, rawDataport, setupWorld, tokenFor,
+  notFound, unauthorized, forbidden, rawDataport, setupWorld, tokenFor,
 } from './lib.mjs';
 
 let w;
@@ -67,16 +67,16 @@ test('unknown or malformed sandbox: 502 "not found"; unaddressed: 404 JSON', asy
   jsonError(await gw('GET', '/health', { target: { id: w.B.id, port: 70000 } }), 400, /port/);
 });
 
-test('secure sandbox: X-Access-Token missing or forged is "not found"; right, it passes', async () => {
+test('secure sandbox: X-Access-Token missing or forged is 401 (decision 0069); right, it passes', async () => {
   const list = { path: '/', depth: 1 };
-  notFound(await unary(w.A, 'filesystem.Filesystem/ListDir', list), w.A.id);
-  notFound(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
-    { headers: { 'X-Access-Token': 'f'.repeat(64) } }), w.A.id);
+  unauthorized(await unary(w.A, 'filesystem.Filesystem/ListDir', list));
+  unauthorized(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
+    { headers: { 'X-Access-Token': 'f'.repeat(64) } }));
   // another sandbox's token
-  notFound(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
-    { headers: { 'X-Access-Token': tokenFor('envd', w.B.id) } }), w.A.id);
-  notFound(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
-    { headers: { 'X-Access-Token': w.a.envdAccessToken.slice(0, 63) } }), w.A.id);
+  unauthorized(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
+    { headers: { 'X-Access-Token': tokenFor('envd', w.B.id) } }));
+  unauthorized(await unary(w.A, 'filesystem.Filesystem/ListDir', list,
+    { headers: { 'X-Access-Token': w.a.envdAccessToken.slice(0, 63) } }));
   const ok = await unary(w.A, 'filesystem.Filesystem/ListDir', list,
     { headers: { 'X-Access-Token': w.a.envdAccessToken } });
   assert.equal(ok.status, 200, ok.raw);
@@ -91,10 +91,10 @@ test('secure sandbox: what envd itself admits without a token goes through', asy
     headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' } });
   assert.notEqual(pre.status, 502, pre.raw);
   // a path that only normalises to /health or /files is not exempt
-  notFound(await gw('GET', '/x/../health', { target: w.A }), w.A.id);
-  notFound(await gw('GET', '//files?signature=v1_x', { target: w.A }), w.A.id);
-  assert.equal((await gw('HEAD', '/files', { target: w.A })).status, 502);
-  notFound(await gw('GET', '/files?path=/etc/hostname', { target: w.A }), w.A.id);
+  unauthorized(await gw('GET', '/x/../health', { target: w.A }));
+  unauthorized(await gw('GET', '//files?signature=v1_x', { target: w.A }));
+  assert.equal((await gw('HEAD', '/files', { target: w.A })).status, 401);
+  unauthorized(await gw('GET', '/files?path=/etc/hostname', { target: w.A }));
 });
 
 test('/files with a signature passes the gateway and envd checks it', async () => {
@@ -113,14 +113,13 @@ test('/files with a signature passes the gateway and envd checks it', async () =
     { target: w.A });
   assert.equal(bad.status, 401, bad.raw);
   // a present but wrong X-Access-Token is refused even with a signature, as envd does
-  notFound(await gw('GET', q('read'), { target: w.A, headers: { 'X-Access-Token': 'x' } }), w.A.id);
+  unauthorized(await gw('GET', q('read'), { target: w.A, headers: { 'X-Access-Token': 'x' } }));
 });
 
 test('public traffic off: other ports need e2b-traffic-access-token', async () => {
-  notFound(await gw('GET', '/', { target: w.appA }), w.A.id);
-  notFound(await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': tokenFor('traffic', w.B.id) } }),
-    w.A.id);
-  notFound(await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': w.a.envdAccessToken } }), w.A.id);
+  forbidden(await gw('GET', '/', { target: w.appA }));
+  forbidden(await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': tokenFor('traffic', w.B.id) } }));
+  forbidden(await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': w.a.envdAccessToken } }));
   const ok = await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': w.a.trafficAccessToken } });
   assert.equal(ok.status, 200, ok.raw);
   // a public sandbox's ports need nothing: B has no app on 8080, so the data port says 502

@@ -212,8 +212,21 @@ export function gw(method, urlPath, { target, via = 'headers', headers = {}, bod
   });
 }
 
+// A known sandbox, a missing or wrong token: E2B's answers (decision 0069),
+// envd's token 401, the traffic token 403, in the {code, message} shape.
+export function unauthorized(r) { return tokenRefusal(r, 401, /^missing or invalid access token: .*X-Access-Token$/); }
+export function forbidden(r) { return tokenRefusal(r, 403, /^missing or invalid traffic access token: .*e2b-traffic-access-token$/); }
+function tokenRefusal(r, code, message) {
+  assert.equal(r.status, code, `expected ${code}, got ${r.status}: ${r.raw}`);
+  assert.equal(r.headers['content-type'], 'application/json');
+  const body = JSON.parse(String(r.raw));
+  assert.equal(body.code, code);
+  assert.match(body.message, message);
+  return r;
+}
+
 // The gateway's one answer for a sandbox the client may not reach (unknown,
-// ended, or a missing or wrong token): 502 and this body (decision 33).
+// ended, paused, a malformed id): 502 and this body (decision 33).
 // id undefined: a malformed id, not echoed.
 export function notFound(r, id) {
   assert.equal(r.status, 502, `expected the not-found answer, got ${r.status}: ${r.raw}`);

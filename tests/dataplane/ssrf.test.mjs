@@ -22,7 +22,8 @@ import path from 'node:path';
 import { api, corralctl, newWorkspace, redisAs } from '../lib/corral.mjs';
 import { until } from '../lib/poll.mjs';
 import {
-  DATAPORT, ENVD_PORT, NOCACHE_PORT, Worker, createSandbox, gw, lookupCount, notFound, setDataport, setupWorld, sleep,
+  DATAPORT, ENVD_PORT, NOCACHE_PORT, Worker, createSandbox, gw, lookupCount, notFound, unauthorized, forbidden,
+  setDataport, setupWorld, sleep,
   startEnvd, tokenFor,
 } from './lib.mjs';
 
@@ -175,21 +176,28 @@ test('a route edited in Redis to an address not listed: the module refuses, neve
   } finally { await worker.stop(); }
 });
 
-test('unknown sandbox and a known one with a missing or wrong token: the same answer', async () => {
+// Decision 0069: a known sandbox's missing or wrong token is E2B's 401/403,
+// the same for every known sandbox and whatever the token (another
+// sandbox's, garbage); an unknown one stays the one "not found" answer.
+test('unknown sandbox: one answer; a known one with a missing or wrong token: 401 (envd) or 403 (traffic), whatever the token', async () => {
   const strip = (r, id) => ({ status: r.status, body: r.raw.toString().replace(id, 'ID'),
     headers: Object.fromEntries(Object.entries(r.headers).filter(([k]) => k !== 'date')) });
   for (const port of [undefined, NOCACHE_PORT]) {
     const opts = port ? { port } : {};
     const unknown = strip(notFound(await gw('GET', '/files?path=/etc/hostname',
       { target: { id: UNKNOWN, port: ENVD_PORT }, ...opts }), UNKNOWN), UNKNOWN);
-    const foreign = [
+    const envd = [
       await gw('GET', '/files?path=/etc/hostname', { target: w.A, ...opts }),
       await gw('GET', '/files?path=/etc/hostname', { target: w.A, headers: { 'X-Access-Token': tokenFor('envd', w.B.id) }, ...opts }),
       await gw('GET', '/files?path=/etc/hostname', { target: w.A, via: 'host', headers: { 'X-Access-Token': 'x' }, ...opts }),
+    ];
+    const traffic = [
       await gw('GET', '/', { target: w.appA, ...opts }),
       await gw('GET', '/', { target: w.appA, headers: { 'e2b-traffic-access-token': tokenFor('traffic', w.B.id) }, ...opts }),
     ];
-    for (const r of foreign) assert.deepEqual(strip(notFound(r, w.A.id), w.A.id), unknown);
+    for (const [list, check] of [[envd, unauthorized], [traffic, forbidden]]) {
+      for (const r of list) assert.deepEqual(strip(check(r), w.A.id), strip(list[0], w.A.id));
+    }
     // the unknown id a second time (the negative cache): still the same
     assert.deepEqual(strip(await gw('GET', '/', { target: { id: UNKNOWN, port: 8080 }, ...opts }), UNKNOWN), unknown);
   }

@@ -235,9 +235,9 @@ test(`[${MODE}] agent: only envd and the exposed ports are served, privately, ne
 
       // A port the person did not expose: never connected to, with or without
       // the token, and answered as a port nothing listens on.
-      for (const h of [{}, tok]) {
+      for (const [h, status] of [[{}, 403], [tok, 502]]) {
         const r = await through(sbx, hidden.port, h);
-        assert.equal(r.status, 502, `hidden port ${hidden.port} was served: ${r.text}`);
+        assert.equal(r.status, status, `hidden port ${hidden.port} was served: ${r.text}`);
       }
       const refusedHidden = await through(sbx, hidden.port, tok);
       const refusedFree = await through(sbx, free.port, tok);
@@ -249,12 +249,12 @@ test(`[${MODE}] agent: only envd and the exposed ports are served, privately, ne
       assert.equal((await api('GET', `/sandboxes/${sbx.sandboxId}`, { key: mine.member })).body.network
         .allowPublicTraffic, false);
 
-      // The exposed port: refused without the token (the gateway's "not
-      // found"), served with it, and the service sees the session's own
+      // The exposed port: refused without the token (403, as E2B: decision
+      // 0069), served with it, and the service sees the session's own
       // address, not localhost.
       const anon = await through(sbx, exposed.port);
-      assert.equal(anon.status, 502, anon.text);
-      assert.deepEqual(JSON.parse(anon.text), { sandboxId: sbx.sandboxId, message: 'The sandbox was not found', code: 502 });
+      assert.equal(anon.status, 403, anon.text);
+      assert.equal(JSON.parse(anon.text).code, 403);
       assert.deepEqual(exposed.seen, [], 'nothing reached the exposed service without the token');
       const ok = await through(sbx, exposed.port, tok);
       assert.equal(ok.status, 200, ok.text);
@@ -276,7 +276,7 @@ test(`[${MODE}] agent: only envd and the exposed ports are served, privately, ne
       network: { allowPublicTraffic: true } });
     try {
       assert.ok(asked.trafficAccessToken);
-      assert.equal((await through(asked, exposed.port)).status, 502);
+      assert.equal((await through(asked, exposed.port)).status, 403);
     } finally {
       await asked.kill().catch(() => {});
     }

@@ -24,26 +24,28 @@ test(`[${MODE}] getHost: a server started in the sandbox is reached through the 
   });
 });
 
-// A missing or wrong token gets the gateway's one "not found" answer (502, as
-// for an unknown sandbox: decision 33).
-test(`[${MODE}] secure sandbox: missing or forged X-Access-Token refused as "not found"`, async () => {
+// A missing or wrong token of a known sandbox gets E2B's envd answer, 401
+// (decision 0069); an unknown sandbox stays 502 "not found" (decision 33).
+test(`[${MODE}] secure sandbox: missing or forged X-Access-Token refused with 401`, async () => {
   await withSandbox({}, async (sbx) => {
     const { url, headers } = gatewayUrl(sbx, 49983);
     const call = (h) => fetch(`${url}/process.Process/List`, { method: 'POST', headers: { ...headers, ...h, 'Content-Type': 'application/json' }, body: '{}' });
     for (const h of [{}, { 'X-Access-Token': 'f'.repeat(64) }]) {
       const r = await call(h);
-      assert.equal(r.status, 502);
-      assert.deepEqual(await r.json(), { sandboxId: sbx.sandboxId, message: 'The sandbox was not found', code: 502 });
+      assert.equal(r.status, 401);
+      const body = await r.json();
+      assert.equal(body.code, 401);
+      assert.match(body.message, /access token/);
     }
     assert.equal((await sbx.commands.run('echo fine')).stdout.trim(), 'fine', 'the SDK, with the token, still works');
   });
 });
 
-test(`[${MODE}] public traffic off: requests without the traffic token get "not found" (502)`, async () => {
+test(`[${MODE}] public traffic off: requests without the traffic token get 403, as on E2B`, async () => {
   await withSandbox({ network: { allowPublicTraffic: false } }, async (sbx) => {
     await sbx.commands.run('mkdir -p /tmp/p && cd /tmp/p && echo private > i.txt && python3 -m http.server 8001', { background: true });
     const { url, headers } = gatewayUrl(sbx, 8001);
-    assert.equal((await fetch(`${url}/i.txt`, { headers })).status, 502);
+    assert.equal((await fetch(`${url}/i.txt`, { headers })).status, 403);
     const info = await Sandbox.getInfo(sbx.sandboxId);
     assert.ok(info);
     const token = sbx.trafficAccessToken;
@@ -71,7 +73,7 @@ test(`[${MODE}] tenancy: workspace B cannot see, connect to, reach envd of, or k
     // B holds no envd token for A's sandbox; the gateway refuses B's calls.
     const { url, headers } = gatewayUrl(sbx, 49983);
     const r = await fetch(`${url}/process.Process/List`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json', 'X-API-KEY': keyB }, body: '{}' });
-    assert.equal(r.status, 502);
+    assert.equal(r.status, 401);
     assert.equal(await sbx.isRunning(), true, "A's sandbox is untouched");
   });
 });

@@ -171,17 +171,18 @@ test('the data plane: envd and app ports need their own sandbox\'s tokens; the h
     const envd = async (h) => (await viaGateway(s.id, ENVD_PORT, { 'Content-Type': 'application/json', ...h }, '/process.Process/List')).status;
     row['envd, no token'] = await envd({});
     row["envd, b's token"] = await envd({ 'X-Access-Token': o.sbx.envdAccessToken || 'f'.repeat(64) });
+    // A known sandbox, no or a foreign token: E2B's 401 (decision 0069).
     const secure = s.kind !== 'insecure';
-    if (secure && row['envd, no token'] < 400) bad.push(`${s.kind}: envd answered without a token (${row['envd, no token']})`);
-    if (row["envd, b's token"] < 400 && secure) bad.push(`${s.kind}: envd answered b's token`);
+    if (secure && row['envd, no token'] !== 401) bad.push(`${s.kind}: envd without a token: ${row['envd, no token']}, not 401`);
+    if (secure && row["envd, b's token"] !== 401) bad.push(`${s.kind}: envd with b's token: ${row["envd, b's token"]}, not 401`);
     const app = await viaGateway(s.id, APP_PORT);
     row['app, no traffic token'] = app.status;
-    if (s.kind === 'private' && app.text.includes(s.marker)) bad.push('private: app served without the traffic token');
+    if (s.kind === 'private' && app.status !== 403) bad.push(`private: app without the traffic token: ${app.status}, not 403`);
     if (s.kind !== 'private' && !app.text.includes(s.marker)) bad.push(`${s.kind}: its public app not served (${app.status} ${app.text.slice(0, 100)})`);
     if (s.kind === 'private') {
       const theirs = await viaGateway(s.id, APP_PORT, { 'e2b-traffic-access-token': o.sbx.trafficAccessToken });
       row["app, b's traffic token"] = theirs.status;
-      if (theirs.text.includes(s.marker)) bad.push("private: app served with b's traffic token");
+      if (theirs.status !== 403) bad.push(`private: app with b's traffic token: ${theirs.status}, not 403`);
     }
     for (const port of [redisPort, Number(process.env.CORRAL_WORKERD_DATA_PORT), Number(process.env.CORRAL_PORT)]) {
       const r = await viaGateway(s.id, port, {}, '/');

@@ -1,0 +1,51 @@
+// E2B compatibility, round three (issue 26, decision 0069), through the real
+// SDK: a resumed sandbox is reachable the moment connect returns, whatever a
+// gateway learnt while it was paused; a wrong token is told as such (401 for
+// envd's, 403 for the traffic token), not as "sandbox not found"; and
+// Sandbox.create({mcp}) fails as E2B's does when the gateway cannot start.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Sandbox, MODE } from './lib.mjs';
+import { SDK } from './sdk.mjs';
+
+const tag = `[${MODE} ${SDK}]`;
+
+test(`${tag} connect resumes a paused sandbox that is reachable at once, after the gateway saw it paused`, async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 120_000 });
+  try {
+    await sbx.commands.run('echo before > /tmp/state');
+    assert.equal(await sbx.pause(), true);
+    // Seen paused through the gateway, several times: what a cache would keep.
+    for (let i = 0; i < 3; i++) assert.equal(await sbx.isRunning(), false, 'a paused sandbox is not running');
+    const back = await Sandbox.connect(sbx.sandboxId);
+    assert.equal(await back.isRunning(), true, 'running the moment connect returned');
+    assert.equal((await back.commands.run('cat /tmp/state')).stdout, 'before\n');
+  } finally {
+    await sbx.kill().catch(() => {});
+  }
+});
+
+test(`${tag} a wrong envd token is an authentication error, not "sandbox not found"`, async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 60_000 });
+  try {
+    const url = process.env.E2B_SANDBOX_URL || `https://${sbx.getHost(49983)}`;
+    const headers = process.env.E2B_SANDBOX_URL ? { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983' } : {};
+    const r = await fetch(`${url}/process.Process/List`, { method: 'POST', body: '{}',
+      headers: { ...headers, 'Content-Type': 'application/json', 'X-Access-Token': 'f'.repeat(64) } });
+    assert.equal(r.status, 401);
+    assert.match((await r.json()).message, /invalid access token/);
+    // The same sandbox with its own token: fine, and still running.
+    assert.equal(await sbx.isRunning(), true);
+    assert.equal((await sbx.commands.run('echo ok')).stdout, 'ok\n');
+  } finally {
+    await sbx.kill().catch(() => {});
+  }
+});
+
+test(`${tag} Sandbox.create({mcp}): E2B's "Failed to start MCP gateway" when the template has no gateway, nothing left running`, async () => {
+  const before = new Set((await Sandbox.list().nextItems()).map((s) => s.sandboxId));
+  await assert.rejects(Sandbox.create({ mcp: { exa: { apiKey: 'not-a-key' } }, timeoutMs: 60_000 }),
+    (e) => /^Failed to start MCP gateway: /.test(e.message) && /mcp-gateway/.test(e.message));
+  const left = (await Sandbox.list().nextItems()).filter((s) => !before.has(s.sandboxId));
+  assert.deepEqual(left.map((s) => s.templateId), [], 'the SDK killed the sandbox it made');
+});
