@@ -109,8 +109,11 @@ static void refuse_verdict(struct conn *c, enum verdict v, const struct target *
 }
 
 /* The policy's answer; on V_ALLOW t->ok holds the addresses to dial. */
-static enum verdict judge(const struct policy *p, const struct http_req *r, struct target *t)
+static enum verdict judge(const struct egress_conf *conf, const struct http_req *r,
+                          struct target *t)
 {
+    const struct policy *p = &conf->policy;
+
     if (ipaddr_parse(r->host, &t->addrs[0]) == 0) {
         t->literal = true;
         t->n = 1;
@@ -122,6 +125,12 @@ static enum verdict judge(const struct policy *p, const struct http_req *r, stru
     enum verdict early = decide_name_early(p, t->name);
     if (early == V_DENY_NAME)
         return early;
+    const struct ipaddr *stand_in = egress_conf_test_host(conf, t->name);
+    if (stand_in) {
+        t->addrs[0] = *stand_in;
+        t->n = 1;
+        return decide_stand_in(p, early, stand_in, t->ok, &t->n_ok);
+    }
     t->n = resolve_name(t->name, t->addrs, RESOLVE_MAX);
     return decide_name_addrs(p, early, t->addrs, t->n, t->ok, &t->n_ok);
 }
@@ -197,7 +206,7 @@ static void serve(struct conn *c)
                "corral egress: bad request: not a host name or IP address");
         return;
     }
-    enum verdict v = judge(&c->conf->policy, &c->req, &t);
+    enum verdict v = judge(c->conf, &c->req, &t);
     if (v != V_ALLOW) {
         refuse_verdict(c, v, &t);
         return;
