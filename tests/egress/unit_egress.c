@@ -524,8 +524,8 @@ static void test_head_framing(void)
     CHECK(!head_with("Content-Length: 3\r\nContent-Length: 4\r\n"));
     CHECK(!head_with("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"));
     CHECK(!head_with("Content-Length: 3, 3\r\n"));
-    static const char *const bad_lengths[] = {"", "+3", "-1", "0x3", "3 3", "1e3",
-                                              "1234567890123456789"};
+    static const char *const bad_lengths[] = {
+        "", "+3", "-1", "0x3", "3 3", "1e3", "1234567890123456789"};
     for (size_t i = 0; i < sizeof(bad_lengths) / sizeof(bad_lengths[0]); i++) {
         char h[64];
         snprintf(h, sizeof(h), "Content-Length: %s\r\n", bad_lengths[i]);
@@ -588,16 +588,16 @@ static void test_body(void)
     CHECK(body_feed(chunked, "3\r\nab", &b) == 5 && http_body_room(&b) == 1);
 
     static const char *const bad[] = {
-        "3\nabc\r\n0\r\n\r\n",       /* bare LF */
+        "3\nabc\r\n0\r\n\r\n",        /* bare LF */
         "3 \r\nabc\r\n0\r\n\r\n",     /* whitespace after the size */
-        "\r\n",                        /* no size */
-        "g\r\n",                       /* not hex */
-        "-1\r\n",                      /* not hex */
-        "1000000000000000\r\n",        /* 16 digits */
-        "3\r\nabcd\r\n",               /* data longer than its size */
-        "3\r\nabc\n0\r\n\r\n",         /* bare LF after data */
-        "0\r\nX: 1\n\r\n",             /* bare LF in a trailer */
-        "0\r\n\n",                     /* bare LF at the end */
+        "\r\n",                       /* no size */
+        "g\r\n",                      /* not hex */
+        "-1\r\n",                     /* not hex */
+        "1000000000000000\r\n",       /* 16 digits */
+        "3\r\nabcd\r\n",              /* data longer than its size */
+        "3\r\nabc\n0\r\n\r\n",        /* bare LF after data */
+        "0\r\nX: 1\n\r\n",            /* bare LF in a trailer */
+        "0\r\n\n",                    /* bare LF at the end */
         "1;a\x01b\r\nx\r\n0\r\n\r\n", /* control byte in an extension */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -675,8 +675,8 @@ static void test_conf_test_host(void)
     struct egress_conf c;
     const char *pol_json = "{\"allow\": [\"a.test\"], \"deny\": [\"0.0.0.0/0\"]}";
 
-    CHECK(conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-sandbox", "s", "-policy", pol_json,
-                                   "-test-host", "A.Test=127.0.0.2", "-test-host",
+    CHECK(conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-sandbox", "s", "-policy",
+                                   pol_json, "-test-host", "A.Test=127.0.0.2", "-test-host",
                                    "b.test=::1", NULL},
                   &c) &&
           c.n_test_hosts == 2);
@@ -699,18 +699,18 @@ static void test_conf_test_host(void)
     policy_free(&open);
 
     /* workerd's proxies listen on 0.0.0.0 (or wait for a config file). */
-    CHECK(!conf_ok((const char *[]){"-sandbox", "s", "-policy", "{}", "-test-host",
-                                    "a.test=127.0.0.2", NULL},
-                   &c));
+    CHECK(!conf_ok(
+        (const char *[]){"-sandbox", "s", "-policy", "{}", "-test-host", "a.test=127.0.0.2", NULL},
+        &c));
     CHECK(!conf_ok((const char *[]){"-listen", "0.0.0.0:3128", "-sandbox", "s", "-policy", "{}",
                                     "-test-host", "a.test=127.0.0.2", NULL},
                    &c));
-    CHECK(!conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-config-file", "/x",
-                                    "-test-host", "a.test=127.0.0.2", NULL},
+    CHECK(!conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-config-file", "/x", "-test-host",
+                                    "a.test=127.0.0.2", NULL},
                    &c));
     /* Stand-ins are loopback: the hook never opens another private address. */
     static const char *const bad[] = {"a.test=10.0.0.1", "a.test=192.0.2.1", "a.test",
-                                      "=127.0.0.2",     "a b=127.0.0.2",    "a.test=localhost",
+                                      "=127.0.0.2",      "a b=127.0.0.2",    "a.test=localhost",
                                       "a.test=::2"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CHECK(!conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-sandbox", "s", "-policy",

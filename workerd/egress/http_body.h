@@ -11,11 +11,11 @@
 #include <stdint.h>
 
 enum body_state {
-    BODY_DATA,       /* `left` bytes of payload: the body, or a chunk's data */
-    BODY_SIZE,       /* a chunk-size's hex digits */
-    BODY_EXT,        /* ;chunk-ext up to CR */
-    BODY_SIZE_LF,    /* the LF ending a chunk-size line */
-    BODY_DATA_CR,    /* the CRLF after a chunk's data */
+    BODY_DATA,    /* `left` bytes of payload: the body, or a chunk's data */
+    BODY_SIZE,    /* a chunk-size's hex digits */
+    BODY_EXT,     /* ;chunk-ext up to CR */
+    BODY_SIZE_LF, /* the LF ending a chunk-size line */
+    BODY_DATA_CR, /* the CRLF after a chunk's data */
     BODY_DATA_LF,
     BODY_TRAILER,    /* the start of a trailer line, or the final CRLF */
     BODY_TRAILER_IN, /* inside a trailer line */

@@ -186,9 +186,8 @@ static int framing_line(const char *line, size_t name_len, const char *eol, stru
     value_trim(&v, &end);
     if (cl) {
         r->framing = FRAMING_LENGTH;
-        return length_parse(v, end, &r->content_length) == 0
-                   ? 0
-                   : refuse(why, "bad Content-Length");
+        return length_parse(v, end, &r->content_length) == 0 ? 0
+                                                             : refuse(why, "bad Content-Length");
     }
     r->framing = FRAMING_CHUNKED;
     if (end - v != 7 || strncasecmp(v, "chunked", 7) != 0)

@@ -22,15 +22,15 @@
 #include <unistd.h>
 
 #define RELAY_PIPE_SIZE (256 * 1024) /* more than one TCP read returns */
-#define FRAMING_PEEK 512              /* a chunk-size line, usually whole */
+#define FRAMING_PEEK 512             /* a chunk-size line, usually whole */
 
 struct dir {
     int src, dst;
     int pipe[2];
-    size_t chunk;  /* the pipe's size */
-    size_t queued; /* bytes in the pipe */
-    bool eof;      /* src ended */
-    bool done;     /* dst shut for writing */
+    size_t chunk;           /* the pipe's size */
+    size_t queued;          /* bytes in the pipe */
+    bool eof;               /* src ended */
+    bool done;              /* dst shut for writing */
     struct http_body *body; /* NULL: a tunnel, every byte */
     bool ended;             /* the request is whole: src is no longer read */
 };
