@@ -190,6 +190,36 @@ test('the request after a body (Content-Length or chunked) is not forwarded with
   }
 });
 
+test('large bodies, many chunks, sent in odd pieces: all of the body, exactly, and nothing after', async () => {
+  const payload = Array.from({ length: 300000 }, (_, i) => String.fromCharCode(97 + (i * 7) % 26)).join('');
+  let chunked = '';
+  for (let at = 0, n = 1; at < payload.length; at += n, n = (n * 31 + 7) % 4099 + 1)
+    chunked += `${payload.slice(at, at + n).length.toString(16)}\r\n${payload.slice(at, at + n)}\r\n`;
+  chunked += '0\r\n\r\n';
+  for (const [framing, body] of [[`Content-Length: ${payload.length}`, payload], ['Transfer-Encoding: chunked', chunked]]) {
+    reset();
+    const all = `POST ${url(api, 'api.allowed.test', '/big')} HTTP/1.1\r\nHost: x\r\n${framing}\r\n\r\n${body}` +
+      get(evil, 'evil.test', '/after');
+    const sock = net.connect(proxyPort, '127.0.0.1');
+    let got = '';
+    const closed = new Promise((resolve, reject) => {
+      const t = setTimeout(() => { sock.destroy(); reject(new Error(`no close; got: ${got}`)); }, TIMEOUT_MS);
+      sock.on('data', (d) => { got += d; });
+      sock.on('close', () => { clearTimeout(t); resolve(); });
+      sock.on('error', () => {});
+    });
+    for (let at = 0, n = 1; at < all.length; at += n, n = (n * 17 + 3) % 65521 + 1) {
+      sock.write(Buffer.from(all.slice(at, at + n), 'latin1'));
+      if (at % 5 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await closed;
+    assert.deepEqual(responses(got), [200], framing);
+    assert.ok(got.includes(`body=${payload}`), `${framing}: the server read the whole body`);
+    assert.ok(api.raw.endsWith(`\r\n\r\n${body}`), `${framing}: the body, and not one byte more`);
+    assert.equal(evil.connections, 0);
+  }
+});
+
 test('ambiguous framing is refused with 400 and reaches no host', async () => {
   for (const framing of ['Content-Length: 5\r\nTransfer-Encoding: chunked',
     'Content-Length: 5\r\nContent-Length: 5', 'Transfer-Encoding: gzip, chunked']) {
