@@ -33,6 +33,7 @@ step "stack: up twice, a failed up, down stops every generation" bash tests/stac
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress
+step "egress proxy end to end: every request decided, loopback stand-ins" bash tests/egress/run.sh
 step "envd unit tests (ASan+UBSan)" build-san/bin/unit-envd
 fuzz() {
     make -s build/fuzz/fuzz_request >/dev/null || return 1

@@ -1,10 +1,11 @@
 /* Unit tests of corral-egress's pure parts: the policy (parse and match), the
- * decision, the blocked ranges, request heads, flags. Prints "N passed, N
+ * decision, the blocked ranges, request heads and body framing, flags. Prints "N passed, N
  * failed". */
 #include "check.h"
 #include "egress/addr_class.h"
 #include "egress/decide.h"
 #include "egress/egress_conf.h"
+#include "egress/http_body.h"
 #include "egress/http_head.h"
 #include "egress/hostname.h"
 #include "egress/ipaddr.h"
@@ -492,6 +493,117 @@ static void test_head_rewrite(void)
     CHECK(n == (long)sizeof(want2) - 1 && memcmp(out, want2, sizeof(want2) - 1) == 0);
 }
 
+/* A head with one extra header line h (or none), parsed. */
+static const struct http_req *head_with(const char *h)
+{
+    static char buf[512];
+    snprintf(buf, sizeof(buf), "POST http://a.test/ HTTP/1.1\r\n%s\r\n", h);
+    return head(buf);
+}
+
+static void test_head_framing(void)
+{
+    const struct http_req *r = head_with("");
+    CHECK(r && r->framing == FRAMING_NONE);
+    r = head_with("Content-Length: 42\r\n");
+    CHECK(r && r->framing == FRAMING_LENGTH && r->content_length == 42);
+    r = head_with("content-length:\t0 \r\n");
+    CHECK(r && r->framing == FRAMING_LENGTH && r->content_length == 0);
+    r = head_with("Transfer-Encoding: chunked\r\n");
+    CHECK(r && r->framing == FRAMING_CHUNKED);
+    r = head_with("TRANSFER-ENCODING:  Chunked\r\nX-Content-Length: 5\r\n");
+    CHECK(r && r->framing == FRAMING_CHUNKED);
+    r = head_with("Content-Length: 999999999999999999\r\n");
+    CHECK(r && r->content_length == 999999999999999999ULL);
+    /* How one request hides in another's body: whatever two parsers could
+     * read differently is a 400 (conn.c answers every parse failure so). */
+    CHECK(!head_with("Content-Length: 3\r\nTransfer-Encoding: chunked\r\n") &&
+          strstr(why, "ambiguous framing"));
+    CHECK(!head_with("Transfer-Encoding: chunked\r\nContent-Length: 3\r\n"));
+    CHECK(!head_with("Content-Length: 3\r\nContent-Length: 3\r\n"));
+    CHECK(!head_with("Content-Length: 3\r\nContent-Length: 4\r\n"));
+    CHECK(!head_with("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"));
+    CHECK(!head_with("Content-Length: 3, 3\r\n"));
+    static const char *const bad_lengths[] = {
+        "", "+3", "-1", "0x3", "3 3", "1e3", "1234567890123456789"};
+    for (size_t i = 0; i < sizeof(bad_lengths) / sizeof(bad_lengths[0]); i++) {
+        char h[64];
+        snprintf(h, sizeof(h), "Content-Length: %s\r\n", bad_lengths[i]);
+        CHECK(!head_with(h));
+    }
+    CHECK(!head_with("Transfer-Encoding: gzip, chunked\r\n"));
+    CHECK(!head_with("Transfer-Encoding: chunked, identity\r\n"));
+    CHECK(!head_with("Transfer-Encoding: xchunked\r\n"));
+    CHECK(!head("POST http://a.test/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    CHECK(head("POST http://a.test/ HTTP/1.0\r\nContent-Length: 1\r\n\r\n"));
+}
+
+/* The body of the head with header line h, fed s whole: bytes taken. */
+static long body_feed(const char *h, const char *s, struct http_body *b)
+{
+    const struct http_req *r = head_with(h);
+    if (!r)
+        return -2;
+    http_body_start(b, r);
+    return http_body_feed(b, s, strlen(s));
+}
+
+static void test_body(void)
+{
+    static const char chunked[] = "Transfer-Encoding: chunked\r\n";
+    static const char next[] = "GET http://evil.test/ HTTP/1.1\r\n\r\n";
+    struct http_body b;
+    char in[256];
+
+    CHECK(body_feed("", next, &b) == 0 && http_body_done(&b));
+    CHECK(body_feed("Content-Length: 0\r\n", next, &b) == 0 && http_body_done(&b));
+    snprintf(in, sizeof(in), "abc%s", next);
+    CHECK(body_feed("Content-Length: 3\r\n", in, &b) == 3 && http_body_done(&b));
+    CHECK(body_feed("Content-Length: 10\r\n", "abc", &b) == 3 && !http_body_done(&b) &&
+          http_body_room(&b) == 7);
+    http_body_skip(&b, 7);
+    CHECK(http_body_done(&b));
+
+    /* Chunked: sizes in hex, extensions, trailers; it ends exactly at the
+     * final CRLF, so the next request is never taken with it. */
+    static const char body[] = "a;name=\"v\"\r\n0123456789\r\n1F\r\n"
+                               "0123456789012345678901234567890\r\n0\r\nX-T: 1\r\n\r\n";
+    snprintf(in, sizeof(in), "%s%s", body, next);
+    CHECK(body_feed(chunked, in, &b) == (long)sizeof(body) - 1 && http_body_done(&b));
+    /* Fed a byte at a time, or a chunk's data skipped unseen: the same end. */
+    const struct http_req *r = head_with(chunked);
+    long taken = 0;
+    http_body_start(&b, r);
+    for (size_t i = 0; in[i] && !http_body_done(&b); i++) {
+        uint64_t room = http_body_room(&b);
+        if (room) {
+            http_body_skip(&b, 1);
+            taken++;
+        } else {
+            taken += http_body_feed(&b, in + i, 1);
+        }
+    }
+    CHECK(taken == (long)sizeof(body) - 1);
+    CHECK(body_feed(chunked, "0\r\n\r\n", &b) == 5 && http_body_done(&b));
+    CHECK(body_feed(chunked, "3\r\nab", &b) == 5 && http_body_room(&b) == 1);
+
+    static const char *const bad[] = {
+        "3\nabc\r\n0\r\n\r\n",        /* bare LF */
+        "3 \r\nabc\r\n0\r\n\r\n",     /* whitespace after the size */
+        "\r\n",                       /* no size */
+        "g\r\n",                      /* not hex */
+        "-1\r\n",                     /* not hex */
+        "1000000000000000\r\n",       /* 16 digits */
+        "3\r\nabcd\r\n",              /* data longer than its size */
+        "3\r\nabc\n0\r\n\r\n",        /* bare LF after data */
+        "0\r\nX: 1\n\r\n",            /* bare LF in a trailer */
+        "0\r\n\n",                    /* bare LF at the end */
+        "1;a\x01b\r\nx\r\n0\r\n\r\n", /* control byte in an extension */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        CHECK(body_feed(chunked, bad[i], &b) == -1);
+}
+
 static int conf_ok(const char *const *args, struct egress_conf *c)
 {
     char *argv[16];
@@ -557,6 +669,55 @@ static void test_conf(void)
             &c));
 }
 
+/* The test hook can never be on in a proxy a sandbox reaches. */
+static void test_conf_test_host(void)
+{
+    struct egress_conf c;
+    const char *pol_json = "{\"allow\": [\"a.test\"], \"deny\": [\"0.0.0.0/0\"]}";
+
+    CHECK(conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-sandbox", "s", "-policy",
+                                   pol_json, "-test-host", "A.Test=127.0.0.2", "-test-host",
+                                   "b.test=::1", NULL},
+                  &c) &&
+          c.n_test_hosts == 2);
+    const struct ipaddr *a = egress_conf_test_host(&c, "a.test");
+    CHECK(a && a->family == AF_INET && a->b[3] == 2);
+    CHECK(!egress_conf_test_host(&c, "c.test"));
+    /* Judged by the policy, not refused as loopback. */
+    struct ipaddr ok[1];
+    size_t n_ok;
+    CHECK(decide_stand_in(&c.policy, decide_name_early(&c.policy, "a.test"), a, ok, &n_ok) ==
+              V_ALLOW &&
+          n_ok == 1);
+    CHECK(decide_stand_in(&c.policy, decide_name_early(&c.policy, "b.test"),
+                          egress_conf_test_host(&c, "b.test"), ok, &n_ok) == V_DENY_NAME &&
+          n_ok == 0);
+    egress_conf_free(&c);
+    struct policy open = pol("{}");
+    struct ipaddr lo = ip("127.0.0.3");
+    CHECK(decide_stand_in(&open, V_RESOLVE, &lo, ok, &n_ok) == V_ALLOW);
+    policy_free(&open);
+
+    /* workerd's proxies listen on 0.0.0.0 (or wait for a config file). */
+    CHECK(!conf_ok(
+        (const char *[]){"-sandbox", "s", "-policy", "{}", "-test-host", "a.test=127.0.0.2", NULL},
+        &c));
+    CHECK(!conf_ok((const char *[]){"-listen", "0.0.0.0:3128", "-sandbox", "s", "-policy", "{}",
+                                    "-test-host", "a.test=127.0.0.2", NULL},
+                   &c));
+    CHECK(!conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-config-file", "/x", "-test-host",
+                                    "a.test=127.0.0.2", NULL},
+                   &c));
+    /* Stand-ins are loopback: the hook never opens another private address. */
+    static const char *const bad[] = {"a.test=10.0.0.1", "a.test=192.0.2.1", "a.test",
+                                      "=127.0.0.2",      "a b=127.0.0.2",    "a.test=localhost",
+                                      "a.test=::2"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        CHECK(!conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-sandbox", "s", "-policy",
+                                        "{}", "-test-host", bad[i], NULL},
+                       &c));
+}
+
 int main(void)
 {
     test_policy_parse();
@@ -572,6 +733,9 @@ int main(void)
     test_head_absolute();
     test_head_oversized();
     test_head_rewrite();
+    test_head_framing();
+    test_body();
     test_conf();
+    test_conf_test_host();
     return CHECK_SUMMARY();
 }

@@ -6,6 +6,7 @@
 #include "addr_class.h"
 #include "decide.h"
 #include "dial.h"
+#include "http_body.h"
 #include "http_head.h"
 #include "io.h"
 #include "relay.h"
@@ -108,8 +109,11 @@ static void refuse_verdict(struct conn *c, enum verdict v, const struct target *
 }
 
 /* The policy's answer; on V_ALLOW t->ok holds the addresses to dial. */
-static enum verdict judge(const struct policy *p, const struct http_req *r, struct target *t)
+static enum verdict judge(const struct egress_conf *conf, const struct http_req *r,
+                          struct target *t)
 {
+    const struct policy *p = &conf->policy;
+
     if (ipaddr_parse(r->host, &t->addrs[0]) == 0) {
         t->literal = true;
         t->n = 1;
@@ -121,13 +125,20 @@ static enum verdict judge(const struct policy *p, const struct http_req *r, stru
     enum verdict early = decide_name_early(p, t->name);
     if (early == V_DENY_NAME)
         return early;
+    const struct ipaddr *stand_in = egress_conf_test_host(conf, t->name);
+    if (stand_in) {
+        t->addrs[0] = *stand_in;
+        t->n = 1;
+        return decide_stand_in(p, early, stand_in, t->ok, &t->n_ok);
+    }
     t->n = resolve_name(t->name, t->addrs, RESOLVE_MAX);
     return decide_name_addrs(p, early, t->addrs, t->n, t->ok, &t->n_ok);
 }
 
 /* Sends what must precede the relay: the 200 of a tunnel, or the rewritten
- * request; then whatever the client sent after its head. */
-static int start(struct conn *c, int up)
+ * request; then what the client sent after its head: all of it into a
+ * tunnel, only this request's body to a forwarded request's upstream. */
+static int start(struct conn *c, int up, struct http_body *body)
 {
     int64_t deadline = io_now_ms() + WRITE_TIMEOUT_MS;
     static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -142,9 +153,25 @@ static int start(struct conn *c, int up)
         rc = n < 0 ? -1 : io_write_all(up, out, (size_t)n, deadline);
         free(out);
     }
-    if (rc == 0 && c->got > c->head_len)
-        rc = io_write_all(up, c->buf + c->head_len, c->got - c->head_len, deadline);
-    return rc;
+    long more = (long)(c->got - c->head_len);
+    if (c->req.kind == HTTP_ABSOLUTE)
+        more = http_body_feed(body, c->buf + c->head_len, (size_t)more);
+    if (rc == 0 && more > 0)
+        rc = io_write_all(up, c->buf + c->head_len, (size_t)more, deadline);
+    return more < 0 ? -1 : rc;
+}
+
+/* A tunnel is decided once, by its target; a forwarded request is relayed
+ * alone: the bytes after its body (a pipelined or kept-alive request, maybe
+ * for another host) are never read, and closing the connection makes the
+ * client send them anew, to be decided (decision 0065). */
+static void relay(struct conn *c, int up)
+{
+    struct http_body framing;
+
+    http_body_start(&framing, &c->req);
+    if (start(c, up, &framing) == 0)
+        relay_run(c->fd, up, IDLE_TIMEOUT_MS, c->req.kind == HTTP_CONNECT ? NULL : &framing);
 }
 
 static void serve(struct conn *c)
@@ -179,7 +206,7 @@ static void serve(struct conn *c)
                "corral egress: bad request: not a host name or IP address");
         return;
     }
-    enum verdict v = judge(&c->conf->policy, &c->req, &t);
+    enum verdict v = judge(c->conf, &c->req, &t);
     if (v != V_ALLOW) {
         refuse_verdict(c, v, &t);
         return;
@@ -192,8 +219,7 @@ static void serve(struct conn *c)
         return;
     }
     reply_log(c->conf->sandbox, true, &c->req, &t.ok[used], "ok");
-    if (start(c, up) == 0)
-        relay_run(c->fd, up, IDLE_TIMEOUT_MS);
+    relay(c, up);
     close(up);
 }
 

@@ -35,4 +35,9 @@ enum verdict decide_name_addrs(const struct policy *p, enum verdict early,
                                const struct ipaddr *addrs, size_t n, struct ipaddr *ok,
                                size_t *n_ok);
 
+/* A -test-host stand-in (egress_conf.h) at address a: as decide_name_addrs,
+ * but its loopback address is the point of it, so only the policy judges. */
+enum verdict decide_stand_in(const struct policy *p, enum verdict early, const struct ipaddr *a,
+                             struct ipaddr *ok, size_t *n_ok);
+
 #endif

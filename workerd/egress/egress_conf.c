@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define DEFAULT_LISTEN "0.0.0.0:3128"
 
@@ -62,6 +63,31 @@ static int sandbox_ok(const char *s)
     return 1;
 }
 
+static bool is_loopback(const struct ipaddr *a)
+{
+    struct ipaddr net;
+    ipaddr_parse(a->family == AF_INET ? "127.0.0.0" : "::1", &net);
+    return ipaddr_in_prefix(a, &net, a->family == AF_INET ? 8 : 128);
+}
+
+/* NAME=ADDR, ADDR loopback. */
+static int test_host_add(struct egress_conf *c, const char *val)
+{
+    const char *eq = strchr(val, '=');
+    char name[HOSTNAME_MAX + 1];
+    struct test_host *h = &c->test_hosts[c->n_test_hosts];
+
+    if (!eq || c->n_test_hosts == TEST_HOSTS_MAX || (size_t)(eq - val) > HOSTNAME_MAX)
+        return -1;
+    memcpy(name, val, (size_t)(eq - val));
+    name[eq - val] = '\0';
+    if (hostname_normalize(name, h->name) != 0 || ipaddr_parse(eq + 1, &h->addr) != 0 ||
+        !is_loopback(&h->addr))
+        return -1;
+    c->n_test_hosts++;
+    return 0;
+}
+
 static int set(struct egress_conf *c, const char *flag, const char *val, const char **policy,
                char *err, size_t errlen)
 {
@@ -79,6 +105,10 @@ static int set(struct egress_conf *c, const char *flag, const char *val, const c
             return fail(err, errlen, "-config-file: want an absolute path of at most %d bytes",
                         CONFIG_PATH_MAX);
         memcpy(c->config_file, val, strlen(val) + 1);
+    } else if (strcmp(flag, "test-host") == 0) {
+        if (test_host_add(c, val) != 0)
+            return fail(err, errlen, "-test-host: want NAME=LOOPBACK-ADDR, at most %d",
+                        TEST_HOSTS_MAX);
     } else {
         return fail(err, errlen, "unknown flag -%.32s", flag);
     }
@@ -102,6 +132,8 @@ int egress_conf_parse(int argc, char **argv, struct egress_conf *c, char *err, s
         if (set(c, flag, argv[i + 1], &policy, err, errlen) != 0)
             return -1;
     }
+    if (c->n_test_hosts && (c->config_file[0] || !is_loopback(&c->listen_addr)))
+        return fail(err, errlen, "-test-host: only with a loopback -listen, without -config-file");
     if (c->config_file[0])
         return c->sandbox[0] || policy
                    ? fail(err, errlen, "-config-file replaces -sandbox and -policy")
@@ -133,4 +165,12 @@ int egress_conf_take_file(struct egress_conf *c, const char *text, char *err, si
 void egress_conf_free(struct egress_conf *c)
 {
     policy_free(&c->policy);
+}
+
+const struct ipaddr *egress_conf_test_host(const struct egress_conf *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_test_hosts; i++)
+        if (strcmp(c->test_hosts[i].name, name) == 0)
+            return &c->test_hosts[i].addr;
+    return NULL;
 }

@@ -2,7 +2,13 @@
  * line: -listen ADDR:PORT and either -sandbox ID -policy JSON, or
  * -config-file PATH (a pre-started proxy: the file, written when workerd
  * assigns it to a sandbox, holds the sandbox id on its first line and the
- * policy on its second). */
+ * policy on its second).
+ *
+ * -test-host NAME=ADDR (repeatable) is for tests only: NAME resolves to ADDR
+ * alone, never through DNS, and ADDR, which must be loopback, is judged by
+ * the policy but not refused as loopback. It is accepted only with a loopback
+ * -listen and without -config-file, so a proxy using it serves no sandbox:
+ * workerd always starts its proxies on 0.0.0.0, a sandbox's only way in. */
 #ifndef CORRAL_EGRESS_CONF_H
 #define CORRAL_EGRESS_CONF_H
 
@@ -13,6 +19,12 @@
 
 #define SANDBOX_ID_MAX 128
 #define CONFIG_PATH_MAX 256
+#define TEST_HOSTS_MAX 8
+
+struct test_host {
+    char name[HOSTNAME_MAX + 1]; /* normalized */
+    struct ipaddr addr;
+};
 
 struct egress_conf {
     struct ipaddr listen_addr;
@@ -20,11 +32,16 @@ struct egress_conf {
     char sandbox[SANDBOX_ID_MAX + 1];
     char config_file[CONFIG_PATH_MAX + 1]; /* "" unless -config-file */
     struct policy policy;
+    struct test_host test_hosts[TEST_HOSTS_MAX];
+    size_t n_test_hosts;
 };
 
 /* 0, or -1 with err naming the bad flag and why. */
 int egress_conf_parse(int argc, char **argv, struct egress_conf *c, char *err, size_t errlen);
 void egress_conf_free(struct egress_conf *c);
+
+/* The -test-host address of a normalized name, or NULL (nearly always). */
+const struct ipaddr *egress_conf_test_host(const struct egress_conf *c, const char *name);
 
 /* -config-file: the file's text, "ID\nPOLICY\n", as -sandbox and -policy.
  * 0, or -1 with err. */

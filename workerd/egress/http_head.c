@@ -144,9 +144,63 @@ static int request_line_parse(const char *head, size_t eol, struct http_req *r, 
     return 0;
 }
 
+static bool name_is(const char *line, size_t name_len, const char *name)
+{
+    return strlen(name) == name_len && strncasecmp(line, name, name_len) == 0;
+}
+
+/* The value without the optional whitespace around it. */
+static void value_trim(const char **v, const char **end)
+{
+    while (*v < *end && (**v == ' ' || **v == '\t'))
+        (*v)++;
+    while (*end > *v && ((*end)[-1] == ' ' || (*end)[-1] == '\t'))
+        (*end)--;
+}
+
+/* 1 to 18 digits: nothing else (no list, no sign), and no overflow. */
+static int length_parse(const char *v, const char *end, uint64_t *out)
+{
+    if (end == v || end - v > 18)
+        return -1;
+    *out = 0;
+    for (; v < end; v++) {
+        if (!isdigit((unsigned char)*v))
+            return -1;
+        *out = *out * 10 + (uint64_t)(*v - '0');
+    }
+    return 0;
+}
+
+/* One framing header line; a second of either kind is refused here. */
+static int framing_line(const char *line, size_t name_len, const char *eol, struct http_req *r,
+                        const char **why)
+{
+    const char *v = line + name_len + 1, *end = eol;
+    bool cl = name_is(line, name_len, "content-length");
+
+    if (!cl && !name_is(line, name_len, "transfer-encoding"))
+        return 0;
+    if (r->framing != FRAMING_NONE)
+        return refuse(why, "ambiguous framing: Content-Length or Transfer-Encoding twice or both");
+    value_trim(&v, &end);
+    if (cl) {
+        r->framing = FRAMING_LENGTH;
+        return length_parse(v, end, &r->content_length) == 0 ? 0
+                                                             : refuse(why, "bad Content-Length");
+    }
+    r->framing = FRAMING_CHUNKED;
+    if (end - v != 7 || strncasecmp(v, "chunked", 7) != 0)
+        return refuse(why, "Transfer-Encoding other than chunked");
+    if (strcmp(r->version, "HTTP/1.0") == 0)
+        return refuse(why, "Transfer-Encoding in an HTTP/1.0 request");
+    return 0;
+}
+
 /* Each line is "name:value" with a token name: no obs-fold, no space before
  * the colon (a classic request-smuggling disagreement). */
-static int headers_check(const char *head, size_t off, size_t head_len)
+static int headers_check(const char *head, size_t off, size_t head_len, struct http_req *r,
+                         const char **why)
 {
     while (off < head_len - 2) {
         const char *line = head + off, *eol = find_crlf(line, head + head_len);
@@ -154,6 +208,8 @@ static int headers_check(const char *head, size_t off, size_t head_len)
         while (p < eol && is_tchar((unsigned char)*p))
             p++;
         if (p == line || p == eol || *p != ':')
+            return refuse(why, "malformed header");
+        if (framing_line(line, (size_t)(p - line), eol, r, why) != 0)
             return -1;
         off = (size_t)(eol - head) + 2;
     }
@@ -174,9 +230,7 @@ int http_head_parse(const char *head, size_t head_len, struct http_req *r, const
     if (request_line_parse(head, (size_t)(eol - head), r, why) != 0)
         return -1;
     r->headers_off = (size_t)(eol - head) + 2;
-    if (headers_check(head, r->headers_off, head_len) != 0)
-        return refuse(why, "malformed header");
-    return 0;
+    return headers_check(head, r->headers_off, head_len, r, why);
 }
 
 static bool header_dropped(const char *line, size_t name_len)
@@ -184,7 +238,7 @@ static bool header_dropped(const char *line, size_t name_len)
     static const char *const drop[] = {"proxy-connection", "proxy-authorization", "connection",
                                        "keep-alive", "host"};
     for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-        if (strlen(drop[i]) == name_len && strncasecmp(line, drop[i], name_len) == 0)
+        if (name_is(line, name_len, drop[i]))
             return true;
     return false;
 }

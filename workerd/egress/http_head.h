@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define HTTP_HEAD_MAX 16384
 #define HTTP_METHOD_MAX 20
@@ -22,6 +23,10 @@ enum head_scan http_head_scan(const char *buf, size_t len, size_t *head_len);
 
 enum http_kind { HTTP_CONNECT, HTTP_ABSOLUTE };
 
+/* How the request's body ends (RFC 9112 6.3): where the next request would
+ * start, which the proxy must know to forward this request and no other. */
+enum http_framing { FRAMING_NONE, FRAMING_LENGTH, FRAMING_CHUNKED };
+
 struct http_req {
     enum http_kind kind;
     char method[HTTP_METHOD_MAX + 1];
@@ -31,9 +36,14 @@ struct http_req {
     size_t path_off, path_len; /* ABSOLUTE: the target after the authority */
     char version[9];           /* HTTP/1.0 or HTTP/1.1 */
     size_t headers_off;        /* first header line */
+    enum http_framing framing;
+    uint64_t content_length; /* FRAMING_LENGTH */
 };
 
-/* head is a HEAD_COMPLETE head. 0, or -1 with *why a short reason. */
+/* head is a HEAD_COMPLETE head. 0, or -1 with *why a short reason. Framing
+ * two parsers could read differently (Content-Length with Transfer-Encoding,
+ * two of either, a coding other than chunked) is refused: that is how a
+ * request is smuggled inside another's body. */
 int http_head_parse(const char *head, size_t head_len, struct http_req *r, const char **why);
 
 /* The origin-form request for the upstream server: the request line with the
