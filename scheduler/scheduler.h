@@ -46,7 +46,6 @@ void sandbox_spec_free(struct sandbox_spec *s);
 struct sched_conf {
     int create_timeout_ms;      /* how long a create may take to reach "running" */
     int grace_ms;               /* slack before corral-sched reclaims an abandoned create */
-    const char *gateway_secret; /* derives a secure sandbox's envd access token */
     int fleet_share;            /* % of the unscoped fleet's slots one workspace may hold */
     const char *env_secret;     /* the server secret: seals env vars (common/env_seal.h) */
     long long paused_max_ms;    /* a paused sandbox is killed after this long */
