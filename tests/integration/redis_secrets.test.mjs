@@ -11,7 +11,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { api, corralctl, eventually, newWorkspace, setLimit, RUN } from '../lib/corral.mjs';
+import { api, corralctl, eventually, newWorkspace, redis, setLimit, RUN } from '../lib/corral.mjs';
 import { aofText, dataDirText, everyValue } from '../lib/redis_dump.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
@@ -138,6 +138,20 @@ test('a create placed again after its worker died reaches the new worker with it
   const id = keep(r.body);
   assert.equal(r.body.worker_id, next.id, 'placed again on the live worker');
   assertDelivered(next, id);
+});
+
+// The heartbeat derives tokens, so it must not be an oracle: a create that
+// anyone who may write Redis puts on their own worker's stream, naming a
+// sandbox placed elsewhere, draws no token and is not delivered.
+test('a forged create on a worker\'s stream draws no token of a sandbox placed elsewhere', async () => {
+  const victim = [...made.keys()][0];
+  const thief = await worker(['nothing'], { start: false });
+  const stream = `corral:{ws:${thief.workspace}}:worker:${thief.id}:cmds`;
+  redis('XADD', stream, '*', 'type', 'create', 'sandbox',
+    JSON.stringify({ id: victim, workspace: A.id, template: TEMPLATE, envd_token_due: true }));
+  await thief.pollOnce();
+  assert.ok(!thief.received.some((c) => c.type === 'create'), JSON.stringify(thief.received));
+  assert.equal(redis('XLEN', stream), '0', 'the forged create was dropped');
 });
 
 test('an attacker with Redis finds no sandbox token: not in any key of any node, not in the AOF or any data file', async () => {
