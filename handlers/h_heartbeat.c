@@ -262,8 +262,8 @@ static int append_commands(struct request *req, const char *wid, struct command_
         json_t *cmd = json_pack("{s:s, s:s}", "id", c->id, "type", c->type);
         if (c->sandbox) {
             json_t *sb = json_loads(c->sandbox, 0, NULL);
-            if (sb && (open_env(req, wid, c->id, sb) != 0 ||
-                       add_envd_token(req, wid, c->id, sb) != 0)) {
+            if (sb &&
+                (open_env(req, wid, c->id, sb) != 0 || add_envd_token(req, wid, c->id, sb) != 0)) {
                 json_decref(sb);
                 json_decref(cmd);
                 continue;

@@ -79,10 +79,10 @@ static const char *internet_text(int internet)
 /* The workspace's limits are copied into the record, so that a redelivery or
  * a later start uses the values the sandbox was created with. The env vars
  * (users' secrets) are recorded only sealed (common/env_seal.h). */
-static int record_and_send(struct rconn *rc, const char *ws,
-                           const char *sbid, const struct sandbox_spec *spec,
-                           const struct placement *p, const long limits[WS_LIMIT_COUNT],
-                           int64_t deadline, const char *env_sealed)
+static int record_and_send(struct rconn *rc, const char *ws, const char *sbid,
+                           const struct sandbox_spec *spec, const struct placement *p,
+                           const long limits[WS_LIMIT_COUNT], int64_t deadline,
+                           const char *env_sealed)
 {
     char now[24], timeout[24], cpu[32], mem[24], pids[24], disk[24];
     const char *fv[] = {"id",
@@ -266,8 +266,7 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
      * caller asked (decision 0062). The caller gets the traffic token. */
     resolved->public_traffic = resolved->public_traffic && p.public_ok;
     env_sealed = env_seal(c->env_secret, sbid, spec->env_json);
-    if (!env_sealed ||
-        record_and_send(rc, ws, sbid, spec, &p, limits, deadline, env_sealed) != 0) {
+    if (!env_sealed || record_and_send(rc, ws, sbid, spec, &p, limits, deadline, env_sealed) != 0) {
         undo_create(rc, ws, sbid, &p);
         sched_error_set(err, 503, env_sealed ? "state store unavailable" : "cannot seal env vars");
         free(env_sealed);
@@ -319,8 +318,7 @@ static void spec_from_record(const struct sandbox_record *rec, struct sandbox_sp
 
 /* Reads the record again after the move (the worker gets what is now in
  * force) and sends it the create. 0, or -1. */
-static int send_moved(struct rconn *rc, const char *ws, const char *sbid,
-                      const struct placement *p)
+static int send_moved(struct rconn *rc, const char *ws, const char *sbid, const struct placement *p)
 {
     struct sandbox_record rec;
     int rv = -1;
