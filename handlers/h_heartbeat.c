@@ -13,11 +13,13 @@
  * the other threads always remain for API requests. */
 #include "clock.h"
 #include "command_poll.h"
+#include "commands.h"
 #include "env_seal.h"
 #include "handlers.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "respond.h"
+#include "sandbox_token.h"
 #include "snapshot.h"
 #include "worker_registry.h"
 #include "worker_store.h"
@@ -201,6 +203,56 @@ static int open_env(struct request *req, const char *wid, const char *entry, jso
     return -1;
 }
 
+/* 1 when the sandbox's record says it is secure and placed on this worker, 0
+ * when it does not (gone, or moved), -1 Redis. So a create written onto a
+ * stream by anyone but the scheduler never draws another sandbox's token. */
+static int placed_here_secure(struct request *req, const char *wid, const json_t *sb)
+{
+    const char *ws = json_string_value(json_object_get(sb, "workspace"));
+    const char *sbid = json_string_value(json_object_get(sb, "id"));
+    struct sandbox_record rec;
+    int found, ok;
+
+    if (!ws || !sbid)
+        return 0;
+    found = sandbox_read(req->rc, ws, sbid, &rec);
+    if (found < 0)
+        return -1;
+    ok = found == 1 && rec.secure && strcmp(rec.pool, req->cred.ws) == 0 &&
+         strcmp(rec.worker, wid) == 0;
+    sandbox_record_free(&rec);
+    return ok;
+}
+
+/* A secure sandbox's envd access token is never in Redis (decision 0067): the
+ * stored create says only that one is due, and it is derived here, from the
+ * gateway secret this process holds, into the answer that goes to the
+ * authenticated worker over TLS. The worker gets what it always got. A create
+ * whose sandbox is no longer this worker's is dropped (it would be killed
+ * anyway; without its token envd would be open). 0 delivered, 1 left for a
+ * later poll (Redis failed), -1 dropped. */
+static int add_envd_token(struct request *req, const char *wid, const char *entry, json_t *sb)
+{
+    const char *sbid = json_string_value(json_object_get(sb, "id"));
+    char token[SECRET_MAC_HEX];
+    int here;
+
+    if (!json_object_get(sb, CMD_ENVD_TOKEN_DUE))
+        return 0;
+    here = placed_here_secure(req, wid, sb);
+    if (here < 0)
+        return 1;
+    json_object_del(sb, CMD_ENVD_TOKEN_DUE);
+    if (here == 0) {
+        log_sandbox("info", sbid, NULL, "create: not placed on this worker any more; dropped");
+        command_ack(req->rc, req->cred.ws, wid, entry);
+        return -1;
+    }
+    sandbox_token(req->conf->gateway_secret, SANDBOX_TOKEN_ENVD, sbid, token);
+    json_object_set_new(sb, "envd_access_token", json_string(token));
+    return 0;
+}
+
 /* The commands as the worker gets them; a batch's rv passes through. */
 static int append_commands(struct request *req, const char *wid, struct command_batch *b, int rv,
                            json_t *out)
@@ -210,7 +262,8 @@ static int append_commands(struct request *req, const char *wid, struct command_
         json_t *cmd = json_pack("{s:s, s:s}", "id", c->id, "type", c->type);
         if (c->sandbox) {
             json_t *sb = json_loads(c->sandbox, 0, NULL);
-            if (sb && open_env(req, wid, c->id, sb) != 0) {
+            if (sb &&
+                (open_env(req, wid, c->id, sb) != 0 || add_envd_token(req, wid, c->id, sb) != 0)) {
                 json_decref(sb);
                 json_decref(cmd);
                 continue;

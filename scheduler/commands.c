@@ -2,7 +2,6 @@
 
 #include "accounts.h"
 #include "keys.h"
-#include "sandbox_token.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -11,10 +10,12 @@
 
 /* What the worker needs besides the basics: the egress policy (absent when the
  * sandbox has none), whether it is public, the per-sandbox limits (a record from before they were
- * recorded gets the workspace defaults) and a secure sandbox's envd token. */
-static void add_isolation(json_t *sb, const struct sandbox_record *rec, const char *gateway_secret)
+ * recorded gets the workspace defaults) and whether it is secure. Never the
+ * envd access token itself: the stream and the AOF would hold a working
+ * credential; the heartbeat derives it as it hands the command over
+ * (decision 0067). */
+static void add_isolation(json_t *sb, const struct sandbox_record *rec)
 {
-    char token[SECRET_MAC_HEX];
     long pids = rec->pids_limit ? rec->pids_limit : ws_limit_defs[WS_LIMIT_PIDS].dflt;
     long disk = rec->disk_mb ? rec->disk_mb : ws_limit_defs[WS_LIMIT_DISK_MB].dflt;
 
@@ -24,10 +25,8 @@ static void add_isolation(json_t *sb, const struct sandbox_record *rec, const ch
     json_object_set_new(sb, "public", json_boolean(rec->public_traffic));
     json_object_set_new(sb, "pids_limit", json_integer(pids));
     json_object_set_new(sb, "disk_mb", json_integer(disk));
-    if (rec->secure) {
-        sandbox_token(gateway_secret, SANDBOX_TOKEN_ENVD, rec->id, token);
-        json_object_set_new(sb, "envd_access_token", json_string(token));
-    }
+    if (rec->secure)
+        json_object_set_new(sb, CMD_ENVD_TOKEN_DUE, json_true());
 }
 
 /* The env vars stay sealed on the stream too: the heartbeat opens them as it
@@ -41,7 +40,7 @@ static void add_env(json_t *sb, const struct sandbox_record *rec)
         json_object_set_new(sb, "env_sealed", json_string(rec->env));
 }
 
-static char *create_payload(const struct sandbox_record *rec, const char *gateway_secret)
+static char *create_payload(const struct sandbox_record *rec)
 {
     json_t *sb =
         json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:o}", "id", rec->id, "workspace",
@@ -53,7 +52,7 @@ static char *create_payload(const struct sandbox_record *rec, const char *gatewa
 
     if (sb) {
         add_env(sb, rec);
-        add_isolation(sb, rec, gateway_secret);
+        add_isolation(sb, rec);
         if (*rec->volumes)
             json_object_set_new(sb, "volumes", sandbox_json_field(rec->volumes, "[]"));
         if (*rec->image) { /* from a snapshot: its image, under the template it came from */
@@ -80,10 +79,10 @@ static int xadd(struct rconn *rc, const char *pool, const char *wid, const char 
     return 0;
 }
 
-int command_send_create(struct rconn *rc, const char *gateway_secret, const char *pool,
-                        const char *wid, const struct sandbox_record *record)
+int command_send_create(struct rconn *rc, const char *pool, const char *wid,
+                        const struct sandbox_record *record)
 {
-    char *payload = create_payload(record, gateway_secret);
+    char *payload = create_payload(record);
     int rv;
 
     if (!payload)

@@ -10,11 +10,16 @@
 #include <jansson.h>
 #include "sandbox_store.h"
 
-/* Builds the create command from the sandbox's record. It carries the envd
- * access token of a secure sandbox, derived from gateway_secret, for the
- * worker to hand to envd. */
-int command_send_create(struct rconn *rc, const char *gateway_secret, const char *pool,
-                        const char *wid, const struct sandbox_record *record);
+/* A stored create's field in place of a secure sandbox's envd access token:
+ * no sandbox credential is ever written to Redis (decision 0067). The
+ * heartbeat replaces it with envd_access_token, derived from the gateway
+ * secret, as the command goes to the worker over TLS. */
+#define CMD_ENVD_TOKEN_DUE "envd_token_due"
+
+/* Builds the create command from the sandbox's record (env vars sealed, no
+ * token: see CMD_ENVD_TOKEN_DUE). */
+int command_send_create(struct rconn *rc, const char *pool, const char *wid,
+                        const struct sandbox_record *record);
 int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
 /* "pause" (freeze 1) or "resume": the worker freezes or thaws the container. */
 int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, const char *sbid,

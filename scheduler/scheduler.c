@@ -32,7 +32,6 @@ void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
 {
     sc->create_timeout_ms = (int)c->create_timeout_ms;
     sc->grace_ms = (int)c->grace_ms;
-    sc->gateway_secret = c->gateway_secret;
     sc->fleet_share = (int)c->fleet_share;
     sc->env_secret = c->server_secret;
     sc->paused_max_ms = (long long)c->paused_max_s * 1000;
@@ -80,10 +79,10 @@ static const char *internet_text(int internet)
 /* The workspace's limits are copied into the record, so that a redelivery or
  * a later start uses the values the sandbox was created with. The env vars
  * (users' secrets) are recorded only sealed (common/env_seal.h). */
-static int record_and_send(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                           const char *sbid, const struct sandbox_spec *spec,
-                           const struct placement *p, const long limits[WS_LIMIT_COUNT],
-                           int64_t deadline, const char *env_sealed)
+static int record_and_send(struct rconn *rc, const char *ws, const char *sbid,
+                           const struct sandbox_spec *spec, const struct placement *p,
+                           const long limits[WS_LIMIT_COUNT], int64_t deadline,
+                           const char *env_sealed)
 {
     char now[24], timeout[24], cpu[32], mem[24], pids[24], disk[24];
     const char *fv[] = {"id",
@@ -155,7 +154,7 @@ static int record_and_send(struct rconn *rc, const struct sched_conf *c, const c
         return -1;
     if (sandbox_read(rc, ws, sbid, &rec) != 1)
         return -1;
-    rv = command_send_create(rc, c->gateway_secret, p->pool, p->wid, &rec);
+    rv = command_send_create(rc, p->pool, p->wid, &rec);
     sandbox_record_free(&rec);
     return rv;
 }
@@ -267,8 +266,7 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
      * caller asked (decision 0062). The caller gets the traffic token. */
     resolved->public_traffic = resolved->public_traffic && p.public_ok;
     env_sealed = env_seal(c->env_secret, sbid, spec->env_json);
-    if (!env_sealed ||
-        record_and_send(rc, c, ws, sbid, spec, &p, limits, deadline, env_sealed) != 0) {
+    if (!env_sealed || record_and_send(rc, ws, sbid, spec, &p, limits, deadline, env_sealed) != 0) {
         undo_create(rc, ws, sbid, &p);
         sched_error_set(err, 503, env_sealed ? "state store unavailable" : "cannot seal env vars");
         free(env_sealed);
@@ -320,14 +318,13 @@ static void spec_from_record(const struct sandbox_record *rec, struct sandbox_sp
 
 /* Reads the record again after the move (the worker gets what is now in
  * force) and sends it the create. 0, or -1. */
-static int send_moved(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                      const char *sbid, const struct placement *p)
+static int send_moved(struct rconn *rc, const char *ws, const char *sbid, const struct placement *p)
 {
     struct sandbox_record rec;
     int rv = -1;
 
     if (sandbox_read(rc, ws, sbid, &rec) == 1)
-        rv = command_send_create(rc, c->gateway_secret, p->pool, p->wid, &rec);
+        rv = command_send_create(rc, p->pool, p->wid, &rec);
     sandbox_record_free(&rec);
     return rv;
 }
@@ -341,6 +338,8 @@ int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *
     struct sandbox_record rec;
     int found, moved;
 
+    (void)c; /* kept for its callers' sake: nothing of it is needed since the
+              * create no longer carries a token (decision 0067) */
     found = sandbox_read(rc, ws, sbid, &rec);
     if (found != 1) {
         sched_error_set(err, found == 0 ? 404 : 503,
@@ -356,7 +355,7 @@ int scheduler_replace(struct rconn *rc, const struct sched_conf *c, const char *
     moved = sandbox_move(rc, ws, sbid, dead_wid, p.pool, p.wid, p.runtime, tier_name(p.tier),
                          rec.egress_next ? rec.egress_next : "");
     sandbox_record_free(&rec);
-    if (moved != 1 || send_moved(rc, c, ws, sbid, &p) != 0) {
+    if (moved != 1 || send_moved(rc, ws, sbid, &p) != 0) {
         placement_release(rc, p.pool, p.wid, sbid);
         sched_error_set(err, 409, "sandbox is no longer pending");
         return -1;

@@ -44,12 +44,11 @@ struct sandbox_spec {
 void sandbox_spec_free(struct sandbox_spec *s);
 
 struct sched_conf {
-    int create_timeout_ms;      /* how long a create may take to reach "running" */
-    int grace_ms;               /* slack before corral-sched reclaims an abandoned create */
-    const char *gateway_secret; /* derives a secure sandbox's envd access token */
-    int fleet_share;            /* % of the unscoped fleet's slots one workspace may hold */
-    const char *env_secret;     /* the server secret: seals env vars (common/env_seal.h) */
-    long long paused_max_ms;    /* a paused sandbox is killed after this long */
+    int create_timeout_ms;   /* how long a create may take to reach "running" */
+    int grace_ms;            /* slack before corral-sched reclaims an abandoned create */
+    int fleet_share;         /* % of the unscoped fleet's slots one workspace may hold */
+    const char *env_secret;  /* the server secret: seals env vars (common/env_seal.h) */
+    long long paused_max_ms; /* a paused sandbox is killed after this long */
     /* corral.conf's ceilings (decision 0063): a create never gets more,
      * whatever its workspace stored; [WS_LIMIT_TIMEOUT] is sandbox_max_timeout_s,
      * the longest any sandbox lives in one go. */

@@ -5,7 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { api, corralctl, eventually, newWorkspace, redis, redisDirs, redisPorts, RUN } from '../lib/corral.mjs';
+import { api, corralctl, eventually, newWorkspace, redis, redisPorts, RUN } from '../lib/corral.mjs';
+import { aofText, everyValue } from '../lib/redis_dump.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -104,34 +105,6 @@ before(async () => {
   w.start();
 });
 after(async () => w.stop());
-
-// Commands run as corral-admin in one redis-cli (one command a line on stdin):
-// the answers, in order, one line each.
-function adminBatch(lines, port = PORT) {
-  const r = spawnSync('redis-cli', ['--no-auth-warning', '--user', 'corral-admin', '-p', port],
-    { input: `${lines.join('\n')}\n`, encoding: 'latin1', maxBuffer: 1 << 28,
-      env: { ...process.env, REDISCLI_AUTH: readFileSync(`${RUN}/redis-admin-password`, 'utf8').trim() } });
-  return r.stdout;
-}
-
-// Every key's value as an admin reads it, and DUMP's serialized form, on
-// every node.
-function everyValue() {
-  return redisPorts().map((port) => {
-    const keys = adminBatch(['SCAN 0 COUNT 1000000'], port).split('\n').slice(1).filter(Boolean);
-    const types = adminBatch(keys.map((k) => `TYPE ${k}`), port).trim().split('\n');
-    assert.equal(types.length, keys.length);
-    const read = { string: 'GET %', hash: 'HGETALL %', stream: 'XRANGE % - +', list: 'LRANGE % 0 -1',
-      set: 'SMEMBERS %', zset: 'ZRANGE % 0 -1' };
-    return adminBatch(keys.flatMap((k, i) => [(read[types[i]] || 'TYPE %').replace('%', k), `DUMP ${k}`]), port);
-  }).join('\n');
-}
-
-// Every node's AOF files (appenddirname: Redis's default, appendonlydir).
-function aofText() {
-  return redisDirs().flatMap((d) => readdirSync(`${d}/appendonlydir`).map((f) => readFileSync(`${d}/appendonlydir/${f}`, 'latin1')))
-    .join('\n');
-}
 
 test('env vars: the worker gets them, but no Redis key and no AOF file holds them in clear', async () => {
   const secret = `s3cret-${Math.random().toString(16).slice(2)}-value`;
