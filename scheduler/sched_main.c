@@ -18,19 +18,43 @@
 
 static volatile sig_atomic_t stopping;
 
+/* Liveness is judged only on time the store could be reached (issue 34): a
+ * worker whose heartbeats were refused because Redis was down or failing
+ * over is not dead. So after any sweep that could not reach the store, and at
+ * start (this process has not watched the store until now), no worker is
+ * declared dead until a full lease has passed with the store up: every live
+ * worker renews in that time. A worker that truly stopped is declared dead
+ * one lease later than it would have been. */
+static long long grace_until_ms;
+
+static void store_unreachable(long lease_ms)
+{
+    grace_until_ms = clock_now_ms() + lease_ms;
+}
+
+static int in_grace(void)
+{
+    return clock_now_ms() < grace_until_ms;
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
     stopping = 1;
 }
 
-static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
+static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick, long lease_ms)
 {
     redisReply *ws = rconn_cmd(rc, 0, "SMEMBERS " K_WORKSPACES);
+    int judge;
 
-    if (!ws)
+    if (!ws) {
+        store_unreachable(lease_ms);
         return;
-    sweep_dead_workers(rc, c, "");
+    }
+    judge = !in_grace();
+    if (judge && sweep_dead_workers(rc, c, "") < 0)
+        store_unreachable(lease_ms);
     if (tick % 10 == 0)
         sweep_worker_slots(rc, "", 30000);
     /* Appends trim as they go; this trims the streams nothing is appended to. */
@@ -40,7 +64,8 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick)
         const char *id = ws->element[i]->str;
         /* Whatever this workspace's sweeps log is about it. */
         log_ctx_set(LOG_WORKSPACE, id);
-        sweep_dead_workers(rc, c, id);
+        if (judge && sweep_dead_workers(rc, c, id) < 0)
+            store_unreachable(lease_ms);
         sweep_timeouts(rc, c, id);
         sweep_abandoned_creates(rc, id);
         sweep_abandoned_waits(rc, id);
@@ -82,8 +107,9 @@ int main(int argc, char **argv)
     sched_conf_init(&sc, &conf);
     corral_conf_rconn(&conf, &rc);
     log_info("sweeping every %ld ms", conf.sweep_ms);
+    store_unreachable(conf.lease_ms);
     for (long tick = 0; !stopping; tick++) {
-        sweep_once(&rc, &sc, tick);
+        sweep_once(&rc, &sc, tick, conf.lease_ms);
         clock_sleep_ms(conf.sweep_ms);
     }
     rconn_close(&rc);

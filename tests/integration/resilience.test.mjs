@@ -151,3 +151,35 @@ test('Redis stopped: 503 promptly; restarted: full service with nothing lost (AO
   const again = await api('POST', '/v1/sandboxes', { key: A.member, body: {} });
   assert.equal(again.status, 201, again.raw);
 });
+
+// Issue 34: liveness is judged only on time the store could be reached. Redis
+// is down for longer than a worker's lease, and the worker (as a real one in
+// backoff) heartbeats only 2 s after it is back: it is still enrolled, its
+// sandbox still runs. Before, corral-sched declared it dead the moment Redis
+// answered again, since its lease had run out while nobody could renew it.
+test('Redis down longer than a lease: no worker declared dead, no sandbox lost', async () => {
+  let A = newWorkspace();
+  for (let i = 0; i < 30 && redisPortOf(`corral:{ws:${A.id}}:sbs`) !== redisPorts()[0]; i++) A = newWorkspace();
+  assert.equal(redisPortOf(`corral:{ws:${A.id}}:sbs`), redisPorts()[0], 'a workspace on the first node');
+  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
+  await w.handshake();
+  workers.push(w.start());
+  const r = await api('POST', '/v1/sandboxes', { key: A.member, body: {} });
+  assert.equal(r.status, 201, r.raw);
+  const lease = Number(process.env.CORRAL_LEASE_MS || 5000);
+  await w.stop();
+  stack('stop-redis');
+  await sleep(lease + 3000);
+  stack('start-redis');
+  await eventually(async () => (await api('GET', `/v1/sandboxes/${r.body.sandbox_id}`, { key: A.member })).status === 200,
+    { what: 'service after Redis restart' });
+  await sleep(2000);
+  const beat = await w.pollOnce();
+  assert.equal(beat.status, 200, `the worker's first heartbeat after the outage: ${beat.raw || beat.status}`);
+  w.start();
+  await sleep(lease + 1000); // past any grace: its heartbeats now keep it
+  const g = await api('GET', `/v1/sandboxes/${r.body.sandbox_id}`, { key: A.member });
+  assert.equal(g.body.state, 'running', g.raw);
+  const mine = (await api('GET', '/v1/workers', { key: A.member })).body.workers;
+  assert.ok(mine.some((x) => (x.id || x.worker_id) === w.id), 'the worker is still enrolled');
+});
