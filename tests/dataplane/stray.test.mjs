@@ -10,8 +10,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
+import https from 'node:https';
+import path from 'node:path';
 import tls from 'node:tls';
-import { GW_PORT, gatewaySignature, gw, rawDataport, setDataport, setupWorld, sleep } from './lib.mjs';
+import { corralctl, newWorkspace } from '../lib/corral.mjs';
+import {
+  DEADPORT, DP_DIR, GW_PORT, Worker, createSandbox, gatewaySignature, gw, rawDataport, setDataport, setupWorld, sleep,
+} from './lib.mjs';
 
 const APP_PORT = 8101;
 const DP_PID = Number(process.env.DP_PID);
@@ -177,4 +182,75 @@ test('a 204 whose claimed body comes late is never another client\'s answer', as
   const v = await victim;
   assert.doesNotMatch(String(v.raw), /SECRET/);
   assert.equal(v.body, 'answer /victim-late');
+});
+
+// The other hop: nginx keeps its connections to data ports, across clients.
+// A data port writes nothing between answers, but nginx must not count on
+// it: here one that does (played on the listed address where nothing
+// listens otherwise: it vouches for its answers, then speaks unasked on the
+// connection nginx keeps). nginx's workers are frozen for a moment, so that
+// the next client's request (on its own kept connection to the gateway) and
+// the stray bytes wait for them together, the request first.
+function fakeDataport() {
+  const socks = [];
+  const [host, port] = DEADPORT.split(':');
+  const srv = net.createServer((sock) => {
+    socks.push(sock);
+    let got = '';
+    sock.on('data', (d) => {
+      got += d;
+      for (let end; (end = got.indexOf('\r\n\r\n')) >= 0; got = got.slice(end + 4)) {
+        const head = got.slice(0, end);
+        const sig = /\r\nX-Corral-Gateway: *(\S+)/i.exec(head)?.[1] ?? '';
+        const body = `answer ${head.split(' ')[1]}`;
+        sock.write(`HTTP/1.1 200 OK\r\nX-Corral-Keep: ${sig}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      }
+    });
+    sock.on('error', () => {});
+  });
+  return new Promise((resolve) => srv.listen(Number(port), host, () => resolve({
+    socks, close: () => new Promise((r) => { for (const x of socks) x.destroy(); srv.close(r); }),
+  })));
+}
+
+const nginxWorkers = () => {
+  const master = fs.readFileSync(path.join(DP_DIR, 'nginx.pid'), 'utf8').trim();
+  return fs.readFileSync(`/proc/${master}/task/${master}/children`, 'utf8').trim().split(/\s+/).map(Number);
+};
+
+test('bytes on a connection nginx keeps to a data port are never another client\'s answer', async () => {
+  const ws = newWorkspace();
+  const join = corralctl('join-token', 'create', '--workspace', ws.id).token;
+  const worker = await new Worker(join, DEADPORT).handshake();
+  worker.start();
+  const dp = await fakeDataport();
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const sb = await createSandbox(ws.member, {});
+    const target = { id: sb.sandboxID, port: 49983 };
+    for (let round = 0; round < 3; round++) {
+      // the victim's connection to the gateway, and nginx's kept one to the data port
+      const warm = await gw('GET', `/warm/${round}`, { target, agent });
+      assert.equal(warm.body, `answer /warm/${round}`);
+      const kept = dp.socks.filter((x) => !x.destroyed);
+      const workers = nginxWorkers();
+      let victim;
+      for (const pid of workers) process.kill(pid, 'SIGSTOP');
+      try {
+        victim = gw('GET', `/victim/${round}`, { target, agent });
+        await sleep(200);
+        for (const x of kept) x.write(EVIL);
+        await sleep(100);
+      } finally {
+        for (const pid of workers) process.kill(pid, 'SIGCONT');
+      }
+      const v = await victim;
+      assert.doesNotMatch(String(v.raw), /SECRET/, `round ${round}: the victim got the stray bytes`);
+      assert.equal(v.body, `answer /victim/${round}`);
+    }
+  } finally {
+    agent.destroy();
+    await dp.close();
+    await worker.stop();
+  }
 });
