@@ -105,8 +105,8 @@ static int resolve_cached(void *ud, const char *sandbox_id, char *ip_out, size_t
 int main(int argc, char **argv)
 {
     static struct files f;
-    struct dataport_hooks hooks = {.ud = &f, .worker_key = worker_key, .resolve = resolve,
-                                  .resolve_cached = resolve_cached};
+    struct dataport_hooks hooks = {
+        .ud = &f, .worker_key = worker_key, .resolve = resolve, .resolve_cached = resolve_cached};
 
     if (argc != 4) {
         fprintf(stderr, "usage: %s LISTEN KEYFILE MAPFILE\n", argv[0]);
