@@ -84,16 +84,16 @@ function rawGateway(method, path) {
       s.write(`${method} ${path} HTTP/1.1\r\nHost: localhost\r\nE2b-Sandbox-Id: ${w.B.id}\r\n` +
         `E2b-Sandbox-Port: ${APP_PORT}\r\nConnection: close\r\n\r\n`));
     let out = '';
+    const cut = setTimeout(() => { s.destroy(); resolve(out); }, 5000); // bounded
     s.on('data', (d) => { out += d; });
-    s.on('end', () => resolve(out));
-    s.on('error', reject);
-    setTimeout(() => { s.destroy(); resolve(out); }, 5000);
+    s.on('end', () => { clearTimeout(cut); resolve(out); });
+    s.on('error', (e) => { clearTimeout(cut); reject(e); });
   });
 }
 
 // What the data port itself answers (what nginx reads), on a connection that ends after it.
-function rawDataportGet(path, method = 'GET') {
-  return rawDataport(`${method} ${path} HTTP/1.1\r\nHost: x\r\nX-Corral-Sandbox: ${w.B.id}\r\n` +
+function rawDataportGet(path) {
+  return rawDataport(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Corral-Sandbox: ${w.B.id}\r\n` +
     `X-Corral-Port: ${APP_PORT}\r\nX-Corral-Gateway: ${gatewaySignature(w.worker.dataKey, w.B.id, APP_PORT)}\r\n\r\n`);
 }
 
