@@ -75,9 +75,32 @@ ngx_http_corral_data_balancer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_memzero(us, sizeof(ngx_http_upstream_server_t));
     us->down = 1;
 
+    /* how ngx_http_corral_balanced knows this upstream (no address) */
+
+    ngx_str_set(&us->name, "corral_data_balancer");
+
     uscf->peer.init_upstream = ngx_http_corral_balancer_init;
 
     return NGX_CONF_OK;
+}
+
+
+/* 1 when corral_data_balancer serves uscf (its stand-in is the one server) */
+
+ngx_uint_t
+ngx_http_corral_balanced(ngx_http_upstream_srv_conf_t *uscf)
+{
+    ngx_http_upstream_server_t  *us;
+
+    if (uscf->servers == NULL || uscf->servers->nelts != 1) {
+        return 0;
+    }
+
+    us = uscf->servers->elts;
+
+    return us->naddrs == 0 && us->name.len == sizeof("corral_data_balancer") - 1
+           && ngx_strncmp(us->name.data, "corral_data_balancer",
+                          us->name.len) == 0;
 }
 
 

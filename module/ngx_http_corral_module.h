@@ -34,6 +34,7 @@ typedef struct {
 
 char *ngx_http_corral_data_balancer(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+ngx_uint_t ngx_http_corral_balanced(ngx_http_upstream_srv_conf_t *uscf);
 ngx_int_t ngx_http_corral_keep_init(ngx_conf_t *cf);
 
 

@@ -458,7 +458,8 @@ static int take_response_head(struct dp_conn *c, size_t hl)
     }
     if (r.status < 200) /* 100, 102, 103: nginx would take one for the answer */
         return skip_interim(c, hl);
-    c->resp_keep = r.keep;
+    /* a bodiless answer claiming a body: its claimed bytes would follow its end */
+    c->resp_keep = r.keep && !dataport_resp_false_body(&r, c->h.head_method);
     dataport_resp_body(&r, c->h.head_method, &c->resp);
     body = dataport_body_feed(&c->resp, c->rh + hl, rest);
     if (body < 0)
@@ -552,7 +553,7 @@ static int finish(struct dp_conn *c)
     free(c->fwd);
     c->fwd = NULL;
     if (keep_up)
-        pool_put(c->loop, c->up);
+        pool_put(c->loop, c->up); /* which closes it instead if bytes came after the end */
     else
         up_close(c->loop, c->up);
     c->up = NULL;

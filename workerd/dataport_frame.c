@@ -260,9 +260,20 @@ int dataport_resp_parse(const char *buf, size_t len, struct dataport_resp *r, co
     return 0;
 }
 
+/* RFC 9112 section 6.3: these end at their head. */
+static int bodiless(const struct dataport_resp *r, int head_request)
+{
+    return head_request || r->status == 204 || r->status == 304 || r->status < 200;
+}
+
+int dataport_resp_false_body(const struct dataport_resp *r, int head_request)
+{
+    return bodiless(r, head_request) && (r->chunked || r->cl > 0);
+}
+
 void dataport_resp_body(const struct dataport_resp *r, int head_request, struct dataport_body *b)
 {
-    if (head_request || r->status == 204 || r->status == 304 || r->status < 200)
+    if (bodiless(r, head_request))
         dataport_body_init(b, DP_BODY_NONE, 0);
     else if (r->chunked)
         dataport_body_init(b, DP_BODY_CHUNKED, 0);
@@ -272,10 +283,27 @@ void dataport_resp_body(const struct dataport_resp *r, int head_request, struct 
         dataport_body_init(b, DP_BODY_CLOSE, 0);
 }
 
+/* Whether the header line at p (n bytes, its CRLF included) is named name. */
+static int line_named(const char *p, size_t n, const char *name)
+{
+    size_t nl = strlen(name);
+
+    return n > nl && p[nl] == ':' && strncasecmp(p, name, nl) == 0;
+}
+
+/* A line the gateway does not get: the sandbox's X-Corral-*, a 204's framing. */
+static int line_dropped(const char *p, size_t n, int no_content)
+{
+    return strncasecmp(p, "X-Corral-", 9) == 0 ||
+           (no_content &&
+            (line_named(p, n, "Content-Length") || line_named(p, n, "Transfer-Encoding")));
+}
+
 size_t dataport_resp_forward(const char *head, size_t len, const char *keep, char *out)
 {
     const char *p = head, *end = head + len;
     char *o = out;
+    int no_content = len > 12 && memcmp(head + 8, " 204", 4) == 0;
 
     while (p < end) {
         const char *eol = memmem(p, (size_t)(end - p), "\r\n", 2);
@@ -286,7 +314,7 @@ size_t dataport_resp_forward(const char *head, size_t len, const char *keep, cha
                           keep ? keep : "", keep ? "\r\n" : "");
             break;
         }
-        if (p == head || strncasecmp(p, "X-Corral-", 9) != 0) {
+        if (p == head || !line_dropped(p, n, no_content)) {
             memcpy(o, p, n);
             o += n;
         }

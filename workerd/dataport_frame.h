@@ -55,16 +55,25 @@ struct dataport_resp {
 int dataport_resp_parse(const char *buf, size_t len, struct dataport_resp *r, const char **why);
 
 /* How the body of response r to a request (HEAD or not) is delimited, as
- * RFC 9112 section 6.3 and nginx's proxy module delimit it. 1xx and upgrades
- * are the caller's. */
+ * RFC 9112 section 6.3 and nginx's proxy module delimit it: a 204, a 304, a
+ * 1xx or an answer to HEAD ends at its head, whatever Content-Length or
+ * Transfer-Encoding it claims. 1xx and upgrades are the caller's. */
 void dataport_resp_body(const struct dataport_resp *r, int head_request, struct dataport_body *b);
+
+/* 1 when r cannot have a body (as above) yet claims one: Transfer-Encoding,
+ * or a Content-Length above 0. Its sender frames messages in a way nobody
+ * reads them, so the bytes it claims would come after the response's end:
+ * its connection is closed, never reused (decision 0066). */
+int dataport_resp_false_body(const struct dataport_resp *r, int head_request);
 
 /* Room dataport_resp_forward may add to a head. */
 #define DATAPORT_KEEP_EXTRA 160
 
 /* Writes into out (len + DATAPORT_KEEP_EXTRA bytes) the response head the
  * gateway gets: without any X-Corral-* line the sandbox wrote (it cannot
- * speak for the data port) and, when keep is not NULL (at most 127 bytes),
+ * speak for the data port), without Content-Length or Transfer-Encoding in
+ * a 204 (RFC 9110 forbids both there: no client sees a 204 with a body
+ * length) and, when keep is not NULL (at most 127 bytes),
  * with "X-Corral-Keep: <keep>": the data port's word that the gateway may
  * send its next request on this connection (decision 0051). Its length. */
 size_t dataport_resp_forward(const char *head, size_t len, const char *keep, char *out);

@@ -157,7 +157,7 @@ void conn_refuse(int fd, int code, const char *msg);
 
 /* dataport_pool.c */
 struct dp_up *pool_take(struct dp_loop *l, const char *key);
-void pool_put(struct dp_loop *l, struct dp_up *u);
+void pool_put(struct dp_loop *l, struct dp_up *u);  /* or closes u, if not clean */
 void pool_drop(struct dp_loop *l, struct dp_up *u); /* an idle one closed or expired */
 void pool_expire(struct dp_loop *l);
 void up_close(struct dp_loop *l, struct dp_up *u);

@@ -5,7 +5,16 @@
  * few per key, a bound in all; unused for DATAPORT_POOL_IDLE it is closed,
  * and any event on an idle one (the sandbox closed it, or sent bytes nobody
  * asked for) closes it too. A list is enough: it is searched from the most
- * recently kept, which is where a busy sandbox's connections are. */
+ * recently kept, which is where a busy sandbox's connections are.
+ *
+ * Kept only when known clean (decision 0066): a byte that arrives after a
+ * response's end and before the next request is sent would be read as the
+ * answer to that request, another client's. The event above does not catch
+ * all of them: bytes that came while the exchange still ran (its response
+ * complete, the gateway still reading) raise no event once idle, and an
+ * event in the same batch as the next request may come after it. So the
+ * socket itself is asked, without reading, when a connection is kept and
+ * again when it is taken. */
 #include "dataport_loop.h"
 
 #include <errno.h>
@@ -20,6 +29,15 @@
 void up_close(struct dp_loop *l, struct dp_up *u)
 {
     dp_loop_bury(l, &u->ep);
+}
+
+/* 1 when nothing is waiting to be read on u: no byte, no end, no error. */
+static int up_clean(const struct dp_up *u)
+{
+    char c;
+    ssize_t r = recv(u->ep.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
 static void unlink_idle(struct dp_loop *l, struct dp_up *u)
@@ -42,11 +60,17 @@ void pool_drop(struct dp_loop *l, struct dp_up *u)
 
 struct dp_up *pool_take(struct dp_loop *l, const char *key)
 {
-    for (struct dp_up *u = l->idle; u; u = u->next) {
+    struct dp_up *u = l->idle, *next;
+
+    for (; u; u = next) {
+        next = u->next;
         if (strcmp(u->key, key) != 0)
             continue;
-        /* no check here: an event on an idle one has closed it already, and
-         * a close that crosses this reuse is retried (dataport_conn.c) */
+        if (!up_clean(u)) { /* spoke unasked or closed, its event not seen yet */
+            pool_drop(l, u);
+            continue;
+        }
+        /* a close that crosses this reuse is retried (dataport_conn.c) */
         unlink_idle(l, u);
         u->reused = 1;
         return u;
@@ -60,6 +84,10 @@ void pool_put(struct dp_loop *l, struct dp_up *u)
     int same = 0;
 
     u->conn = NULL;
+    if (!up_clean(u)) { /* bytes after the response's end, or the sandbox closed */
+        up_close(l, u);
+        return;
+    }
     /* fewer kept than one key may hold: no bound can be reached, no walk */
     for (p = l->nidle < POOL_PER_KEY ? NULL : l->idle; p; p = p->next) {
         last = p;

@@ -6,7 +6,10 @@
  * worker's handshake and its creates: KEYFILE holds the worker key (the
  * handshake's data_key), MAPFILE lines "SANDBOX=IP" (the sandboxes this
  * "worker" runs and where); "SANDBOX=IP slow" answers after 300 ms, as a
- * dockerd under load would. Every lookup appends the sandbox's id to
+ * dockerd under load would; "SANDBOX=IP cached" is answered inside the event
+ * loop (resolve_cached), as workerd's cache answers for a running sandbox,
+ * so that its requests meet the loop's other events in the order workerd's
+ * do. Every lookup appends the sandbox's id to
  * MAPFILE.lookups. Runs until killed. */
 #include "dataport.h"
 #include "log.h"
@@ -50,9 +53,11 @@ static void note_lookup(const struct files *f, const char *sandbox_id)
     fclose(fp);
 }
 
-static int resolve(void *ud, const char *sandbox_id, char *ip_out, size_t len)
+/* sandbox_id's line of MAPFILE: its address into ip_out and its mark ("slow",
+ * "cached" or "") into mark. 0, or -1. */
+static int map_find(const struct files *f, const char *sandbox_id, char *ip_out, size_t len,
+                    char *mark, size_t mark_len)
 {
-    const struct files *f = ud;
     FILE *fp = fopen(f->mapfile, "r");
     size_t idl = strlen(sandbox_id);
     char line[256];
@@ -60,16 +65,15 @@ static int resolve(void *ud, const char *sandbox_id, char *ip_out, size_t len)
 
     if (!fp)
         return -1;
-    note_lookup(f, sandbox_id);
     while (rc != 0 && fgets(line, sizeof(line), fp)) {
-        char *eq = strchr(line, '='), *slow;
+        char *eq = strchr(line, '='), *sp;
         line[strcspn(line, "\r\n")] = '\0';
         if (!eq || (size_t)(eq - line) != idl || strncmp(line, sandbox_id, idl) != 0)
             continue;
-        if ((slow = strstr(eq, " slow")) != NULL) {
-            *slow = '\0';
-            usleep(300 * 1000);
-        }
+        sp = strchr(eq, ' ');
+        snprintf(mark, mark_len, "%s", sp ? sp + 1 : "");
+        if (sp)
+            *sp = '\0';
         if (snprintf(ip_out, len, "%s", eq + 1) < (int)len)
             rc = 0;
     }
@@ -77,10 +81,32 @@ static int resolve(void *ud, const char *sandbox_id, char *ip_out, size_t len)
     return rc;
 }
 
+static int resolve(void *ud, const char *sandbox_id, char *ip_out, size_t len)
+{
+    char mark[16];
+    int rc;
+
+    note_lookup(ud, sandbox_id);
+    rc = map_find(ud, sandbox_id, ip_out, len, mark, sizeof(mark));
+    if (rc == 0 && strcmp(mark, "slow") == 0)
+        usleep(300 * 1000);
+    return rc;
+}
+
+static int resolve_cached(void *ud, const char *sandbox_id, char *ip_out, size_t len)
+{
+    char mark[16];
+
+    if (map_find(ud, sandbox_id, ip_out, len, mark, sizeof(mark)) != 0)
+        return -1;
+    return strcmp(mark, "cached") == 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     static struct files f;
-    struct dataport_hooks hooks = {.ud = &f, .worker_key = worker_key, .resolve = resolve};
+    struct dataport_hooks hooks = {
+        .ud = &f, .worker_key = worker_key, .resolve = resolve, .resolve_cached = resolve_cached};
 
     if (argc != 4) {
         fprintf(stderr, "usage: %s LISTEN KEYFILE MAPFILE\n", argv[0]);

@@ -96,6 +96,8 @@ export DP_DEADPORT="127.0.0.1:$DEAD_PORT"
 export DP_DOMAIN=$DOMAIN DP_KEYFILE="$T/dataport.key" DP_MAPFILE="$T/dataport.map"
 export DP_GATEWAY_CA="$NGX/tls/server.crt" ENVD_BIN="$ROOT/$BUILD/stack/bin/envd"
 export DP_REDIS_PORT=$CORRAL_REDIS_PORT DP_ERROR_LOG="$NGX/error.log" DP_MODULE_SO="$SO"
+# the data port's pid: stray.test.mjs freezes it for a moment (a busy loop, made certain)
+export DP_PID
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(tests/dataplane/*.test.mjs)

@@ -148,6 +148,77 @@ static void test_response_heads(void)
     }
 }
 
+/* A bodiless answer (HEAD, 204, 304) with a body length, as hostile code in
+ * a sandbox would send it, the claimed bytes right behind: the response ends
+ * at its head (none of them is the body), and the connection is marked for
+ * closing; one that claims nothing stays keepable. */
+static int false_body(const char *text, int head_request)
+{
+    struct dataport_resp r;
+    struct dataport_body b;
+    const char *why = NULL;
+    const char *end = strstr(text, "\r\n\r\n") + 4;
+    size_t hl = (size_t)(end - text);
+
+    if (dataport_resp_parse(text, hl, &r, &why) != 0)
+        return -1;
+    dataport_resp_body(&r, head_request, &b);
+    if (!b.done || dataport_body_feed(&b, end, strlen(end)) != 0)
+        return -1;
+    return dataport_resp_false_body(&r, head_request);
+}
+
+static void test_false_bodies(void)
+{
+    CHECK(false_body("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n0123456789", 0) == 1);
+    CHECK(false_body("HTTP/1.1 304 Not Modified\r\nContent-Length: 6\r\n\r\nSECRET", 0) == 1);
+    CHECK(false_body("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSECRET", 1) == 1);
+    CHECK(false_body("HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "6\r\nSECRET\r\n0\r\n\r\n",
+                     0) == 1);
+    CHECK(false_body("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 1) == 1);
+    /* claiming nothing: kept */
+    CHECK(false_body("HTTP/1.1 204 No Content\r\n\r\n", 0) == 0);
+    CHECK(false_body("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", 0) == 0);
+    CHECK(false_body("HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n", 0) == 0);
+}
+
+/* Bytes after a response's end, in the read that ended it: the body takes
+ * only its own, whatever the pieces, so the rest is seen as stray (the data
+ * port then closes that connection rather than keep it). */
+static int stray_after(const char *head_text, const char *after, long long want)
+{
+    static const size_t steps[] = {1, 2, 5, 100000};
+    struct dataport_resp r;
+    const char *why = NULL;
+
+    if (dataport_resp_parse(head_text, strlen(head_text), &r, &why) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        struct dataport_body b;
+        long long used;
+
+        dataport_resp_body(&r, 0, &b);
+        used = feed(&b, after, steps[i]);
+        if (used != want || !b.done || (size_t)used >= strlen(after))
+            return 0;
+    }
+    return 1;
+}
+
+static void test_stray_bytes(void)
+{
+    const char *evil = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSECRET";
+    char buf[256];
+
+    snprintf(buf, sizeof(buf), "ok%s", evil);
+    CHECK(stray_after("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", buf, 2));
+    snprintf(buf, sizeof(buf), "2\r\nok\r\n0\r\n\r\n%s", evil);
+    CHECK(stray_after("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", buf, 12));
+    snprintf(buf, sizeof(buf), "0\r\nX-T: 1\r\n\r\n\r\n"); /* a CRLF past the trailers */
+    CHECK(stray_after("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", buf, 13));
+}
+
 static int forwards(const char *head, const char *keep, const char *want)
 {
     char out[1024];
@@ -167,6 +238,16 @@ static void test_response_forward(void)
                    NULL, "HTTP/1.1 200 OK\r\nA: b\r\n\r\n"));
     CHECK(forwards("HTTP/1.1 204 No Content\r\nX-Corral-Keep: forged\r\n\r\n", "123:abc",
                    "HTTP/1.1 204 No Content\r\nX-Corral-Keep: 123:abc\r\n\r\n"));
+    /* a 204 reaches nobody with a body length; a 304's or a 200's is kept */
+    CHECK(forwards("HTTP/1.1 204 No Content\r\ncontent-length: 10\r\nA: b\r\n"
+                   "Transfer-Encoding: chunked\r\n\r\n",
+                   NULL, "HTTP/1.1 204 No Content\r\nA: b\r\n\r\n"));
+    CHECK(forwards("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", NULL,
+                   "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n"));
+    CHECK(forwards("HTTP/1.1 200 OK\r\nContent-Length-X: 1\r\nContent-Length: 2\r\n\r\n", NULL,
+                   "HTTP/1.1 200 OK\r\nContent-Length-X: 1\r\nContent-Length: 2\r\n\r\n"));
+    CHECK(forwards("HTTP/1.1 204 No Content\r\nContent-Length-X: 1\r\n\r\n", NULL,
+                   "HTTP/1.1 204 No Content\r\nContent-Length-X: 1\r\n\r\n"));
 }
 
 /* The request's body framing from its head. */
@@ -238,6 +319,8 @@ void unit_dataport_frame(int *total_passed, int *total_failed)
     test_chunked();
     test_length();
     test_response_heads();
+    test_false_bodies();
+    test_stray_bytes();
     test_response_forward();
     test_request_framing();
     *total_passed += passed;
