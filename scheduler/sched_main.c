@@ -29,6 +29,10 @@ static long long grace_until_ms;
 
 static void store_unreachable(long lease_ms)
 {
+    if (clock_now_ms() >= grace_until_ms)
+        log_warn("the store is unreachable: no worker is judged dead until a lease (%ld ms) has "
+                 "passed with it reachable",
+                 lease_ms);
     grace_until_ms = clock_now_ms() + lease_ms;
 }
 
