@@ -103,12 +103,12 @@ profile_settings() {
     # Requests in progress at once (nginx limit_conn, decision 0068): per
     # client address on the API and on the data plane, and per sandbox.
     # dev runs the production defaults (conf/install.sh's). The suites run
-    # from one address, 127.0.0.1 (test: the integration suite sends 100 at
-    # once; the e2b suite's SDKs all come from the gateway hosts' bridge);
-    # bench is one client measuring the whole gateway (1,000 streams held
-    # from one address).
-    CONN_API=64 CONN_DATA=512 CONN_SANDBOX=256
-    [ "$PROFILE" = test ] && CONN_API=256 CONN_DATA=256 CONN_SANDBOX=64
+    # from one address, 127.0.0.1: test keeps the data plane's defaults (the
+    # integration and e2b suites hold far fewer streams) but raises the API's
+    # (admission.test.mjs sends 200 creates at once); bench is one client
+    # measuring the whole gateway (1,000 streams held from one address).
+    CONN_API=64 CONN_DATA=256 CONN_SANDBOX=128
+    [ "$PROFILE" = test ] && CONN_API=512
     [ "$PROFILE" = bench ] && CONN_API=4096 CONN_DATA=4096 CONN_SANDBOX=1024
     CONN_API=${CORRAL_CONN_API:-$CONN_API}
     CONN_DATA=${CORRAL_CONN_DATA:-$CONN_DATA}

@@ -49,7 +49,7 @@ function connect(port, from) {
       ALPNProtocols: ['http/1.1'] });
     s.data = Buffer.alloc(0);
     s.on('data', (d) => { s.data = Buffer.concat([s.data, d]); });
-    s.closed = new Promise((ok) => s.on('close', () => { s.closedAt = Date.now(); ok(); }));
+    s.ended = new Promise((ok) => s.on('close', () => { s.closedAt = Date.now(); ok(); }));
     s.on('error', () => { /* seen as close */ });
     s.once('secureConnect', () => { s.openedAt = Date.now(); resolve(s); });
     s.once('error', reject);
@@ -202,7 +202,7 @@ test(`data plane: ${DATA_BUDGET} streams from one address are all it gets; anoth
     const other = await once(GATEWAY_PORT, '127.0.0.9', stream(sandboxes[0], '/probe'));
     assert.equal(other.status, 200, `another address: ${other.raw}`);
     // The API keeps its own budget: the data plane's streams take none of it.
-    assert.equal((await once(API_PORT, '127.0.0.8', health)).status, 200);
+    assert.equal((await once(API_PORT, '127.0.0.8', health)).status, 204);
   } finally {
     await release(socks);
   }
@@ -219,15 +219,15 @@ test(`API: ${API_BUDGET} requests held from one address are all it gets, another
     ...await Promise.all([1, 2, 3].map(() => connect(GATEWAY_PORT, '127.0.0.11')))];
   const bare = await Promise.all([API_PORT, GATEWAY_PORT].map((port) => new Promise((ok, ko) => {
     const s = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.11' }, () => { s.openedAt = Date.now(); ok(s); });
-    s.closed = new Promise((done) => s.on('close', () => { s.closedAt = Date.now(); done(); }));
+    s.ended = new Promise((done) => s.on('close', () => { s.closedAt = Date.now(); done(); }));
     s.on('error', ko);
   })));
   try {
     const r = await untilRefused(() => once(API_PORT, '127.0.0.10', health));
     assert429(r, new RegExp(`too many requests at once from this address \\(at most ${API_BUDGET}\\)`), 'over the API budget');
     const other = await once(API_PORT, '127.0.0.2', health);
-    assert.equal(other.status, 200, `another address: ${other.raw}`);
-    assert.equal((await api('GET', '/health')).status, 200, 'the suite\'s own address');
+    assert.equal(other.status, 204, `another address: ${other.raw}`);
+    assert.equal((await api('GET', '/health')).status, 204, 'the suite\'s own address');
     // The data plane keeps its own budget.
     assert.equal((await once(GATEWAY_PORT, '127.0.0.10', stream(sandboxes[0], '/probe'))).status, 200);
 
@@ -237,7 +237,7 @@ test(`API: ${API_BUDGET} requests held from one address are all it gets, another
       const took = (s.closedAt - from) / 1000;
       assert.ok(took >= secs * 0.8 && took <= secs + 4, `${what} closed after ${took} s, not ~${secs} s`);
     };
-    await Promise.race([Promise.all([...socks, ...idle, ...bare].map((s) => s.closed)),
+    await Promise.race([Promise.all([...socks, ...idle, ...bare].map((s) => s.ended)),
       sleep((Math.max(API_BODY_S, API_HEADER_S, GW_HEADER_S) + 6) * 1000)]);
     for (const s of socks) {
       assert.ok(s.closedAt, 'a held request is still open past client_body_timeout');
@@ -252,5 +252,5 @@ test(`API: ${API_BUDGET} requests held from one address are all it gets, another
     for (const s of [...socks, ...idle, ...bare]) s.destroy();
   }
   // Their budget came back with them.
-  assert.equal((await once(API_PORT, '127.0.0.10', health)).status, 200);
+  assert.equal((await once(API_PORT, '127.0.0.10', health)).status, 204);
 });
