@@ -15,6 +15,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
 import { api, corralctl, newWorkspace, RUN, URL_BASE } from '../lib/corral.mjs';
@@ -207,6 +208,33 @@ test(`data plane: ${DATA_BUDGET} streams from one address are all it gets; anoth
     await release(socks);
   }
   assert.equal((await once(GATEWAY_PORT, '127.0.0.8', stream(sandboxes[0], '/probe'))).status, 200);
+});
+
+test(`data plane, HTTP/2: each stream counts, so ${DATA_BUDGET} streams on two connections are all one address gets`, async () => {
+  // nginx lets 128 streams at once on one connection (http2_max_concurrent_streams).
+  const perConn = 128;
+  const conns = Array.from({ length: Math.ceil(DATA_BUDGET / perConn) + 1 }, () =>
+    http2.connect(`https://localhost:${GATEWAY_PORT}`, { localAddress: '127.0.0.12' }));
+  for (const c of conns) c.on('error', () => { /* ended by the test */ });
+  const request = (c, id, path) => c.request({ ':path': path, 'e2b-sandbox-id': id, 'e2b-sandbox-port': '8080' });
+  try {
+    for (let i = 0; i < DATA_BUDGET; i++) request(conns[Math.floor(i / perConn)], sandboxes[1 + (i % 5)], '/hold').on('error', () => {});
+    await untilHeld(DATA_BUDGET);
+    // The next stream, on a connection of its own: refused for the address.
+    const answer = await new Promise((ok, ko) => {
+      const r = request(conns[conns.length - 1], sandboxes[0], '/probe');
+      let body = '';
+      let head;
+      r.on('response', (h) => { head = h; });
+      r.on('data', (d) => { body += d; });
+      r.on('end', () => ok({ status: head[':status'], headers: head, raw: body }));
+      r.on('error', ko);
+    });
+    assert429(answer, /too many requests at once/, 'an HTTP/2 stream over the address budget');
+  } finally {
+    for (const c of conns) c.destroy();
+    await release([]);
+  }
 });
 
 test(`API: ${API_BUDGET} requests held from one address are all it gets, another address is served, and the held ones end within the body timeout`, async () => {
