@@ -245,6 +245,10 @@ test(`API: ${API_BUDGET} requests held from one address are all it gets, another
   // planes: no request, so no budget; only the header timeout ends them.
   const idle = [...await Promise.all([1, 2, 3].map(() => connect(API_PORT, '127.0.0.11'))),
     ...await Promise.all([1, 2, 3].map(() => connect(GATEWAY_PORT, '127.0.0.11')))];
+  // And a stream that goes quiet after its first chunk, as a process's
+  // output does: none of these timers may end it (proxy_read_timeout, 1 h).
+  const quiet = await hold(GATEWAY_PORT, '127.0.0.13', 1, () => stream(sandboxes[0]));
+  await untilHeld(1);
   const bare = await Promise.all([API_PORT, GATEWAY_PORT].map((port) => new Promise((ok, ko) => {
     const s = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.11' }, () => { s.openedAt = Date.now(); ok(s); });
     s.ended = new Promise((done) => s.on('close', () => { s.closedAt = Date.now(); done(); }));
@@ -276,8 +280,17 @@ test(`API: ${API_BUDGET} requests held from one address are all it gets, another
     idle.slice(3).forEach((s) => bound(s, s.openedAt, GW_HEADER_S, 'an idle TLS connection to the data plane'));
     bound(bare[0], bare[0].openedAt, API_HEADER_S, 'a TCP connection to the API with no TLS handshake');
     bound(bare[1], bare[1].openedAt, GW_HEADER_S, 'a TCP connection to the data plane with no TLS handshake');
+
+    // The quiet stream outlived them all, and its next output still arrives.
+    assert.equal(quiet[0].closedAt, undefined, 'a quiet stream was cut by an idle timeout');
+    assert.ok((Date.now() - quiet[0].sentAt) / 1000 > Math.max(API_BODY_S, GW_HEADER_S), 'the stream was not quiet long enough');
+    for (const res of streams) res.write('later\n');
+    const deadline = Date.now() + 5000;
+    while (!quiet[0].data.includes('later') && Date.now() < deadline) await sleep(20);
+    assert.match(quiet[0].data.toString(), /started[\s\S]*later/, 'the stream\'s output after the quiet');
   } finally {
     for (const s of [...socks, ...idle, ...bare]) s.destroy();
+    await release(quiet);
   }
   // Their budget came back with them.
   assert.equal((await once(API_PORT, '127.0.0.10', health)).status, 204);
