@@ -49,7 +49,10 @@ SNIPPETS=$PREFIX/share/corral/nginx
 render_snippets() { # outdir
     local socks="" i
     for i in $(seq 1 $API_INSTANCES); do socks+="$(api_socket "$i") "; done
+    # Connection budgets: API 64 requests in progress per address, data plane
+    # 256 per address and 128 per sandbox (decision 0068).
     CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=200 CORRAL_NGX_BURST=400 CORRAL_NGX_BODY=2m \
+        CORRAL_NGX_CONN_API=64 CORRAL_NGX_CONN_DATA=256 CORRAL_NGX_CONN_SANDBOX=128 \
         CORRAL_NGX_SECRET=/etc/corral/gateway-secret bash "$ROOT/conf/nginx/render.sh" "$1"
 }
 

@@ -36,7 +36,10 @@
 # CORRAL_GATEWAY_HOSTS=N (N gateway hosts, each a network namespace with
 # nginx and two corral-api, behind a TCP balancer on PORT; decision 0059,
 # conf/gateway-hosts.sh; CORRAL_HOSTS_NET, default 10.233.0, their /24),
-# CORRAL_WORKERD=N (N workerd on the one dockerd; the second is workerd-2).
+# CORRAL_WORKERD=N (N workerd on the one dockerd; the second is workerd-2),
+# CORRAL_CONN_API / CORRAL_CONN_DATA / CORRAL_CONN_SANDBOX (nginx's limit_conn
+# budgets: API and data-plane requests in progress per client address, and
+# per sandbox, instead of the profile's; decision 0068).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -97,6 +100,19 @@ profile_settings() {
     [ "$PROFILE" = bench ] && FLEET_SHARE=100 CEILING_MAX_CONCURRENT=1000
     FLEET_SHARE=${CORRAL_FLEET_SHARE:-$FLEET_SHARE}
     CEILING_MAX_CONCURRENT=${CORRAL_CEILING_MAX_CONCURRENT:-$CEILING_MAX_CONCURRENT}
+    # Requests in progress at once (nginx limit_conn, decision 0068): per
+    # client address on the API and on the data plane, and per sandbox.
+    # dev runs the production defaults (conf/install.sh's). The suites run
+    # from one address, 127.0.0.1: test keeps the data plane's defaults (the
+    # integration and e2b suites hold far fewer streams) but raises the API's
+    # (admission.test.mjs sends 200 creates at once); bench is one client
+    # measuring the whole gateway (1,000 streams held from one address).
+    CONN_API=64 CONN_DATA=256 CONN_SANDBOX=128
+    [ "$PROFILE" = test ] && CONN_API=512
+    [ "$PROFILE" = bench ] && CONN_API=4096 CONN_DATA=4096 CONN_SANDBOX=1024
+    CONN_API=${CORRAL_CONN_API:-$CONN_API}
+    CONN_DATA=${CORRAL_CONN_DATA:-$CONN_DATA}
+    CONN_SANDBOX=${CORRAL_CONN_SANDBOX:-$CONN_SANDBOX}
 }
 
 start_bg() { # name, then the command; its pid goes to $RUN/pids/name.pid
@@ -287,6 +303,7 @@ render_nginx() { # dir, listen address prefix, API port, data port
     # Corral's directives: the include snippets an operator's nginx uses too.
     CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=$RATE_ADDR CORRAL_NGX_BURST=$BURST_ADDR \
         CORRAL_NGX_BODY=2m CORRAL_NGX_SECRET=$RUN/gateway-secret \
+        CORRAL_NGX_CONN_API=$CONN_API CORRAL_NGX_CONN_DATA=$CONN_DATA CORRAL_NGX_CONN_SANDBOX=$CONN_SANDBOX \
         bash "$ROOT/conf/nginx/render.sh" "$dir/snippets"
     local extra=""
     if [ "$PROFILE" = bench ]; then

@@ -2,7 +2,7 @@
 /*
  * ngx_http_corral_module: the data plane of Corral in nginx.
  *
- * An access-phase handler that, for a request addressed to port P of
+ * A preaccess-phase handler that, for a request addressed to port P of
  * sandbox S (Host "P-S.<domain>", or the E2B headers E2b-Sandbox-Id and
  * E2b-Sandbox-Port), resolves the worker's data port, checks the sandbox's
  * tokens and sets the variables proxy_pass and proxy_set_header use:
@@ -665,7 +665,14 @@ ngx_http_corral_admit(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    return NGX_OK;
+    /*
+     * Admitted: NGX_DECLINED lets the preaccess phase go on to limit_conn
+     * (NGX_OK would skip to the access phase), which then counts this
+     * request under $corral_sandbox_id, a sandbox whose route and tokens
+     * were just checked (decision 0068).
+     */
+
+    return NGX_DECLINED;
 }
 
 
@@ -1579,7 +1586,18 @@ ngx_http_corral_init(ngx_conf_t *cf)
 
     cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
 
-    h = ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers);
+    /*
+     * Preaccess, not access: limit_conn (a preaccess handler) must see
+     * $corral_sandbox_id of an admitted request, or a limit per sandbox
+     * would count nothing (an empty key is not counted) or, keyed on the
+     * id as the client wrote it, let anyone use up another's sandbox's
+     * budget (decision 0068). A dynamic module's handler is pushed after
+     * the built-in ones and nginx runs a phase's handlers last-pushed
+     * first, so this runs before limit_conn and limit_req, and still before
+     * the access phase (allow/deny, auth_request), as it did there.
+     */
+
+    h = ngx_array_push(&cmcf->phases[NGX_HTTP_PREACCESS_PHASE].handlers);
     if (h == NULL) {
         return NGX_ERROR;
     }
