@@ -9,6 +9,7 @@
 #include "log.h"
 #include "pause.h"
 #include "stop_signals.h"
+#include "worker_store.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -41,6 +42,26 @@ static int in_grace(void)
     return clock_now_ms() < grace_until_ms;
 }
 
+/* One pool's dead workers, or, in the grace, only a look at its leases: the
+ * look is what tells whether the store (the node of this pool, on a cluster)
+ * is still unreachable, so the grace lasts a lease past the last failure. */
+static void judge_pool(struct rconn *rc, const struct sched_conf *c, const char *pool,
+                       long lease_ms)
+{
+    struct worker_ids ids;
+
+    if (!in_grace()) {
+        if (sweep_dead_workers(rc, c, pool) < 0)
+            store_unreachable(lease_ms);
+        return;
+    }
+    if (worker_expired(rc, pool, (long long)clock_now_ms(), &ids) != 0) {
+        store_unreachable(lease_ms);
+        return;
+    }
+    worker_ids_free(&ids);
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
@@ -50,15 +71,12 @@ static void on_signal(int sig)
 static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick, long lease_ms)
 {
     redisReply *ws = rconn_cmd(rc, 0, "SMEMBERS " K_WORKSPACES);
-    int judge;
 
     if (!ws) {
         store_unreachable(lease_ms);
         return;
     }
-    judge = !in_grace();
-    if (judge && sweep_dead_workers(rc, c, "") < 0)
-        store_unreachable(lease_ms);
+    judge_pool(rc, c, "", lease_ms);
     if (tick % 10 == 0)
         sweep_worker_slots(rc, "", 30000);
     /* Appends trim as they go; this trims the streams nothing is appended to. */
@@ -68,8 +86,7 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick, 
         const char *id = ws->element[i]->str;
         /* Whatever this workspace's sweeps log is about it. */
         log_ctx_set(LOG_WORKSPACE, id);
-        if (judge && sweep_dead_workers(rc, c, id) < 0)
-            store_unreachable(lease_ms);
+        judge_pool(rc, c, id, lease_ms);
         sweep_timeouts(rc, c, id);
         sweep_abandoned_creates(rc, id);
         sweep_abandoned_waits(rc, id);
