@@ -118,9 +118,9 @@ test("a native sandbox's envd refuses calls without its token: through the gatew
   const gw = `https://localhost:${Number(new URL(process.env.CORRAL_URL).port) + 1}`;
   const h = { 'E2b-Sandbox-Id': sbs.a1.sbid, 'E2b-Sandbox-Port': '49983' };
   const path = '/files?path=/etc/hostname';
-  // The gateway checks the token itself (502 "not found", decision 33); envd checks it again (401).
-  assert.equal((await fetch(`${gw}${path}`, { headers: h })).status, 502);
-  assert.equal((await fetch(`${gw}${path}`, { headers: { ...h, 'X-Access-Token': 'f'.repeat(64) } })).status, 502);
+  // The gateway checks the token itself (401, as E2B's envd: decision 0069); envd checks it again (401).
+  assert.equal((await fetch(`${gw}${path}`, { headers: h })).status, 401);
+  assert.equal((await fetch(`${gw}${path}`, { headers: { ...h, 'X-Access-Token': 'f'.repeat(64) } })).status, 401);
   assert.equal((await fetch(`${gw}${path}`, { headers: { ...h, 'X-Access-Token': sbs.a1.envd.token } })).status, 200);
   assert.equal((await fetch(`http://${sbs.a1.ip}:49983${path}`)).status, 401, 'from the host, without the token');
 });
