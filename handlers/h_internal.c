@@ -44,10 +44,11 @@ void h_internal_route(struct request *req)
     found = token_is_id(sbid) ? route_lookup(req->rc, sbid, &rt) : 0;
     /* autoResume: traffic to a paused sandbox resumes it (decision 0044). */
     if (found == 2)
-        found = resume_for_traffic(req, rt.ws, sbid) == 1 ? route_lookup(req->rc, sbid, &rt) : 0;
+        found = resume_for_traffic(req, rt.ws, sbid) == 1 ? route_lookup(req->rc, sbid, &rt)
+                                                          : ROUTE_PAUSED;
     /* Paused: 409, which the gateway does not cache, so that a resume made
      * through any gateway host is seen by all at once (issue 26). */
-    if (found == 2)
+    if (found == 2 || found == ROUTE_PAUSED)
         respond_error(req, 409, "sandbox %s is paused", sbid);
     else if (found < 0)
         respond_store_down(req);

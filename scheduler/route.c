@@ -8,9 +8,12 @@
 /* The sandbox half: running, and on which worker; then the worker half. */
 static int route_of(struct rconn *rc, const struct sandbox_record *sb, struct route *out)
 {
-    if (!sandbox_is_running(sb))
-        return sb->auto_resume && (sandbox_is_paused(sb) || strcmp(sb->state, "resuming") == 0) ? 2
-                                                                                                : 0;
+    if (!sandbox_is_running(sb)) {
+        if (!sandbox_is_paused(sb) && strcmp(sb->state, "resuming") != 0 &&
+            strcmp(sb->state, "pausing") != 0)
+            return 0;
+        return sb->auto_resume ? 2 : ROUTE_PAUSED;
+    }
     out->secure = sb->secure;
     out->public = sb->public_traffic;
     return worker_route(rc, sb->pool, sb->worker, &out->worker);

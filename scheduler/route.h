@@ -14,9 +14,12 @@ struct route {
 };
 
 /* 1 found (a running sandbox on an alive worker), 2 paused and created to
- * resume on traffic (out->ws set: the caller resumes it and looks again), 0
- * not (unknown, not running, its worker gone), -1 Redis failed. sbid must be
- * a valid id. */
+ * resume on traffic (out->ws set: the caller resumes it and looks again), 3
+ * paused (or pausing, resuming) otherwise: there, but not now, 0 not
+ * (unknown, ended, its worker gone), -1 Redis failed. sbid must be a valid
+ * id. */
+#define ROUTE_PAUSED 3
+
 int route_lookup(struct rconn *rc, const char *sbid, struct route *out);
 
 #endif
