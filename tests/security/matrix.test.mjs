@@ -184,10 +184,14 @@ test('the data plane: envd and app ports need their own sandbox\'s tokens; the h
       row["app, b's traffic token"] = theirs.status;
       if (theirs.status !== 403) bad.push(`private: app with b's traffic token: ${theirs.status}, not 403`);
     }
+    // A host port by a sandbox's name reaches that sandbox's port, where
+    // nothing listens (502), or, for a private one, the traffic token is
+    // asked for before anything is connected (403): never the host's service.
+    const refusal = s.kind === 'private' ? 403 : 502;
     for (const port of [redisPort, Number(process.env.CORRAL_WORKERD_DATA_PORT), Number(process.env.CORRAL_PORT)]) {
       const r = await viaGateway(s.id, port, {}, '/');
       row[`host port ${port}`] = r.status;
-      if (r.status !== 502 || !r.text.includes('"code":502')) bad.push(`${s.kind}: port ${port} by its name answered ${r.status} ${r.text.slice(0, 80)}`);
+      if (r.status !== refusal || !r.text.includes(`"code":${refusal}`)) bad.push(`${s.kind}: port ${port} by its name answered ${r.status} ${r.text.slice(0, 80)}`);
     }
     rows.push(row);
   }
