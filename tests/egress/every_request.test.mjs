@@ -118,18 +118,25 @@ function reset() {
   for (const h of [api, other, evil]) { h.raw = ''; h.connections = 0; }
 }
 
-// Writes `bytes` on one connection to the proxy; everything it answers
-// until it closes.
-function exchange(bytes) {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(proxyPort, '127.0.0.1');
+// One connection to the proxy: the socket, and everything the proxy answers
+// on it until it closes (bounded by TIMEOUT_MS).
+function connection() {
+  const sock = net.connect(proxyPort, '127.0.0.1');
+  const closed = new Promise((resolve, reject) => {
     let got = '';
     const t = setTimeout(() => { sock.destroy(); reject(new Error(`no close; got: ${got}`)); }, TIMEOUT_MS);
-    sock.on('connect', () => sock.write(bytes));
     sock.on('data', (d) => { got += d.toString('latin1'); });
     sock.on('close', () => { clearTimeout(t); resolve(got); });
     sock.on('error', () => {});
   });
+  return { sock, closed };
+}
+
+// Writes `bytes` on one connection to the proxy; everything it answers.
+function exchange(bytes) {
+  const { sock, closed } = connection();
+  sock.on('connect', () => sock.write(bytes));
+  return closed;
 }
 
 const responses = (text) => [...text.matchAll(/HTTP\/1\.[01] (\d{3})/g)].map((m) => Number(m[1]));
@@ -171,17 +178,10 @@ test('the request after a body (Content-Length or chunked) is not forwarded with
     reset();
     const first = `POST ${url(api, 'api.allowed.test', '/up')} HTTP/1.1\r\nHost: x\r\n${framing}\r\n\r\n${body}`;
     // The second request in two writes: after the first's end is relayed.
-    const sock = net.connect(proxyPort, '127.0.0.1');
-    let got = '';
-    const closed = new Promise((resolve, reject) => {
-      const t = setTimeout(() => { sock.destroy(); reject(new Error(`no close; got: ${got}`)); }, TIMEOUT_MS);
-      sock.on('data', (d) => { got += d; });
-      sock.on('close', () => { clearTimeout(t); resolve(); });
-      sock.on('error', () => {});
-    });
+    const { sock, closed } = connection();
     sock.write(first + get(evil, 'evil.test', '/a').slice(0, 10));
     setTimeout(() => sock.write(get(evil, 'evil.test', '/a').slice(10)), 100);
-    await closed;
+    const got = await closed;
     assert.deepEqual(responses(got), [200], `${framing}: ${got}`);
     assert.match(got, /api POST \/up host=api\.allowed\.test:\d+ body=hello world/, framing);
     assert.deepEqual(requestLines(api), ['POST /up'], api.raw);
@@ -200,19 +200,12 @@ test('large bodies, many chunks, sent in odd pieces: all of the body, exactly, a
     reset();
     const all = `POST ${url(api, 'api.allowed.test', '/big')} HTTP/1.1\r\nHost: x\r\n${framing}\r\n\r\n${body}` +
       get(evil, 'evil.test', '/after');
-    const sock = net.connect(proxyPort, '127.0.0.1');
-    let got = '';
-    const closed = new Promise((resolve, reject) => {
-      const t = setTimeout(() => { sock.destroy(); reject(new Error(`no close; got: ${got}`)); }, TIMEOUT_MS);
-      sock.on('data', (d) => { got += d; });
-      sock.on('close', () => { clearTimeout(t); resolve(); });
-      sock.on('error', () => {});
-    });
+    const { sock, closed } = connection();
     for (let at = 0, n = 1; at < all.length; at += n, n = (n * 17 + 3) % 65521 + 1) {
       sock.write(Buffer.from(all.slice(at, at + n), 'latin1'));
       if (at % 5 === 0) await new Promise((r) => setImmediate(r));
     }
-    await closed;
+    const got = await closed;
     assert.deepEqual(responses(got), [200], framing);
     assert.ok(got.includes(`body=${payload}`), `${framing}: the server read the whole body`);
     assert.ok(api.raw.endsWith(`\r\n\r\n${body}`), `${framing}: the body, and not one byte more`);
