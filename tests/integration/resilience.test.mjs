@@ -124,14 +124,20 @@ test('Idempotency-Key: a retry returns the same sandbox, even after the handler 
   assert.notEqual(fresh.body.sandbox_id, again.body.sandbox_id);
 });
 
-test('Redis stopped: 503 promptly; restarted: full service with nothing lost (AOF)', async () => {
-  // On a cluster, `stop-redis` stops its first node: a workspace whose slot it serves.
+// On a cluster, `stop-redis` stops its first node: a workspace whose slot it
+// serves, with a started worker of its own.
+async function workspaceOnFirstNode() {
   let A = newWorkspace();
   for (let i = 0; i < 30 && redisPortOf(`corral:{ws:${A.id}}:sbs`) !== redisPorts()[0]; i++) A = newWorkspace();
   assert.equal(redisPortOf(`corral:{ws:${A.id}}:sbs`), redisPorts()[0], 'a workspace on the first node');
   const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
   await w.handshake();
   workers.push(w.start());
+  return { A, w };
+}
+
+test('Redis stopped: 503 promptly; restarted: full service with nothing lost (AOF)', async () => {
+  const { A, w } = await workspaceOnFirstNode();
   const r = await api('POST', '/v1/sandboxes', { key: A.member, body: { metadata: { keep: 'me' } } });
   assert.equal(r.status, 201);
   stack('stop-redis');
@@ -158,12 +164,7 @@ test('Redis stopped: 503 promptly; restarted: full service with nothing lost (AO
 // sandbox still runs. Before, corral-sched declared it dead the moment Redis
 // answered again, since its lease had run out while nobody could renew it.
 test('Redis down longer than a lease: no worker declared dead, no sandbox lost', async () => {
-  let A = newWorkspace();
-  for (let i = 0; i < 30 && redisPortOf(`corral:{ws:${A.id}}:sbs`) !== redisPorts()[0]; i++) A = newWorkspace();
-  assert.equal(redisPortOf(`corral:{ws:${A.id}}:sbs`), redisPorts()[0], 'a workspace on the first node');
-  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
-  await w.handshake();
-  workers.push(w.start());
+  const { A, w } = await workspaceOnFirstNode();
   const r = await api('POST', '/v1/sandboxes', { key: A.member, body: {} });
   assert.equal(r.status, 201, r.raw);
   const lease = Number(process.env.CORRAL_LEASE_MS || 5000);
