@@ -6,7 +6,7 @@
 EGRESS_PURE_SRCS := workerd/egress/ipaddr.c workerd/egress/addr_class.c workerd/egress/hostname.c \
                     workerd/egress/policy.c workerd/egress/decide.c workerd/egress/http_head.c \
                     workerd/egress/http_body.c \
-                    workerd/egress/egress_conf.c common/egress_rule.c
+                    workerd/egress/egress_conf.c common/egress_rule.c common/url_decode.c
 EGRESS_SRCS := $(EGRESS_PURE_SRCS) workerd/egress/main.c workerd/egress/conn.c \
                workerd/egress/io.c workerd/egress/resolve.c workerd/egress/dial.c \
                workerd/egress/relay.c workerd/egress/reply.c common/http_status.c

@@ -3,6 +3,8 @@
  * no whitespace after the size, no control bytes in extensions or trailers. */
 #include "http_body.h"
 
+#include "url_decode.h"
+
 #define SIZE_DIGITS_MAX 15 /* 2^60: no overflow */
 
 void http_body_start(struct http_body *b, const struct http_req *r)
@@ -14,17 +16,6 @@ void http_body_start(struct http_body *b, const struct http_req *r)
         b->state = BODY_SIZE;
     else
         b->state = b->left ? BODY_DATA : BODY_DONE;
-}
-
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* A byte a line of an extension or a trailer may hold. */
@@ -47,7 +38,7 @@ static enum body_state after_size(struct http_body *b)
 
 static enum body_state size_byte(struct http_body *b, unsigned char c)
 {
-    int v = hex_value(c);
+    int v = hex_digit_value((char)c);
     if (v >= 0 && b->digits < SIZE_DIGITS_MAX) {
         b->left = b->left * 16 + (uint64_t)v;
         b->digits++;
