@@ -59,13 +59,22 @@ static int apply_acks(struct request *req, const char *wid, const json_t *acks)
 static int check_body(const json_t *b, char *err, size_t errlen)
 {
     const json_t *acks = json_object_get(b, "acks"), *sbs = json_object_get(b, "sandboxes");
-    const json_t *problem = json_object_get(b, "problem");
+    const json_t *problem = json_object_get(b, "problem"), *killed = json_object_get(b, "killed");
     size_t i;
     json_t *v;
 
     if ((acks && (!json_is_array(acks) || json_array_size(acks) > MAX_BATCH)) ||
         (sbs && (!json_is_array(sbs) || json_array_size(sbs) > 100000))) {
         snprintf(err, errlen, "acks and sandboxes: must be arrays");
+        return -1;
+    }
+    if (killed && (!json_is_array(killed) || json_array_size(killed) > MAX_BATCH)) {
+        snprintf(err, errlen, "killed: must be an array of at most %d", MAX_BATCH);
+        return -1;
+    }
+    json_array_foreach(killed, i, v) if (!json_is_string(v) || !token_is_id(json_string_value(v)))
+    {
+        snprintf(err, errlen, "killed[%zu]: not a sandbox id", i);
         return -1;
     }
     if (problem && (!json_is_string(problem) || json_string_length(problem) > 255)) {
@@ -147,6 +156,17 @@ static void apply_snapshot_reports(struct request *req, const char *wid, const j
 static int young_slot(const struct request *req, const struct worker_sandbox *e)
 {
     return e->valid && clock_now_ms() - e->slot.since_ms < req->conf->create_timeout_ms;
+}
+
+/* Kills this worker has done: their callers wait (decision 0073). Keyed by
+ * the authenticated worker, so a worker can only wake the kills it was sent. */
+static void apply_killed(struct request *req, const char *wid, const json_t *killed)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(killed, i, v)
+        command_kill_done(req->rc, req->cred.ws, wid, json_string_value(v));
 }
 
 static void apply_reports(struct request *req, const char *wid, const json_t *sbs, int full)
@@ -332,12 +352,14 @@ void h_worker_heartbeat(struct request *req)
     }
     if (json_is_true(json_object_get(body, "report_only"))) {
         /* A death reported beside the long-poll: no acks, no commands. */
+        apply_killed(req, wid, json_object_get(body, "killed"));
         apply_reports(req, wid, json_object_get(body, "sandboxes"), 0);
         respond_json(req, 200, json_pack("{s:[]}", "commands"));
         json_decref(body);
         return;
     }
     apply_snapshot_reports(req, wid, json_object_get(body, "snapshots"));
+    apply_killed(req, wid, json_object_get(body, "killed"));
     cmds = json_array();
     if (apply_acks(req, wid, json_object_get(body, "acks")) != 0 ||
         (apply_reports(req, wid, json_object_get(body, "sandboxes"),

@@ -1,8 +1,10 @@
 /* The native sandbox routes. Every lookup is in the caller's workspace slot:
  * another tenant's sandbox is simply absent, so it answers exactly like an id
  * that never existed. */
+#include "commands.h"
 #include "handlers.h"
 #include "lifecycle.h"
+#include "log.h"
 #include "respond.h"
 #include "sandbox_spec_parse.h"
 #include "sandbox_store.h"
@@ -81,12 +83,33 @@ void h_sandbox_get(struct request *req)
     answer_record(req, 200, req->params[0], 0);
 }
 
+/* How long a DELETE waits for its worker to say the sandbox is gone: a kill
+ * is applied ahead of anything else the worker does (well under a second);
+ * past this the worker is failing, and the answer says the record is gone
+ * all the same (decision 0073). */
+#define KILL_WAIT_MS 5000
+
+/* The answer to a kill comes once its worker has removed the container and
+ * routes nothing to it: a request made after it reaches no process of it. */
+static void await_kill(struct request *req, const struct kill_sent *k, const char *sbid)
+{
+    int done = command_kill_await(req->rc, k->pool, k->worker, sbid, KILL_WAIT_MS);
+
+    if (done != 1)
+        log_sandbox("warn", sbid, NULL, "kill: %s; answered as deleted",
+                    done == 0 ? "its worker did not confirm it within 5 s"
+                              : "the store failed while waiting for its worker");
+}
+
 void h_sandbox_delete(struct request *req)
 {
-    int n = token_is_id(req->params[0]) ? sandbox_kill(req->rc, req->cred.ws, req->params[0],
-                                                       AUDIT_KILLED, req->actor, "deleted")
+    struct kill_sent k = {0};
+    int n = token_is_id(req->params[0]) ? sandbox_kill_sent(req->rc, req->cred.ws, req->params[0],
+                                                            AUDIT_KILLED, req->actor, "deleted", &k)
                                         : 0;
 
+    if (n == 1 && k.sent)
+        await_kill(req, &k, req->params[0]);
     respond_change(req, n, "sandbox");
 }
 

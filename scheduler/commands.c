@@ -97,6 +97,42 @@ int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const
     return xadd(rc, pool, wid, "kill", "sandbox_id", sbid);
 }
 
+/* A wake outlives any waiter (block_ms is seconds): kept a minute. */
+#define KILL_WAKE_TTL_MS 60000
+
+int command_kill_done(struct rconn *rc, const char *pool, const char *wid, const char *sbid)
+{
+    char key[256];
+    redisReply *r;
+
+    snprintf(key, sizeof(key), K_WORKER_KILLED, pool, wid, sbid);
+    r = rconn_cmd(rc, 0, "LPUSH %s 1", key);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    r = rconn_cmd(rc, 0, "PEXPIRE %s %d", key, KILL_WAKE_TTL_MS);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
+int command_kill_await(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                       int block_ms)
+{
+    char key[256];
+    redisReply *r;
+    int done;
+
+    snprintf(key, sizeof(key), K_WORKER_KILLED, pool, wid, sbid);
+    r = rconn_cmd(rc, block_ms, "BLPOP %s %.3f", key, (double)block_ms / 1000.0);
+    if (!r)
+        return -1;
+    done = r->type == REDIS_REPLY_ARRAY && r->elements == 2;
+    freeReplyObject(r);
+    return done;
+}
+
 int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                         int freeze)
 {

@@ -28,6 +28,12 @@ int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, con
  * image, workspace}, "image_remove" {image}. */
 int command_send_args(struct rconn *rc, const char *pool, const char *wid, const char *type,
                       const char *sbid, json_t *args);
+/* A worker said sbid's kill is done (its container gone, no request routed
+ * to it): wakes the caller waiting in command_kill_await. 0, -1 Redis. */
+int command_kill_done(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
+/* Waits up to block_ms for command_kill_done. 1 done, 0 not in time, -1 Redis. */
+int command_kill_await(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                       int block_ms);
 /* Creates the stream and its group if missing (a new or returning worker). */
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid);
 

@@ -20,6 +20,14 @@
 int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *event,
                  const char *actor, const char *reason)
 {
+    struct kill_sent k;
+
+    return sandbox_kill_sent(rc, ws, sbid, event, actor, reason, &k);
+}
+
+int sandbox_kill_sent(struct rconn *rc, const char *ws, const char *sbid, const char *event,
+                      const char *actor, const char *reason, struct kill_sent *out)
+{
     char worker[33], pool[33], wake[160];
     struct sandbox_record rec;
     int had = sandbox_read(rc, ws, sbid, &rec);
@@ -31,6 +39,7 @@ int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char 
                             .tier = had == 1 ? rec.tier : "",
                             .reason = reason};
 
+    memset(out, 0, sizeof(*out));
     if (found == 1)
         audit_append(rc, ws, &e);
     if (had == 1)
@@ -41,8 +50,12 @@ int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char 
     sandbox_wake(rc, ws, sbid, wake);
     if (worker[0]) {
         placement_release(rc, pool, worker, sbid);
-        if (worker_is_alive(rc, pool, worker) == 1)
-            command_send_kill(rc, pool, worker, sbid);
+        if (worker_is_alive(rc, pool, worker) == 1 &&
+            command_send_kill(rc, pool, worker, sbid) == 0) {
+            snprintf(out->pool, sizeof(out->pool), "%s", pool);
+            snprintf(out->worker, sizeof(out->worker), "%s", worker);
+            out->sent = 1;
+        }
     }
     return 1;
 }

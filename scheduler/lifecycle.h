@@ -13,6 +13,15 @@
 int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *event,
                  const char *actor, const char *reason);
 
+/* Where sandbox_kill_sent sent the kill (sent 0: its worker is not alive, or
+ * it had none yet), for a caller that waits for it (command_kill_await). */
+struct kill_sent {
+    char pool[33], worker[33];
+    int sent;
+};
+int sandbox_kill_sent(struct rconn *rc, const char *ws, const char *sbid, const char *event,
+                      const char *actor, const char *reason, struct kill_sent *out);
+
 /* Applies a worker's report about one of its sandboxes (heartbeat). */
 void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                       const char *state, const char *reason);

@@ -27,32 +27,17 @@ static int record(struct worker *w, const struct ctr_state *st)
     return 0;
 }
 
-/* Kills waiting in the backlog of sandboxes still running here. Creates are
- * applied before kills (apply_order), but the control plane gave those slots
- * back when it answered the kills: counting them would refuse creates it
- * rightly placed here. The backlog is only read while a batch runs. */
-static int kills_queued(struct worker *w)
-{
-    json_t *cmd;
-    size_t i;
-    int n = 0;
-
-    json_array_foreach(w->backlog, i, cmd)
-    {
-        const char *type = json_string_value(json_object_get(cmd, "type"));
-        const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
-        n += type && sbid && strcmp(type, "kill") == 0 && sbtable_expect_running(&w->table, sbid);
-    }
-    return n;
-}
-
 /* One slot per sandbox: the scheduler counts them, this is the backstop.
- * Creates applied in parallel (apply_batch.c) may each see the same count, so
- * the backstop can be passed by at most the batch width. */
+ * A sandbox being killed holds its slot until its container is gone: the
+ * host never runs more sandbox containers than its slots (issue 34). Kills
+ * are applied ahead of creates (apply_order), so a create placed in a slot a
+ * kill freed finds it free. Creates applied in parallel (apply_batch.c) may
+ * each see the same count, so the backstop can be passed by at most the
+ * batch width. */
 int apply_slot_free(struct worker *w, const char *sbid)
 {
     return sbtable_has(&w->table, sbid) ||
-           sbtable_count_running(&w->table) - kills_queued(w) < w->conf->slots;
+           sbtable_count_running(&w->table) + atomic_load(&w->killing) < w->conf->slots;
 }
 
 /* How long a create waits for envd: the configured bound, but never more than
@@ -93,19 +78,24 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
     return record(w, &st);
 }
 
+/* Barred first: no request reaches it from here on, though dockerd still
+ * lists it. Forgotten first: the "die" this causes is no news to report. Its
+ * slot stays counted (w->killing) until the container is gone. */
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
 {
     char err[256] = "", tier[16] = "UNKNOWN";
+    int rc;
 
     if (!sbid)
         return 0;
     sbtable_tier(&w->table, sbid, tier, sizeof(tier));
-    /* Forget it first: the "die" this causes is no news to report, and no
-     * request may reach its address, which another sandbox may get next. */
+    dataplane_bar(sbid);
+    atomic_fetch_add(&w->killing, 1);
     sbtable_del(&w->table, sbid);
-    dataplane_forget(sbid);
-    if (w->conf->agent.on ? agent_kill(w->conf, sbid) != 0
-                          : containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err)) != 0) {
+    rc = w->conf->agent.on ? agent_kill(w->conf, sbid)
+                           : containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err));
+    atomic_fetch_sub(&w->killing, 1);
+    if (rc != 0) {
         log_sandbox("warn", sbid, tier, "kill: %s", err);
         return -1;
     }

@@ -154,9 +154,15 @@ static int before(json_t *cmds, size_t end, const char *sbid, int (*match)(const
     return 0;
 }
 
+static int is_create(const json_t *cmd)
+{
+    return kind(cmd) == 1;
+}
+
 void apply_order(json_t *cmds)
 {
-    json_t *freezes = json_array(), *creates = json_array(), *rest = json_array();
+    json_t *freezes = json_array(), *kills = json_array(), *creates = json_array(),
+           *rest = json_array();
     size_t i;
     json_t *c;
 
@@ -165,16 +171,20 @@ void apply_order(json_t *cmds)
         const char *sbid = sbid_of(c);
         if (is_freeze(c) && !before(cmds, i, sbid, not_freeze))
             json_array_append(freezes, c);
-        else if (kind(c) == 1 && !before(cmds, i, sbid, is_kill))
+        else if (is_kill(c) && !before(cmds, i, sbid, is_create))
+            json_array_append(kills, c);
+        else if (is_create(c) && !before(cmds, i, sbid, is_kill))
             json_array_append(creates, c);
         else
             json_array_append(rest, c);
     }
     json_array_clear(cmds);
     json_array_extend(cmds, freezes);
+    json_array_extend(cmds, kills);
     json_array_extend(cmds, creates);
     json_array_extend(cmds, rest);
     json_decref(freezes);
+    json_decref(kills);
     json_decref(creates);
     json_decref(rest);
 }
@@ -257,19 +267,21 @@ static int in_batch(json_t *cmds, int n, const char *sbid)
     return 0;
 }
 
-/* A pause or resume in arrived at index i that may be applied now: none of
- * the batch's sandboxes, no other command of its sandbox before it nor put
- * off (in later), not waiting in the backlog or applied already (brought
+/* A pause, resume or kill in arrived at index i that may be applied now:
+ * none of the batch's sandboxes, no other command of its sandbox before it
+ * nor put off (in later) nor waiting in the backlog (a kill must not pass its
+ * sandbox's create), not waiting in the backlog or applied already (brought
  * again). */
 static int early_ok(struct worker *w, json_t *batch, int n, size_t i, json_t *later)
 {
     json_t *cmd = json_array_get(w->arrived, i);
     const char *sbid = sbid_of(cmd), *id = json_string_value(json_object_get(cmd, "id"));
 
-    return is_freeze(cmd) && sbid && id && !in_batch(batch, n, sbid) &&
-           !before(w->arrived, i, sbid, not_freeze) &&
-           !before(later, json_array_size(later), sbid, any) && !holds_id(w->backlog, id) &&
-           !holds_id(w->acks, id);
+    return (is_freeze(cmd) || is_kill(cmd)) && sbid && id && !in_batch(batch, n, sbid) &&
+           !before(w->arrived, i, sbid, is_freeze(cmd) ? not_freeze : is_create) &&
+           !before(later, json_array_size(later), sbid, any) &&
+           !before(w->backlog, json_array_size(w->backlog), sbid, any) &&
+           !holds_id(w->backlog, id) && !holds_id(w->acks, id);
 }
 
 /* The states a report_only heartbeat told are not told again by the next
@@ -292,42 +304,63 @@ static void forget_reported(struct worker *w, json_t *told)
     pthread_mutex_unlock(&w->table.mu);
 }
 
+/* Applies one early command on the main connection; 0 done, -1 not (dockerd
+ * unreachable: after the batch). What it did joins told (a state) or
+ * w->killed. */
+static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
+{
+    const char *sbid = sbid_of(cmd);
+    const char *type = json_string_value(json_object_get(cmd, "type"));
+    struct sb_entry *e;
+
+    if (is_kill(cmd)) {
+        if (apply_kill(w, &w->dk, sbid) != 0)
+            return -1;
+        json_array_append_new(w->killed, json_string(sbid));
+        return 0;
+    }
+    if (apply_freeze(w, &w->dk, sbid, strcmp(type, "pause") == 0) != 0)
+        return -1;
+    pthread_mutex_lock(&w->table.mu);
+    if ((e = sbtable_get(&w->table, sbid)))
+        json_array_append_new(told, heartbeat_report_of(e));
+    pthread_mutex_unlock(&w->table.mu);
+    return 0;
+}
+
 /* A batch holds the main thread for seconds (8 kills took 4 s on 2 cores);
  * a pause that came meanwhile waited for its end, and for every batch queued
- * before it (12-15 s behind 20 kills, against 50 ms alone). The main thread
- * only waits meanwhile, and a pause or resume is a few ms of dockerd's on the
- * main connection, which no batch thread uses: so it asks for what came
- * (heartbeat_keepalive), applies the pauses and resumes at once, and tells
- * their outcome on a report_only heartbeat; their acks go with the next
- * long-poll, as every ack. The rest waits for the batch's end, as before.
- * Only the backlog is read here: batch threads read it too. */
+ * before it (12-15 s behind 20 kills, against 50 ms alone), and a kill behind
+ * creates ran on for a minute (issue 34). The main thread only waits
+ * meanwhile, and a pause, resume or kill is a few dockerd calls on the main
+ * connection, which no batch thread uses: so it asks for what came
+ * (heartbeat_keepalive), applies those at once, and tells their outcome on a
+ * report_only heartbeat; their acks go with the next long-poll, as every ack.
+ * The rest waits for the batch's end, as before. Only the backlog is read
+ * here: batch threads read it too. */
 static void apply_early(struct worker *w, json_t *batch, int n)
 {
     json_t *later = json_array(), *told = json_array();
-    size_t i;
+    size_t i, n_killed;
 
     heartbeat_keepalive(w);
     for (i = 0; i < json_array_size(w->arrived); i++) {
         json_t *cmd = json_array_get(w->arrived, i);
-        const char *sbid = sbid_of(cmd);
-        const char *type = json_string_value(json_object_get(cmd, "type"));
-        struct sb_entry *e;
 
-        if (!early_ok(w, batch, n, i, later) ||
-            apply_freeze(w, &w->dk, sbid, strcmp(type, "pause") == 0) != 0) {
+        if (!early_ok(w, batch, n, i, later) || apply_one_early(w, cmd, told) != 0) {
             json_array_append(later, cmd); /* not now, or dockerd unreachable: after the batch */
             continue;
         }
         json_array_append_new(w->acks, json_string(json_string_value(json_object_get(cmd, "id"))));
-        pthread_mutex_lock(&w->table.mu);
-        if ((e = sbtable_get(&w->table, sbid)))
-            json_array_append_new(told, heartbeat_report_of(e));
-        pthread_mutex_unlock(&w->table.mu);
     }
     json_array_clear(w->arrived);
     json_array_extend(w->arrived, later);
     json_decref(later);
-    if (report_post(w, &w->ctl, json_incref(told), NULL))
+    n_killed = json_array_size(w->killed);
+    if (report_post(w, &w->ctl, json_incref(told), w->killed, NULL)) {
         forget_reported(w, told);
+        while (n_killed-- > 0)
+            json_array_remove(w->killed, 0);
+    }
     json_decref(told);
 }

@@ -26,6 +26,9 @@
 
 #define CACHE_SLOTS 256
 #define CACHE_TTL_MS 5000
+/* Sandboxes being killed, most recent last; an id never comes back, so the
+ * ring only has to outlast a container's removal by far. */
+#define BARRED_SLOTS 1024
 
 struct cached {
     char sbid[CTR_ID_MAX];
@@ -43,6 +46,8 @@ static struct {
     int agent; /* sessions, not containers */
     const struct agent_conf *agent_conf;
     struct cached cache[CACHE_SLOTS];
+    char barred[BARRED_SLOTS][CTR_ID_MAX];
+    unsigned n_barred;
 } dp = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* More lookups at once than this wait: each is one short call, cached after. */
@@ -143,14 +148,28 @@ static int inspect_ip(const char *sbid, const char *wid, char *ip, size_t len)
     return rc;
 }
 
+/* Under dp.mu. */
+static int is_barred(const char *sbid)
+{
+    for (unsigned i = 0; i < BARRED_SLOTS && i < dp.n_barred; i++)
+        if (strcmp(dp.barred[i], sbid) == 0)
+            return 1;
+    return 0;
+}
+
 /* The event loop's question: answered from the cache alone. */
 static int resolve_cached(void *ud, const char *sbid, char *ip, size_t len)
 {
     struct cached *c;
-    int rc = -1;
+    int rc = -1, barred;
 
     (void)ud;
     if (!containers_id_ok(sbid))
+        return -1;
+    pthread_mutex_lock(&dp.mu);
+    barred = is_barred(sbid);
+    pthread_mutex_unlock(&dp.mu);
+    if (barred)
         return -1;
     if (dp.agent)
         return agent_addr(sbid, ip, len);
@@ -181,6 +200,11 @@ static int resolve(void *ud, const char *sbid, char *ip, size_t len)
     if (!wid[0] || inspect_ip(sbid, wid, ip, len) != 0)
         return -1;
     pthread_mutex_lock(&dp.mu);
+    /* Barred while dockerd answered: its container is on its way out. */
+    if (is_barred(sbid)) {
+        pthread_mutex_unlock(&dp.mu);
+        return -1;
+    }
     snprintf(c->sbid, sizeof(c->sbid), "%s", sbid);
     snprintf(c->ip, sizeof(c->ip), "%s", ip);
     c->until = now + CACHE_TTL_MS;
@@ -197,6 +221,15 @@ void dataplane_forget(const char *sbid)
     if (strcmp(c->sbid, sbid) == 0)
         memset(c, 0, sizeof(*c));
     pthread_mutex_unlock(&dp.mu);
+}
+
+void dataplane_bar(const char *sbid)
+{
+    pthread_mutex_lock(&dp.mu);
+    if (!is_barred(sbid))
+        snprintf(dp.barred[dp.n_barred++ % BARRED_SLOTS], CTR_ID_MAX, "%s", sbid);
+    pthread_mutex_unlock(&dp.mu);
+    dataplane_forget(sbid);
 }
 
 /* An agent session's ports (decision 0062): envd's and those the person

@@ -19,4 +19,9 @@ void dataplane_set_identity(const char *worker_id, const char *data_key, const c
  * routed (the next lookup asks dockerd, which says it is frozen). */
 void dataplane_forget(const char *sbid);
 
+/* sbid is being killed: from now on no request is routed to it, even while
+ * dockerd still lists its container (a kill is answered to its caller only
+ * once this and the removal are done: decision 0073). */
+void dataplane_bar(const char *sbid);
+
 #endif

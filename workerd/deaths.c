@@ -54,7 +54,8 @@ static json_t *dead_ones(struct worker *w, struct docker *q, const char *wid, co
     return out;
 }
 
-int report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid)
+int report_post(struct worker *w, struct control *ctl, json_t *sbs, const json_t *killed,
+                const char *sbid)
 {
     struct worker_identity id;
     json_t *body, *ans = NULL;
@@ -65,12 +66,14 @@ int report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *
     pthread_mutex_lock(&w->id_mu);
     id = w->id;
     pthread_mutex_unlock(&w->id_mu);
-    if (!id.worker_id[0] || json_array_size(sbs) == 0) {
+    if (!id.worker_id[0] || json_array_size(sbs) + json_array_size(killed) == 0) {
         json_decref(sbs);
         return 0;
     }
     body =
         json_pack("{s:[], s:o, s:b, s:b}", "acks", "sandboxes", sbs, "wait", 0, "report_only", 1);
+    if (body && json_array_size(killed) > 0)
+        json_object_set_new(body, "killed", json_deep_copy(killed));
     if (body && control_post(ctl, "/v1/worker/heartbeat", body, &id, REPORT_TIMEOUT_MS, &status,
                              &ans, err, sizeof(err)) != 0)
         log_sandbox("warn", sbid, NULL, "report beside the long-poll: %s", err);
@@ -95,5 +98,5 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
     snprintf(wid, sizeof(wid), "%s", w->id.worker_id);
     pthread_mutex_unlock(&w->id_mu);
     if (wid[0])
-        report_post(w, ctl, dead_ones(w, q, wid, sbid), sbid);
+        report_post(w, ctl, dead_ones(w, q, wid, sbid), NULL, sbid);
 }

@@ -44,10 +44,10 @@ static json_t *build_body(struct worker *w)
             json_array_append_new(sbs, heartbeat_report_of(e));
     }
     health_problem(w, problem, sizeof(problem));
-    return json_pack("{s:O, s:o, s:b, s:b, s:b, s:s, s:O}", "acks", w->acks, "sandboxes", sbs,
+    return json_pack("{s:O, s:o, s:b, s:b, s:b, s:s, s:O, s:O}", "acks", w->acks, "sandboxes", sbs,
                      "full", w->need_full && !w->docker_down, "resume", w->resume, "wait",
                      json_array_size(w->backlog) == 0, "problem", problem, "snapshots",
-                     w->snap_reports);
+                     w->snap_reports, "killed", w->killed);
 }
 
 /* A container that exited and whose exit the control plane has now heard of
@@ -77,12 +77,14 @@ static void reap_exited(struct worker *w, json_t *sbids)
 }
 
 /* After a 200: what that heartbeat carried has been told. */
-static void forget_told(struct worker *w, size_t n_acks, size_t n_snaps)
+static void forget_told(struct worker *w, size_t n_acks, size_t n_snaps, size_t n_killed)
 {
     json_t *exited = json_array();
 
     for (size_t i = 0; i < n_acks; i++)
         json_array_remove(w->acks, 0);
+    for (size_t i = 0; i < n_killed; i++)
+        json_array_remove(w->killed, 0);
     for (size_t i = 0; i < n_snaps; i++)
         json_array_remove(w->snap_reports, 0);
     pthread_mutex_lock(&w->table.mu);
@@ -113,12 +115,17 @@ static int apply_head_batch(struct worker *w)
     int results[APPLY_PARALLEL], n = apply_batch_parallel(w, w->backlog, results), failed = 0;
 
     for (int i = 0; i < n; i++) {
-        const char *id =
-            json_string_value(json_object_get(json_array_get(w->backlog, (size_t)i), "id"));
+        json_t *cmd = json_array_get(w->backlog, (size_t)i);
+        const char *id = json_string_value(json_object_get(cmd, "id"));
+        const char *type = json_string_value(json_object_get(cmd, "type"));
+        const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
         if (results[i] != 0)
             failed = 1;
         else if (id)
             json_array_append_new(w->acks, json_string(id));
+        /* A kill's caller waits for this (decision 0073). */
+        if (results[i] == 0 && sbid && type && strcmp(type, "kill") == 0)
+            json_array_append_new(w->killed, json_string(sbid));
     }
     if (failed) {
         json_array_clear(w->backlog);
@@ -194,6 +201,7 @@ static int beat(struct worker *w)
 {
     json_t *body = build_body(w), *ans = NULL;
     size_t n_acks = json_array_size(w->acks), n_snaps = json_array_size(w->snap_reports);
+    size_t n_killed = json_array_size(w->killed);
     char err[512];
     long status = 0;
     int rc;
@@ -209,7 +217,7 @@ static int beat(struct worker *w)
     }
     if (status == 200) {
         json_int_t retry = json_integer_value(json_object_get(ans, "retry_after_ms"));
-        forget_told(w, n_acks, n_snaps);
+        forget_told(w, n_acks, n_snaps, n_killed);
         if (!*w->stop)
             apply_all(w, ans);
         json_decref(ans);

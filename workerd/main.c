@@ -183,6 +183,7 @@ static void release(struct worker *w)
     json_decref(w->backlog);
     json_decref(w->arrived);
     json_decref(w->snap_reports);
+    json_decref(w->killed);
     sbtable_free(&w->table);
 }
 
@@ -226,6 +227,7 @@ static int run(struct worker_conf *conf)
     w.backlog = json_array();
     w.arrived = json_array();
     w.snap_reports = json_array();
+    w.killed = json_array();
     atomic_store(&w.snap_dangling, 1); /* one left by a previous run is looked for once */
     sbtable_init(&w.table);
     pthread_mutex_init(&w.id_mu, NULL);

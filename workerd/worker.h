@@ -34,6 +34,8 @@ struct worker {
     json_t *backlog;          /* commands received but not yet applied (a batch ran out of time) */
     json_t *arrived;          /* brought by keepalives during a batch: joins the backlog after it */
     json_t *snap_reports;     /* what became of snapshots asked for, not yet told (decision 0048) */
+    json_t *killed;           /* sandboxes whose kill is done, not yet told (decision 0073) */
+    atomic_int killing;       /* kills under way: their containers still hold slots */
     int need_full;            /* next heartbeat lists every sandbox ("full": true) */
     int resume;               /* next heartbeat is the first after a handshake */
     int docker_down;          /* last listing failed: our view of the containers is stale */
@@ -81,7 +83,7 @@ int apply_snapshot(struct worker *w, struct docker *dk, const char *sbid, json_t
 int apply_image_remove(struct worker *w, struct docker *dk, json_t *args);
 int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args);
 /* The slots backstop: 1 when sbid may be created (it exists, or a slot is
- * free once the kills waiting in the backlog are counted as done). */
+ * free counting the containers still being killed). */
 int apply_slot_free(struct worker *w, const char *sbid);
 
 /* apply_batch.c: up to APPLY_PARALLEL commands of one kind (create or kill)
@@ -90,11 +92,12 @@ int apply_slot_free(struct worker *w, const char *sbid);
  * the head is neither). */
 #define APPLY_PARALLEL 8
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
-/* Pauses and resumes first, then creates: a caller waits on each of those,
- * nobody waits on a kill (it is answered before it is applied), and a batch of
- * kills costs seconds (a pause queued behind 20 kills took 12-15 s, against
- * 50 ms alone). A pause or resume never passes another command of its own
- * sandbox, a create never passes a kill of its own; the rest keep their order. */
+/* Pauses and resumes first, then kills, then creates: a caller waits on each
+ * (a kill is answered once its container is gone: decision 0073), a pause or
+ * resume costs dockerd a few ms, and a kill frees the slot a create may have
+ * been placed in. A pause or resume never passes another command of its own
+ * sandbox, a kill never passes a create of its own, a create never passes a
+ * kill of its own; the rest keep their order. */
 void apply_order(json_t *cmds);
 /* 1 when cmd is of a kind apply_batch_parallel takes (create, kill). */
 int apply_batchable(const json_t *cmd);
@@ -118,12 +121,14 @@ json_t *heartbeat_report_of(const struct sb_entry *e);
  * (q), which of our sandboxes expected running have died: sbid only, or all
  * when sbid is NULL. Events thread only. */
 void deaths_report(struct worker *w, struct docker *q, struct control *ctl, const char *sbid);
-/* A report of sbs ([{id, state, reason}], taken) at once, on a report_only
+/* A report of sbs ([{id, state, reason}], taken) and of the sandboxes whose
+ * kill is done (killed, ids, may be NULL; not taken) at once, on a report_only
  * heartbeat sent on ctl beside the long-poll: deaths, and the pauses and
  * resumes applied while a batch runs (apply_batch.c). sbid only names it in
  * the log (may be NULL). ctl must be the caller's own: the main thread's only
  * while it waits on a batch. 1 when the control plane took it (200). */
-int report_post(struct worker *w, struct control *ctl, json_t *sbs, const char *sbid);
+int report_post(struct worker *w, struct control *ctl, json_t *sbs, const json_t *killed,
+                const char *sbid);
 
 /* events.c: the events thread. */
 int events_start(struct worker *w, pthread_t *th);

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox, MODE } from './lib.mjs';
 import { SDK } from './sdk.mjs';
+import { execFileSync } from 'node:child_process';
 
 const tag = `[${MODE} ${SDK}]`;
 
@@ -48,4 +49,28 @@ test(`${tag} Sandbox.create({mcp}): E2B's "Failed to start MCP gateway" when the
     (e) => /^Failed to start MCP gateway: /.test(e.message) && /mcp-gateway/.test(e.message));
   const left = (await Sandbox.list().nextItems()).filter((s) => !before.has(s.sandboxId));
   assert.deepEqual(left.map((s) => s.templateId), [], 'the SDK killed the sandbox it made');
+});
+
+// Containers of a sandbox on this machine's dockerd, by the label workerd
+// puts on them: what is still running of it, whatever the API says.
+function containersOf(sandboxId) {
+  const out = execFileSync('docker', ['ps', '-aq', '--filter', `label=corral.sandbox=${sandboxId}`],
+    { encoding: 'utf8', timeout: 20_000 });
+  return out.split('\n').filter(Boolean);
+}
+
+test(`${tag} kill answers once the sandbox is gone: not running, nothing answers, no container left`, async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 60_000 });
+  const url = process.env.E2B_SANDBOX_URL || `https://${sbx.getHost(49983)}`;
+  const headers = process.env.E2B_SANDBOX_URL ? { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983' } : {};
+  // Seen running through the gateway first: the route is in its cache.
+  assert.equal(await sbx.isRunning(), true);
+  assert.equal((await fetch(`${url}/health`, { headers })).status, 204);
+  assert.equal(containersOf(sbx.sandboxId).length, 1, 'the control: its container is found by its label');
+  assert.equal(await sbx.kill(), true);
+  assert.deepEqual(containersOf(sbx.sandboxId), [], 'no container of it once kill returned');
+  assert.equal(await sbx.isRunning(), false, 'not running the moment kill returned');
+  const r = await fetch(`${url}/health`, { headers });
+  assert.notEqual(r.status, 204, 'envd answered after the kill');
+  await r.body?.cancel();
 });

@@ -30,7 +30,8 @@ export async function makeLong(Sandbox, timeoutMs = 900_000) {
 
 export async function churn({ Sandbox, parallel = 4, seconds = 60, maxIterations = 10_000, maxErrors = 10, long = null,
   createOpts = { timeoutMs: 120_000 } } = {}) {
-  const stats = { iterations: 0, errors: [], createMs: [], runMs: [], fileMs: [], startedAt: performance.now(), elapsedMs: 0 };
+  const stats = { iterations: 0, errors: [], createMs: [], runMs: [], fileMs: [], killMs: [], aliveAfterKill: [],
+    startedAt: performance.now(), elapsedMs: 0 };
   const deadline = Date.now() + seconds * 1000;
   let started = 0;
   const more = () => Date.now() < deadline && started < maxIterations && stats.errors.length < maxErrors;
@@ -63,7 +64,11 @@ export async function churn({ Sandbox, parallel = 4, seconds = 60, maxIterations
       failure = e;
     }
     try {
+      t = performance.now();
       await sbx.kill();
+      stats.killMs.push(performance.now() - t);
+      // A kill answers once its container is gone (decision 0073).
+      if ((await containersOfSandbox(sbx.sandboxId)).length) stats.aliveAfterKill.push(sbx.sandboxId);
     } catch (e) {
       failure ??= new Error(`kill ${sbx.sandboxId}: ${e.message}`);
     }
@@ -84,6 +89,33 @@ export async function churn({ Sandbox, parallel = 4, seconds = 60, maxIterations
   await Promise.all(Array.from({ length: parallel }, loop));
   stats.elapsedMs = performance.now() - stats.startedAt;
   return stats;
+}
+
+// The containers of one sandbox, by its label, whatever state they are in.
+export async function containersOfSandbox(sbid) {
+  const f = encodeURIComponent(JSON.stringify({ label: [`corral.sandbox=${sbid}`] }));
+  return (await docker('GET', `/containers/json?all=1&filters=${f}`)).body || [];
+}
+
+// Samples, every everyMs until stop() is called, how many sandbox containers
+// (not egress proxies) the named workers hold, running or not; the highest
+// count seen.
+export function countContainers(workerIds, everyMs = 250) {
+  let peak = 0, samples = 0, stopped = false;
+  const done = (async () => {
+    while (!stopped) {
+      let n = 0;
+      for (const wid of workerIds) {
+        const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${wid}`] }));
+        const ctrs = (await docker('GET', `/containers/json?all=1&filters=${f}`)).body || [];
+        n += ctrs.filter((c) => c.Labels?.['corral.role'] === 'sandbox').length;
+      }
+      peak = Math.max(peak, n);
+      samples++;
+      await new Promise((ok) => setTimeout(ok, everyMs));
+    }
+  })();
+  return { async stop() { stopped = true; await done; return { peak, samples }; } };
 }
 
 // Waits until the workers named have no container or network left but those of

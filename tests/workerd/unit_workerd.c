@@ -385,7 +385,9 @@ static void test_apply_order(void)
                               "{\"id\":\"4\",\"type\":\"kill\",\"sandbox_id\":\"c\"},"
                               "{\"id\":\"5\",\"type\":\"create\",\"sandbox\":{\"id\":\"d\"}}]",
                               0, NULL);
-    const char *want[] = {"2", "5", "1", "3", "4"}; /* create a stays behind kill a */
+    /* Kills first (each frees the slot a create may have been placed in), but
+     * create a stays behind kill a. */
+    const char *want[] = {"1", "4", "2", "5", "3"};
 
     apply_order(cmds);
     CHECK(json_array_size(cmds) == 5);
@@ -404,7 +406,7 @@ static void test_apply_order(void)
                       "{\"id\":\"6\",\"type\":\"snapshot\",\"sandbox_id\":\"d\"},"
                       "{\"id\":\"7\",\"type\":\"resume\",\"sandbox_id\":\"d\"}]",
                       0, NULL);
-    const char *want2[] = {"3", "5", "2", "1", "4", "6", "7"};
+    const char *want2[] = {"3", "5", "1", "2", "4", "6", "7"};
 
     apply_order(cmds);
     CHECK(json_array_size(cmds) == 7);
@@ -413,6 +415,18 @@ static void test_apply_order(void)
               0);
     CHECK(!apply_batchable(json_array_get(cmds, 0)) && apply_batchable(json_array_get(cmds, 2)) &&
           apply_batchable(json_array_get(cmds, 3)) && !apply_batchable(NULL));
+    json_decref(cmds);
+    /* A kill never passes its own sandbox's create: x would run on, orphaned. */
+    cmds = json_loads("[{\"id\":\"1\",\"type\":\"create\",\"sandbox\":{\"id\":\"x\"}},"
+                      "{\"id\":\"2\",\"type\":\"kill\",\"sandbox_id\":\"x\"},"
+                      "{\"id\":\"3\",\"type\":\"kill\",\"sandbox_id\":\"y\"}]",
+                      0, NULL);
+    const char *want3[] = {"3", "1", "2"};
+
+    apply_order(cmds);
+    for (size_t i = 0; i < 3; i++)
+        CHECK(strcmp(json_string_value(json_object_get(json_array_get(cmds, i), "id")), want3[i]) ==
+              0);
     json_decref(cmds);
 }
 
@@ -465,10 +479,13 @@ static void test_slot_backstop(void)
     sbtable_record(&w.table, &st, 0);
     CHECK(apply_slot_free(&w, "aa"));  /* a create delivered again */
     CHECK(!apply_slot_free(&w, "bb")); /* full */
-    json_array_append_new(w.backlog, json_pack("{s:s, s:s}", "type", "kill", "sandbox_id", "zz"));
-    CHECK(!apply_slot_free(&w, "bb")); /* a kill of something not running frees nothing */
     json_array_append_new(w.backlog, json_pack("{s:s, s:s}", "type", "kill", "sandbox_id", "aa"));
-    CHECK(apply_slot_free(&w, "bb")); /* aa's slot was given back when its kill was answered */
+    CHECK(!apply_slot_free(&w, "bb")); /* a kill still to come frees nothing yet */
+    sbtable_del(&w.table, "aa");
+    atomic_store(&w.killing, 1);
+    CHECK(!apply_slot_free(&w, "bb")); /* nor one under way: its container holds the slot */
+    atomic_store(&w.killing, 0);
+    CHECK(apply_slot_free(&w, "bb")); /* its container is gone */
     json_decref(w.backlog);
     sbtable_free(&w.table);
     wconf_free(&c);
