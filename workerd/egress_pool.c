@@ -362,10 +362,33 @@ static int pop(struct member *m)
     return got;
 }
 
-/* Pops a ready proxy and renames it for sbid: from then on kill removes it
- * by that name. One that will not be renamed (gone, e.g. removed with an old
- * worker id) is dropped and the next tried; if the name is taken (a proxy of
- * this sandbox left by a crash), none is used. 0 (m set), 2 none, -1 down. */
+/* 1 when a member's container runs (not exited, paused or restarting):
+ * dockerd restarted without live-restore leaves every ready proxy exited,
+ * and a sandbox given one had no egress at all (issue 34). 0 not running or
+ * gone, -1 dockerd down. */
+static int member_runs(struct docker *d, const char *container)
+{
+    char path[NAME_LEN + 64], err[256];
+    long status = 0;
+    json_t *info = NULL, *st;
+    int runs;
+
+    snprintf(path, sizeof(path), "/containers/%s/json", container);
+    if (docker_call(d, "GET", path, NULL, POOL_TIMEOUT_MS, &status, &info, err, sizeof(err)) != 0)
+        return -1;
+    st = json_object_get(info, "State");
+    runs = status == 200 && json_is_true(json_object_get(st, "Running")) &&
+           !json_is_true(json_object_get(st, "Paused")) &&
+           !json_is_true(json_object_get(st, "Restarting"));
+    json_decref(info);
+    return runs;
+}
+
+/* Pops a ready proxy that runs and renames it for sbid: from then on kill
+ * removes it by that name. One that does not run, or will not be renamed
+ * (gone, e.g. removed with an old worker id), is dropped and the next tried;
+ * if the name is taken (a proxy of this sandbox left by a crash), none is
+ * used. 0 (m set), 2 none, -1 down. */
 static int claim(struct docker *d, const char *name, struct member *m, char *err, size_t errlen)
 {
     char old[NAME_LEN], path[2 * NAME_LEN + 64];
@@ -373,6 +396,16 @@ static int claim(struct docker *d, const char *name, struct member *m, char *err
 
     while (pop(m)) {
         member_name(old, sizeof(old), m->id);
+        if ((rc = member_runs(d, old)) <= 0) {
+            if (rc < 0) {
+                push(m);
+                snprintf(err, errlen, "egress pool: dockerd does not answer");
+                return -1;
+            }
+            log_warn("egress pool: ready proxy %s is not running; removed", m->id);
+            remove_member(d, old, m->id, m->id);
+            continue;
+        }
         snprintf(path, sizeof(path), "/containers/%s/rename?name=%s", old, name);
         if ((rc = call(d, "POST", path, NULL, 204, err, errlen)) <= 0)
             return rc;
@@ -412,6 +445,41 @@ int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *n
     }
     sbnet_name(net, netlen, m.id, pool.wid, SBNET_INTERNAL);
     return write_config(sbid, policy, err, errlen);
+}
+
+void egress_pool_recheck(struct docker *d)
+{
+    struct member keep[POOL_MAX], m;
+    char name[NAME_LEN];
+    int n = 0, dropped = 0;
+
+    if (!pool.running)
+        return;
+    while (pop(&m)) {
+        member_name(name, sizeof(name), m.id);
+        if (member_runs(d, name) != 0) /* running, or dockerd gone again: kept for claim */
+            keep[n++] = m;
+        else {
+            remove_member(d, name, m.id, m.id);
+            dropped++;
+        }
+    }
+    /* The refill thread may have added some meanwhile: never past POOL_MAX. */
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&pool.mu);
+        int room = pool.n < POOL_MAX;
+        if (room)
+            pool.ready[pool.n++] = keep[i];
+        pthread_mutex_unlock(&pool.mu);
+        if (!room) {
+            member_name(name, sizeof(name), keep[i].id);
+            remove_member(d, name, keep[i].id, keep[i].id);
+        }
+    }
+    if (dropped)
+        log_info("egress pool: %d ready prox%s not running after dockerd's return; removed, "
+                 "refilling",
+                 dropped, dropped == 1 ? "y" : "ies");
 }
 
 void egress_pool_busy(void)

@@ -37,6 +37,11 @@ int egress_pool_restart(const char *wid);
 int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *net, size_t netlen,
                      char *err, size_t errlen);
 
+/* dockerd came back (events thread): the ready proxies that no longer run
+ * are removed with their networks, and the refill thread makes new ones.
+ * egress_pool_take checks each one it hands out all the same. */
+void egress_pool_recheck(struct docker *d);
+
 /* A create is starting: replacements wait until creates have paused for a
  * second (dockerd making a proxy beside a starting sandbox slowed the
  * sandbox by ~300 ms, all a ready proxy saves). */

@@ -12,6 +12,7 @@
 #include "worker.h"
 
 #include "dataplane.h"
+#include "egress_pool.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -117,8 +118,10 @@ static void *events_main(void *arg)
             continue;
         }
         if (broken) {
+            log_info("dockerd answers again; reporting deaths and checking the ready proxies");
             atomic_store(&w->docker_back, 1);
             deaths_report(w, &s->q, &s->ctl, NULL);
+            egress_pool_recheck(&s->q);
         }
         follow(&d, s);
         broken = 1; /* events may have been lost while the stream was down */
