@@ -11,7 +11,7 @@
 // Needs E2B_API_URL, E2B_API_KEY, E2B_SANDBOX_URL, CORRAL_ROUTING=url,
 // CORRAL_RUN (the stack's state dir) and CORRAL_URL.
 import { Sandbox } from '../e2b/lib.mjs';
-import { churn, makeLong, removalsDone, pct } from '../lib/churn.mjs';
+import { churn, makeLong, removalsDone, pct, countContainers } from '../lib/churn.mjs';
 import { stackDaemons, envdPidOf, settledSample, table } from '../lib/procstat.mjs';
 import { enrolledAs } from '../workerd/helpers.mjs';
 
@@ -26,7 +26,9 @@ try {
   const daemons = stackDaemons(RUN, { envdPid: await envdPidOf(long.sandboxId) });
   await removalsDone(workers, { keep: [long.sandboxId] });
   const start = await settledSample(daemons);
+  const counter = countContainers(workers, 1000);
   const s = await churn({ Sandbox, parallel: PARALLEL, seconds: SECONDS, maxIterations: MAX, long, maxErrors: 50 });
+  const containers = await counter.stop();
   const left = await removalsDone(workers, { keep: [long.sandboxId] });
   const end = await settledSample(daemons);
   const f = (xs, p) => pct(xs, p).toFixed(0);
@@ -34,8 +36,12 @@ try {
     '(create, 3 x commands.run, 1 MB write + read, kill; and a run + read in one long-lived sandbox):');
   console.log(`  ${s.iterations} rounds, ${(s.iterations / (s.elapsedMs / 60000)).toFixed(1)} per minute, ${s.errors.length} failed` +
     `${s.errors.length ? ` (first: ${s.errors[0]})` : ''}${left ? `, ${left} containers/networks not removed` : ''}`);
-  console.log(`  create        p50 ${f(s.createMs, 0.5)} ms  p99 ${f(s.createMs, 0.99)} ms`);
-  console.log(`  commands.run  p50 ${f(s.runMs, 0.5)} ms  p99 ${f(s.runMs, 0.99)} ms`);
+  console.log(`  create        p50 ${f(s.createMs, 0.5)} ms  p95 ${f(s.createMs, 0.95)} ms  p99 ${f(s.createMs, 0.99)} ms`);
+  console.log(`  commands.run  p50 ${f(s.runMs, 0.5)} ms  p95 ${f(s.runMs, 0.95)} ms  p99 ${f(s.runMs, 0.99)} ms`);
+  console.log(`  kill (answered once its container is gone) p50 ${f(s.killMs, 0.5)} ms  p95 ${f(s.killMs, 0.95)} ms  ` +
+    `p99 ${f(s.killMs, 0.99)} ms; ${s.aliveAfterKill.length} with a container left after the answer`);
+  console.log(`  sandbox containers at once: at most ${containers.peak} (sampled every second, ${containers.samples} samples; ` +
+    `${PARALLEL} loops + 1 long-lived)`);
   console.log(`  1 MB write+read p50 ${f(s.fileMs, 0.5)} ms  p99 ${f(s.fileMs, 0.99)} ms`);
   console.log(`  daemons before and after (at rest):\n${table(start, end, { startLabel: 'before', endLabel: 'after' }).replace(/^/gm, '    ')}`);
 } finally {
