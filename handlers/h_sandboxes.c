@@ -90,15 +90,23 @@ void h_sandbox_get(struct request *req)
 #define KILL_WAIT_MS 5000
 
 /* The answer to a kill comes once its worker has removed the container and
- * routes nothing to it: a request made after it reaches no process of it. */
+ * routes nothing to it: a request made after it reaches no process of it.
+ * The wait holds a thread, so it shares the budget of the creates and
+ * pauses that wait: a worker that never confirms (a tenant's own, broken or
+ * hostile) cannot make DELETEs take every thread; over it, no wait. */
 static void await_kill(struct request *req, const struct kill_sent *k, const char *sbid)
 {
-    int done = command_kill_await(req->rc, k->pool, k->worker, sbid, KILL_WAIT_MS);
+    struct server *srv = req->thread->srv;
+    int done = -2;
 
+    if (atomic_fetch_add(&srv->create_waits, 1) < srv->conf.create_wait_max)
+        done = command_kill_await(req->rc, k->pool, k->worker, sbid, KILL_WAIT_MS);
+    atomic_fetch_sub(&srv->create_waits, 1);
     if (done != 1)
         log_sandbox("warn", sbid, NULL, "kill: %s; answered as deleted",
-                    done == 0 ? "its worker did not confirm it within 5 s"
-                              : "the store failed while waiting for its worker");
+                    done == 0    ? "its worker did not confirm it within 5 s"
+                    : done == -2 ? "too many waits on this handler to wait for its worker"
+                                 : "the store failed while waiting for its worker");
 }
 
 void h_sandbox_delete(struct request *req)

@@ -11,9 +11,10 @@ export const STACK_DATA_ADDR = `127.0.0.1:${process.env.CORRAL_WORKERD_DATA_PORT
 export class TestWorker {
   constructor(joinToken, { slots = 10, runtimes = [{ name: 'runc', tier: 'CONTAINER' }], egress = false,
     templates = ['base'], cpu = 64, memory = 65536, name = 'tw', failCreates = false, autoAck = true,
-    dataAddr = STACK_DATA_ADDR, handshakeExtra = {} } = {}) {
+    dataAddr = STACK_DATA_ADDR, handshakeExtra = {}, confirmKills = true } = {}) {
     Object.assign(this, { joinToken, slots, runtimes, egress, templates, cpu, memory, name, failCreates, autoAck,
-      dataAddr, handshakeExtra });
+      dataAddr, handshakeExtra, confirmKills });
+    this.killed = [];           // kills done, told in the next heartbeat (decision 0073)
     this.running = new Map();   // sandbox id -> create command
     this.received = [];         // every command delivered, in order
     this.acks = [];
@@ -49,7 +50,7 @@ export class TestWorker {
     const sandboxes = full ? [...reports.filter((r) => !this.running.has(r.id)),
       ...[...this.running.keys()].map((id) => ({ id, state: 'running' }))] : reports;
     const body = { acks: this.acks.splice(0), sandboxes, resume: this.resume,
-      snapshots: this.snapshotReports.splice(0), full };
+      snapshots: this.snapshotReports.splice(0), full, killed: this.killed.splice(0) };
     this.resume = false;
     let r;
     try {
@@ -61,6 +62,7 @@ export class TestWorker {
       // Like a real worker: what was not delivered is sent again next time.
       this.acks.unshift(...body.acks);
       this.reports.unshift(...reports);
+      this.killed.unshift(...body.killed);
       this.lastError = r;
       return r;
     }
@@ -87,6 +89,7 @@ export class TestWorker {
       }
     } else if (c.type === 'kill') {
       this.running.delete(c.sandbox_id);
+      if (this.confirmKills) this.killed.push(c.sandbox_id);
     } else if (c.type === 'snapshot' && this.answerSnapshots !== false) {
       this.snapshotReports.push({ id: c.args.snapshot_id, workspace: c.args.workspace, state: 'ready' });
     } else if ((c.type === 'pause' || c.type === 'resume') && this.running.has(c.sandbox_id)) {

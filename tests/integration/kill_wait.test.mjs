@@ -1,0 +1,74 @@
+// DELETE answers once the sandbox's worker says it is gone (decision 0073),
+// with test workers speaking the real worker protocol: the answer waits for
+// the worker's `killed`, another worker cannot give it, and a worker that
+// never confirms costs the caller a bounded wait, not a hang.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { api, newWorkspace, RUN } from '../lib/corral.mjs';
+import { until } from '../lib/poll.mjs';
+import { enrolWorker } from '../lib/test_worker.mjs';
+
+const workers = [];
+after(async () => { for (const w of workers) await w.stop(); });
+
+const create = async (ws) => {
+  const r = await api('POST', '/v1/sandboxes', { key: ws.member, body: { template: 'base' } });
+  assert.equal(r.status, 201, r.raw);
+  return r.body.sandbox_id;
+};
+// A DELETE in flight: its answer, and whether it has come yet.
+function deleting(ws, id) {
+  const d = { done: false };
+  d.answer = api('DELETE', `/v1/sandboxes/${id}`, { key: ws.member }).then((r) => { d.done = true; return r; });
+  return d;
+}
+const killOf = (w, id) => w.received.find((c) => c.type === 'kill' && c.sandbox_id === id);
+const apiLogs = () => readdirSync(`${RUN}/log`).filter((f) => /^api-\d+\.log$/.test(f))
+  .map((f) => readFileSync(`${RUN}/log/${f}`, 'utf8')).join('\n');
+
+test('DELETE answers only after its worker said the kill is done', async () => {
+  const A = newWorkspace();
+  const w = await enrolWorker(workers, A, { confirmKills: false });
+  const id = await create(A);
+  const d = deleting(A, id);
+  assert.ok(await until(() => killOf(w, id), { timeoutMs: 10000 }), 'the kill reached the worker');
+  // Delivered and acknowledged, and a poll or two later still no answer: it
+  // waits for `killed`, not for the ack.
+  const polls = w.received.length;
+  await until(() => d.done, { timeoutMs: 1000 });
+  assert.equal(d.done, false, `DELETE answered before the worker confirmed (after ${w.received.length - polls} more commands)`);
+  w.killed.push(id);
+  const r = await d.answer;
+  assert.equal(r.status, 204, r.raw);
+  assert.equal((await api('GET', `/v1/sandboxes/${id}`, { key: A.member })).status, 404);
+});
+
+test("another worker's `killed` does not answer a DELETE; one that never confirms costs a bounded wait", async () => {
+  const A = newWorkspace();
+  const w = await enrolWorker(workers, A, { confirmKills: false });
+  const other = await enrolWorker(workers, newWorkspace());
+  const id = await create(A);
+  const t0 = Date.now();
+  const d = deleting(A, id);
+  assert.ok(await until(() => killOf(w, id), { timeoutMs: 10000 }), 'the kill reached the worker');
+  other.killed.push(id); // a worker of another pool names it: keyed by its own id, it wakes nothing
+  await until(() => d.done, { timeoutMs: 2000 });
+  assert.equal(d.done, false, "another worker's confirmation answered the DELETE");
+  const r = await d.answer; // its own worker never confirms
+  assert.equal(r.status, 204, r.raw);
+  assert.ok(Date.now() - t0 < 30000, `the DELETE took ${Date.now() - t0} ms`);
+  assert.ok(await until(() => apiLogs().includes(id) &&
+    /did not confirm it within 5 s/.test(apiLogs().split('\n').filter((l) => l.includes(id)).join('\n')),
+  { timeoutMs: 5000 }), 'the API log says the worker did not confirm');
+});
+
+test('a heartbeat naming something that is not a sandbox id in `killed` is refused, naming the field', async () => {
+  const A = newWorkspace();
+  const w = await enrolWorker(workers, A);
+  await w.stop();
+  const r = await api('POST', '/v1/worker/heartbeat', { headers: w.headers(),
+    body: { acks: [], sandboxes: [], wait: false, killed: ['../../etc'] } });
+  assert.equal(r.status, 400, r.raw);
+  assert.match(r.body.message, /killed\[0\]/);
+});
