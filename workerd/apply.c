@@ -13,6 +13,7 @@
 #include "freeze.h"
 #include "snapshots.h"
 #include "volumes.h"
+#include "clock.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -53,6 +54,8 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
 {
     const char *sbid = json_string_value(json_object_get(sb, "id"));
     const char *rt = json_string_value(json_object_get(sb, "runtime"));
+    int64_t started = clock_now_ms(),
+            arrived = json_integer_value(json_object_get(sb, ARRIVED_FIELD)) ?: started;
     struct ctr_state st;
     int rc;
 
@@ -71,8 +74,16 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
     }
     if (rc < 0)
         return -1;
-    log_sandbox("info", st.sbid[0] ? st.sbid : "?", st.tier, "create (%s) -> %s%s%s",
-                rt ? rt : "runc", st.state, st.reason[0] ? ": " : "", st.reason);
+    if (strcmp(st.state, "running") == 0)
+        log_sandbox("info", st.sbid, st.tier,
+                    "create (%s) -> running; waited here %lld ms, then network %ld, container "
+                    "%ld, start %ld, envd %ld ms",
+                    rt ? rt : "runc", (long long)(started - arrived), st.phase_ms[CTR_PHASE_NET],
+                    st.phase_ms[CTR_PHASE_CREATE], st.phase_ms[CTR_PHASE_START],
+                    st.phase_ms[CTR_PHASE_ENVD]);
+    else
+        log_sandbox("info", st.sbid[0] ? st.sbid : "?", st.tier, "create (%s) -> %s%s%s",
+                    rt ? rt : "runc", st.state, st.reason[0] ? ": " : "", st.reason);
     if (!st.sbid[0])
         return 0; /* nothing to report about an unusable id; the create is done */
     return record(w, &st);

@@ -9,6 +9,7 @@
  * of the same sandbox. */
 #include "worker.h"
 
+#include "clock.h"
 #include "log.h"
 
 #include <errno.h>
@@ -203,6 +204,20 @@ static int holds_id(const json_t *list, const char *id)
             return 1;
     }
     return 0;
+}
+
+void apply_stamp_arrival(json_t *cmds)
+{
+    size_t i;
+    json_t *c;
+    int64_t now = clock_now_ms();
+
+    json_array_foreach(cmds, i, c)
+    {
+        json_t *sb = json_object_get(c, "sandbox");
+        if (json_is_object(sb) && !json_object_get(sb, ARRIVED_FIELD))
+            json_object_set_new(sb, ARRIVED_FIELD, json_integer(now));
+    }
 }
 
 void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds)

@@ -247,9 +247,13 @@ static int settle(struct docker *d, const char *wid, const char *name, long read
     state = json_object_get(info, "State");
     s = json_string_value(json_object_get(state, "Status"));
     if (s && strcmp(s, "created") == 0) {
+        int64_t t0 = clock_now_ms();
         rc = start(d, wid, name, st);
+        st->phase_ms[CTR_PHASE_START] = (long)(clock_now_ms() - t0);
+        t0 = clock_now_ms();
         if (rc == 0)
             rc = await_envd(d, wid, name, ready_ms, st);
+        st->phase_ms[CTR_PHASE_ENVD] = (long)(clock_now_ms() - t0);
     } else if (s && (strcmp(s, "exited") == 0 || strcmp(s, "dead") == 0)) {
         exit_reason(state, st);
     } else {
@@ -392,7 +396,9 @@ static int create_and_settle(struct docker *d, const struct worker_conf *c,
     if (!body)
         return refused(d, wid, st, "out of memory");
     snprintf(path, sizeof(path), "/containers/create?name=%s", name);
+    int64_t t0 = clock_now_ms();
     rc = docker_call(d, "POST", path, body, DOCKER_TIMEOUT_MS, &status, &ans, err, sizeof(err));
+    st->phase_ms[CTR_PHASE_CREATE] = (long)(clock_now_ms() - t0);
     json_decref(body);
     if (rc != 0) {
         log_warn("%s", err);
@@ -446,7 +452,9 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
         return rc;
     }
     egress_pool_busy();
+    int64_t t0 = clock_now_ms();
     rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
+    st->phase_ms[CTR_PHASE_NET] = (long)(clock_now_ms() - t0);
     if (rc != 0)
         return rc;
     rc = create_and_settle(d, c, t, wid, sb, &net, ready_ms, st);

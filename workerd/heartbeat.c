@@ -150,6 +150,7 @@ static void apply_all(struct worker *w, json_t *ans)
     json_t *cmd;
     int64_t deadline = clock_now_ms() + w->lease_ms / 4;
 
+    apply_stamp_arrival(json_object_get(ans, "commands"));
     backlog_merge(w->backlog, w->acks, json_object_get(ans, "commands"));
     apply_order(w->backlog);
     while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
@@ -190,8 +191,10 @@ void heartbeat_keepalive(struct worker *w)
     if (control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, w->lease_ms, &status, &ans, err,
                      sizeof(err)) != 0)
         log_warn("heartbeat (keepalive): %s", err);
-    else if (status == 200) /* applied after the batch, whose threads read the backlog */
+    else if (status == 200) { /* applied after the batch, whose threads read the backlog */
+        apply_stamp_arrival(json_object_get(ans, "commands"));
         json_array_extend(w->arrived, json_object_get(ans, "commands"));
+    }
     json_decref(body);
     json_decref(ans);
 }

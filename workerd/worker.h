@@ -108,6 +108,11 @@ int apply_batchable(const json_t *cmd);
  * create applied twice at once fights itself over its network. */
 void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds);
 
+/* Notes on each create of cmds when this worker received it (the sandbox's
+ * ARRIVED_FIELD, clock_now_ms()): its log line tells how long it waited
+ * here before dockerd was asked, apart from dockerd's own phases. */
+#define ARRIVED_FIELD "worker_arrived_ms"
+void apply_stamp_arrival(json_t *cmds);
 /* heartbeat.c: the loop, until *stop. */
 void heartbeat_run(struct worker *w);
 /* A heartbeat that only renews the lease (no acks, no reports, no wait), sent

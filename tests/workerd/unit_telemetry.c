@@ -114,8 +114,9 @@ static void test_line_json(void)
 static void test_running_ids(void)
 {
     struct sbtable t;
-    struct ctr_state a = {"aaaa", "running", "", ""}, b = {"bbbb", "exited", "exit code 0", ""},
-                     c = {"cccc", "running", "", ""};
+    struct ctr_state a = {.sbid = "aaaa", .state = "running"},
+                     b = {.sbid = "bbbb", .state = "exited", .reason = "exit code 0"},
+                     c = {.sbid = "cccc", .state = "running"};
     char ids[4][CTR_ID_MAX];
 
     sbtable_init(&t);
