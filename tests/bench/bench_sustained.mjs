@@ -14,6 +14,20 @@ import { Sandbox } from '../e2b/lib.mjs';
 import { churn, makeLong, removalsDone, pct, countContainers } from '../lib/churn.mjs';
 import { stackDaemons, envdPidOf, settledSample, table } from '../lib/procstat.mjs';
 import { enrolledAs } from '../workerd/helpers.mjs';
+import { readFileSync, statSync } from 'node:fs';
+
+// Where creates' time went on the worker, from workerd's log lines written
+// since byte `from`: waited on the worker, network, container, start, envd.
+function createPhases(log, from) {
+  const names = ['waited', 'network', 'container', 'start', 'envd'];
+  const out = Object.fromEntries(names.map((n) => [n, []]));
+  const re = /create \(\w+\) -> running; waited here (\d+) ms, then network (\d+), container (\d+), start (\d+), envd (\d+) ms/;
+  for (const line of readFileSync(log).subarray(from).toString().split('\n')) {
+    const m = line.match(re);
+    if (m) names.forEach((n, i) => out[n].push(Number(m[i + 1])));
+  }
+  return out;
+}
 
 const RUN = process.env.CORRAL_RUN;
 const SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS || 120);
@@ -27,6 +41,7 @@ try {
   await removalsDone(workers, { keep: [long.sandboxId] });
   const start = await settledSample(daemons);
   const counter = countContainers(workers, 1000);
+  const logFrom = statSync(`${RUN}/log/workerd.log`).size;
   const s = await churn({ Sandbox, parallel: PARALLEL, seconds: SECONDS, maxIterations: MAX, long, maxErrors: 50 });
   const containers = await counter.stop();
   const left = await removalsDone(workers, { keep: [long.sandboxId] });
@@ -40,6 +55,9 @@ try {
   console.log(`  commands.run  p50 ${f(s.runMs, 0.5)} ms  p95 ${f(s.runMs, 0.95)} ms  p99 ${f(s.runMs, 0.99)} ms`);
   console.log(`  kill (answered once its container is gone) p50 ${f(s.killMs, 0.5)} ms  p95 ${f(s.killMs, 0.95)} ms  ` +
     `p99 ${f(s.killMs, 0.99)} ms; ${s.aliveAfterKill.length} with a container left after the answer`);
+  const ph = createPhases(`${RUN}/log/workerd.log`, logFrom);
+  console.log(`  where a create's time went on the worker (${ph.envd.length} creates), p50 / p95 ms: ` +
+    Object.entries(ph).map(([n, xs]) => `${n} ${f(xs, 0.5)} / ${f(xs, 0.95)}`).join(', '));
   console.log(`  sandbox containers at once: at most ${containers.peak} (sampled every second, ${containers.samples} samples; ` +
     `${PARALLEL} loops + 1 long-lived)`);
   console.log(`  1 MB write+read p50 ${f(s.fileMs, 0.5)} ms  p99 ${f(s.fileMs, 0.99)} ms`);
