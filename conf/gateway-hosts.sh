@@ -67,17 +67,21 @@ host_start() {
         start_bg "gw$i-api-$n" ip netns exec "$ns" "$BIN/corral-api" -c "$RUN/corral.conf" -l "$dir/api-$n.sock"
     done
     for n in $(seq 1 "$API_PROCS"); do wait_for "host $i's corral-api $n" test -S "$dir/api-$n.sock"; done
-    ip netns exec "$ns" nginx -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/log/nginx-error.log" \
-        || die "nginx rejected $dir/nginx.conf"
-    ip netns exec "$ns" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/log/nginx-error.log"
-    wait_for "gateway host $i at $(host_addr "$i"):$PORT" curl -sf --cacert "$RUN/tls/ca.crt" \
+    start_nginx "gw$i-nginx" "$dir" "$ns"
+    wait_for "gateway host $i at $(host_addr "$i"):$PORT" curl -sf --max-time 2 --cacert "$RUN/tls/ca.crt" \
         --resolve "localhost:$PORT:$(host_addr "$i")" "https://localhost:$PORT/health"
 }
 
 # Host i dies at once: every process in its namespace gets SIGKILL, as when
 # its machine loses power. The namespace stays, so host_start brings it back.
+# Their supervisors (in the root namespace: decision 0072) die first, so that
+# nothing brings the host back by itself.
 host_kill() {
-    local pids
+    local pids f
+    for f in "$RUN/supervise/gw$1-"*.pid; do
+        if [ -f "$f" ]; then kill -KILL "$(cat "$f")" 2>/dev/null || true; fi
+        rm -f "$f"
+    done
     pids=$(ip netns pids "$(host_ns "$1")")
     # shellcheck disable=SC2086
     [ -z "$pids" ] || kill -KILL $pids

@@ -6,7 +6,8 @@
 #                         already up: says so, starts nothing, prints the exports;
 #                         partly up: stops what is left, starts afresh; a failed
 #                         up stops everything it started (decision 0041)
-#   conf/stack.sh down    stop every process of this state dir's stack
+#   conf/stack.sh down    stop every process of this state dir's stack and remove
+#                         what `up` made that outlives them (decision 0072)
 #   conf/stack.sh env     print the exports for clients
 #   conf/stack.sh conf    print the corral.conf `up` would write (starts nothing)
 #   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
@@ -39,7 +40,10 @@
 # CORRAL_WORKERD=N (N workerd on the one dockerd; the second is workerd-2),
 # CORRAL_CONN_API / CORRAL_CONN_DATA / CORRAL_CONN_SANDBOX (nginx's limit_conn
 # budgets: API and data-plane requests in progress per client address, and
-# per sandbox, instead of the profile's; decision 0068).
+# per sandbox, instead of the profile's; decision 0068), CORRAL_SUPERVISE
+# (1: every daemon under conf/supervise.sh, restarted when it dies, as the
+# systemd units do; the default for dev, `make up`; 0 for test and bench,
+# whose tests kill daemons and start them again themselves; decision 0072).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,6 +79,8 @@ WORKER_ADDRS="${CORRAL_WORKER_ADDRS:-$(default_worker_addrs)}${CORRAL_WORKER_ADD
 WORKER_NETWORKS=${CORRAL_WORKER_NETWORKS:-}
 WORKER_PORTS=${CORRAL_WORKER_PORTS:-7001}
 API_PROCS=2
+# What `up` chose, for the commands after it (`kill-api`, `start-redis`, ...).
+SUPERVISE=$(cat "$RUN/supervised" 2>/dev/null || echo "${CORRAL_SUPERVISE:-$([ "$PROFILE" = dev ] && echo 1 || echo 0)}")
 
 die() { echo "stack: $*" >&2; exit 1; }
 
@@ -117,15 +123,60 @@ profile_settings() {
 
 start_bg() { # name, then the command; its pid goes to $RUN/pids/name.pid
     local name=$1; shift
+    if [ "$SUPERVISE" = 1 ]; then supervised "$name" "$RUN/pids/$name.pid" "$@"; return; fi
     setsid "$@" >>"$RUN/log/$name.log" 2>&1 < /dev/null &
     echo $! > "$RUN/pids/$name.pid"
+}
+
+# How each daemon is restarted and stopped: the systemd units' Restart=,
+# RestartSec=, and stop signal (conf/systemd/, Debian's redis-server, nginx
+# and docker units); the stop timeouts are the stack's own, shorter than the
+# units' TimeoutStopSec= (a `down` should not take minutes).
+sup_opts() { # name
+    case "$1" in
+    nginx | gw[1-9]-nginx) echo "-r on-failure -d 2 -s QUIT -t 10" ;;
+    workerd*) echo "-r always -d 2 -s TERM -t 10" ;;
+    dockerd) echo "-r always -d 2 -s TERM -t 30" ;;
+    *) echo "-r always -d 1 -s TERM -t 10" ;;
+    esac
+}
+
+# NAME run by conf/supervise.sh (decision 0072): the supervisor's pid in
+# $RUN/supervise/NAME.pid (its command line names that path: stack_pids finds
+# it), the daemon's in PIDFILE at each start ("": $RUN/supervise/NAME.child,
+# for nginx, which writes its own pid file too).
+# Never two of one name: a live one is stopped first.
+supervised() { # name, pid file of the daemon, command...
+    local name=$1 pf=${2:-$RUN/supervise/$1.child} sp="$RUN/supervise/$1.pid"
+    shift 2
+    mkdir -p "$RUN/supervise"
+    if [ -f "$sp" ] && running "$(cat "$sp")"; then stop_pid "$name"; fi
+    rm -f "$pf"
+    # shellcheck disable=SC2046 # the options are words
+    setsid bash -c 'exec -a corral-supervise bash "$@"' _ "$ROOT/conf/supervise.sh" $(sup_opts "$name") \
+        -p "$pf" "$RUN/supervise/$name" -- "$@" >>"$RUN/log/$name.log" 2>&1 </dev/null &
+    echo $! > "$sp"
+    # The daemon's pid is there when this returns (start_workerd reads it).
+    for _ in $(seq 1 100); do [ -s "$pf" ] && break; sleep 0.02; done
 }
 
 # A process that exited but was not reaped (a zombie) counts as gone.
 running() { [ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat" 2>/dev/null; }
 
 stop_pid() { # name [signal]
-    local f="$RUN/pids/$1.pid" pid
+    local f="$RUN/pids/$1.pid" s="$RUN/supervise/$1.pid" pid t
+    # Supervised: its supervisor stops it (SIGKILL: USR1) and exits, never
+    # restarting what is being stopped.
+    if [ -f "$s" ]; then
+        pid=$(cat "$s")
+        if running "$pid"; then
+            if [ "${2:-TERM}" = KILL ]; then kill -USR1 "$pid"; else kill -TERM "$pid"; fi 2>/dev/null || true
+            t=$(sup_opts "$1"); t=${t##*-t }
+            for _ in $(seq 1 $(((t + 5) * 10))); do running "$pid" || break; sleep 0.1; done
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        rm -f "$s"
+    fi
     [ -f "$f" ] || return 0
     pid=$(cat "$f")
     kill "-${2:-TERM}" "$pid" 2>/dev/null || true
@@ -139,7 +190,9 @@ stop_pid() { # name [signal]
 # them in its title), Redis runs in $RUN/redis (it rewrites its title; with
 # CORRAL_REDIS_HA, its replica and sentinels in $RUN/redis-replica and
 # $RUN/sentinel-N), and
-# nginx's workers are children of such a master. Only our daemons' names count,
+# nginx's workers are children of such a master; supervisors name
+# $RUN/supervise/ (but dockerd's: dockerd is stopped last, by `down`,
+# stop_dockerd). Only our daemons' names count,
 # and whole paths: another state dir's processes never match.
 stack_pids() {
     local d p argv name masters=()
@@ -147,9 +200,11 @@ stack_pids() {
         p=${d#/proc/}
         argv=" $(tr '\0' ' ' 2>/dev/null <"$d/cmdline") " || continue
         name=${argv#" "}; name=${name%%" "*}; name=${name##*/}; name=${name%:}
-        case "$name" in corral-api|corral-sched|workerd|nginx|redis-server) ;; *) continue ;; esac
+        case "$name" in corral-api|corral-sched|workerd|nginx|redis-server|corral-supervise) ;; *) continue ;; esac
         running "$p" || continue
         case "$argv" in
+        *" $RUN/supervise/dockerd "*) ;;
+        *" $RUN/supervise/"*) [ "$name" = corral-supervise ] && echo "$p" ;;
         *" $RUN/corral.conf "*|*" $RUN/workerd.conf "*|*" $RUN/workerd-2.conf "*) echo "$p" ;;
         *" $RUN/nginx.conf "*|*" $RUN/gw-"[1-9]"/nginx.conf "*) echo "$p"; masters+=("$p") ;;
         *) [ "$name" = redis-server ] && case "$(readlink "$d/cwd" 2>/dev/null)" in
@@ -173,13 +228,17 @@ stop_strays() {
     done
     # shellcheck disable=SC2086
     [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
-    rm -f "$RUN"/pids/*.pid "$RUN/nginx.pid"
+    local f
+    for f in "$RUN"/pids/*.pid "$RUN"/supervise/*.pid; do
+        case "$f" in */dockerd.pid) ;; *) rm -f "$f" ;; esac
+    done
+    rm -f "$RUN/nginx.pid"
 }
 
 # up: every daemon this configuration runs has a live pid of this stack;
 # partial: some process of this stack lives; down: none does.
 stack_state() {
-    local live n f files=("$RUN/nginx.pid" "$RUN/pids/redis.pid" "$RUN/pids/sched.pid")
+    local live n f s files=("$RUN/nginx.pid" "$RUN/pids/redis.pid" "$RUN/pids/sched.pid")
     live=" $(stack_pids | tr '\n' ' ') "
     [ "$live" = "  " ] && { echo down; return; }
     if [ "$HOSTS" -ge 1 ]; then
@@ -190,27 +249,126 @@ stack_state() {
     [ "$PROFILE" = test ] && files+=("$RUN/pids/sched-2.pid")
     for n in $(seq 1 "$WORKERS"); do files+=("$RUN/pids/$(workerd_name "$n").pid"); done
     for f in "${files[@]}"; do
-        [[ -f $f && $live == *" $(cat "$f") "* ]] || { echo partial; return; }
+        [[ -f $f && $live == *" $(cat "$f") "* ]] && continue
+        # A supervised daemon that is being restarted is up: its supervisor lives.
+        s=$(supervisor_file "$f")
+        [[ -f $s && $live == *" $(cat "$s") "* ]] || { echo partial; return; }
     done
     echo up
 }
 
-stop_docker_if_owned() {
-    if [ "$(cat "$RUN/docker-owned" 2>/dev/null)" = 1 ]; then
-        bash "$ROOT/tests/lib/docker.sh" stop
-        rm -f "$RUN/docker-owned"
+supervisor_file() { # a daemon's pid file: its supervisor's
+    case "$1" in
+    "$RUN/nginx.pid") echo "$RUN/supervise/nginx.pid" ;;
+    "$RUN"/gw-[1-9]/nginx.pid) local d=${1%/nginx.pid}; echo "$RUN/supervise/gw${d##*/gw-}-nginx.pid" ;;
+    *) echo "$RUN/supervise/${1##*/}" ;;
+    esac
+}
+
+# What `up` makes that outlives its processes, recorded in $RUN/owned/
+# before it is made (an `up` killed half-way leaves the record), so that
+# `down` removes it, and only it (decision 0072): `dockerd` (this stack
+# started it), `mount` (the btrfs data root it mounted for that dockerd: its
+# path), `egress-net` (the corral-egress network its workerd made) and
+# `nft-table` (workerd's table inet corral). Whatever was there before `up`
+# is another's (dockerd is shared with every other stack and test here).
+OWNED=$RUN/owned
+DOCKER_SH=$ROOT/tests/lib/docker.sh
+
+docker_answers() { curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1; }
+
+# The dockerd that answers is this stack's: its supervisor lives, or (not
+# supervised) docker.sh's pid file names a live dockerd and `up` recorded it.
+dockerd_ours() {
+    { [ -f "$RUN/supervise/dockerd.pid" ] && running "$(cat "$RUN/supervise/dockerd.pid")"; } \
+        || { [ -f "$OWNED/dockerd" ] && bash "$DOCKER_SH" running; }
+}
+
+# dockerd for the workers: the one that answers, else one of this stack's.
+start_dockerd() {
+    mkdir -p "$OWNED"
+    if docker_answers; then
+        dockerd_ours || rm -f "$OWNED/dockerd" "$OWNED/mount"
+        bash "$DOCKER_SH" start   # daemon.json's runtimes and pools (it starts nothing)
+        return 0
+    fi
+    local fs
+    fs=$(bash "$DOCKER_SH" fs-dir)
+    touch "$OWNED/dockerd"
+    mountpoint -q "$fs" || echo "$fs" > "$OWNED/mount"
+    if [ "$SUPERVISE" = 1 ]; then
+        supervised dockerd "$RUN/pids/dockerd.pid" bash "$DOCKER_SH" run
+        for _ in $(seq 1 300); do
+            docker_answers && return 0
+            running "$(cat "$RUN/supervise/dockerd.pid")" || break
+            sleep 0.2
+        done
+        die "dockerd did not answer within 60 s (logs in $RUN/log/dockerd.log)"
+    fi
+    bash "$DOCKER_SH" start || die "dockerd did not start"
+}
+
+# dockerd, when this stack started it, and the data root's mount it made.
+stop_dockerd() {
+    local fs
+    if [ -f "$RUN/supervise/dockerd.pid" ]; then
+        stop_pid dockerd
+    elif [ -f "$OWNED/dockerd" ] || [ "$(cat "$RUN/docker-owned" 2>/dev/null)" = 1 ]; then
+        bash "$DOCKER_SH" stop
+    fi
+    rm -f "$OWNED/dockerd" "$RUN/docker-owned"
+    if [ -f "$OWNED/mount" ]; then
+        fs=$(cat "$OWNED/mount")
+        if docker_answers; then
+            echo "stack: a dockerd still answers: leaving $fs mounted" >&2
+        elif mountpoint -q "$fs"; then
+            umount "$fs" || echo "stack: could not unmount $fs" >&2
+        fi
+        rm -f "$OWNED/mount"
     fi
 }
 
-# A failed `up` (any step) stops everything it started: nothing of this stack
-# ran before it (stack_state), so everything stack_pids finds is its own.
+# Before the first workerd starts: the host objects it will make.
+record_host_objects() {
+    mkdir -p "$OWNED"
+    docker network inspect corral-egress >/dev/null 2>&1 || touch "$OWNED/egress-net"
+    command -v nft >/dev/null && ! nft list table inet corral >/dev/null 2>&1 && touch "$OWNED/nft-table"
+    return 0
+}
+
+# The corral-egress network and the nftables table, if this stack's workerd
+# made them and no other workerd on this machine (another stack's, a
+# test's) uses them now. After this stack's workerd stopped.
+remove_host_objects() {
+    local others
+    [ -f "$OWNED/egress-net" ] || [ -f "$OWNED/nft-table" ] || return 0
+    others=$(pgrep -x workerd | tr '\n' ' ')
+    if [ -n "$others" ]; then
+        echo "stack: leaving corral-egress and table inet corral to the other workerd here (pids $others)" >&2
+        rm -f "$OWNED/egress-net" "$OWNED/nft-table"
+        return 0
+    fi
+    if [ -f "$OWNED/egress-net" ] && docker_answers; then
+        if docker network inspect corral-egress >/dev/null 2>&1; then
+            timeout 60 docker network rm corral-egress >/dev/null 2>&1 \
+                || echo "stack: could not remove the corral-egress network" >&2
+        fi
+        rm -f "$OWNED/egress-net"
+    fi
+    if [ -f "$OWNED/nft-table" ] && nft list table inet corral >/dev/null 2>&1; then
+        nft delete table inet corral || echo "stack: could not delete table inet corral" >&2
+    fi
+    rm -f "$OWNED/nft-table"
+}
+
+# A failed `up` (any step, or Ctrl-C) undoes everything it did: nothing of
+# this stack ran before it (stack_state), so all `down` finds is its own.
 up_failed() {
     local rc=$?
     [ "$rc" -ne 0 ] || return 0
+    set +e
     echo "stack: up failed: stopping what it started (logs in $RUN/log)" >&2
-    stop_strays
-    hosts_down
-    stop_docker_if_owned
+    down
     exit "$rc"
 }
 
@@ -458,13 +616,7 @@ start_workerd() {
     local n=${1:-1} name
     name=$(workerd_name "$n")
     [ -x "$BIN/workerd" ] || die "$BIN/workerd is missing: run 'make'"
-    # Stop dockerd at `down` only if this stack is what started it.
-    if curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1; then
-        echo 0 > "$RUN/docker-owned"
-    else
-        echo 1 > "$RUN/docker-owned"
-    fi
-    bash "$ROOT/tests/lib/docker.sh" start || die "dockerd did not start"
+    start_dockerd
     bash "$ROOT/tests/lib/images.sh" >>"$RUN/log/images.log" 2>&1 \
         || die "building the corral/base image failed (see $RUN/log/images.log)"
     mkdir -p "$RUN/$name-state"
@@ -482,23 +634,53 @@ probe_image = corral/base
 ${CORRAL_WORKERD_SLOTS:+slots = $CORRAL_WORKERD_SLOTS}
 ${CORRAL_WORKERD_EXTRA:-}
 CONF
+    record_host_objects
     # The log is appended to: only this process's lines tell (an earlier
     # generation's "enrolled" would pass at once).
-    local from
+    local from pid
     from=$(stat -c %s "$RUN/log/$name.log" 2>/dev/null || echo 0)
     start_bg "$name" "$BIN/workerd" -c "$RUN/$name.conf"
-    # workerd probes its runtimes before it enrols: up to a minute.
+    pid=$(cat "$RUN/pids/$name.pid")
+    # workerd probes its runtimes before it enrols: up to a minute. The
+    # process started here must enrol (not a restart of it by its supervisor).
     for _ in $(seq 1 600); do
         tail -c +$((from + 1)) "$RUN/log/$name.log" | grep -q "enrolled as worker" && return 0
-        running "$(cat "$RUN/pids/$name.pid")" || break
+        running "$pid" || break
         sleep 0.1
     done
     die "$name did not enrol (logs in $RUN/log/$name.log)"
 }
 
 start_api() {
+    # A socket left by a killed one would pass the wait at once.
+    rm -f "$RUN/api-$1.sock"
     start_bg "api-$1" "$BIN/corral-api" -c "$RUN/corral.conf" -l "$RUN/api-$1.sock"
     wait_for "corral-api $1" test -S "$RUN/api-$1.sock"
+}
+
+# nginx in DIR, as NAME; supervised, in the foreground (its workers are in
+# its process group: conf/supervise.sh kills them with it). Then in NETNS.
+start_nginx() { # name, dir[, netns]
+    local name=$1 dir=$2 ns=()
+    [ -z "${3:-}" ] || ns=(ip netns exec "$3")
+    "${ns[@]}" nginx -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/log/nginx-error.log" \
+        || die "nginx rejected $dir/nginx.conf"
+    if [ "$SUPERVISE" = 1 ]; then
+        local child
+        rm -f "$dir/nginx.pid"
+        supervised "$name" "" "${ns[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/log/nginx-error.log" -g 'daemon off;'
+        child=$(cat "$RUN/supervise/$name.child")
+        # Its pid file is written once its ports are bound; a first run that
+        # exits (a port taken) fails the start, as a daemonizing nginx would.
+        for _ in $(seq 1 100); do
+            [ "$(cat "$dir/nginx.pid" 2>/dev/null)" = "$child" ] && return 0
+            running "$child" || break
+            sleep 0.1
+        done
+        die "nginx did not start (logs in $dir/log/nginx-error.log)"
+    else
+        "${ns[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/log/nginx-error.log"
+    fi
 }
 
 up() {
@@ -522,6 +704,8 @@ up() {
     esac
     trap up_failed EXIT
     trap 'exit 1' INT TERM
+    SUPERVISE=${CORRAL_SUPERVISE:-$([ "$PROFILE" = dev ] && echo 1 || echo 0)}
+    echo "$SUPERVISE" > "$RUN/supervised"
     make_tls
     if [ "$HOSTS" -ge 1 ]; then hosts_net_up "$HOSTS"; echo "$HOSTS" > "$RUN/gateway-hosts"; fi
     write_conf
@@ -535,10 +719,8 @@ up() {
     start_bg sched "$BIN/corral-sched" -c "$RUN/corral.conf"
     # Tests run two sweepers: corral-sched must be safe as several copies.
     [ "$PROFILE" = test ] && start_bg sched-2 "$BIN/corral-sched" -c "$RUN/corral.conf"
-    nginx -t -q -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" \
-        || die "nginx rejected $RUN/nginx.conf"
-    nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log"
-    wait_for "nginx on port $PORT" curl -sf --cacert "$RUN/tls/ca.crt" "https://localhost:$PORT/health"
+    start_nginx nginx "$RUN"
+    wait_for "nginx on port $PORT" curl -sf --max-time 2 --cacert "$RUN/tls/ca.crt" "https://localhost:$PORT/health"
     for i in $(seq 1 "$WORKERS"); do start_workerd "$i"; done
     trap - EXIT INT TERM
 }
@@ -556,6 +738,7 @@ remove_worker_objects() { # state dir
 }
 
 down() {
+    stop_pid nginx
     if [ -f "$RUN/nginx.pid" ]; then
         nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" -s quit 2>/dev/null || true
         for _ in $(seq 1 50); do [ -f "$RUN/nginx.pid" ] || break; sleep 0.1; done
@@ -580,6 +763,11 @@ down() {
     stop_redis_ha
     stop_strays
     hosts_down
+    # What outlives the processes (decision 0072): the host's objects of
+    # this stack's workerd, then its dockerd and the data root's mount.
+    remove_host_objects
+    stop_dockerd
+    rm -f "$RUN/supervised"
 }
 
 # A fresh workspace and a member key, once: later ups print the same exports
@@ -633,9 +821,7 @@ wait_for_capacity() {
 
 case "${1:-}" in
 up) up; [ "$PROFILE" = dev ] && env_exports || true ;;
-down)
-    down
-    stop_docker_if_owned ;;
+down) down ;;
 env) env_exports ;;
 conf) profile_settings; corral_conf_text ;;
 stop-redis) stop_pid redis ;;

@@ -7,6 +7,10 @@
 #   docker.sh restart       stop dockerd (ours, or the one in /var/run/docker.pid) and
 #                           start it again: tests of workerd surviving a dockerd restart
 #   docker.sh ensure-image  build corral/base when missing (tests/lib/images.sh)
+#   docker.sh run           the same dockerd as `start`, in the foreground (exec), for
+#                           a supervisor: conf/stack.sh's `make up` (decision 0072)
+#   docker.sh running       exit 0 if the dockerd `start` started still runs
+#   docker.sh fs-dir        print where the btrfs data root is mounted
 #
 # There is no systemd here: dockerd runs in the background, logs to a file, and
 # a pid file under $CORRAL_RUN remembers that we started it. Loops are bounded.
@@ -131,6 +135,19 @@ wait_socket() {
     return 1
 }
 
+# The flags of the dockerd started here; its data root is mounted first.
+dockerd_args() {
+    local args
+    args=$(btrfs_data_root)
+    [ -n "$args" ] || echo "docker.sh: no btrfs for dockerd's data: sandboxes get no disk limit" >&2
+    args+=" --iptables=false"
+    # With address pools set, Docker would carve docker0 out of them (16
+    # addresses): keep the usual /16 for containers that are not sandboxes.
+    grep -q '"bip"' "$DAEMON_JSON" 2>/dev/null || args+=" --bip 172.17.0.1/16"
+    forward_policy_left_by_docker
+    echo "$args"
+}
+
 start() {
     install_missing
     configure_daemon
@@ -142,13 +159,7 @@ start() {
     # A stale pid file from a killed run: forget it.
     rm -f "$PID_FILE"
     local args
-    args=$(btrfs_data_root)
-    [ -n "$args" ] || echo "docker.sh: no btrfs for dockerd's data: sandboxes get no disk limit" >&2
-    args+=" --iptables=false"
-    # With address pools set, Docker would carve docker0 out of them (16
-    # addresses): keep the usual /16 for containers that are not sandboxes.
-    grep -q '"bip"' "$DAEMON_JSON" 2>/dev/null || args+=" --bip 172.17.0.1/16"
-    forward_policy_left_by_docker
+    args=$(dockerd_args)
     # shellcheck disable=SC2086 # the flags are words
     setsid dockerd --host "unix://$SOCK" $args >>"$LOG_FILE" 2>&1 </dev/null &
     echo $! >"$PID_FILE"
@@ -156,6 +167,19 @@ start() {
         die "dockerd did not answer on $SOCK within 30 s (see $LOG_FILE)"
     fi
     echo "docker.sh: dockerd started (pid $(cat "$PID_FILE"), log $LOG_FILE)" >&2
+}
+
+# `start`'s dockerd in the foreground: this process becomes dockerd, so that
+# a supervisor sees it exit and starts it again (conf/supervise.sh). The
+# supervisor's pid file stands for $PID_FILE; its output is the log.
+run() {
+    install_missing
+    configure_daemon
+    answers && die "a dockerd already answers on $SOCK: not starting another"
+    local args
+    args=$(dockerd_args)
+    # shellcheck disable=SC2086 # the flags are words
+    exec dockerd --host "unix://$SOCK" $args
 }
 
 # Docker 20.10 can leave a network without its address pool in its store when it
@@ -205,6 +229,9 @@ case "${1:-}" in
 start) start ;;
 restart) restart ;;
 stop) stop ;;
+run) run ;;
+running) [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null ;;
+fs-dir) echo "$FS_DIR" ;;
 ensure-image) answers || die "dockerd does not answer on $SOCK"; bash "$HERE/images.sh" ;;
-*) die "usage: docker.sh start|stop|ensure-image" ;;
+*) die "usage: docker.sh start|stop|restart|run|running|fs-dir|ensure-image" ;;
 esac
