@@ -29,7 +29,7 @@ step "install: make install and systemd units" bash tests/install/run.sh
 # test starts it (tests/lib/docker.sh) and stops it again; the base image is
 # built here on a fresh machine (cached for the later steps).
 step "install: Debian packages behind the stock nginx, e2b suite, purge" bash tests/install/deb.sh
-step "stack: up twice, a failed up, down stops every generation" bash tests/stack/updown.sh
+step "stack: up twice, kill -9 of every daemon, failed and killed ups, down leaves nothing" bash tests/stack/updown.sh
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress

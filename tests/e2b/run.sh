@@ -31,7 +31,13 @@ export CORRAL_WORKERD_EXTRA; CORRAL_WORKERD_EXTRA=$(node -e \
 
 (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error) || { echo "npm ci failed"; exit 1; }
 make -s all >/dev/null || { echo "build failed"; exit 1; }
-trap 'conf/stack.sh down >/dev/null 2>&1' EXIT
+# dockerd outlives the stack's `down`, which would stop a dockerd the stack
+# started (decision 0072): the check after `down` below asks it what is left.
+# Stopped at the end only if this script started it.
+owned_docker=1
+curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 && owned_docker=0
+trap 'conf/stack.sh down >/dev/null 2>&1; [ "$owned_docker" = 1 ] && bash tests/lib/docker.sh stop' EXIT
+bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
 conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
 
 ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
