@@ -322,7 +322,7 @@ stop_dockerd() {
         if docker_answers; then
             echo "stack: a dockerd still answers: leaving $fs mounted" >&2
         elif mountpoint -q "$fs"; then
-            umount "$fs" || echo "stack: could not unmount $fs" >&2
+            umount -R "$fs" || echo "stack: could not unmount $fs" >&2
         fi
         rm -f "$OWNED/mount"
     fi
