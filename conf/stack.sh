@@ -160,8 +160,15 @@ supervised() { # name, pid file of the daemon, command...
     for _ in $(seq 1 100); do [ -s "$pf" ] && break; sleep 0.02; done
 }
 
-# A process that exited but was not reaped (a zombie) counts as gone.
-running() { [ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat" 2>/dev/null; }
+# A process that exited but was not reaped (a zombie) counts as gone. No
+# fork here nor in stack_pids, which reads every process: on a loaded
+# machine a fork per process made one look take tens of seconds.
+running() {
+    local st
+    { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+    st=${st##*) }
+    [ "${st%% *}" != Z ]
+}
 
 stop_pid() { # name [signal]
     local f="$RUN/pids/$1.pid" s="$RUN/supervise/$1.pid" pid t
@@ -195,10 +202,12 @@ stop_pid() { # name [signal]
 # stop_dockerd). Only our daemons' names count,
 # and whole paths: another state dir's processes never match.
 stack_pids() {
-    local d p argv name masters=()
+    local d p argv name args masters=()
     for d in /proc/[0-9]*; do
         p=${d#/proc/}
-        argv=" $(tr '\0' ' ' 2>/dev/null <"$d/cmdline") " || continue
+        { mapfile -d '' -t args <"$d/cmdline"; } 2>/dev/null || continue
+        [ ${#args[@]} -gt 0 ] || continue
+        argv=" ${args[*]} "
         name=${argv#" "}; name=${name%%" "*}; name=${name##*/}; name=${name%:}
         case "$name" in corral-api|corral-sched|workerd|nginx|redis-server|corral-supervise) ;; *) continue ;; esac
         running "$p" || continue
