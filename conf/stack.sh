@@ -157,7 +157,8 @@ supervised() { # name, pid file of the daemon, command...
         -p "$pf" "$RUN/supervise/$name" -- "$@" >>"$RUN/log/$name.log" 2>&1 </dev/null &
     echo $! > "$sp"
     # The daemon's pid is there when this returns (start_workerd reads it).
-    for _ in $(seq 1 100); do [ -s "$pf" ] && break; sleep 0.02; done
+    for _ in $(seq 1 500); do [ -s "$pf" ] && return 0; sleep 0.02; done
+    die "the supervisor of $name did not start it (logs in $RUN/log/$name.log)"
 }
 
 # A process that exited but was not reaped (a zombie) counts as gone. No
@@ -351,7 +352,7 @@ record_host_objects() {
 remove_host_objects() {
     local others
     [ -f "$OWNED/egress-net" ] || [ -f "$OWNED/nft-table" ] || return 0
-    others=$(pgrep -x workerd | tr '\n' ' ')
+    others=$(pgrep -x workerd | tr '\n' ' ' || true)
     if [ -n "$others" ]; then
         echo "stack: leaving corral-egress and table inet corral to the other workerd here (pids $others)" >&2
         rm -f "$OWNED/egress-net" "$OWNED/nft-table"
@@ -747,6 +748,8 @@ remove_worker_objects() { # state dir
 }
 
 down() {
+    # Best effort: one step that fails must not leave the others undone.
+    set +e
     stop_pid nginx
     if [ -f "$RUN/nginx.pid" ]; then
         nginx -p "$RUN" -c "$RUN/nginx.conf" -e "$RUN/log/nginx-error.log" -s quit 2>/dev/null || true
