@@ -321,12 +321,12 @@ start_dockerd() {
 # dockerd, when this stack started it, and the data root's mount it made.
 stop_dockerd() {
     local fs
-    if [ -f "$RUN/supervise/dockerd.pid" ]; then
+    if [ -f "$RUN/supervise/dockerd.pid" ] && running "$(cat "$RUN/supervise/dockerd.pid")"; then
         stop_pid dockerd
     elif [ -f "$OWNED/dockerd" ] || [ "$(cat "$RUN/docker-owned" 2>/dev/null)" = 1 ]; then
         bash "$DOCKER_SH" stop
     fi
-    rm -f "$OWNED/dockerd" "$RUN/docker-owned"
+    rm -f "$OWNED/dockerd" "$RUN/docker-owned" "$RUN/supervise/dockerd.pid" "$RUN/pids/dockerd.pid"
     if [ -f "$OWNED/mount" ]; then
         fs=$(cat "$OWNED/mount")
         if docker_answers; then
@@ -714,6 +714,11 @@ up() {
     esac
     trap up_failed EXIT
     trap 'exit 1' INT TERM
+    # Pid files of processes long gone (a reboot, a killed namespace) say nothing.
+    local f
+    for f in "$RUN"/pids/*.pid "$RUN"/supervise/*.pid; do
+        if [ -f "$f" ] && ! running "$(cat "$f")"; then rm -f "$f"; fi
+    done
     SUPERVISE=${CORRAL_SUPERVISE:-$([ "$PROFILE" = dev ] && echo 1 || echo 0)}
     echo "$SUPERVISE" > "$RUN/supervised"
     make_tls
