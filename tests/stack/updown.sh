@@ -208,6 +208,13 @@ check_nothing_left() { # what, worker id, dockerd pid ("" if not the stack's)
     return 0
 }
 
+# down, which says what it could not remove (after dockerd stopped, it cannot be asked).
+down_checked() { # what
+    conf/stack.sh down >"$R/down.out" 2>&1 || fail "$1 failed: $(cat "$R/down.out")"
+    grep "could not" "$R/down.out" && fail "$1 could not remove something"
+    return 0
+}
+
 if ! conf/stack.sh up >"$R/up5.out" 2>&1; then
     fail "up with workerd failed: $(tail -n 5 "$R/up5.out")"
     tail -n 20 "$R"/log/workerd.log "$R"/log/images.log 2>/dev/null
@@ -233,7 +240,7 @@ else
     else
         say "dockerd answered before the stack: not the stack's, not killed (the path where the stack starts it runs where none answers, as in CI)"
     fi
-    conf/stack.sh down >/dev/null 2>&1 || fail "down with workerd failed"
+    down_checked "down with workerd"
     check_nothing_left "down after two ups with workerd" "$wid" "$dpid"
 fi
 
@@ -246,7 +253,7 @@ dpid=""
 kill -KILL "$upper"; wait "$upper" 2>/dev/null; upper=""
 say "up killed -9 at workerd's start${dpid:+ (its dockerd: pid $dpid)}"
 wid=$(worker_id)
-conf/stack.sh down >/dev/null 2>&1 || fail "down after a killed up failed"
+down_checked "down after a killed up"
 check_nothing_left "down after an up killed -9" "$wid" "$dpid"
 
 [ "$fails" -eq 0 ] && say "ok (up twice, kill -9 of every daemon, strays, failed ups, with workerd: up twice and a killed up, then nothing left)"
