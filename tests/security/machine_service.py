@@ -1,7 +1,9 @@
 # tests/security/machine_service.py PORT MARKER LOG: a service of the
 # person's machine, as a dev server is: HTTP on 0.0.0.0:PORT, answering every
 # GET with {"marker": MARKER, "peer": the address it sees the caller at}, and
-# appending that address to LOG for every connection it accepts. An agent
+# appending a line to LOG for every connection it accepts and every request
+# it answers ("connection ADDRESS", "request ADDRESS": a kept connection
+# carries requests without a new connection). An agent
 # sandbox's app (started through envd on an exposed port) and a service the
 # person runs that is not exposed are both this.
 import json
@@ -11,10 +13,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 PORT, MARKER, LOG = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 
 
+def note(what, peer):
+    with open(LOG, 'a') as f:
+        f.write('%s %s\n' % (what, peer))
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
 
     def do_GET(self):
+        note('request', self.client_address[0])
         body = json.dumps({'marker': MARKER, 'peer': self.client_address[0]}).encode()
         self.send_response(200)
         self.send_header('Content-Type', 'application/json')
@@ -30,8 +38,7 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def verify_request(self, request, client_address):
-        with open(LOG, 'a') as f:
-            f.write(client_address[0] + '\n')
+        note('connection', client_address[0])
         return True
 
 

@@ -157,6 +157,7 @@ async function run(src) {
 }
 
 const shown = (r) => (r && typeof r === 'object' ? String(r.status) : String(r));
+const told = (r) => (r && typeof r === 'object' ? `${r.status} ${r.body.slice(0, 120)}` : String(r));
 
 test('from every kind of sandbox, as root where it can be: no other sandbox, no proxy but its own, no port of the host', async () => {
   const rows = [], bad = [], agentCells = [];
@@ -169,14 +170,14 @@ test('from every kind of sandbox, as root where it can be: no other sandbox, no 
       if (src.kind === 'agent') agentCells.push({ from: row.from, cell: c.label, col: c.col, result: shown(c.result), ok: ok ? 'ok' : 'FAIL' });
       if (c.col === 'self') {
         row.self += ok ? 'ok ' : 'FAIL ';
-        if (!ok) bad.push(`${row.from} -> ${c.label} ${c.key}: ${shown(c.result)} (the control: it must be reached)`);
+        if (!ok) bad.push(`${row.from} -> ${c.label} ${c.key}: ${told(c.result)} (the control: it must be reached${c.type === 'http' ? `, the caller seen at ${src.session}` : ''})`);
       } else if (c.col === 'machine') {
         // Reached by design; the wall there is the service's own answer.
         design++;
-        if (!ok) { broke = true; bad.push(`${row.from} -> ${c.label} ${c.key}: ${shown(c.result)}`); }
+        if (!ok) { broke = true; bad.push(`${row.from} -> ${c.label} ${c.key}: ${told(c.result)}`); }
       } else if (!ok) {
         row[c.col] = c.col === 'files' || c.col === 'gateway' ? 'BROKE' : 'REACHED';
-        bad.push(`${row.from} -> ${c.label} ${c.key}: ${shown(c.result)}`);
+        bad.push(`${row.from} -> ${c.label} ${c.key}: ${told(c.result)}`);
       }
     }
     if (src.kind === 'agent') row.machine = `${design} by design, walls ${broke ? 'BROKE' : 'held'}`;
