@@ -20,7 +20,11 @@
 //   (column "machine"). The wall there is what each service asks: another
 //   session's envd answers 401 without its token, a data port 403 without the
 //   gateway's signature; the other agent's worker secret and join token are
-//   not readable (another user's); its own worker's are (the same user).
+//   not readable (another user's). Its own worker's secret, join token and
+//   workerd.conf are its person's files: a session reads them, and could
+//   widen expose_ports for workerd's next start, unless the gate hardlocks
+//   them (0054). 0062's walls hold against remote callers, not against the
+//   session itself; its worker's credentials reach no user route (below).
 // - the platform, only as any machine on its LAN does: no sandbox's address
 //   or proxy (nothing routed into the sandbox networks), no platform service
 //   of the host served (Redis, its replica and sentinels, the workerd data
