@@ -6,8 +6,10 @@ import { readFileSync } from 'node:fs';
 import { Sandbox, ALL_TRAFFIC, Volume } from '../e2b/sdk.mjs';
 import { docker } from '../lib/engine.mjs';
 import { until } from '../lib/poll.mjs';
+import { PC, sessions, startAgent } from './machine.mjs';
 
 export { Sandbox };
+export { PC, startAgent, startDevServer, stopAll, AGENT_APP_PORTS, CLOSED_PORT, DEV_PORT } from './machine.mjs';
 const RUN = process.env.CORRAL_RUN;
 const API = process.env.E2B_API_URL;
 export const DATA_URL = process.env.E2B_SANDBOX_URL;
@@ -80,7 +82,25 @@ export const KINDS = {
     return Sandbox.create('base', { ...o, volumeMounts: { '/data': vol } });
   },
   gvisor: (ws) => native(ws, { require_isolation: 'GVISOR' }),
+  // A session on the person's machine (machine.mjs): its agent enrols with a
+  // join token of ws (ws.agentSlot: which of the machine's users and ports)
+  // and offers a template no other worker has. It enrols here, after ws's
+  // other kinds were made: a volume is pinned when it is created to a worker
+  // of the workspace's own pool first, an agent too, which can never mount it
+  // (then the volume kind's create is "template 'base' not found").
+  agent: async (ws, o) => {
+    ws.agent ||= await startAgent(ws, ws.agentSlot, corralctl('join-token', 'create', '--workspace', ws.id).token);
+    return Sandbox.create(ws.agent.template, o);
+  },
 };
+
+// The platform's own services on this host, besides nginx's public ports:
+// Redis, its replica and sentinels, the workerd data ports, and dockerd's
+// TCP ports should anyone open them.
+export function platformPorts() {
+  const redis = Number(process.env.CORRAL_REDIS_PORT), wd = Number(process.env.CORRAL_WORKERD_DATA_PORT);
+  return [redis, redis + 1, redis + 2, redis + 3, redis + 4, wd, wd + 1, 2375, 2376];
+}
 
 async function containers(label) {
   const f = encodeURIComponent(JSON.stringify({ label: [label] }));
@@ -100,13 +120,32 @@ async function addresses(id) {
   return { ip: net.IPAddress, gw: net.Gateway, proxy };
 }
 
-// One sandbox of kind in ws, serving a marker on APP_PORT as root.
+const SERVICE = readFileSync(new URL('./machine_service.py', import.meta.url), 'utf8');
+
+// One sandbox of kind in ws, serving a marker on APP_PORT as root; an agent
+// session serves it on its workerd's exposed port, from a service that also
+// says whom it sees (machine_service.py), started through envd as the SDK
+// would. ip: where another sandbox would try it (a session's loopback
+// address means nothing elsewhere: its machine's LAN address); scratch: where
+// the probe's files go (another user's /tmp/probe.py is not ours to replace).
 export async function make(kind, ws) {
   const sbx = await KINDS[kind](ws, { apiKey: ws.member, timeoutMs: 600_000 });
   const marker = `marker-${kind}-${ws.name}-${sbx.sandboxId}`;
+  const s = { kind, ws, sbx, id: sbx.sandboxId, marker };
+  if (kind === 'agent') {
+    const ag = ws.agent, dir = `${ag.home}/app`;
+    const mine = sessions(ag);
+    if (mine.length !== 1) throw new Error(`agent of ${ws.name}: ${mine.length} sessions, not 1`);
+    await sbx.files.write(`${dir}/service.py`, SERVICE);
+    await sbx.files.write(`${dir}/marker.txt`, marker);
+    await sbx.commands.run(`exec python3 ${dir}/service.py ${ag.appPort} ${marker} ${dir}/peers.log`,
+      { background: true, timeoutMs: 0 });
+    return { ...s, ip: PC.addr, session: mine[0].addr, gw: null, proxy: [], appPort: ag.appPort, agent: ag,
+      markerFile: `${dir}/marker.txt`, peersLog: `${dir}/peers.log`, scratch: ag.home };
+  }
   await sbx.files.write('/srv/app/index.html', marker, { user: 'root' });
   await sbx.commands.run(`cd /srv/app && exec python3 -m http.server ${APP_PORT}`, { background: true, user: 'root', timeoutMs: 0 }); // 0: it lives as long as the sandbox (E2B's default ends it at 60 s)
-  return { kind, ws, sbx, id: sbx.sandboxId, marker, ...(await addresses(sbx.sandboxId)) };
+  return { ...s, ...(await addresses(sbx.sandboxId)), appPort: APP_PORT, markerFile: '/srv/app/index.html', scratch: '/tmp' };
 }
 
 // The host's addresses (not loopback: inside a sandbox that is its own; not
@@ -128,21 +167,30 @@ export function hostFacts() {
 
 const PROBE = readFileSync(new URL('./probe.py', import.meta.url), 'utf8');
 
-// From inside s, as root: {"host:port": result} for every target.
+// From inside s, as root where it can be: probe.py's answer for targets
+// ([[host, port], ...], or {tcp, http, files, unix}: see probe.py).
 export async function probe(s, targets) {
-  await s.sbx.files.write('/tmp/probe.py', PROBE, { user: 'root' });
-  await s.sbx.files.write('/tmp/targets.json', JSON.stringify(targets), { user: 'root' });
-  const r = await s.sbx.commands.run('python3 /tmp/probe.py /tmp/targets.json', { user: 'root', timeoutMs: 60_000 });
+  await s.sbx.files.write(`${s.scratch}/probe.py`, PROBE, { user: 'root' });
+  await s.sbx.files.write(`${s.scratch}/targets.json`, JSON.stringify(targets), { user: 'root' });
+  const r = await s.sbx.commands.run(`python3 ${s.scratch}/probe.py ${s.scratch}/targets.json`, { user: 'root', timeoutMs: 90_000 });
   return JSON.parse(r.stdout);
 }
 
-// Waits until the test host (root, outside every sandbox) reads s's marker
-// straight from its address: the service the others try is up.
+export const trafficToken = (s) => ({ 'e2b-traffic-access-token': s.sbx.trafficAccessToken ?? '' });
+
+// Waits until s's marker is served: a container's straight from its address
+// by the test host (root, outside every sandbox); an agent session's through
+// the gateway with its traffic token (the only way in from here).
 export async function serving(s) {
-  await until(async () => {
+  const ok = await until(async () => {
+    if (s.kind === 'agent') {
+      const r = await viaGateway(s.id, s.appPort, trafficToken(s)).catch(() => null);
+      return r?.status === 200 && JSON.parse(r.text).marker === s.marker;
+    }
     const r = await fetch(`http://${s.ip}:${APP_PORT}/`, { signal: AbortSignal.timeout(2000) }).catch(() => null);
     return r && (await r.text()) === s.marker;
   }, { timeoutMs: 20000, everyMs: 200 });
+  if (!ok) throw new Error(`${s.kind}/${s.ws.name}: its app is not served`);
 }
 
 // The data plane, by headers (E2B_SANDBOX_URL): {status, text}.

@@ -9,66 +9,192 @@
 // a join token, a worker's secret, no key, a forged key) and the data plane
 // (envd and app ports without, or with another sandbox's, tokens; the
 // gateway host's ports by a sandbox's host name).
+//
+// The agent-mode kind (decisions 0054, 0062) is a session on a person's
+// machine (machine.sh, machine.mjs): a host of its own on the platform's LAN,
+// with one agent per workspace, each as its own non-root user. What its
+// sandbox reaches, and why, is not a container's:
+// - its machine, by design: the session is the person's user on the person's
+//   machine (tier NONE), so its own and the other agent's sessions, their
+//   apps, the person's dev server and the agents' data ports are reached
+//   (column "machine"). The wall there is what each service asks: another
+//   session's envd answers 401 without its token, a data port 403 without the
+//   gateway's signature; the other agent's worker secret and join token are
+//   not readable (another user's). Its own worker's secret, join token and
+//   workerd.conf are its person's files: a session reads them, and could
+//   widen expose_ports for workerd's next start, unless the gate hardlocks
+//   them (0054). 0062's walls hold against remote callers, not against the
+//   session itself; its worker's credentials reach no user route (below).
+// - the platform, only as any machine on its LAN does: no sandbox's address
+//   or proxy (nothing routed into the sandbox networks), no platform service
+//   of the host served (Redis, its replica and sentinels, the workerd data
+//   ports, dockerd's ports: a "closed" answer is the host's kernel, as a LAN
+//   neighbour gets; "open" fails), none of its files or dockerd's socket.
+// - through the gateway (its own id and token, as the SDK calls it): its own
+//   app, seeing it at its session's address; no port its workerd did not
+//   expose (502): not the gateway host's loopback ports, nor the person's dev
+//   server, nor the other agent's app (column "gateway").
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { KINDS, APP_PORT, ENVD_PORT, PROXY_PORT, Sandbox, workspace, make, hostFacts, probe, serving, killAll, call,
-  corralctl, viaGateway } from './lib.mjs';
+  corralctl, viaGateway, PC, startDevServer, stopAll, CLOSED_PORT, DEV_PORT, platformPorts, trafficToken } from './lib.mjs';
 
-let all = [], a, b;
+let all = [], a, b, dev;
 const host = hostFacts();
+const RUN = process.env.CORRAL_RUN;
+const DATA_PORT = Number(process.env.CORRAL_PORT) + 1;
 
 before(async () => {
   a = workspace('a'); b = workspace('b');
+  // One agent per workspace on the person's machine (KINDS.agent), a's as
+  // its first user, b's as its second.
+  a.agentSlot = 0; b.agentSlot = 1;
   // Serially: a create's wait is the thing under test elsewhere, not here.
   for (const ws of [a, b]) for (const kind of Object.keys(KINDS)) all.push(await make(kind, ws));
+  // The person's own dev server, as a's user, on all of the machine's addresses.
+  dev = await startDevServer(a.agent);
   for (const s of all) await serving(s);
 }, { timeout: 600_000 });
 
-after(async () => { await killAll(all); });
+after(async () => {
+  await killAll(all);
+  await stopAll(); // the agents and the dev server
+});
 
+// What a cell's result must be. A container's wall is that nothing of the
+// target answers ("reset" is a packet that crossed it); a LAN neighbour may
+// be told "closed" by the host, never be served.
 const CROSSED = new Set(['open', 'reset']);
+const walled = (r) => !CROSSED.has(r);
+const notServed = (r) => r !== 'open';
+const opened = (r) => r === 'open';
+const byDesign = () => true;
+const status = (code) => (r) => r.status === code;
+const unreadable = (r) => r !== 'read';
 
-// Targets of one source: [host, port, label, allowed].
+const tcp = (host_, port, label, col, want) => ({ type: 'tcp', key: `${host_}:${port}`, args: [host_, port], label, col, want });
+const get = (key, url, headers, label, col, want, method = 'GET', body = null, cafile = null) =>
+  ({ type: 'http', key, args: [key, url, method, headers, body, cafile], label, col, want });
+const file = (path, label, col, want) => ({ type: 'files', key: path, args: path, label, col, want });
+const who = (o) => `${o.kind}/${o.ws.name}`;
+
+// The cells of one source, each {type, key, args, label, col, want}.
 function targetsOf(src) {
-  const t = [[src.ip, APP_PORT, 'itself', true]];
-  for (const p of src.proxy) t.push([p, PROXY_PORT, 'its own proxy', true]);
+  return src.kind === 'agent' ? agentTargetsOf(src) : containerTargetsOf(src);
+}
+
+function containerTargetsOf(src) {
+  const t = [tcp(src.ip, APP_PORT, 'itself', 'self', opened)];
+  for (const p of src.proxy) t.push(tcp(p, PROXY_PORT, 'its own proxy', 'self', opened));
   for (const o of all) {
     if (o === src) continue;
-    const who = `${o.kind}/${o.ws.name}`;
-    t.push([o.ip, ENVD_PORT, `sandbox ${who} envd`, false], [o.ip, APP_PORT, `sandbox ${who} app`, false]);
-    for (const p of o.proxy) t.push([p, PROXY_PORT, `proxy of ${who}`, false]);
+    t.push(tcp(o.ip, ENVD_PORT, `sandbox ${who(o)} envd`, 'sandboxes', walled),
+      tcp(o.ip, o.appPort, `sandbox ${who(o)} app`, 'sandboxes', walled));
+    for (const p of o.proxy) t.push(tcp(p, PROXY_PORT, `proxy of ${who(o)}`, 'proxies', walled));
   }
-  const next = all[(all.indexOf(src) + 1) % all.length];
-  const hostAddrs = [...host.addrs, { addr: src.gw, dev: 'its own bridge' }, { addr: next.gw, dev: `bridge of ${next.kind}/${next.ws.name}` }];
-  for (const a of hostAddrs) for (const port of host.ports) t.push([a.addr, port, `host ${a.dev}`, false]);
+  // The agents' machine: its data ports and the person's dev server.
+  for (const port of [...PC.dataPorts, DEV_PORT]) t.push(tcp(PC.addr, port, `the agents' machine, port ${port}`, 'sandboxes', walled));
+  const boxes = all.filter((o) => o.gw);
+  const next = boxes[(boxes.indexOf(src) + 1) % boxes.length];
+  const hostAddrs = [...host.addrs, { addr: src.gw, dev: 'its own bridge' }, { addr: next.gw, dev: `bridge of ${who(next)}` }];
+  for (const h of hostAddrs) for (const port of host.ports) t.push(tcp(h.addr, port, `host ${h.dev}`, 'host', walled));
   return t;
 }
 
-test('from every kind of sandbox, as root: no other sandbox, no proxy but its own, no port of the host', async () => {
-  const rows = [], bad = [];
+function agentTargetsOf(src) {
+  const ca = `${src.agent.home}/ca.crt`;
+  const gw = (port, label, want) => get(`gateway ${port}`, `https://127.0.0.1:${DATA_PORT}/who`,
+    { 'E2b-Sandbox-Id': src.id, 'E2b-Sandbox-Port': String(port), ...trafficToken(src) }, label, 'gateway', want, 'GET', null, ca);
+  const seenAtSession = (r) => { try { return r.status === 200 && JSON.parse(r.body).peer === src.session; } catch { return false; } };
+  const t = [tcp('127.0.0.1', src.appPort, 'itself', 'self', opened), tcp(src.session, ENVD_PORT, 'its own envd', 'self', opened),
+    // Its own app through the gateway, as a remote caller: seen at its session's address.
+    { ...gw(src.appPort, 'its own app through the gateway', seenAtSession), col: 'self' }];
+  for (const o of all) {
+    if (o === src) continue;
+    if (o.kind === 'agent') {
+      t.push(tcp(o.session, ENVD_PORT, `${who(o)}'s envd`, 'machine', byDesign),
+        get(`envd ${who(o)}`, `http://${o.session}:${ENVD_PORT}/process.Process/List`, { 'Content-Type': 'application/json' },
+          `${who(o)}'s envd without its token`, 'machine', status(401), 'POST', '{}'),
+        tcp('127.0.0.1', o.appPort, `${who(o)}'s app`, 'machine', byDesign),
+        file(o.agent.stateFile, `${who(o)}'s worker secret`, 'files', unreadable),
+        file(`${o.agent.home}/token`, `${who(o)}'s join token`, 'files', unreadable),
+        gw(o.appPort, `${who(o)}'s app port, by its own id`, status(502)));
+      continue;
+    }
+    t.push(tcp(o.ip, ENVD_PORT, `sandbox ${who(o)} envd`, 'sandboxes', walled),
+      tcp(o.ip, o.appPort, `sandbox ${who(o)} app`, 'sandboxes', walled));
+    for (const p of o.proxy) t.push(tcp(p, PROXY_PORT, `proxy of ${who(o)}`, 'proxies', walled));
+  }
+  for (const port of PC.dataPorts) {
+    t.push(get(`data port ${port}`, `http://${PC.addr}:${port}/`, {}, `data port ${port} without the gateway's signature`, 'machine', status(403)));
+  }
+  t.push(tcp('127.0.0.1', DEV_PORT, "the person's dev server", 'machine', byDesign),
+    file(src.agent.stateFile, 'its own worker secret (the same user)', 'machine', byDesign));
+  const bridge = all.find((o) => o.gw);
+  for (const h of [...host.addrs, { addr: bridge.gw, dev: `bridge of ${who(bridge)}` }]) {
+    for (const port of platformPorts()) t.push(tcp(h.addr, port, `host ${h.dev}`, 'host', notServed));
+  }
+  for (const f of ['secret', 'gateway-secret', 'redis-password', 'redis-admin-password', 'redis-sentinel-password',
+    'corral.conf', 'workerd.token', 'workerd-state/worker', 'tls/ca.key'].map((x) => `${RUN}/${x}`).filter(existsSync)) {
+    t.push(file(f, `the platform's ${f.slice(RUN.length + 1)}`, 'files', unreadable));
+  }
+  t.push({ type: 'unix', key: '/var/run/docker.sock', args: '/var/run/docker.sock', label: "dockerd's socket", col: 'files', want: (r) => r !== 'open' });
+  for (const [what, port] of [["Redis's port", Number(process.env.CORRAL_REDIS_PORT)], ["workerd's data port", Number(process.env.CORRAL_WORKERD_DATA_PORT)],
+    ["nginx's port", Number(process.env.CORRAL_PORT)], ["the person's dev server", DEV_PORT]]) {
+    t.push(gw(port, `${what}, by its own id`, status(502)));
+  }
+  return t;
+}
+
+// One probe of src over its cells: [{...cell, result}].
+async function run(src) {
+  const cells = [...new Map(targetsOf(src).map((c) => [`${c.type} ${c.key}`, c])).values()];
+  if (src.kind !== 'agent') {
+    const got = await probe(src, cells.map((c) => c.args));
+    return cells.map((c) => ({ ...c, result: got[c.key] }));
+  }
+  const req = { tcp: [], http: [], files: [], unix: [] };
+  for (const c of cells) req[c.type].push(c.args);
+  const got = await probe(src, req);
+  return cells.map((c) => ({ ...c, result: got[c.type][c.key] }));
+}
+
+const shown = (r) => (r && typeof r === 'object' ? String(r.status) : String(r));
+const told = (r) => (r && typeof r === 'object' ? `${r.status} ${r.body.slice(0, 120)}` : String(r));
+
+test('from every kind of sandbox, as root where it can be: no other sandbox, no proxy but its own, no port of the host', async () => {
+  const rows = [], bad = [], agentCells = [];
   for (const src of all) {
-    const targets = targetsOf(src);
-    const got = await probe(src, targets.map(([h, p]) => [h, p]));
-    const row = { from: `${src.kind}/${src.ws.name}`, self: '', sandboxes: '.', proxies: '.', host: '.' };
-    for (const [h, p, label, allowed] of targets) {
-      const r = got[`${h}:${p}`];
-      const crossed = CROSSED.has(r);
-      if (allowed) {
-        if (r !== 'open') bad.push(`${row.from} -> ${label} ${h}:${p}: ${r} (the control: it must be reached)`);
-        row.self += r === 'open' ? 'ok ' : 'FAIL ';
-        continue;
-      }
-      const col = label.startsWith('sandbox') ? 'sandboxes' : label.startsWith('proxy') ? 'proxies' : 'host';
-      if (crossed) {
-        row[col] = 'REACHED';
-        bad.push(`${row.from} -> ${label} ${h}:${p}: ${r}`);
+    const row = { from: who(src), self: '', sandboxes: '.', proxies: '.', host: '.' };
+    if (src.kind === 'agent') Object.assign(row, { machine: '', files: '.', gateway: '.' });
+    let design = 0, broke = false;
+    for (const c of await run(src)) {
+      const ok = c.result !== undefined && c.want(c.result);
+      if (src.kind === 'agent') agentCells.push({ from: row.from, cell: c.label, col: c.col, result: shown(c.result), ok: ok ? 'ok' : 'FAIL' });
+      if (c.col === 'self') {
+        row.self += ok ? 'ok ' : 'FAIL ';
+        if (!ok) bad.push(`${row.from} -> ${c.label} ${c.key}: ${told(c.result)} (the control: it must be reached${c.type === 'http' ? `, the caller seen at ${src.session}` : ''})`);
+      } else if (c.col === 'machine') {
+        // Reached by design; the wall there is the service's own answer.
+        design++;
+        if (!ok) { broke = true; bad.push(`${row.from} -> ${c.label} ${c.key}: ${told(c.result)}`); }
+      } else if (!ok) {
+        row[c.col] = c.col === 'files' || c.col === 'gateway' ? 'BROKE' : 'REACHED';
+        bad.push(`${row.from} -> ${c.label} ${c.key}: ${told(c.result)}`);
       }
     }
+    if (src.kind === 'agent') row.machine = `${design} by design, walls ${broke ? 'BROKE' : 'held'}`;
     rows.push(row);
   }
   console.log(`\nreachability (from x to; '.' = every target walled), ${host.addrs.length} host addresses x ${host.ports.length} ports:`);
   console.table(rows);
+  console.log('\nthe agent-mode rows, cell by cell (machine: reached by design, the service\'s own answer is the wall):');
+  console.table(agentCells.filter((c) => c.col !== 'host' && c.col !== 'sandboxes' && c.col !== 'proxies' || c.ok !== 'ok'));
+  const walledCells = agentCells.filter((c) => ['host', 'sandboxes', 'proxies'].includes(c.col) && c.ok === 'ok');
+  const by = {};
+  for (const c of walledCells) by[`${c.col} ${c.result}`] = (by[`${c.col} ${c.result}`] || 0) + 1;
+  console.log(`(and ${walledCells.length} cells of the platform's sandboxes, proxies and host services, walled: ${JSON.stringify(by)})`);
   assert.deepEqual(bad, [], `cells reached that must not be:\n${bad.join('\n')}`);
 });
 
@@ -95,11 +221,17 @@ function strangers() {
   const fleetToken = readFileSync(`${process.env.CORRAL_RUN}/workerd.token`, 'utf8').trim();
   const join = corralctl('join-token', 'create', '--workspace', a.id).token;
   const forged = a.member.slice(0, -8) + [...a.member.slice(-8)].map((c) => (c === '0' ? '1' : '0')).join('');
+  // An agent's worker credentials: its workspace's join token, id and
+  // secret, which any session of that agent can read (the same user).
+  const agentWorker = (ws) => ({ Authorization: `Bearer ${ws.agent.token}`, 'X-Worker-Id': ws.agent.worker().id,
+    'X-Worker-Secret': ws.agent.worker().secret });
   return {
     'b member': { 'X-API-Key': b.member },
     'b owner': { 'X-API-Key': b.owner },
     "a's join token": { Authorization: `Bearer ${join}` },
     'a worker': { Authorization: `Bearer ${fleetToken}`, 'X-Worker-Id': field('worker_id'), 'X-Worker-Secret': field('worker_secret') },
+    "a's agent worker": agentWorker(a),
+    "b's agent worker": agentWorker(b),
     'forged a key': { 'X-API-Key': forged },
     'no key': {},
   };
@@ -138,7 +270,7 @@ test('the control plane: no route answers a stranger about, or changes, a sandbo
     for (const k of ['state', 'expires_at', 'allowed_domains', 'egress_next']) {
       if (JSON.stringify(now[k]) !== JSON.stringify(was[k])) bad.push(`${s.kind}: ${k} changed from ${JSON.stringify(was[k])} to ${JSON.stringify(now[k])}`);
     }
-    assert.equal(await s.sbx.files.read('/srv/app/index.html', { user: 'root' }), s.marker);
+    assert.equal(await s.sbx.files.read(s.markerFile, { user: 'root' }), s.marker);
   }
   // b's own snapshot kind made one of its own sandboxes; none of a's.
   const ids = new Set(mine.map((s) => s.id));
@@ -161,6 +293,9 @@ test("a member key: none of the owner's routes", async () => {
 
 // What the gateway answers with a sandbox's id and no token, or the token of
 // another sandbox; the marker must never come back but where it should.
+// Private kinds: 'private', and an agent session (decision 0062: private
+// unless its workerd.conf says otherwise, whatever the caller asked).
+const PRIVATE = new Set(['private', 'agent']);
 test('the data plane: envd and app ports need their own sandbox\'s tokens; the host\'s ports are never behind a sandbox name', async () => {
   const bad = [], rows = [];
   const redisPort = Number(process.env.CORRAL_REDIS_PORT);
@@ -175,27 +310,69 @@ test('the data plane: envd and app ports need their own sandbox\'s tokens; the h
     const secure = s.kind !== 'insecure';
     if (secure && row['envd, no token'] !== 401) bad.push(`${s.kind}: envd without a token: ${row['envd, no token']}, not 401`);
     if (secure && row["envd, b's token"] !== 401) bad.push(`${s.kind}: envd with b's token: ${row["envd, b's token"]}, not 401`);
-    const app = await viaGateway(s.id, APP_PORT);
+    const priv = PRIVATE.has(s.kind);
+    const app = await viaGateway(s.id, s.appPort);
     row['app, no traffic token'] = app.status;
-    if (s.kind === 'private' && app.status !== 403) bad.push(`private: app without the traffic token: ${app.status}, not 403`);
-    if (s.kind !== 'private' && !app.text.includes(s.marker)) bad.push(`${s.kind}: its public app not served (${app.status} ${app.text.slice(0, 100)})`);
-    if (s.kind === 'private') {
-      const theirs = await viaGateway(s.id, APP_PORT, { 'e2b-traffic-access-token': o.sbx.trafficAccessToken });
+    if (priv && app.status !== 403) bad.push(`${s.kind}: app without the traffic token: ${app.status}, not 403`);
+    if (!priv && !app.text.includes(s.marker)) bad.push(`${s.kind}: its public app not served (${app.status} ${app.text.slice(0, 100)})`);
+    if (priv) {
+      const theirs = await viaGateway(s.id, s.appPort, { 'e2b-traffic-access-token': o.sbx.trafficAccessToken });
       row["app, b's traffic token"] = theirs.status;
-      if (theirs.status !== 403) bad.push(`private: app with b's traffic token: ${theirs.status}, not 403`);
+      if (theirs.status !== 403) bad.push(`${s.kind}: app with b's traffic token: ${theirs.status}, not 403`);
     }
     // A host port by a sandbox's name reaches that sandbox's port, where
     // nothing listens (502), or, for a private one, the traffic token is
     // asked for before anything is connected (403): never the host's service.
-    const refusal = s.kind === 'private' ? 403 : 502;
+    const refusal = priv ? 403 : 502;
     for (const port of [redisPort, Number(process.env.CORRAL_WORKERD_DATA_PORT), Number(process.env.CORRAL_PORT)]) {
       const r = await viaGateway(s.id, port, {}, '/');
       row[`host port ${port}`] = r.status;
       if (r.status !== refusal || !r.text.includes(`"code":${refusal}`)) bad.push(`${s.kind}: port ${port} by its name answered ${r.status} ${r.text.slice(0, 80)}`);
     }
+    if (s.kind === 'agent') bad.push(...(await intoAgent(s, o, row)));
     rows.push(row);
   }
   console.log('\ndata plane: statuses through the gateway, by header routing:');
   console.table(rows);
   assert.deepEqual(bad, [], bad.join('\n'));
 });
+
+// Into a's agent session from outside, with its own traffic token (the
+// walls of decision 0062 that a token does not open): only envd and the
+// exposed ports are served; a port not exposed, where the person's dev
+// server (0.0.0.0) or b's agent app listens on the same machine, is answered
+// as a port nothing listens on and never connected to; the app served sees
+// the caller at the session's own address, not as localhost.
+async function intoAgent(s, o, row) {
+  const bad = [];
+  const tok = trafficToken(s);
+  if (!s.sbx.trafficAccessToken) bad.push('agent: the create gave no traffic token: public by default');
+  const rec = (await call('GET', `/sandboxes/${s.id}`, { key: a.member })).body;
+  row['allowPublicTraffic'] = String(rec?.network?.allowPublicTraffic);
+  if (rec?.network?.allowPublicTraffic !== false) bad.push(`agent: its record says allowPublicTraffic ${JSON.stringify(rec?.network)}`);
+  const devBefore = dev.peers().length;
+  const theirsBefore = readFileSync(o.peersLog, 'utf8');
+  const served = await viaGateway(s.id, s.appPort, tok, '/who');
+  let peer = null;
+  try { peer = JSON.parse(served.text).peer; } catch { /* not the app */ }
+  row['app, its token'] = served.status;
+  row['the app saw'] = peer;
+  if (served.status !== 200 || !served.text.includes(s.marker)) bad.push(`agent: its exposed app with its token: ${served.status} ${served.text.slice(0, 100)}`);
+  if (['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(peer) || peer !== s.session) {
+    bad.push(`agent: its app saw the gateway's caller as ${peer}, not at the session's own address ${s.session}`);
+  }
+  const closed = await viaGateway(s.id, CLOSED_PORT, tok);
+  const same = (r, port) => r.text.replace(String(port), 'P') === closed.text.replace(String(CLOSED_PORT), 'P');
+  const notExposed = [["the dev server", DEV_PORT], ["b's agent app", o.appPort], ['Redis', Number(process.env.CORRAL_REDIS_PORT)],
+    ["workerd's data port", Number(process.env.CORRAL_WORKERD_DATA_PORT)], ['nginx', Number(process.env.CORRAL_PORT)]];
+  for (const [what, port] of notExposed) {
+    const r = await viaGateway(s.id, port, tok, '/who');
+    row[`${what}, its token`] = r.status;
+    if (r.status !== 502 || !same(r, port)) bad.push(`agent: ${what} (port ${port}, not exposed) with its token: ${r.status} ${r.text.slice(0, 100)}, not as a closed port (${closed.status} ${closed.text.slice(0, 100)})`);
+  }
+  const devSeen = dev.peers().slice(devBefore);
+  if (devSeen.length) bad.push(`agent: the dev server (not exposed) was connected to from ${devSeen.join(', ')}`);
+  const theirsSeen = readFileSync(o.peersLog, 'utf8').slice(theirsBefore.length).split('\n').filter(Boolean);
+  if (theirsSeen.length) bad.push(`agent: b's agent app was connected to from ${theirsSeen.join(', ')}`);
+  return bad;
+}
