@@ -98,9 +98,10 @@ fi
 # with the module's route cache and with a lookup on every request (the same
 # server rendered with the cache bypassed, on port +2), beside nginx serving a
 # static file and beside straight to envd (plain HTTP to the container).
-dp_sb=$(curl -s --cacert "$NODE_EXTRA_CA_CERTS" -H "X-API-Key: $key2" \
-    -X POST "$CORRAL_URL/v1/sandboxes" -d '{"template":"base","cpu_cores":2,"memory_mb":512}' \
-    | sed -E 's/.*"sandbox_id":"([^"]*)".*/\1/')
+dp_ans=$(curl -s --cacert "$NODE_EXTRA_CA_CERTS" -H "X-API-Key: $key2" \
+    -X POST "$CORRAL_URL/v1/sandboxes" -d '{"template":"base","cpu_cores":2,"memory_mb":512}')
+dp_sb=$(sed -nE 's/.*"sandbox_id":"([0-9a-z]+)".*/\1/p' <<<"$dp_ans")
+[ -n "$dp_sb" ] || { echo "bench: the data plane's sandbox was not created: $dp_ans" >&2; exit 1; }
 dp_ip=$(node tests/bench/sandbox_ip.mjs "$dp_sb")
 dp_wrk() {
     wrk_run -H "E2b-Sandbox-Id: $dp_sb" -H "E2b-Sandbox-Port: 49983" "https://localhost:$1/health" | parse
