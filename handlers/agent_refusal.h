@@ -6,9 +6,7 @@
 #define CORRAL_AGENT_REFUSAL_H
 
 #include "request.h"
-
-/* The runtime an agent-mode worker reports (workerd/agent.h says the same). */
-#define AGENT_RUNTIME_NAME "agent"
+#include "tier.h"
 
 /* 1 when the caller's sandbox req->params[0] runs on an agent: answered 409
  * naming what (e.g. "paused") and why. 0 go on (any other sandbox, or none:

@@ -67,6 +67,26 @@ static int id_of(struct rconn *rc, const char *ws, const char *name, char id[VOL
     return found;
 }
 
+/* The worker a volume goes to: never an agent (its sessions cannot mount a
+ * Docker volume: decision 0054), which placement may otherwise prefer as the
+ * workspace's own. One agent is passed over; a second is refused. */
+static int peek_docker_worker(struct rconn *rc, const char *ws, struct placement_need *need,
+                              struct placement *p, struct sched_error *err)
+{
+    char agent[33] = "";
+
+    for (int i = 0; i < 2; i++) {
+        if (placement_peek(rc, ws, need, p, err) != 0)
+            return -1;
+        if (strcmp(p->runtime, AGENT_RUNTIME_NAME) != 0)
+            return 0;
+        snprintf(agent, sizeof(agent), "%s", p->wid);
+        need->exclude = agent;
+    }
+    sched_error_set(err, 503, "no worker that can hold a volume (agent-mode workers cannot)");
+    return -1;
+}
+
 /* The name is claimed first (HSETNX): two creates of one name cannot both win. */
 int volume_create(struct rconn *rc, const struct sched_conf *c, const char *ws, const char *name,
                   const char *actor, struct volume_record *out, struct sched_error *err)
@@ -81,7 +101,7 @@ int volume_create(struct rconn *rc, const struct sched_conf *c, const char *ws, 
     redisReply *r;
     int claimed;
 
-    if (placement_peek(rc, ws, &need, &p, err) != 0)
+    if (peek_docker_worker(rc, ws, &need, &p, err) != 0)
         return -1;
     if (secret_random_hex(hex, 10) != 0) {
         sched_error_set(err, 500, "no randomness for a volume id");

@@ -19,10 +19,10 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-/* The runtime an agent worker reports: tier NONE, or CONTAINER with
- * os_sandbox = bwrap. The control plane refuses pause and snapshots of a
- * sandbox on it by this name. */
-#define AGENT_RUNTIME "agent"
+#include "tier.h"
+
+/* The runtime an agent worker reports (common/tier.h). */
+#define AGENT_RUNTIME AGENT_RUNTIME_NAME
 
 /* agent_conf.c: one agent key (mode, template, work_tree, permission_mode,
  * gate_dir, policy, os_sandbox, ask_timeout, expose_ports,

@@ -151,3 +151,18 @@ test('an agent\'s sandboxes are private unless the agent allows public traffic',
   const token = corralctl('join-token', 'create', '--workspace', ws.id).token;
   assertError(await handshake(token, { mode: 'agent', public_traffic: 'yes' }), 400, /public_traffic: must be true or false/);
 });
+
+test("a volume never goes to an agent, even the workspace's own: a Docker worker holds it, or it is refused", async () => {
+  const ws = newWorkspace();
+  const agent = await enrolWorker(workers, ws, { runtimes: AGENT, handshakeExtra: { mode: 'agent' } });
+  // Only the agent in the workspace's pool and no fleet worker to fall back on
+  // is not something this shared stack can arrange; the workspace's own
+  // Docker worker is: placement prefers the pool, and must pass the agent over.
+  const docker = await enrolWorker(workers, ws);
+  for (let i = 0; i < 6; i++) {
+    const v = await api('POST', '/v1/volumes', { key: ws.member, body: { name: `v${i}` } });
+    assert.equal(v.status, 201, v.raw);
+    assert.notEqual(v.body.worker_id, agent.id, `volume v${i} was placed on the agent`);
+    assert.equal(v.body.worker_id, docker.id);
+  }
+});
