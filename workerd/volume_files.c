@@ -157,6 +157,11 @@ int vf_stat(int root, const char *path, json_t **out, char *why, size_t whylen)
     return *out ? 0 : fail(err, "path", why, whylen);
 }
 
+static const char *field_of(json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k)) ?: "";
+}
+
 struct walk {
     json_t *arr;
     size_t n;
@@ -190,7 +195,7 @@ static int walk(int fd, const char *path, long depth, struct walk *w, char *why,
         if (!(o = entry_at(dirfd(d), e->d_name, sub)))
             continue; /* gone meanwhile */
         json_array_append_new(w->arr, o);
-        if (depth <= 1 || strcmp(json_string_value(json_object_get(o, "type")), "directory"))
+        if (depth <= 1 || strcmp(field_of(o, "type"), "directory") != 0)
             continue;
         cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd >= 0)
@@ -387,23 +392,27 @@ int vf_upload_commit(struct vf_upload *u, const char *path, const struct vf_owne
                      char *why, size_t whylen)
 {
     char tmp[64], hex[17], proc[40];
-    int rc = 0;
+    int rc = 0, ok;
 
     *out = NULL;
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", u->fd);
     if (secret_random_hex(hex, 8) != 0)
         snprintf(hex, sizeof(hex), "%d", getpid());
     snprintf(tmp, sizeof(tmp), ".corral-upload-%s", hex);
-    if (own(u->fd, o->uid < 0 ? 0 : o->uid, o->gid < 0 ? 0 : o->gid,
-            o->mode >= 0 ? o->mode : 0644) != 0 ||
-        fdatasync(u->fd) != 0 || linkat(AT_FDCWD, proc, u->dir, tmp, AT_SYMLINK_FOLLOW) != 0) {
-        rc = fail(errno, "path", why, whylen);
-    } else if (renameat(u->dir, tmp, u->dir, u->name) != 0) {
-        rc = fail(errno, "path", why, whylen);
+    ok = own(u->fd, o->uid < 0 ? 0 : o->uid, o->gid < 0 ? 0 : o->gid,
+             o->mode >= 0 ? o->mode : 0644) == 0 &&
+         fdatasync(u->fd) == 0 && linkat(AT_FDCWD, proc, u->dir, tmp, AT_SYMLINK_FOLLOW) == 0;
+
+    if (ok && renameat(u->dir, tmp, u->dir, u->name) != 0) {
+        int err = errno;
         unlinkat(u->dir, tmp, 0);
-    } else if (!(*out = entry_at(u->dir, u->name, path))) {
-        rc = fail(errno, "path", why, whylen);
+        errno = err;
+        ok = 0;
     }
+    if (ok)
+        ok = (*out = entry_at(u->dir, u->name, path)) != NULL;
+    if (!ok)
+        rc = fail(errno, "path", why, whylen);
     vf_upload_abort(u);
     return rc;
 }
@@ -450,7 +459,7 @@ int vf_remove(int root, const char *path, char *why, size_t whylen)
 {
     const char *name;
     struct stat st;
-    int dir, sub, rc = 0;
+    int dir, sub, rc, ok;
 
     if (!path[0]) {
         snprintf(why, whylen, "path: the volume's root cannot be removed (remove what it holds)");
@@ -459,48 +468,59 @@ int vf_remove(int root, const char *path, char *why, size_t whylen)
     if ((dir = parent_of(root, path, &name)) < 0)
         return fail(errno, "path", why, whylen);
     if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        rc = fail(errno, "path", why, whylen);
+        ok = 0;
     } else if (S_ISDIR(st.st_mode)) {
         sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0 || empty_dir(sub, 0) != 0 || unlinkat(dir, name, AT_REMOVEDIR) != 0)
-            rc = fail(errno, "path", why, whylen);
-    } else if (unlinkat(dir, name, 0) != 0) {
-        rc = fail(errno, "path", why, whylen);
+        ok = sub >= 0 && empty_dir(sub, 0) == 0 && unlinkat(dir, name, AT_REMOVEDIR) == 0;
+    } else {
+        ok = unlinkat(dir, name, 0) == 0;
     }
+    rc = ok ? 0 : fail(errno, "path", why, whylen);
     close(dir);
     return rc;
+}
+
+/* o's owner and mode on fd, an O_PATH descriptor of what st describes. 0,
+ * or an HTTP status with why. */
+static int apply_meta(int fd, const struct stat *st, const struct vf_owner *o, char *why,
+                      size_t whylen)
+{
+    char proc[40];
+
+    if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode)) {
+        snprintf(why, whylen, "path: not a regular file, directory or symlink");
+        return 400;
+    }
+    if (S_ISLNK(st->st_mode) && o->mode >= 0) {
+        snprintf(why, whylen, "mode: a symlink has none of its own");
+        return 400;
+    }
+    if ((o->uid >= 0 || o->gid >= 0) &&
+        fchownat(fd, "", (uid_t)o->uid, (gid_t)o->gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+        return fail(errno, "path", why, whylen);
+    /* chmod follows the descriptor's magic link to its own inode: a regular
+     * file or directory (checked), not reopened, no name looked up */
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    if (o->mode >= 0 && chmod(proc, (mode_t)o->mode) != 0)
+        return fail(errno, "path", why, whylen);
+    return 0;
 }
 
 int vf_set_meta(int root, const char *path, const struct vf_owner *o, json_t **out, char *why,
                 size_t whylen)
 {
-    char proc[40];
     const char *name;
     struct stat st;
-    int dir, fd, rc = 0;
+    int dir, fd, rc;
 
     *out = NULL;
     if ((dir = parent_of(root, path, &name)) < 0)
         return fail(errno, "path", why, whylen);
     fd = path[0] ? openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC) : dup(root);
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    if (fd < 0 || fstat(fd, &st) != 0)
         rc = fail(errno, "path", why, whylen);
-    } else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
-        snprintf(why, whylen, "path: not a regular file, directory or symlink");
-        rc = 400;
-    } else if (S_ISLNK(st.st_mode) && o->mode >= 0) {
-        snprintf(why, whylen, "mode: a symlink has none of its own");
-        rc = 400;
-    } else if ((o->uid >= 0 || o->gid >= 0) && fchownat(fd, "", (uid_t)o->uid, (gid_t)o->gid,
-                                                        AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-        rc = fail(errno, "path", why, whylen);
-    } else if (o->mode >= 0) {
-        /* chmod follows the descriptor's magic link to its own inode: a
-         * regular file or directory (checked), not reopened, no name */
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        if (chmod(proc, (mode_t)o->mode) != 0)
-            rc = fail(errno, "path", why, whylen);
-    }
+    else
+        rc = apply_meta(fd, &st, o, why, whylen);
     if (rc == 0 && !(*out = entry_at(dir, path[0] ? name : "", path)))
         rc = fail(errno, "path", why, whylen);
     if (fd >= 0)
