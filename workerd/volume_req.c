@@ -89,15 +89,16 @@ static int param(struct volume_req *r, const char *name, const char *value, char
     else if (!strcmp(name, "gid"))
         bad = number(value, 0, VOLUME_UGID_MAX, &r->gid);
     else if (!strcmp(name, "mode"))
-        bad = number(value, 0, 07777, &r->mode);
+        bad = number(value, 0, VOLUME_MODE_MAX, &r->mode);
     else if (!strcmp(value, "true") || !strcmp(value, "false"))
         r->force = !strcmp(value, "true");
     else
         bad = -1;
     if (bad)
         snprintf(why, whylen, "%s: %s", name,
-                 !strcmp(name, "depth")   ? "an integer from 1 to 64"
-                 : !strcmp(name, "mode")  ? "an integer from 0 to 4095 (07777)"
+                 !strcmp(name, "depth") ? "an integer from 1 to 64"
+                 : !strcmp(name, "mode")
+                     ? "an integer from 0 to 511 (0777: no setuid, setgid or sticky bit)"
                  : !strcmp(name, "force") ? "true or false"
                                           : "an integer from 0 to 2147483646");
     return bad;
@@ -230,7 +231,7 @@ int volume_meta_parse(const char *body, size_t len, struct volume_req *r, char *
                     : !strcmp(k, "gid")  ? &r->gid
                     : !strcmp(k, "mode") ? &r->mode
                                          : NULL;
-        long hi = dst == &r->mode ? 07777 : VOLUME_UGID_MAX;
+        long hi = dst == &r->mode ? VOLUME_MODE_MAX : VOLUME_UGID_MAX;
         if (!dst) {
             snprintf(why, whylen, "unknown field '%.40s': uid, gid and mode are", k);
             rc = -1;

@@ -10,6 +10,9 @@
 #define VOLUME_PATH_MAX 4096
 #define VOLUME_DEPTH_MAX 64         /* a listing's levels */
 #define VOLUME_UGID_MAX 2147483646L /* uid and gid; 2^32-1 would mean "unchanged" to chown */
+/* The permission bits only: no setuid, setgid or sticky bit is made through
+ * the API (a setuid file in a volume would run as its owner in a sandbox). */
+#define VOLUME_MODE_MAX 0777L
 
 enum volume_op {
     VOP_STAT,     /* GET .../path */

@@ -106,7 +106,9 @@ static void test_parse(void)
     CHECK(refused("GET /volumecontent/" VOL "/path?path=a&uid=1", 400, "unknown query"));
     CHECK(refused("GET /volumecontent/" VOL "/dir?path=a&depth=0", 400, "depth:"));
     CHECK(refused("GET /volumecontent/" VOL "/dir?path=a&depth=65", 400, "depth:"));
-    CHECK(refused("PUT /volumecontent/" VOL "/file?path=a&mode=4096", 400, "mode:"));
+    CHECK(refused("PUT /volumecontent/" VOL "/file?path=a&mode=512", 400, "mode:"));
+    CHECK(refused("PUT /volumecontent/" VOL "/file?path=a&mode=2541", 400, "mode:")); /* 04755 */
+    CHECK(parse("PUT /volumecontent/" VOL "/file?path=a&mode=511", &r) == 0 && r.mode == 0777);
     CHECK(refused("PUT /volumecontent/" VOL "/file?path=a&uid=-1", 400, "uid:"));
     CHECK(refused("PUT /volumecontent/" VOL "/file?path=a&uid=4294967295", 400, "uid:"));
     CHECK(refused("PUT /volumecontent/" VOL "/file?path=a&force=yes", 400, "force:"));
@@ -128,7 +130,7 @@ static void test_meta(void)
     CHECK(volume_meta_parse("{}", 2, &r, why, sizeof(why)) == 0);
     CHECK(volume_meta_parse("{\"owner\":1}", 11, &r, why, sizeof(why)) == -1 &&
           strstr(why, "unknown field"));
-    CHECK(volume_meta_parse("{\"mode\":4096}", 13, &r, why, sizeof(why)) == -1);
+    CHECK(volume_meta_parse("{\"mode\":2541}", 13, &r, why, sizeof(why)) == -1);
     CHECK(volume_meta_parse("{\"uid\":\"1\"}", 11, &r, why, sizeof(why)) == -1);
     CHECK(volume_meta_parse("[1]", 3, &r, why, sizeof(why)) == -1);
 }
