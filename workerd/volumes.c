@@ -38,15 +38,17 @@ static int ensure(struct docker *d, const char *wid, const char *ws, const char 
                   size_t mplen, char *err, size_t errlen)
 {
     long status = 0;
-    json_t *ans = NULL;
+    json_t *ans = NULL, *body;
     int exists = 0, rc;
 
     if ((rc = check_owner(d, wid, ws, name, &exists, mp, mplen, err, errlen)) != 0 || exists)
         return rc;
-    if (docker_call(d, "POST", "/volumes/create",
-                    json_pack("{s:s, s:{s:s, s:s, s:s}}", "Name", name, "Labels", "corral.worker",
-                              wid, "corral.workspace", ws, "corral.role", "volume"),
-                    30000, &status, &ans, err, errlen) != 0)
+    /* docker_call does not take the body: it is ours to free */
+    body = json_pack("{s:s, s:{s:s, s:s, s:s}}", "Name", name, "Labels", "corral.worker", wid,
+                     "corral.workspace", ws, "corral.role", "volume");
+    rc = docker_call(d, "POST", "/volumes/create", body, 30000, &status, &ans, err, errlen);
+    json_decref(body);
+    if (rc != 0)
         return -1;
     if (status == 201 && mp)
         snprintf(mp, mplen, "%s", json_string_value(json_object_get(ans, "Mountpoint")) ?: "");
