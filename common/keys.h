@@ -30,8 +30,8 @@
 #define K_WORKERS_ALL "corral:{ws:%s}:wkall" /* set: every worker of the pool, live or dead */
 #define K_LEASES "corral:{ws:%s}:leases"     /* zset: worker -> lease deadline (ms) */
 #define K_WORKER "corral:{ws:%s}:worker:%s"  /* hash: capabilities, usage, lease, secret mac */
-#define K_WORKER_SBS "corral:{ws:%s}:worker:%s:sbs"   /* hash: sandbox -> its workspace */
-#define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds" /* stream of commands */
+#define K_WORKER_SBS "corral:{ws:%s}:worker:%s:sbs"          /* hash: sandbox -> its workspace */
+#define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds"        /* stream of commands */
 #define K_WORKER_KILLED "corral:{ws:%s}:worker:%s:killed:%s" /* list: wakes a kill's caller */
 #define K_AUDIT "corral:{ws:%s}:audit"      /* stream: the audit trail ({ws:}: the operator's) */
 #define K_SNAPSHOT "corral:{ws:%s}:snap:%s" /* hash: one snapshot (decision 0048) */
