@@ -25,13 +25,13 @@
 #define K_READY "corral:{ws:%s}:ready:%s"    /* list: wakes the handler waiting on a create */
 #define K_WAITERS "corral:{ws:%s}:waiters"   /* zset: create -> its waiting handler's lease (ms) */
 #define K_IDEM "corral:{ws:%s}:idem:%s"      /* string: Idempotency-Key -> "sbid:fingerprint" */
-#define K_RATE "corral:{ws:%s}:rate:%s:%s"   /* string: (ck|jn, id) full again at (us) */
+#define K_RATE "corral:{ws:%s}:rate:%s:%s"   /* string: (ck|jn|vt, id) full again at (us) */
 #define K_WORKERS "corral:{ws:%s}:workers"   /* zset: live workers by load (placement) */
 #define K_WORKERS_ALL "corral:{ws:%s}:wkall" /* set: every worker of the pool, live or dead */
 #define K_LEASES "corral:{ws:%s}:leases"     /* zset: worker -> lease deadline (ms) */
 #define K_WORKER "corral:{ws:%s}:worker:%s"  /* hash: capabilities, usage, lease, secret mac */
-#define K_WORKER_SBS "corral:{ws:%s}:worker:%s:sbs"   /* hash: sandbox -> its workspace */
-#define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds" /* stream of commands */
+#define K_WORKER_SBS "corral:{ws:%s}:worker:%s:sbs"          /* hash: sandbox -> its workspace */
+#define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds"        /* stream of commands */
 #define K_WORKER_KILLED "corral:{ws:%s}:worker:%s:killed:%s" /* list: wakes a kill's caller */
 #define K_AUDIT "corral:{ws:%s}:audit"      /* stream: the audit trail ({ws:}: the operator's) */
 #define K_SNAPSHOT "corral:{ws:%s}:snap:%s" /* hash: one snapshot (decision 0048) */

@@ -33,7 +33,11 @@ int ratelimit_take(struct rconn *rc, const struct token *cred, long rate, long b
     redisReply *r;
     long long wait;
 
-    snprintf(key, sizeof(key), K_RATE, cred->ws, cred->kind == TOKEN_JOIN ? "jn" : "ck", cred->id);
+    snprintf(key, sizeof(key), K_RATE, cred->ws,
+             cred->kind == TOKEN_JOIN     ? "jn"
+             : cred->kind == TOKEN_VOLUME ? "vt"
+                                          : "ck",
+             cred->id);
     snprintf(step, sizeof(step), "%ld", rate > 0 ? 1000000 / rate : 1000000);
     snprintf(cap, sizeof(cap), "%ld", burst);
     r = rconn_eval_unwaited(rc, &take_script, 1, 2, argv);

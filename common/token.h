@@ -19,7 +19,10 @@
 #define TOKEN_ID_MAX 33
 #define TOKEN_SECRET_MAX 65
 
-enum token_kind { TOKEN_INVALID = 0, TOKEN_API_KEY, TOKEN_JOIN };
+/* TOKEN_VOLUME is a volume file API token (handlers/volume_token.h): never
+ * what token_parse answers, set by the router once one verified (ws, and the
+ * volume's id in id). */
+enum token_kind { TOKEN_INVALID = 0, TOKEN_API_KEY, TOKEN_JOIN, TOKEN_VOLUME };
 
 struct token {
     enum token_kind kind;

@@ -7,6 +7,12 @@
 
 #define VOLUME_ID_MAX 32
 #define VOLUME_MOUNTS_MAX 8
+/* The largest file one upload of the volume file API writes (decision 0071):
+ * corral-api refuses a longer body before it reaches the worker, and the
+ * worker stops at it whatever it is sent. nginx's /volumecontent/ location
+ * (conf/nginx/corral-api.conf.in) says the same, 100m, so that a larger body
+ * is refused before it is spooled. */
+#define VOLUME_FILE_MAX (100LL * 1024 * 1024)
 
 /* A name [A-Za-z0-9][A-Za-z0-9._-]{0,63}. */
 int volume_name_ok(const char *name);

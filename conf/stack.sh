@@ -812,6 +812,7 @@ new_exports() {
 export E2B_API_URL=https://localhost:$PORT
 export E2B_API_KEY=$member
 export E2B_SANDBOX_URL=https://localhost:$DATA_PORT
+export E2B_VOLUME_API_URL=https://localhost:$PORT
 export NODE_EXTRA_CA_CERTS=$RUN/tls/ca.crt
 export CORRAL_CONF=$RUN/corral.conf
 EXPORTS

@@ -134,11 +134,16 @@ void e2b_connect_paused(struct request *req, long timeout_s)
         answer_record(req, 200, 1);
 }
 
-/* POST /sandboxes/{id}/refreshes {"duration": s}: lives at least s more. */
+/* POST /sandboxes/{id}/refreshes {"duration": s}: lives at least s more, but
+ * never past the operator's maximum life from now (sandbox_max_timeout_s,
+ * which bounds setTimeout too): a longer duration is cut to it, not refused,
+ * as a refresh is a keep-alive that must not start failing on a stack with a
+ * short maximum. Another workspace's sandbox is not found (its record is
+ * looked up under the caller's workspace). */
 void h_e2b_refreshes(struct request *req)
 {
     json_t *body = request_json_optional(req), *v;
-    long d = 0;
+    long d = 0, most = req->conf->ceilings[WS_LIMIT_TIMEOUT];
 
     if (!body)
         return;
@@ -151,6 +156,8 @@ void h_e2b_refreshes(struct request *req)
         return;
     }
     d = v ? (long)json_integer_value(v) : 0;
+    if (d > most)
+        d = most;
     json_decref(body);
     respond_change(req,
                    token_is_id(req->params[0])

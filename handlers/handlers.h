@@ -88,6 +88,8 @@ void h_volume_create(struct request *req);
 void h_volumes(struct request *req);
 void h_volume_get(struct request *req);
 void h_volume_delete(struct request *req);
+/* The volume file API (h_volume_content.c, decision 0071). */
+void h_volume_content(struct request *req);
 /* Resumes ws's paused sbid for gateway traffic: 1 it runs, 0 not. */
 int resume_for_traffic(struct request *req, const char *ws, const char *sbid);
 void h_e2b_templates(struct request *req);

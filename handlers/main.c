@@ -6,6 +6,7 @@
 #include "respond.h"
 #include "stop_signals.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -134,6 +135,12 @@ int main(int argc, char **argv)
     if (listen)
         snprintf(srv.conf.listen, sizeof(srv.conf.listen), "%s", listen);
     sched_conf_init(&srv.sched, &srv.conf);
+    /* Before any thread: volume_relay.c's transfers need it, and it is not
+     * thread-safe. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+        log_err("curl_global_init failed");
+        return 1;
+    }
     if (FCGX_Init() != 0 || open_socket(&srv) != 0)
         return 1;
     listen_fd = srv.listen_fd;

@@ -66,6 +66,29 @@ void respond_empty(struct request *req, int status)
     write_head(req, status, NULL);
 }
 
+void respond_stream_head(struct request *req, int status, const char *type, long long length)
+{
+    char len[40];
+
+    if (length >= 0) {
+        snprintf(len, sizeof(len), "%lld", length);
+        respond_add_header(req, "Content-Length", len);
+    }
+    write_head(req, status, type);
+}
+
+int respond_body(struct request *req, const char *p, size_t n)
+{
+    while (n > 0) {
+        int chunk = n > (1 << 20) ? 1 << 20 : (int)n;
+        if (FCGX_PutStr(p, chunk, req->fcgi->out) != chunk)
+            return -1;
+        p += chunk;
+        n -= (size_t)chunk;
+    }
+    return 0;
+}
+
 void respond_store_down(struct request *req)
 {
     respond_error(req, 503, "state store unavailable; retry shortly");

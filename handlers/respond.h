@@ -10,6 +10,11 @@ void respond_json(struct request *req, int status, json_t *body); /* steals body
 void respond_error(struct request *req, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void respond_empty(struct request *req, int status);
+/* A streamed answer: the head now (length < 0: none, the end is the
+ * connection's), then the body in pieces with respond_body. */
+void respond_stream_head(struct request *req, int status, const char *type, long long length);
+/* 0, or -1 when the client has gone. */
+int respond_body(struct request *req, const char *p, size_t n);
 /* Adds a response header to the next answer (e.g. x-next-token, the route
  * lookup's five X-Corral-*); all of them share 512 bytes. */
 void respond_add_header(struct request *req, const char *name, const char *value);

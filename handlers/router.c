@@ -1,9 +1,11 @@
 #include "router.h"
 
+#include "clock.h"
 #include "e2b_routes.h"
 #include "log.h"
 #include "ratelimit.h"
 #include "respond.h"
+#include "volume_token.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +80,15 @@ static const struct route routes[] = {
     {"POST", "/sandboxes/{}/connect", ACCESS_MEMBER, h_e2b_connect},
     {"GET", "/templates", ACCESS_MEMBER, h_e2b_templates},
     {"GET", "/templates/aliases/{}", ACCESS_MEMBER, h_e2b_template_alias},
+    /* The volume file API (E2B's spec/openapi-volumecontent.yml, decision
+     * 0071), with the volume's token. */
+    {"GET", "/volumecontent/{}/path", ACCESS_VOLUME, h_volume_content},
+    {"PATCH", "/volumecontent/{}/path", ACCESS_VOLUME, h_volume_content},
+    {"DELETE", "/volumecontent/{}/path", ACCESS_VOLUME, h_volume_content},
+    {"GET", "/volumecontent/{}/dir", ACCESS_VOLUME, h_volume_content},
+    {"POST", "/volumecontent/{}/dir", ACCESS_VOLUME, h_volume_content},
+    {"GET", "/volumecontent/{}/file", ACCESS_VOLUME, h_volume_content},
+    {"PUT", "/volumecontent/{}/file", ACCESS_VOLUME, h_volume_content},
     /* The rest of E2B's spec answers 501 from e2b_routes.c's table. */
 };
 
@@ -133,9 +144,40 @@ static int within_budget(struct request *req)
     respond_add_header(req, "Retry-After", secs);
     respond_error(req, 429,
                   "rate limit of this %s exceeded (%ld requests/s, burst %ld); retry in %s s",
-                  req->cred.kind == TOKEN_JOIN ? "join token" : "API key", req->conf->key_rate,
-                  req->conf->key_burst, secs);
+                  req->cred.kind == TOKEN_JOIN     ? "join token"
+                  : req->cred.kind == TOKEN_VOLUME ? "volume"
+                                                   : "API key",
+                  req->conf->key_rate, req->conf->key_burst, secs);
     return -1;
+}
+
+/* The volume file API takes the volume's token and nothing else: the SDK
+ * sends only it, and it opens that one volume (the handler checks which).
+ * An API key here is refused like any other wrong token: whoever holds one
+ * gets the token from GET /volumes/{id}. Its budget is the volume's. */
+static int authorize_volume(struct request *req)
+{
+    const char *auth = request_header(req, "HTTP_AUTHORIZATION");
+    enum volume_token_verdict v;
+
+    if (!auth || strncmp(auth, "Bearer ", 7) != 0) {
+        respond_error(req, 401,
+                      "missing volume token: send Authorization: Bearer <the token of POST "
+                      "/volumes or GET /volumes/{volumeID}>");
+        return -1;
+    }
+    v = volume_token_check(req->conf->server_secret, auth + 7, clock_now_ms() / 1000, &req->cred);
+    if (v == VOLUME_TOKEN_EXPIRED) {
+        respond_error(req, 401,
+                      "volume token expired: get a new one with GET /volumes/{volumeID} "
+                      "(Volume.connect)");
+        return -1;
+    }
+    if (v != VOLUME_TOKEN_OK) {
+        respond_error(req, 401, "invalid volume token");
+        return -1;
+    }
+    return within_budget(req);
 }
 
 /* 0 when the caller may go on; otherwise the answer has been sent. */
@@ -146,6 +188,8 @@ static int authorize(struct request *req, enum access access)
 
     if (access == ACCESS_PUBLIC || access == ACCESS_INTERNAL)
         return 0;
+    if (access == ACCESS_VOLUME)
+        return authorize_volume(req);
     if (!text) {
         respond_error(req, 401,
                       "missing credential: send Authorization: Bearer <key> or X-API-Key");

@@ -8,8 +8,16 @@
 #include "handlers.h"
 
 /* Who may call a route. ACCESS_INTERNAL routes check the gateway key
- * themselves (h_internal.c). */
-enum access { ACCESS_PUBLIC, ACCESS_MEMBER, ACCESS_OWNER, ACCESS_WORKER, ACCESS_INTERNAL };
+ * themselves (h_internal.c); ACCESS_VOLUME takes a volume's own token
+ * (volume_token.h), never an API key. */
+enum access {
+    ACCESS_PUBLIC,
+    ACCESS_MEMBER,
+    ACCESS_OWNER,
+    ACCESS_WORKER,
+    ACCESS_INTERNAL,
+    ACCESS_VOLUME
+};
 
 enum route_outcome {
     ROUTE_SERVED,             /* fn and access are set */

@@ -13,8 +13,9 @@ struct server {
     struct corral_conf conf;
     struct sched_conf sched;
     int listen_fd;
-    atomic_int longpolls;    /* heartbeats currently blocked in Redis */
-    atomic_int create_waits; /* creates currently waiting for their worker */
+    atomic_int longpolls;     /* heartbeats currently blocked in Redis */
+    atomic_int create_waits;  /* creates currently waiting for their worker */
+    atomic_int volume_relays; /* volume file requests being carried (h_volume_content.c) */
 };
 
 struct worker_thread {

@@ -4,12 +4,12 @@
 UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_token.c \
              tests/unit/unit_router.c tests/unit/unit_query.c tests/unit/unit_conf.c \
              tests/unit/unit_views.c tests/unit/unit_worker_slot.c tests/unit/unit_log.c \
-             tests/unit/unit_lifecycle.c tests/unit/unit_rcluster.c \
+             tests/unit/unit_lifecycle.c tests/unit/unit_rcluster.c tests/unit/unit_volume.c \
              tests/lib/stderr_capture.c \
              $(filter-out handlers/main.c,$(API_SRCS))
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi $(LIBS) -lcurl
 
 # clang only: -fsanitize=fuzzer. Built from sources, with ASan and UBSan.
 FUZZ_SRCS := tests/fuzz/fuzz_request.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c \

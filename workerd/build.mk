@@ -5,6 +5,7 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/heartbeat.c workerd/egress_pool.c workerd/health.c workerd/deaths.c workerd/events.c workerd/envd_ready.c workerd/dataplane.c workerd/apply_batch.c workerd/curl_buf.c \
                 workerd/dataport.c workerd/dataport_head.c workerd/dataport_frame.c workerd/dataport_conn.c workerd/dataport_pool.c workerd/dataport_io.c workerd/netguard.c workerd/netguard_lan.c workerd/sbnet.c workerd/sandbox_body.c \
                 workerd/egress_proxy.c workerd/hostcaps.c workerd/freeze.c workerd/snapshots.c workerd/volumes.c \
+                workerd/volume_req.c workerd/volume_files.c workerd/volume_serve.c \
                 workerd/docker_logs.c workerd/stats.c workerd/sandbox_sample.c workerd/metrics_thread.c \
                 workerd/agent_conf.c workerd/agent_spawn.c workerd/agent_sessions.c workerd/agent_audit.c
 
@@ -15,10 +16,10 @@ $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 
 # Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
 UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c tests/workerd/unit_dataport.c tests/workerd/unit_dataport_frame.c \
-                     tests/workerd/unit_telemetry.c \
+                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c \
                      tests/lib/stderr_capture.c $(filter-out workerd/main.c,$(WORKERD_SRCS))
 $(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 $(OBJ)/tests/workerd/unit_workerd.o $(OBJ)/tests/workerd/unit_dataport.o $(OBJ)/tests/workerd/unit_dataport_frame.o \
-$(OBJ)/tests/workerd/unit_telemetry.o: CFLAGS += -Iworkerd
+$(OBJ)/tests/workerd/unit_telemetry.o $(OBJ)/tests/workerd/unit_volume.o: CFLAGS += -Iworkerd

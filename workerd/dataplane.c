@@ -10,7 +10,8 @@
  * In agent mode (decision 0054) a sandbox is a session's own loopback
  * address, known without asking anyone: no cache, no dockerd; and only
  * envd's port and the exposed ones are connected to, from that address
- * (decision 0062). */
+ * (decision 0062). A third hook takes volume file requests (decision 0071)
+ * to volume_serve.c, with the volume's directory asked of dockerd here. */
 #include "dataplane.h"
 
 #include "agent.h"
@@ -19,6 +20,8 @@
 #include "dataport.h"
 #include "docker_api.h"
 #include "log.h"
+#include "volume_serve.h"
+#include "volumes.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -232,6 +235,38 @@ void dataplane_bar(const char *sbid)
     dataplane_forget(sbid);
 }
 
+/* Where a volume's files are, for the volume file API (decision 0071): its
+ * Docker volume checked as the workspace's on this worker, made if it is
+ * not yet, on a connection of the pool. */
+static int volume_root(void *ud, const char *dname, const char *ws, char *dir, size_t len,
+                       char *why, size_t whylen)
+{
+    char wid[CTR_ID_MAX];
+    struct docker *d;
+    int rc;
+
+    (void)ud;
+    pthread_mutex_lock(&dp.mu);
+    snprintf(wid, sizeof(wid), "%s", dp.wid);
+    pthread_mutex_unlock(&dp.mu);
+    if (!wid[0]) {
+        snprintf(why, whylen, "worker starting (not enrolled yet); retry shortly");
+        return 503;
+    }
+    if (!(d = docker_borrow())) {
+        snprintf(why, whylen, "dockerd unreachable");
+        return 503;
+    }
+    rc = volumes_mountpoint(d, wid, ws, dname, dir, len, why, whylen);
+    docker_return(d);
+    return rc == 0 ? 0 : rc == 1 ? 403 : 503;
+}
+
+static void volume(void *ud, int fd, const struct dataport_head *h, const char *in, size_t len)
+{
+    volume_serve_start(fd, h, in, len, volume_root, ud);
+}
+
 /* An agent session's ports (decision 0062): envd's and those the person
  * exposed, nothing else of the machine. */
 static int agent_port(void *ud, const char *sbid, unsigned port)
@@ -247,7 +282,8 @@ int dataplane_start(const struct worker_conf *conf)
                                    .worker_key = worker_key,
                                    .previous_key = previous_key,
                                    .resolve = resolve,
-                                   .resolve_cached = resolve_cached};
+                                   .resolve_cached = resolve_cached,
+                                   .volume = volume};
 
     snprintf(dp.sock, sizeof(dp.sock), "%s", conf->docker_socket);
     dp.agent = conf->agent.on;
@@ -257,6 +293,7 @@ int dataplane_start(const struct worker_conf *conf)
          * ports, and never from 127.0.0.1 (the caller is not local). */
         hooks.port_allowed = agent_port;
         hooks.from_sandbox_addr = 1;
+        hooks.volume = NULL; /* no dockerd, no volumes */
     }
     if (dataport_start(conf->data_addr, &hooks) != 0) {
         log_err("data port: cannot listen on %s", conf->data_addr);

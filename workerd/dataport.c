@@ -71,7 +71,8 @@ int dp_loop_watch(struct dp_loop *l, struct dp_ep *e)
 
 void dp_loop_bury(struct dp_loop *l, struct dp_ep *e)
 {
-    close(e->fd); /* out of epoll from the next wait on */
+    if (e->fd >= 0)   /* -1: handed off (a volume request), not ours to close */
+        close(e->fd); /* out of epoll from the next wait on */
     e->fd = -1;
     e->kind = DP_DEAD;
     e->grave = l->graves;

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct dataport_head;
+
 struct dataport_hooks {
     void *ud;
     /* Copies the current worker key (the handshake's data_key, a string)
@@ -48,6 +50,14 @@ struct dataport_hooks {
      * before the connect). On an agent's loopback the kernel would pick
      * 127.0.0.1, which services of the machine take for a local caller. */
     int from_sandbox_addr;
+    /* Optional: takes a volume request of corral-api (X-Corral-Volume, its
+     * signature checked: decision 0071) off the event loop, whose file I/O
+     * would block it. fd is the connection, non-blocking and out of the
+     * loop: the hook's now, to answer and close; h its parsed head and in
+     * (len bytes) what was read of it so far, the head and what followed,
+     * both valid only during the call. Called on the event loop: must not
+     * block. NULL: volume requests are answered 404. */
+    void (*volume)(void *ud, int fd, const struct dataport_head *h, const char *in, size_t len);
 };
 
 /* Binds listen_addr ("host:port", "[v6addr]:port" or ":port") and serves it

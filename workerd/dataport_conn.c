@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,6 +169,22 @@ static int read_in(struct dp_conn *c)
 
 static int start_upstream(struct dp_conn *c);
 
+/* A volume request leaves the loop (its file I/O blocks): the connection goes
+ * to the volume hook, which answers it on a thread and closes it. */
+static int hand_off(struct dp_conn *c)
+{
+    const struct dataport_hooks *k = &c->loop->hooks;
+    int fd = c->ep.fd;
+
+    if (!k->volume)
+        return refuse(c, 404, "this worker serves no volume files");
+    if (epoll_ctl(c->loop->ep, EPOLL_CTL_DEL, fd, NULL) != 0)
+        return GONE;
+    c->ep.fd = -1; /* conn_free closes nothing: the fd is the hook's */
+    k->volume(k->ud, fd, &c->h, c->in, c->in_len);
+    return GONE;
+}
+
 /* A complete head of hl bytes is in c->in: check it, then find the sandbox. */
 static int take_head(struct dp_conn *c, size_t hl)
 {
@@ -187,6 +204,8 @@ static int take_head(struct dp_conn *c, size_t hl)
                     "dataport: refused a request: %s", why);
         return refuse(c, rc == -2 ? 503 : 403, "%s", why);
     }
+    if (c->h.n_volume)
+        return hand_off(c);
     if (k->resolve_cached && k->resolve_cached(k->ud, c->h.sandbox, c->ip, sizeof(c->ip)) == 0)
         return start_upstream(c);
     if (dp_loop_resolve(c->loop, c) != 0)

@@ -5,6 +5,9 @@
 #include "dataport_frame.h"
 #include "http_status.h"
 #include "secret.h"
+#include "token.h"
+#include "volume_names.h"
+#include "volume_sig.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -111,6 +114,10 @@ int dataport_head_parse(struct dataport_head *h)
             copy_value(h->port, sizeof(h->port), v, vl, &h->n_port);
         else if (name_is(p, nl, "X-Corral-Gateway"))
             copy_value(h->gateway, sizeof(h->gateway), v, vl, &h->n_gateway);
+        else if (name_is(p, nl, "X-Corral-Volume"))
+            copy_value(h->volume, sizeof(h->volume), v, vl, &h->n_volume);
+        else if (name_is(p, nl, "X-Corral-Workspace"))
+            copy_value(h->workspace, sizeof(h->workspace), v, vl, &h->n_workspace);
         else if (name_is(p, nl, "Upgrade"))
             has_upgrade = vl > 0;
         else if (name_is(p, nl, "Connection"))
@@ -161,14 +168,23 @@ static int signed_by(const char *key, const char *msg, const char *sig)
     return ok;
 }
 
-int dataport_signature_check(const struct dataport_head *h, const char *key, const char *previous,
-                             long long now, const char **why)
+/* A request names what its signature covers: a sandbox and port, or a volume
+ * and workspace (common/volume_sig.h), each exactly once. 0, or -1 with why. */
+static int target_ok(const struct dataport_head *h, const char **why)
 {
-    char msg[160], secs[24];
-    const char *colon = strchr(h->gateway, ':');
-    long long t;
-    size_t sl;
-
+    if (h->n_volume || h->n_workspace) {
+        if (h->n_volume != 1 || h->n_workspace != 1 || h->n_gateway != 1 || h->n_sandbox ||
+            h->n_port) {
+            *why = "a volume request names one X-Corral-Volume, X-Corral-Workspace and "
+                   "X-Corral-Gateway, and no sandbox";
+            return -1;
+        }
+        if (!volume_docker_name_ok(h->volume) || !token_is_id(h->workspace)) {
+            *why = "malformed X-Corral-Volume or X-Corral-Workspace";
+            return -1;
+        }
+        return 0;
+    }
     if (h->n_sandbox != 1 || h->n_port != 1 || h->n_gateway != 1) {
         *why = "missing or repeated X-Corral-Sandbox, X-Corral-Port or X-Corral-Gateway";
         return -1;
@@ -178,6 +194,19 @@ int dataport_signature_check(const struct dataport_head *h, const char *key, con
         *why = "malformed X-Corral-Sandbox or X-Corral-Port";
         return -1;
     }
+    return 0;
+}
+
+int dataport_signature_check(const struct dataport_head *h, const char *key, const char *previous,
+                             long long now, const char **why)
+{
+    char msg[VOLUME_SIG_MSG_MAX], secs[24];
+    const char *colon = strchr(h->gateway, ':');
+    long long t;
+    size_t sl;
+
+    if (target_ok(h, why) != 0)
+        return -1;
     sl = colon ? (size_t)(colon - h->gateway) : 0;
     if (sl == 0 || sl >= sizeof(secs) || strlen(colon + 1) != SECRET_MAC_HEX - 1) {
         *why = "malformed X-Corral-Gateway";
@@ -198,7 +227,10 @@ int dataport_signature_check(const struct dataport_head *h, const char *key, con
         *why = "worker starting (not enrolled yet); retry shortly";
         return -2; /* not the client's fault: 503, to be retried */
     }
-    snprintf(msg, sizeof(msg), "%s:%s:%s", h->sandbox, h->port, secs);
+    if (h->n_volume)
+        volume_sig_message(h->volume, h->workspace, secs, msg, sizeof(msg));
+    else
+        snprintf(msg, sizeof(msg), "%s:%s:%s", h->sandbox, h->port, secs);
     if (!signed_by(key, msg, colon + 1) && !signed_by(previous, msg, colon + 1)) {
         *why = "invalid gateway signature";
         return -1;

@@ -24,11 +24,16 @@ struct dataport_head {
     char port[8];
     char gateway[128];
     int n_sandbox, n_port, n_gateway; /* how often each header came */
-    int upgrade;                      /* an Upgrade header and "upgrade" in Connection */
-    int head_method;                  /* HEAD: its response has no body */
-    int close;                        /* "close" in Connection: the gateway ends here */
-    int n_cl, n_te, te_chunked;       /* Content-Length, Transfer-Encoding: how often */
-    long long cl;                     /* Content-Length, or -1 when malformed */
+    /* A volume request of corral-api (decision 0071) names a volume and its
+     * workspace instead of a sandbox and port (common/volume_sig.h). */
+    char volume[DATAPORT_ID_MAX + 1];
+    char workspace[DATAPORT_ID_MAX + 1];
+    int n_volume, n_workspace;
+    int upgrade;                /* an Upgrade header and "upgrade" in Connection */
+    int head_method;            /* HEAD: its response has no body */
+    int close;                  /* "close" in Connection: the gateway ends here */
+    int n_cl, n_te, te_chunked; /* Content-Length, Transfer-Encoding: how often */
+    long long cl;               /* Content-Length, or -1 when malformed */
 };
 
 /* Parses the request line and header lines of h->buf (h->len bytes, ending
@@ -43,11 +48,13 @@ int dataport_head_parse(struct dataport_head *h);
 struct dataport_body;
 int dataport_head_body(const struct dataport_head *h, struct dataport_body *b, const char **why);
 
-/* 0 when h's X-Corral-Gateway is a signature of its sandbox and port, at most
- * DATAPORT_MAX_AGE seconds from now (unix seconds), under key or, if that
- * fails, previous (NULL or "": none). Otherwise -1 with the reason in why (a
- * 403), or -2 when key is NULL or "" (this worker is not enrolled yet: a 503,
- * retried). The headers' shape and freshness are checked before the key. */
+/* 0 when h's X-Corral-Gateway is a signature of its sandbox and port (or, for
+ * a volume request -- any X-Corral-Volume or X-Corral-Workspace --, of its
+ * volume and workspace, and no sandbox or port), at most DATAPORT_MAX_AGE
+ * seconds from now (unix seconds), under key or, if that fails, previous
+ * (NULL or "": none). Otherwise -1 with the reason in why (a 403), or -2 when
+ * key is NULL or "" (this worker is not enrolled yet: a 503, retried). The
+ * headers' shape and freshness are checked before the key. */
 int dataport_signature_check(const struct dataport_head *h, const char *key, const char *previous,
                              long long now, const char **why);
 

@@ -35,7 +35,8 @@ int snapshot_commit(struct docker *d, const char *wid, const char *sbid, const c
 {
     char name[160], path[512];
     long status = 0;
-    json_t *ans = NULL;
+    json_t *ans = NULL, *config;
+    int rc;
 
     if (!snapshot_image_name_ok(image) || !containers_id_ok(sbid)) {
         snprintf(err, errlen, "not a snapshot image name or sandbox id");
@@ -45,8 +46,10 @@ int snapshot_commit(struct docker *d, const char *wid, const char *sbid, const c
     /* pause=true: the filesystem is copied while no process writes to it. */
     snprintf(path, sizeof(path), "/commit?container=%s&repo=%s&tag=%s&pause=true", name, IMAGE_REPO,
              image + strlen(IMAGE_REPO ":"));
-    if (docker_call(d, "POST", path, commit_config(wid, ws, image), COMMIT_TIMEOUT_MS, &status,
-                    &ans, err, errlen) != 0)
+    config = commit_config(wid, ws, image);
+    rc = docker_call(d, "POST", path, config, COMMIT_TIMEOUT_MS, &status, &ans, err, errlen);
+    json_decref(config); /* docker_call does not take it */
+    if (rc != 0)
         return -1;
     if (status != 201) {
         snprintf(err, errlen, "commit: %s", docker_errmsg(ans, status));

@@ -13,6 +13,13 @@
  * workspace's. 0; 1 refused (err says why); -1 dockerd did not answer. */
 int volumes_prepare(struct docker *d, const char *wid, json_t *sb, char *err, size_t errlen);
 
+/* The directory of volume name of workspace ws on this host (dockerd's
+ * Mountpoint), the volume made first when it does not exist yet, as at a
+ * first mount (decision 0071). 0; 1 refused (not ws's on this worker: err);
+ * -1 dockerd did not answer, or the volume has no directory here. */
+int volumes_mountpoint(struct docker *d, const char *wid, const char *ws, const char *name,
+                       char *out, size_t len, char *err, size_t errlen);
+
 /* HostConfig.Mounts for sb's volumes (a new reference; an empty array when none). */
 json_t *volumes_mounts(json_t *sb);
 

@@ -1,9 +1,11 @@
 // Sandbox lifecycle through the SDK (issue 11, decision 0044): timeouts that
 // kill or pause, pause and resume (through connect, through /resume, through
 // gateway traffic with autoResume), listing paused sandboxes, setTimeout and
-// refreshes extending, and paused sandboxes leaving the concurrency limit.
+// refreshes extending (never past the operator's maximum), and paused
+// sandboxes leaving the concurrency limit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { Sandbox, MODE, sleep } from './lib.mjs';
 import { SDK } from './sdk.mjs';
 import { until } from '../lib/poll.mjs';
@@ -107,6 +109,25 @@ test(`${tag} setTimeout and refreshes extend a sandbox's life`, async () => {
   } finally {
     await a.kill().catch(() => {});
     await b.kill().catch(() => {});
+  }
+});
+
+test(`${tag} refreshes: never past the operator's maximum from now; another workspace's sandbox is not found`, async () => {
+  const max = Number(readFileSync(`${process.env.CORRAL_RUN}/corral.conf`, 'utf8')
+    .match(/^sandbox_max_timeout_s = (\d+)/m)[1]);
+  assert.ok(max < 3600, `run with sandbox_max_timeout_s below a refresh's 3600 s (tests/e2b/run.sh: 1800; here ${max})`);
+  const sbx = await Sandbox.create('base', { timeoutMs: 60_000 });
+  try {
+    assert.equal((await api('POST', `/sandboxes/${sbx.sandboxId}/refreshes`, { duration: 3600 })).status, 204);
+    const left = (await Sandbox.getInfo(sbx.sandboxId)).endAt - Date.now();
+    assert.ok(left > (max - 60) * 1000 && left <= max * 1000 + 1000, `ends in ${left} ms; the maximum is ${max} s`);
+    assert.equal((await api('POST', `/sandboxes/${sbx.sandboxId}/refreshes`, { duration: 3601 })).status, 400);
+    const theirs = await api('POST', `/sandboxes/${sbx.sandboxId}/refreshes`, { duration: 10 }, process.env.CORRAL_OTHER_KEY);
+    assert.equal(theirs.status, 404, JSON.stringify(theirs.body));
+    assert.equal(theirs.body.message, 'sandbox not found');
+    assert.equal((await api('POST', `/sandboxes/${'0'.repeat(20)}/refreshes`, { duration: 10 })).status, 404);
+  } finally {
+    await sbx.kill().catch(() => {});
   }
 });
 

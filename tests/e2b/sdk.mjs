@@ -6,4 +6,5 @@
 export const SDK = process.env.CORRAL_E2B_SDK || 'e2b';
 if (!['e2b', 'e2b-old'].includes(SDK)) throw new Error(`CORRAL_E2B_SDK: e2b or e2b-old, not ${SDK}`);
 const sdk = await import(SDK);
-export const { Sandbox, CommandExitError, ALL_TRAFFIC, Template, Volume } = sdk;
+export const { Sandbox, CommandExitError, ALL_TRAFFIC, Template, Volume, VolumeError,
+  VolumePathNotFoundError, AuthenticationError } = sdk;

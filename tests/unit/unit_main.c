@@ -326,6 +326,7 @@ static void test_misc(void)
 
 void unit_data_addr(int *total_passed, int *total_failed);
 void unit_token(int *total_passed, int *total_failed);
+void unit_volume(int *total_passed, int *total_failed);
 void unit_worker_slot(int *total_passed, int *total_failed);
 void unit_views(int *total_passed, int *total_failed);
 void unit_router(int *total_passed, int *total_failed);
@@ -458,6 +459,7 @@ int main(void)
     test_network_update();
     unit_data_addr(&passed, &failed);
     unit_token(&passed, &failed);
+    unit_volume(&passed, &failed);
     unit_worker_slot(&passed, &failed);
     unit_views(&passed, &failed);
     unit_router(&passed, &failed);

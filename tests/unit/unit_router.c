@@ -96,6 +96,15 @@ static const struct {
     {"POST", "/sandboxes/i1/connect", h_e2b_connect, ACCESS_MEMBER, "i1"},
     {"GET", "/templates", h_e2b_templates, ACCESS_MEMBER, NULL},
     {"GET", "/templates/aliases/base", h_e2b_template_alias, ACCESS_MEMBER, "base"},
+    {"POST", "/sandboxes/i1/refreshes", h_e2b_refreshes, ACCESS_MEMBER, "i1"},
+    /* the volume file API: the volume's token, every operation of its spec */
+    {"GET", "/volumecontent/vol-1/path", h_volume_content, ACCESS_VOLUME, "vol-1"},
+    {"PATCH", "/volumecontent/vol-1/path", h_volume_content, ACCESS_VOLUME, "vol-1"},
+    {"DELETE", "/volumecontent/vol-1/path", h_volume_content, ACCESS_VOLUME, "vol-1"},
+    {"GET", "/volumecontent/vol-1/dir", h_volume_content, ACCESS_VOLUME, "vol-1"},
+    {"POST", "/volumecontent/vol-1/dir", h_volume_content, ACCESS_VOLUME, "vol-1"},
+    {"GET", "/volumecontent/vol-1/file", h_volume_content, ACCESS_VOLUME, "vol-1"},
+    {"PUT", "/volumecontent/vol-1/file", h_volume_content, ACCESS_VOLUME, "vol-1"},
 };
 
 static void test_served(void)
@@ -154,6 +163,10 @@ static const struct {
     /* a path only E2B's spec knows, with a method it does not list: 405 too */
     {"POST", "/teams", ROUTE_METHOD_NOT_ALLOWED},
     {"DELETE", "/volumes", ROUTE_METHOD_NOT_ALLOWED},
+    {"POST", "/volumecontent/vol-1/file", ROUTE_METHOD_NOT_ALLOWED},
+    {"PUT", "/volumecontent/vol-1/dir", ROUTE_METHOD_NOT_ALLOWED},
+    {"GET", "/volumecontent/vol-1/other", ROUTE_NOT_FOUND},
+    {"GET", "/volumecontent/vol-1", ROUTE_NOT_FOUND},
 };
 
 static void test_refused(void)

@@ -559,6 +559,7 @@ static void test_sandbox_log_context(void)
 void unit_dataport(int *total_passed, int *total_failed);
 void unit_dataport_frame(int *total_passed, int *total_failed);
 void unit_telemetry(int *total_passed, int *total_failed);
+void unit_volume(int *total_passed, int *total_failed);
 
 int main(void)
 {
@@ -582,5 +583,6 @@ int main(void)
     unit_dataport(&passed, &failed);
     unit_dataport_frame(&passed, &failed);
     unit_telemetry(&passed, &failed);
+    unit_volume(&passed, &failed);
     return CHECK_SUMMARY();
 }
