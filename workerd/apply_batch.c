@@ -310,7 +310,6 @@ static void forget_reported(struct worker *w, json_t *told)
 static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
 {
     const char *sbid = sbid_of(cmd);
-    const char *type = json_string_value(json_object_get(cmd, "type"));
     struct sb_entry *e;
 
     if (is_kill(cmd)) {
@@ -319,7 +318,7 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
         json_array_append_new(w->killed, json_string(sbid));
         return 0;
     }
-    if (apply_freeze(w, &w->dk, sbid, strcmp(type, "pause") == 0) != 0)
+    if (apply_pause_command(w, &w->dk, cmd) != 0)
         return -1;
     pthread_mutex_lock(&w->table.mu);
     if ((e = sbtable_get(&w->table, sbid)))

@@ -79,6 +79,12 @@ int apply_command(struct worker *w, json_t *cmd);
 int apply_create(struct worker *w, struct docker *dk, json_t *sandbox);
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid);
 int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int freeze);
+/* apply_pause.c: a pause or resume command, frozen or stopped (decision 0074). */
+int apply_pause_command(struct worker *w, struct docker *dk, json_t *cmd);
+/* What became of a sandbox, recorded to be reported; 0, -1 out of memory. */
+int apply_record(struct worker *w, const struct ctr_state *st);
+/* How long a create (or a fresh resume) waits for envd. */
+long apply_envd_wait_ms(const struct worker *w);
 int apply_snapshot(struct worker *w, struct docker *dk, const char *sbid, json_t *args);
 int apply_image_remove(struct worker *w, struct docker *dk, json_t *args);
 int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args);
