@@ -147,6 +147,18 @@ static int resume_frozen(struct worker *w, struct docker *dk, const char *sbid, 
     return apply_freeze(w, dk, sbid, 0);
 }
 
+int apply_pause_slow(const json_t *cmd)
+{
+    const char *type = json_string_value(json_object_get(cmd, "type"));
+    const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
+    json_t *args = json_object_get(cmd, "args");
+
+    if (!type || (strcmp(type, "pause") != 0 && strcmp(type, "resume") != 0))
+        return 0;
+    return json_is_false(json_object_get(args, "memory")) || json_object_get(args, "egress") ||
+           (strcmp(type, "resume") == 0 && stopped_has(sbid));
+}
+
 int apply_pause_command(struct worker *w, struct docker *dk, json_t *cmd)
 {
     const char *type = json_string_value(json_object_get(cmd, "type"));
