@@ -458,6 +458,20 @@ static void test_apply_order(void)
     CHECK(!apply_batchable(json_array_get(cmds, 0)) && apply_batchable(json_array_get(cmds, 2)) &&
           apply_batchable(json_array_get(cmds, 3)) && !apply_batchable(NULL));
     json_decref(cmds);
+    /* A pause or resume that stops or boots a container, or remakes a proxy,
+     * is seconds of work: applied on a thread as a create (decision 0074). */
+    cmds = json_loads("[{\"type\":\"pause\",\"sandbox_id\":\"a\",\"args\":{\"memory\":false}},"
+                      "{\"type\":\"resume\",\"sandbox_id\":\"a\",\"args\":{\"memory\":false}},"
+                      "{\"type\":\"resume\",\"sandbox_id\":\"b\",\"args\":{\"egress\":null}},"
+                      "{\"type\":\"pause\",\"sandbox_id\":\"c\",\"args\":{\"memory\":true}},"
+                      "{\"type\":\"kill\",\"sandbox_id\":\"d\",\"args\":{\"memory\":false}}]",
+                      0, NULL);
+    for (size_t i = 0; i < 3; i++)
+        CHECK(apply_pause_slow(json_array_get(cmds, i)) &&
+              apply_batchable(json_array_get(cmds, i)));
+    CHECK(!apply_pause_slow(json_array_get(cmds, 3)) && !apply_batchable(json_array_get(cmds, 3)));
+    CHECK(!apply_pause_slow(json_array_get(cmds, 4)));
+    json_decref(cmds);
     /* A kill never passes its own sandbox's create: x would run on, orphaned. */
     cmds = json_loads("[{\"id\":\"1\",\"type\":\"create\",\"sandbox\":{\"id\":\"x\"}},"
                       "{\"id\":\"2\",\"type\":\"kill\",\"sandbox_id\":\"x\"},"
