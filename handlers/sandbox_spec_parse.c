@@ -185,6 +185,10 @@ static const char mounts_rule[] =
     "must be at most 8 of {\"name\": a volume's name, \"path\": an absolute path, not /, "
     "/proc, /sys, /dev or /.corral}, each path once";
 
+static const char keep_memory_rule[] =
+    "must be true or false, and false only with on_timeout \"pause\" and without auto_resume "
+    "(a sandbox paused without its memory boots afresh, only when asked)";
+
 /* SPEC_RULE_VALUE in each field's own words. */
 static const char *const value_rules[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_TEMPLATE] = "must be a name of 1-64 characters [a-z0-9._-]",
@@ -195,9 +199,7 @@ static const char *const value_rules[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_REQUIRE_ISOLATION] = "must be one of NONE, CONTAINER, GVISOR, MICROVM",
     [SPEC_FIELD_ON_TIMEOUT] = "must be \"kill\" or \"pause\"",
     [SPEC_FIELD_AUTO_RESUME] = "must be true or false, and true only with on_timeout \"pause\"",
-    [SPEC_FIELD_KEEP_MEMORY] =
-        "must be true or false, and false only with on_timeout \"pause\" and without "
-        "auto_resume (a sandbox paused without its memory boots afresh, only when asked)",
+    [SPEC_FIELD_KEEP_MEMORY] = keep_memory_rule,
     [SPEC_FIELD_VOLUME_MOUNTS] = mounts_rule,
 };
 

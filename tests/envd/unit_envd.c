@@ -411,8 +411,8 @@ static void test_cmd_name(void)
 static void test_net_env(void)
 {
     char name[16], path[] = "/tmp/unit-envd-net-env.XXXXXX";
-    const char *value = NULL;
-    FILE *f;
+    const char *value = NULL, *set;
+    FILE *f = NULL;
     int fd;
 
     CHECK(net_env_line("HTTP_PROXY=http://corral-egress:3128", name, sizeof(name), &value) == 1);
@@ -434,7 +434,8 @@ static void test_net_env(void)
     fputs("UNIT_NET_ENV_SET=a=b\nUNIT_NET_ENV_GONE\n bad line\n", f);
     fclose(f);
     CHECK(net_env_apply(path) == 0);
-    CHECK(getenv("UNIT_NET_ENV_SET") && strcmp(getenv("UNIT_NET_ENV_SET"), "a=b") == 0);
+    set = getenv("UNIT_NET_ENV_SET");
+    CHECK(set && strcmp(set, "a=b") == 0);
     CHECK(getenv("UNIT_NET_ENV_GONE") == NULL);
     unlink(path);
 }
