@@ -370,12 +370,12 @@ static void script_sha(struct rscript *s, char *out)
 static redisReply *eval(struct rconn *rc, struct rscript *s, int unwaited, int nkeys, int nargs,
                         const char **keys_then_args)
 {
-    const char *argv[64];
+    const char *argv[RCONN_EVAL_MAX + 3];
     char nk[16], sha[sizeof(s->sha)];
     redisReply *r;
     int argc = 0;
 
-    if (nkeys + nargs + 3 > 64)
+    if (nkeys + nargs > RCONN_EVAL_MAX)
         return NULL;
     script_sha(s, sha);
     drop_if_closed(rc);

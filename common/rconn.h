@@ -64,7 +64,10 @@ redisReply *rconn_cmd(struct rconn *rc, int block_ms, const char *fmt, ...);
 redisReply *rconn_cmdargv(struct rconn *rc, int block_ms, int argc, const char **argv,
                           const size_t *lens);
 
-/* Runs a Lua script by SHA, loading it on NOSCRIPT. keys then args. */
+/* Runs a Lua script by SHA, loading it on NOSCRIPT. keys then args, at most
+ * RCONN_EVAL_MAX of them (a sandbox's record is written by one script with
+ * every field as an argument: sandbox_insert). */
+#define RCONN_EVAL_MAX 125
 struct rscript {
     const char *name;
     const char *body;

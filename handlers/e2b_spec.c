@@ -135,6 +135,9 @@ static json_t *native_body(const json_t *body)
     if (json_object_get(json_object_get(body, "autoResume"), "enabled"))
         json_object_set(n, "auto_resume",
                         json_object_get(json_object_get(body, "autoResume"), "enabled"));
+    /* The SDK sends it only with autoPause (its keepMemory); null is absent. */
+    if (json_is_boolean(json_object_get(body, "autoPauseMemory")))
+        json_object_set(n, "keep_memory", json_object_get(body, "autoPauseMemory"));
     return n;
 }
 
@@ -154,6 +157,7 @@ static const char *const e2b_names[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_REQUIRE_ISOLATION] = "metadata." ISOLATION_KEY,
     [SPEC_FIELD_ON_TIMEOUT] = "autoPause",
     [SPEC_FIELD_AUTO_RESUME] = "autoResume.enabled",
+    [SPEC_FIELD_KEEP_MEMORY] = "autoPauseMemory",
     [SPEC_FIELD_VOLUME_MOUNTS] = "volumeMounts",
 };
 

@@ -72,13 +72,29 @@ void h_e2b_get(struct request *req)
     sandbox_record_free(&rec);
 }
 
-long e2b_body_timeout(struct request *req, int required)
+int body_flag(struct request *req, const json_t *body, const char *field)
+{
+    const json_t *v = json_object_get(body, field);
+
+    if (!v || json_is_null(v))
+        return 1;
+    if (json_is_boolean(v))
+        return json_is_true(v);
+    respond_error(req, 400, "%s: must be true or false", field);
+    return -1;
+}
+
+long e2b_body_timeout(struct request *req, int required, int *keep_memory)
 {
     json_t *body = required ? request_json_body(req) : request_json_optional(req), *v;
     long max = req->conf->ceilings[WS_LIMIT_TIMEOUT], t = -2;
 
     if (!body)
         return -1;
+    if (keep_memory && (*keep_memory = body_flag(req, body, "memory")) < 0) {
+        json_decref(body);
+        return -1;
+    }
     v = json_object_get(body, "timeout");
     if (!v && !required)
         t = -2;
@@ -97,7 +113,7 @@ long e2b_body_timeout(struct request *req, int required)
 
 void h_e2b_timeout(struct request *req)
 {
-    long t = e2b_body_timeout(req, 1);
+    long t = e2b_body_timeout(req, 1, NULL);
 
     /* The deadline script itself refuses a sandbox that is not running (0). */
     if (t >= 0)
@@ -111,14 +127,15 @@ void h_e2b_timeout(struct request *req)
 
 void h_e2b_connect(struct request *req)
 {
-    long t = e2b_body_timeout(req, 0);
+    int keep_memory = 1;
+    long t = e2b_body_timeout(req, 0, &keep_memory);
     struct sandbox_record rec;
 
     if (t == -1 || live_record(req, &rec) != 0)
         return;
     if (!sandbox_is_running(&rec)) {
         sandbox_record_free(&rec);
-        e2b_connect_paused(req, t >= 0 ? t : -1);
+        e2b_connect_paused(req, t >= 0 ? t : -1, keep_memory);
         return;
     }
     /* Connecting never shortens a sandbox's life, it only extends it. */

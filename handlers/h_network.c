@@ -1,8 +1,10 @@
 /* PUT /v1/sandboxes/{id}/network and PUT /sandboxes/{id}/network (E2B): a new
  * egress policy is recorded for the sandbox's next start (a redelivery, a
- * resume) and the running container keeps the one it was created with
- * (docs/decisions/0022). Lookups are in the caller's workspace slot, so another
- * tenant's sandbox answers exactly like a missing one. */
+ * resume: decision 0074) and the running container keeps the one it was
+ * created with (docs/decisions/0022). A resume that keeps the memory cannot
+ * add or remove the proxy: it refuses then, naming why (scheduler/pause.c).
+ * Lookups are in the caller's workspace slot, so another tenant's sandbox
+ * answers exactly like a missing one. */
 #include "e2b_spec.h"
 #include "handlers.h"
 #include "respond.h"
@@ -13,7 +15,8 @@
 
 #define APPLIES_MESSAGE                                                                            \
     "recorded; the running sandbox keeps the policy it was created with, the new one applies "     \
-    "when it is next created (resume)"
+    "when it next starts: its next resume (adding or removing a policy needs a resume without "    \
+    "memory), or a redelivery"
 
 /* Records policy (NULL: none) as the sandbox's next one. 0, or -1 answered:
  * 404 unknown or foreign, ended_status when it has ended, 503. */

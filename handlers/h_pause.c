@@ -3,7 +3,10 @@
  * the native /v1/sandboxes/{id}/pause and /resume. The work is
  * scheduler/pause.c's; this file turns its outcomes into answers. A wait
  * holds its thread, so it counts against the same per-process budget as a
- * create's. */
+ * create's. Either kind of pause (decision 0074): E2B's body {"memory":
+ * false} (the SDK's keepMemory), the native {"keep_memory": false}, keeps
+ * only the files; the same on a resume (E2B's connect onResume "reboot")
+ * starts a sandbox paused with its memory afresh. */
 #include "agent_refusal.h"
 #include "audit.h"
 #include "clock.h"
@@ -21,29 +24,43 @@
 
 #define MAX_REFRESH_S 3600
 
-typedef enum life_outcome (*life_fn)(struct request *req, long timeout_s, long *limit, char *why,
-                                     size_t whylen);
+typedef enum life_outcome (*life_fn)(struct request *req, long timeout_s, int keep_memory,
+                                     long *limit, char *why, size_t whylen);
 
-static enum life_outcome do_pause(struct request *req, long timeout_s, long *limit, char *why,
-                                  size_t whylen)
+static enum life_outcome do_pause(struct request *req, long timeout_s, int keep_memory, long *limit,
+                                  char *why, size_t whylen)
 {
     (void)timeout_s;
     (void)limit;
     return sandbox_pause(req->rc, &req->thread->srv->sched, req->cred.ws, req->params[0],
-                         req->actor, (int)req->conf->create_timeout_ms, why, whylen);
+                         req->actor, keep_memory, (int)req->conf->create_timeout_ms, why, whylen);
 }
 
-static enum life_outcome do_resume(struct request *req, long timeout_s, long *limit, char *why,
-                                   size_t whylen)
+static enum life_outcome do_resume(struct request *req, long timeout_s, int keep_memory,
+                                   long *limit, char *why, size_t whylen)
 {
     return sandbox_resume(req->rc, &req->thread->srv->sched, req->cred.ws, req->params[0],
-                          req->actor, timeout_s, (int)req->conf->create_timeout_ms, limit, why,
-                          whylen);
+                          req->actor, timeout_s, !keep_memory, (int)req->conf->create_timeout_ms,
+                          limit, why, whylen);
+}
+
+/* The optional body's flag field (absent: 1), or -1 after answering 400. */
+static int body_keep_memory(struct request *req, const char *field)
+{
+    json_t *body = request_json_optional(req);
+    int keep;
+
+    if (!body)
+        return -1;
+    keep = body_flag(req, body, field);
+    json_decref(body);
+    return keep;
 }
 
 /* Runs fn within the wait budget. Answers every outcome but DONE and
  * ALREADY, which it returns for the caller to answer; -1 when answered. */
-static int run(struct request *req, life_fn fn, long timeout_s, const char *already_msg)
+static int run(struct request *req, life_fn fn, long timeout_s, int keep_memory,
+               const char *already_msg)
 {
     struct server *srv = req->thread->srv;
     char why[300] = "";
@@ -56,7 +73,7 @@ static int run(struct request *req, life_fn fn, long timeout_s, const char *alre
         return -1;
     }
     if (token_is_id(req->params[0]))
-        o = fn(req, timeout_s, &limit, why, sizeof(why));
+        o = fn(req, timeout_s, keep_memory, &limit, why, sizeof(why));
     atomic_fetch_sub(&srv->create_waits, 1);
     switch (o) {
     case LIFE_DONE:
@@ -76,6 +93,9 @@ static int run(struct request *req, life_fn fn, long timeout_s, const char *alre
         break;
     case LIFE_SLOW:
         respond_error(req, 504, "the sandbox's worker did not answer in time; it may still");
+        break;
+    case LIFE_NETWORK:
+        respond_error(req, 409, "%s", why);
         break;
     case LIFE_FAILED:
         respond_error(req, 404, "%s", why);
@@ -103,7 +123,8 @@ static void answer_record(struct request *req, int status, int e2b)
 /* E2B: 204, or 409 when it is paused already (the SDK's pause() says false). */
 void h_e2b_pause(struct request *req)
 {
-    int o = agent_refusal(req, "paused") ? -1 : run(req, do_pause, -1, "starting or resuming");
+    int keep = agent_refusal(req, "paused") ? -1 : body_keep_memory(req, "memory");
+    int o = keep < 0 ? -1 : run(req, do_pause, -1, keep, "starting or resuming");
 
     if (o == LIFE_DONE)
         respond_empty(req, 204);
@@ -114,8 +135,9 @@ void h_e2b_pause(struct request *req)
 /* E2B's resume: 201 with the sandbox; 409 when it runs (the spec says so). */
 void h_e2b_resume(struct request *req)
 {
-    long t = e2b_body_timeout(req, 0);
-    int o = t == -1 ? -1 : run(req, do_resume, t, "being paused or starting");
+    int keep = 1;
+    long t = e2b_body_timeout(req, 0, &keep);
+    int o = t == -1 ? -1 : run(req, do_resume, t, keep, "being paused or starting");
 
     if (o == LIFE_DONE)
         answer_record(req, 201, 1);
@@ -124,9 +146,9 @@ void h_e2b_resume(struct request *req)
 }
 
 /* A connect to a paused sandbox resumes it: 201, as E2B answers. */
-void e2b_connect_paused(struct request *req, long timeout_s)
+void e2b_connect_paused(struct request *req, long timeout_s, int keep_memory)
 {
-    int o = run(req, do_resume, timeout_s, "being paused or starting");
+    int o = run(req, do_resume, timeout_s, keep_memory, "being paused or starting");
 
     if (o == LIFE_DONE)
         answer_record(req, 201, 1);
@@ -171,13 +193,17 @@ void h_e2b_refreshes(struct request *req)
  * nothing and says so by its state). */
 void h_sandbox_pause(struct request *req)
 {
-    if (!agent_refusal(req, "paused") && run(req, do_pause, -1, "starting or resuming") >= 0)
+    int keep = agent_refusal(req, "paused") ? -1 : body_keep_memory(req, "keep_memory");
+
+    if (keep >= 0 && run(req, do_pause, -1, keep, "starting or resuming") >= 0)
         answer_record(req, 200, 0);
 }
 
 void h_sandbox_resume(struct request *req)
 {
-    if (run(req, do_resume, -1, "being paused or starting") >= 0)
+    int keep = body_keep_memory(req, "keep_memory");
+
+    if (keep >= 0 && run(req, do_resume, -1, keep, "being paused or starting") >= 0)
         answer_record(req, 200, 0);
 }
 
@@ -189,7 +215,7 @@ int resume_for_traffic(struct request *req, const char *ws, const char *sbid)
     enum life_outcome o = LIFE_BUSY;
 
     if (atomic_fetch_add(&srv->create_waits, 1) < srv->conf.create_wait_max)
-        o = sandbox_resume(req->rc, &srv->sched, ws, sbid, AUDIT_ACTOR_GATEWAY, -1,
+        o = sandbox_resume(req->rc, &srv->sched, ws, sbid, AUDIT_ACTOR_GATEWAY, -1, 0,
                            (int)req->conf->create_timeout_ms, &limit, why, sizeof(why));
     atomic_fetch_sub(&srv->create_waits, 1);
     if (o != LIFE_DONE && o != LIFE_ALREADY)

@@ -63,13 +63,16 @@ void h_e2b_timeout(struct request *req);
 void h_e2b_connect(struct request *req);
 void h_e2b_network(struct request *req);
 /* timeout in seconds from an E2B body (-2: absent and not required), or -1
- * after answering 400. h_e2b.c. */
-long e2b_body_timeout(struct request *req, int required);
+ * after answering 400. With keep_memory, its "memory" too (resume and connect:
+ * false asks for a fresh start, decision 0074; absent: 1). h_e2b.c. */
+long e2b_body_timeout(struct request *req, int required, int *keep_memory);
+/* A body's boolean field (absent or null: 1), or -1 after answering 400. */
+int body_flag(struct request *req, const json_t *body, const char *field);
 /* Pause and resume (h_pause.c, decision 0044). */
 void h_e2b_pause(struct request *req);
 void h_e2b_resume(struct request *req);
 void h_e2b_refreshes(struct request *req);
-void e2b_connect_paused(struct request *req, long timeout_s);
+void e2b_connect_paused(struct request *req, long timeout_s, int keep_memory);
 void h_sandbox_pause(struct request *req);
 void h_sandbox_resume(struct request *req);
 /* Snapshots and forks (h_snapshots.c, decision 0048). */

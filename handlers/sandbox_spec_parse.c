@@ -177,12 +177,17 @@ const char *const spec_native_names[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_REQUIRE_ISOLATION] = "require_isolation",
     [SPEC_FIELD_ON_TIMEOUT] = "on_timeout",
     [SPEC_FIELD_AUTO_RESUME] = "auto_resume",
+    [SPEC_FIELD_KEEP_MEMORY] = "keep_memory",
     [SPEC_FIELD_VOLUME_MOUNTS] = "volume_mounts",
 };
 
 static const char mounts_rule[] =
     "must be at most 8 of {\"name\": a volume's name, \"path\": an absolute path, not /, "
     "/proc, /sys, /dev or /.corral}, each path once";
+
+static const char keep_memory_rule[] =
+    "must be true or false, and false only with on_timeout \"pause\" and without auto_resume "
+    "(a sandbox paused without its memory boots afresh, only when asked)";
 
 /* SPEC_RULE_VALUE in each field's own words. */
 static const char *const value_rules[SPEC_FIELD_COUNT] = {
@@ -194,6 +199,7 @@ static const char *const value_rules[SPEC_FIELD_COUNT] = {
     [SPEC_FIELD_REQUIRE_ISOLATION] = "must be one of NONE, CONTAINER, GVISOR, MICROVM",
     [SPEC_FIELD_ON_TIMEOUT] = "must be \"kill\" or \"pause\"",
     [SPEC_FIELD_AUTO_RESUME] = "must be true or false, and true only with on_timeout \"pause\"",
+    [SPEC_FIELD_KEEP_MEMORY] = keep_memory_rule,
     [SPEC_FIELD_VOLUME_MOUNTS] = mounts_rule,
 };
 
@@ -253,10 +259,9 @@ void spec_error_text(const struct spec_error *e, const char *const names[SPEC_FI
 }
 
 static const char *const known_fields[] = {
-    "template",  "timeout",    "metadata",        "env",
-    "cpu_cores", "memory_mb",  "allowed_domains", "require_isolation",
-    "secure",    "on_timeout", "auto_resume",     "volume_mounts",
-    NULL};
+    "template",    "timeout",         "metadata",          "env",    "cpu_cores",
+    "memory_mb",   "allowed_domains", "require_isolation", "secure", "on_timeout",
+    "auto_resume", "volume_mounts",   "keep_memory",       NULL};
 
 const char *first_unknown_field(const json_t *body, const char *const known[])
 {
@@ -327,14 +332,19 @@ static void spec_defaults(struct sandbox_spec *spec)
     spec->public_traffic = SANDBOX_DEFAULT_PUBLIC;
     spec->secure = 1;
     spec->internet = -1;
+    spec->keep_memory = 1;
 }
 
 /* What the deadline does (decision 0044): kill, or pause; auto_resume (traffic
- * resumes it) only means something for a sandbox that pauses. */
+ * resumes it) only means something for a sandbox that pauses. keep_memory
+ * false (decision 0074: the deadline's pause keeps only the files) likewise,
+ * and not with auto_resume, as E2B: a fresh boot is asked for, never set off
+ * by whatever traffic comes. */
 static int parse_lifecycle(const json_t *body, struct sandbox_spec *spec, struct spec_error *e)
 {
     const json_t *on = json_object_get(body, "on_timeout"),
-                 *ar = json_object_get(body, "auto_resume");
+                 *ar = json_object_get(body, "auto_resume"),
+                 *km = json_object_get(body, "keep_memory");
 
     if (on && !json_is_null(on)) {
         if (!json_is_string(on) || (strcmp(json_string_value(on), "kill") != 0 &&
@@ -346,6 +356,12 @@ static int parse_lifecycle(const json_t *body, struct sandbox_spec *spec, struct
         if (!json_is_boolean(ar) || (json_is_true(ar) && !spec->pause_on_timeout))
             return fail(e, SPEC_FIELD_AUTO_RESUME, SPEC_RULE_VALUE, NULL);
         spec->auto_resume = json_is_true(ar);
+    }
+    if (km && !json_is_null(km)) {
+        if (!json_is_boolean(km) ||
+            (json_is_false(km) && (!spec->pause_on_timeout || spec->auto_resume)))
+            return fail(e, SPEC_FIELD_KEEP_MEMORY, SPEC_RULE_VALUE, NULL);
+        spec->keep_memory = json_is_true(km);
     }
     return 0;
 }

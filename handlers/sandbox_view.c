@@ -64,6 +64,12 @@ static void add_isolation(json_t *o, const struct sandbox_record *r)
     json_object_set_new(o, "disk_mb", int_or_null(r->disk_mb));
     json_object_set_new(o, "on_timeout", json_string(r->pause_on_timeout ? "pause" : "kill"));
     json_object_set_new(o, "auto_resume", json_boolean(r->auto_resume));
+    json_object_set_new(o, "keep_memory", json_boolean(r->keep_memory));
+    /* Only while paused (or on the way): what that pause kept (decision 0074). */
+    json_object_set_new(o, "paused_memory",
+                        sandbox_is_paused(r) || strcmp(r->state, "resuming") == 0
+                            ? json_boolean(r->paused_memory)
+                            : json_null());
 }
 
 json_t *sandbox_view(const struct sandbox_record *r)

@@ -134,8 +134,10 @@ int command_kill_await(struct rconn *rc, const char *pool, const char *wid, cons
 }
 
 int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
-                        int freeze)
+                        int freeze, json_t *args)
 {
+    if (args)
+        return command_send_args(rc, pool, wid, freeze ? "pause" : "resume", sbid, args);
     return xadd(rc, pool, wid, freeze ? "pause" : "resume", "sandbox_id", sbid);
 }
 

@@ -21,9 +21,12 @@
 int command_send_create(struct rconn *rc, const char *pool, const char *wid,
                         const struct sandbox_record *record);
 int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
-/* "pause" (freeze 1) or "resume": the worker freezes or thaws the container. */
+/* "pause" (freeze 1) or "resume": the worker freezes or thaws the container.
+ * args (taken; NULL: none) for the other kind (decision 0074): {"memory":
+ * false} stops a paused one and starts a resumed one afresh; a resume's
+ * {"egress": policy or null} is the policy it gets before it runs. */
 int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
-                        int freeze);
+                        int freeze, json_t *args);
 /* A command about sbid with arguments (taken): "snapshot" {snapshot_id,
  * image, workspace}, "image_remove" {image}. */
 int command_send_args(struct rconn *rc, const char *pool, const char *wid, const char *type,

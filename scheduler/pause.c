@@ -10,6 +10,7 @@
 #include "worker_store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Waits until the record is in state want: the worker's report wakes us, and
@@ -47,12 +48,25 @@ static enum life_outcome wait_state(struct rconn *rc, const char *ws, const char
     }
 }
 
-/* Tells the worker; a dead one's sandboxes are declared lost by the sweep. */
+/* Tells the worker; a dead one's sandboxes are declared lost by the sweep.
+ * Only what differs from a freeze or a thaw goes as args: an older worker
+ * then does no less than freeze (decision 0074). */
 static void tell_worker(struct rconn *rc, const struct sandbox_transition *t, const char *sbid,
                         int freeze)
 {
+    json_t *args = NULL;
+
+    if (!t->keep_memory || t->egress) {
+        args = json_object();
+        if (!t->keep_memory)
+            json_object_set_new(args, "memory", json_false());
+        if (t->egress)
+            json_object_set_new(args, "egress", sandbox_json_field(t->egress, "null"));
+    }
     if (worker_is_alive(rc, t->pool, t->worker) == 1)
-        command_send_freeze(rc, t->pool, t->worker, sbid, freeze);
+        command_send_freeze(rc, t->pool, t->worker, sbid, freeze, args);
+    else
+        json_decref(args);
 }
 
 /* The outcome a refusing state stands for. */
@@ -66,55 +80,95 @@ static enum life_outcome refused_by(const char *state, const char *done_state)
 }
 
 enum life_outcome sandbox_pause(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                                const char *sbid, const char *actor, int wait_ms, char *why,
-                                size_t whylen)
+                                const char *sbid, const char *actor, int keep_memory, int wait_ms,
+                                char *why, size_t whylen)
 {
     struct sandbox_transition t;
 
-    if (sandbox_mark_pausing(rc, ws, sbid, (long long)clock_now_ms() + c->paused_max_ms, &t) != 0)
+    if (sandbox_mark_pausing(rc, ws, sbid, (long long)clock_now_ms() + c->paused_max_ms,
+                             keep_memory, &t) != 0)
         return LIFE_STORE_DOWN;
     if (strcmp(t.outcome, "pausing") == 0)
         return LIFE_ALREADY; /* asked already: the worker is on it */
     if (strcmp(t.outcome, "ok") != 0)
         return refused_by(t.outcome, "paused");
-    audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, actor, NULL);
+    audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, actor,
+                  t.keep_memory ? NULL : "without memory");
     tell_worker(rc, &t, sbid, 1);
     return wait_state(rc, ws, sbid, "paused", wait_ms, why, whylen);
 }
 
-enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, const char *ws,
-                                 const char *sbid, const char *actor, long timeout_s, int wait_ms,
-                                 long *limit, char *why, size_t whylen)
+/* A resume is refused when the policy recorded while paused adds or removes
+ * the proxy and the sandbox is to keep its memory: its processes hold the
+ * network they had (decision 0074). why says what to do instead. */
+static enum life_outcome network_refusal(const char *sbid, const char *change, char *why,
+                                         size_t whylen)
+{
+    snprintf(why, whylen,
+             "sandbox %s was paused with its memory, and a resume that keeps it keeps the "
+             "network its processes hold; the network policy recorded since %s an egress policy, "
+             "which needs a fresh start: resume it with memory false (the SDK's connect "
+             "onResume 'reboot'), or record its current policy again",
+             sbid, strcmp(change, "add") == 0 ? "adds" : "removes");
+    return LIFE_NETWORK;
+}
+
+/* paused -> resuming, once a pause still under way has finished. */
+static enum life_outcome mark_resuming(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                                       const char *sbid, long timeout_s, int fresh, int wait_ms,
+                                       struct sandbox_transition *t, char *why, size_t whylen)
 {
     long long reserve = (long long)clock_now_ms() + c->create_timeout_ms + c->grace_ms;
-    struct sandbox_transition t;
     enum life_outcome o;
 
     if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->ceilings[WS_LIMIT_MAX_CONCURRENT],
-                              timeout_s, &t) != 0)
+                              timeout_s, fresh, t) != 0)
         return LIFE_STORE_DOWN;
-    if (strcmp(t.outcome, "pausing") == 0) {
-        /* A pause still under way: let it finish, then resume once. */
-        o = wait_state(rc, ws, sbid, "paused", wait_ms, why, whylen);
-        if (o != LIFE_DONE)
-            return o;
-        if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->ceilings[WS_LIMIT_MAX_CONCURRENT],
-                                  timeout_s, &t) != 0)
-            return LIFE_STORE_DOWN;
+    if (strcmp(t->outcome, "pausing") != 0)
+        return LIFE_DONE;
+    /* A pause still under way: let it finish, then resume once. */
+    o = wait_state(rc, ws, sbid, "paused", wait_ms, why, whylen);
+    if (o != LIFE_DONE)
+        return o;
+    if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->ceilings[WS_LIMIT_MAX_CONCURRENT],
+                              timeout_s, fresh, t) != 0)
+        return LIFE_STORE_DOWN;
+    return LIFE_DONE;
+}
+
+enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, const char *ws,
+                                 const char *sbid, const char *actor, long timeout_s, int fresh,
+                                 int wait_ms, long *limit, char *why, size_t whylen)
+{
+    struct sandbox_transition t = {0};
+    enum life_outcome o =
+        mark_resuming(rc, c, ws, sbid, timeout_s, fresh, wait_ms, &t, why, whylen);
+
+    if (o != LIFE_DONE) {
+        free(t.egress);
+        return o;
     }
     *limit = t.limit;
     if (strcmp(t.outcome, "over_limit") == 0) {
         audit_sandbox(rc, ws, sbid, AUDIT_REFUSED, actor,
                       "resume: the workspace's concurrent sandbox limit is reached");
-        return LIFE_OVER_LIMIT;
+        o = LIFE_OVER_LIMIT;
+    } else if (strcmp(t.outcome, "network") == 0) {
+        audit_sandbox(rc, ws, sbid, AUDIT_REFUSED, actor,
+                      "resume: a network change that needs a fresh start");
+        o = network_refusal(sbid, t.egress ? t.egress : "", why, whylen);
+    } else if (strcmp(t.outcome, "resuming") == 0) { /* another resume is on it */
+        o = wait_state(rc, ws, sbid, "running", wait_ms, why, whylen);
+    } else if (strcmp(t.outcome, "ok") != 0) {
+        o = refused_by(t.outcome, "running");
+    } else {
+        audit_sandbox(rc, ws, sbid, AUDIT_RESUME_REQUESTED, actor,
+                      t.keep_memory ? NULL : "without memory");
+        tell_worker(rc, &t, sbid, 0);
+        o = wait_state(rc, ws, sbid, "running", wait_ms, why, whylen);
     }
-    if (strcmp(t.outcome, "resuming") == 0) /* another resume is on it */
-        return wait_state(rc, ws, sbid, "running", wait_ms, why, whylen);
-    if (strcmp(t.outcome, "ok") != 0)
-        return refused_by(t.outcome, "running");
-    audit_sandbox(rc, ws, sbid, AUDIT_RESUME_REQUESTED, actor, NULL);
-    tell_worker(rc, &t, sbid, 0);
-    return wait_state(rc, ws, sbid, "running", wait_ms, why, whylen);
+    free(t.egress);
+    return o;
 }
 
 int sweep_timeouts(struct rconn *rc, const struct sched_conf *c, const char *ws)
@@ -134,7 +188,8 @@ int sweep_timeouts(struct rconn *rc, const struct sched_conf *c, const char *ws)
         if (sandbox_timeout_claim(rc, ws, sbid, hold, &t) != 0)
             break;
         if (strcmp(t.outcome, "pause") == 0) {
-            audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, AUDIT_ACTOR_SCHEDULER, "timeout");
+            audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, AUDIT_ACTOR_SCHEDULER,
+                          t.keep_memory ? "timeout" : "timeout, without memory");
             tell_worker(rc, &t, sbid, 1);
             log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},
                       "timeout: pausing");

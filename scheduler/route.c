@@ -12,7 +12,8 @@ static int route_of(struct rconn *rc, const struct sandbox_record *sb, struct ro
         if (!sandbox_is_paused(sb) && strcmp(sb->state, "resuming") != 0 &&
             strcmp(sb->state, "pausing") != 0)
             return 0;
-        return sb->auto_resume ? 2 : ROUTE_PAUSED;
+        /* Paused without its memory: resumed only when asked (decision 0074). */
+        return sb->auto_resume && sb->paused_memory ? 2 : ROUTE_PAUSED;
     }
     out->secure = sb->secure;
     out->public = sb->public_traffic;

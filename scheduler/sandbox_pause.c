@@ -14,38 +14,61 @@
 #include <stdio.h>
 #include <string.h>
 
-/* running -> pausing. Returns {outcome, worker, pool}; outcome "ok" or the
- * state that refused it ("absent" when there is no record). */
+/* running -> pausing, keeping the memory (memory '1': frozen) or only the
+ * files ('0': stopped, decision 0074), recorded as paused_memory. Returns
+ * {outcome, worker, pool, 0, memory}; outcome "ok" or the state that refused
+ * it ("absent" when there is no record). */
 #define PAUSE_LUA                                                                                  \
-    "local function pause(sb, active, timeouts, ready, sbid, now, hold_until)\n"                   \
+    "local function pause(sb, active, timeouts, ready, sbid, now, hold_until, memory)\n"           \
     "  local s = redis.call('HMGET', sb, 'state', 'worker', 'pool')\n"                             \
     "  if not s[1] then return {'absent', '', ''} end\n"                                           \
     "  if s[1] ~= 'running' then return {s[1], '', ''} end\n"                                      \
-    "  redis.call('HSET', sb, 'state', 'pausing', 'paused_at', now)\n"                             \
+    "  redis.call('HSET', sb, 'state', 'pausing', 'paused_at', now, 'paused_memory', memory)\n"    \
     "  redis.call('ZREM', active, sbid)\n"                                                         \
     "  redis.call('ZADD', timeouts, hold_until, sbid)\n"                                           \
     "  redis.call('DEL', ready)\n"                                                                 \
-    "  return {'ok', s[2] or '', s[3] or ''}\n"                                                    \
+    "  return {'ok', s[2] or '', s[3] or '', 0, tonumber(memory)}\n"                               \
     "end\n"
 
 static struct rscript pause_script = {
     "sandbox_mark_pausing",
-    PAUSE_LUA "return pause(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])\n", ""};
+    PAUSE_LUA
+    "return pause(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3], ARGV[4])\n",
+    ""};
 
-/* paused -> resuming, if admission allows. ARGV[7]: the new timeout in
- * seconds, or "" to keep the record's. */
+/* paused -> resuming, if admission allows. ARGV[6]: the new timeout in
+ * seconds, or "" to keep the record's; ARGV[7]: '1' for a fresh start even of
+ * a sandbox paused with its memory (E2B's onResume "reboot").
+ * The policy recorded by PUT .../network (egress_next, "null" for none)
+ * becomes the sandbox's in the same step and goes to the worker, unless it is
+ * the one in force (decision 0074). A resume that keeps the memory keeps the
+ * network its processes hold, so one adding or removing the proxy is refused
+ * ("network", with "add" or "remove"), before it takes a place.
+ * Returns {outcome, worker, pool, limit, policy to apply or '', fresh}. */
 static struct rscript resume_script = {
     "sandbox_mark_resuming",
-    ADMIT_LUA "local s = redis.call('HMGET', KEYS[1], 'state', 'worker', 'pool')\n"
+    ADMIT_LUA "local s = redis.call('HMGET', KEYS[1], 'state', 'worker', 'pool', "
+              "'paused_memory', 'egress', 'egress_next')\n"
               "if not s[1] then return {'absent', '', '', 0} end\n"
               "if s[1] ~= 'paused' then return {s[1], '', '', 0} end\n"
+              "local fresh = s[4] == '0' or ARGV[7] == '1'\n"
+              "local cur, nxt = s[5] or '', s[6]\n"
+              "if nxt == cur or (nxt == 'null' and cur == '') then nxt = nil end\n"
+              "if nxt and not fresh and (cur == '') ~= (nxt == 'null') then\n"
+              "  return {'network', '', '', 0, cur == '' and 'add' or 'remove', 0}\n"
+              "end\n"
               "local a = admit(KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])\n"
               "if a[1] == 0 then return {'over_limit', '', '', a[2]} end\n"
               "redis.call('HSET', KEYS[1], 'state', 'resuming')\n"
               "if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'timeout', ARGV[6]) end\n"
+              "if nxt then\n"
+              "  redis.call('HSET', KEYS[1], 'egress', nxt == 'null' and '' or nxt,\n"
+              "    'egress_policy', nxt == 'null' and '0' or '1')\n"
+              "end\n"
+              "redis.call('HDEL', KEYS[1], 'egress_next')\n"
               "redis.call('ZADD', KEYS[4], ARGV[3], ARGV[1])\n"
               "redis.call('DEL', KEYS[5])\n"
-              "return {'ok', s[2] or '', s[3] or '', a[2]}\n",
+              "return {'ok', s[2] or '', s[3] or '', a[2], nxt or '', fresh and 1 or 0}\n",
     ""};
 
 /* A deadline, claimed: only while it is still due (another corral-sched may
@@ -55,9 +78,10 @@ static struct rscript timeout_script = {
     "sandbox_timeout_claim",
     PAUSE_LUA "local due = redis.call('ZSCORE', KEYS[3], ARGV[1])\n"
               "if not due or tonumber(due) > tonumber(ARGV[2]) then return {'notdue', '', ''} end\n"
-              "local s = redis.call('HMGET', KEYS[1], 'state', 'on_timeout')\n"
+              "local s = redis.call('HMGET', KEYS[1], 'state', 'on_timeout', 'keep_memory')\n"
               "if s[1] == 'running' and s[2] == 'pause' then\n"
-              "  local p = pause(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])\n"
+              "  local p = pause(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3],\n"
+              "    s[3] == '0' and '0' or '1')\n"
               "  p[1] = 'pause'\n"
               "  return p\n"
               "end\n"
@@ -77,9 +101,14 @@ static void keys_of(struct pause_keys *k, const char *ws, const char *sbid)
     snprintf(k->info, sizeof(k->info), K_WS_INFO, ws);
 }
 
-/* {outcome, worker, pool[, limit]} into t; 0, or -1 when Redis failed. */
+/* {outcome, worker, pool[, limit[, egress, memory]]} into t (a pause's
+ * memory is its 5th element; a resume's policy its 5th, its kind the 6th);
+ * 0, or -1 when Redis failed (or out of memory). */
 static int transition_reply(redisReply *r, struct sandbox_transition *t)
 {
+    const char *egress;
+
+    t->egress = NULL;
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
         if (r)
             freeReplyObject(r);
@@ -89,13 +118,26 @@ static int transition_reply(redisReply *r, struct sandbox_transition *t)
     snprintf(t->worker, sizeof(t->worker), "%s", reply_str(r->element[1]) ?: "");
     snprintf(t->pool, sizeof(t->pool), "%s", reply_str(r->element[2]) ?: "");
     t->limit = r->elements > 3 ? (long)r->element[3]->integer : 0;
+    t->keep_memory = 1;
+    if (r->elements == 5)
+        t->keep_memory = r->element[4]->integer != 0;
+    if (r->elements == 6) {
+        t->keep_memory = r->element[5]->integer == 0;
+        egress = reply_str(r->element[4]);
+        if (egress && *egress && !(t->egress = strdup(egress))) {
+            freeReplyObject(r);
+            return -1;
+        }
+    }
     freeReplyObject(r);
     return 0;
 }
 
-/* The pause script and the deadline claim take the same keys and arguments. */
+/* The pause script and the deadline claim take the same keys and arguments
+ * (the claim reads the memory a pause keeps from the record). */
 static int eval_pause_shaped(struct rconn *rc, struct rscript *script, const char *ws,
-                             const char *sbid, long long hold_until, struct sandbox_transition *t)
+                             const char *sbid, long long hold_until, int keep_memory,
+                             struct sandbox_transition *t)
 {
     struct pause_keys k = {0};
     char now[24], hold[24];
@@ -103,18 +145,19 @@ static int eval_pause_shaped(struct rconn *rc, struct rscript *script, const cha
     keys_of(&k, ws, sbid);
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
     snprintf(hold, sizeof(hold), "%lld", hold_until);
-    const char *argv[7] = {k.sb, k.active, k.timeouts, k.ready, sbid, now, hold};
-    return transition_reply(rconn_eval(rc, script, 4, 3, argv), t);
+    const char *argv[8] = {k.sb, k.active, k.timeouts, k.ready,
+                           sbid, now,      hold,       keep_memory ? "1" : "0"};
+    return transition_reply(rconn_eval(rc, script, 4, 4, argv), t);
 }
 
 int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
-                         struct sandbox_transition *t)
+                         int keep_memory, struct sandbox_transition *t)
 {
-    return eval_pause_shaped(rc, &pause_script, ws, sbid, hold_until, t);
+    return eval_pause_shaped(rc, &pause_script, ws, sbid, hold_until, keep_memory, t);
 }
 
 int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
-                          long long reserve_until, long ceiling, long timeout_s,
+                          long long reserve_until, long ceiling, long timeout_s, int fresh,
                           struct sandbox_transition *t)
 {
     struct pause_keys k = {0};
@@ -127,13 +170,13 @@ int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
     snprintf(ceil, sizeof(ceil), "%ld", ceiling);
     if (timeout_s >= 0)
         snprintf(timeout, sizeof(timeout), "%ld", timeout_s);
-    const char *argv[11] = {k.sb, k.active, k.info, k.timeouts, k.ready, sbid,
-                            now,  until,    dflt,   ceil,       timeout};
-    return transition_reply(rconn_eval(rc, &resume_script, 5, 6, argv), t);
+    const char *argv[12] = {k.sb, k.active, k.info, k.timeouts, k.ready, sbid,
+                            now,  until,    dflt,   ceil,       timeout, fresh ? "1" : "0"};
+    return transition_reply(rconn_eval(rc, &resume_script, 5, 7, argv), t);
 }
 
 int sandbox_timeout_claim(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
                           struct sandbox_transition *t)
 {
-    return eval_pause_shaped(rc, &timeout_script, ws, sbid, hold_until, t);
+    return eval_pause_shaped(rc, &timeout_script, ws, sbid, hold_until, 1, t);
 }

@@ -24,6 +24,7 @@ void sandbox_record_defaults(struct sandbox_record *r)
     r->secure = SANDBOX_DEFAULT_SECURE;
     r->public_traffic = SANDBOX_DEFAULT_PUBLIC;
     r->internet = -1;
+    r->keep_memory = r->paused_memory = 1; /* before decision 0074 every pause kept it */
 }
 
 /* A field's text, or the default when the record lacks it (or has it empty). */
@@ -107,6 +108,8 @@ void sandbox_record_fill(struct sandbox_record *r, const redisReply *h)
     flag(h, "public", &r->public_traffic);
     flag(h, "egress_policy", &r->egress_policy);
     flag(h, "auto_resume", &r->auto_resume);
+    flag(h, "keep_memory", &r->keep_memory);
+    flag(h, "paused_memory", &r->paused_memory);
     r->pause_on_timeout =
         reply_hget(h, "on_timeout") && strcmp(reply_hget(h, "on_timeout"), "pause") == 0;
     if (internet && *internet)

@@ -180,13 +180,13 @@ int sandbox_workspace_of(struct rconn *rc, const char *sbid, char ws[33])
 int sandbox_insert(struct rconn *rc, const char *ws, const char *sbid, int64_t pending_deadline,
                    int nfields, const char **fv)
 {
-    const char *argv[64];
+    const char *argv[RCONN_EVAL_MAX];
     char deadline[24];
 
     SB_KEYS(ws, sbid);
     (void)k_active;
     (void)k_timeouts;
-    if (nfields * 2 + 5 > 64)
+    if (nfields * 2 + 5 > RCONN_EVAL_MAX)
         return -1;
     snprintf(deadline, sizeof(deadline), "%lld", (long long)pending_deadline);
     argv[0] = k_sb;

@@ -66,17 +66,28 @@ int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int
 struct sandbox_transition {
     char outcome[16], worker[33], pool[33];
     long limit;
+    /* A pause: whether it keeps the memory (decision 0074). A resume: 0 when
+     * the sandbox starts afresh (paused without memory, or asked to). */
+    int keep_memory;
+    /* A resume: the egress policy recorded while paused, to apply ("null":
+     * none), malloc'd, or NULL (no change); outcome "network": "add" or
+     * "remove", the change a resume keeping the memory cannot make. The
+     * caller frees it. */
+    char *egress;
 };
 
 /* running -> pausing: its admission place is given back and it is killed at
- * hold_until unless resumed. 0 (t says how it went), -1 Redis. */
+ * hold_until unless resumed; keep_memory 0: it keeps only its files (decision
+ * 0074). 0 (t says how it went), -1 Redis. */
 int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
-                         struct sandbox_transition *t);
+                         int keep_memory, struct sandbox_transition *t);
 /* paused -> resuming, taking an admission place until reserve_until (made
  * lasting when the worker reports it running); timeout_s >= 0 replaces its
- * timeout. 0 (t says how it went), -1 Redis. */
+ * timeout; fresh: start it afresh even if its memory was kept. The policy
+ * recorded by PUT .../network becomes its own (t->egress). 0 (t says how it
+ * went; free t->egress), -1 Redis. */
 int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
-                          long long reserve_until, long ceiling, long timeout_s,
+                          long long reserve_until, long ceiling, long timeout_s, int fresh,
                           struct sandbox_transition *t);
 /* Claims a passed deadline: "pause" (marked pausing, until hold_until),
  * "kill", or "notdue" (someone acted first). 0, -1 Redis. */
@@ -127,7 +138,9 @@ struct sandbox_record {
     int secure, public_traffic, egress_policy;
     int internet;                      /* E2B allow_internet_access: 1, 0, or -1 not given */
     int pause_on_timeout, auto_resume; /* decision 0044; 0 in older records */
-    redisReply *owned;                 /* what sandbox_record_free frees (NULL: nothing) */
+    int keep_memory;   /* the deadline's pause keeps the memory (decision 0074; 1 if absent) */
+    int paused_memory; /* the latest pause kept it: frozen (1), or stopped (0) */
+    redisReply *owned; /* what sandbox_record_free frees (NULL: nothing) */
 };
 
 /* Fills r with every default: the record of a sandbox whose hash is empty. */

@@ -39,6 +39,7 @@ struct sandbox_spec {
     char *mounts_json;  /* the create's volume mounts [{name, path}] as JSON text, owned; or NULL */
     char *volumes_json; /* the same resolved [{volume, path}] (volume_resolve), owned; or NULL */
     int auto_resume;    /* paused: gateway traffic resumes it */
+    int keep_memory;    /* the deadline's pause keeps its memory (0: only its files) */
 };
 
 void sandbox_spec_free(struct sandbox_spec *s);

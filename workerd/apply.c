@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int record(struct worker *w, const struct ctr_state *st)
+int apply_record(struct worker *w, const struct ctr_state *st)
 {
     if (sbtable_record(&w->table, st, strcmp(st->state, "failed") == 0) != 0) {
         log_sandbox("error", st->sbid, st->tier, "out of memory recording it");
@@ -43,7 +43,7 @@ int apply_slot_free(struct worker *w, const char *sbid)
 
 /* How long a create waits for envd: the configured bound, but never more than
  * a quarter of the lease, so that one broken image cannot make us miss it. */
-static long envd_wait_ms(const struct worker *w)
+long apply_envd_wait_ms(const struct worker *w)
 {
     long cap = w->lease_ms > 0 ? w->lease_ms / 4 : w->conf->envd_ready_ms;
 
@@ -68,9 +68,10 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
                  json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN");
         rc = 1;
     } else if (w->conf->agent.on) {
-        rc = agent_create(w->conf, sb, envd_wait_ms(w), &st);
+        rc = agent_create(w->conf, sb, apply_envd_wait_ms(w), &st);
     } else {
-        rc = containers_create(dk, w->conf, &w->caps, w->id.worker_id, sb, envd_wait_ms(w), &st);
+        rc = containers_create(dk, w->conf, &w->caps, w->id.worker_id, sb, apply_envd_wait_ms(w),
+                               &st);
     }
     if (rc < 0)
         return -1;
@@ -86,7 +87,7 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
                     rt ? rt : "runc", st.state, st.reason[0] ? ": " : "", st.reason);
     if (!st.sbid[0])
         return 0; /* nothing to report about an unusable id; the create is done */
-    return record(w, &st);
+    return apply_record(w, &st);
 }
 
 /* Barred first: no request reaches it from here on, though dockerd still
@@ -152,7 +153,7 @@ int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int free
         }
     }
     log_sandbox("info", sbid, st.tier, "%s -> %s", freeze ? "pause" : "resume", st.state);
-    return record(w, &st);
+    return apply_record(w, &st);
 }
 
 /* A snapshot is always answered, ready or failed, so its caller learns. */
@@ -247,8 +248,7 @@ int apply_command(struct worker *w, json_t *cmd)
     if (type && strcmp(type, "kill") == 0)
         return apply_kill(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")));
     if (type && (strcmp(type, "pause") == 0 || strcmp(type, "resume") == 0))
-        return apply_freeze(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")),
-                            strcmp(type, "pause") == 0);
+        return apply_pause_command(w, &w->dk, cmd);
     if (type && strcmp(type, "snapshot") == 0)
         return apply_snapshot(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")),
                               json_object_get(cmd, "args"));

@@ -20,7 +20,7 @@
 struct job {
     struct worker *w;
     json_t *cmd;
-    int is_create;
+    int kind;
     int result;
     struct batch *batch;
 };
@@ -34,7 +34,9 @@ struct batch {
 
 static int apply_on(struct job *j, struct docker *dk)
 {
-    if (j->is_create)
+    if (j->kind == 2)
+        return apply_pause_command(j->w, dk, j->cmd);
+    if (j->kind == 1)
         return apply_create(j->w, dk, json_object_get(j->cmd, "sandbox"));
     return apply_kill(j->w, dk, json_string_value(json_object_get(j->cmd, "sandbox_id")));
 }
@@ -99,13 +101,16 @@ static void await_batch(struct worker *w, struct batch *b, json_t *cmds, int n)
     pthread_mutex_unlock(&b->mu);
 }
 
-/* 1 create, 0 kill, -1 anything else. */
+/* 1 create, 0 kill, 2 a pause or resume that stops or boots a container
+ * (seconds, as a create: decision 0074), -1 anything else. */
 static int kind(const json_t *cmd)
 {
     const char *type = json_string_value(json_object_get(cmd, "type"));
 
     if (type && strcmp(type, "create") == 0)
         return 1;
+    if (apply_pause_slow(cmd))
+        return 2;
     return type && strcmp(type, "kill") == 0 ? 0 : -1;
 }
 
@@ -233,6 +238,8 @@ void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds)
     }
 }
 
+static int in_batch(json_t *cmds, int n, const char *sbid);
+
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL])
 {
     struct job jobs[APPLY_PARALLEL];
@@ -242,8 +249,9 @@ int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARAL
     struct batch b = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
 
     while (k >= 0 && n < APPLY_PARALLEL && (size_t)n < json_array_size(cmds) &&
-           kind(json_array_get(cmds, (size_t)n)) == k)
-        n++;
+           kind(json_array_get(cmds, (size_t)n)) == k &&
+           !in_batch(cmds, n, sbid_of(json_array_get(cmds, (size_t)n)) ?: ""))
+        n++; /* one command a sandbox: a pause and its resume are applied in turn */
     if (k == 1 && n > 0)
         hostcaps_recheck(w, 1); /* the rules, checked right before sandboxes start */
     for (int i = 0; i < n; i++) {
@@ -292,7 +300,8 @@ static int early_ok(struct worker *w, json_t *batch, int n, size_t i, json_t *la
     json_t *cmd = json_array_get(w->arrived, i);
     const char *sbid = sbid_of(cmd), *id = json_string_value(json_object_get(cmd, "id"));
 
-    return (is_freeze(cmd) || is_kill(cmd)) && sbid && id && !in_batch(batch, n, sbid) &&
+    return ((is_freeze(cmd) && kind(cmd) != 2) || is_kill(cmd)) && sbid && id &&
+           !in_batch(batch, n, sbid) &&
            !before(w->arrived, i, sbid, is_freeze(cmd) ? not_freeze : is_create) &&
            !before(later, json_array_size(later), sbid, any) &&
            !before(w->backlog, json_array_size(w->backlog), sbid, any) &&
@@ -325,7 +334,6 @@ static void forget_reported(struct worker *w, json_t *told)
 static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
 {
     const char *sbid = sbid_of(cmd);
-    const char *type = json_string_value(json_object_get(cmd, "type"));
     struct sb_entry *e;
 
     if (is_kill(cmd)) {
@@ -334,7 +342,7 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
         json_array_append_new(w->killed, json_string(sbid));
         return 0;
     }
-    if (apply_freeze(w, &w->dk, sbid, strcmp(type, "pause") == 0) != 0)
+    if (apply_pause_command(w, &w->dk, cmd) != 0)
         return -1;
     pthread_mutex_lock(&w->table.mu);
     if ((e = sbtable_get(&w->table, sbid)))

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "sandbox_body.h"
 #include "sbnet.h"
+#include "stopped.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,40 @@ static int await_envd(struct docker *d, const char *wid, const char *name, long 
         }
         clock_sleep_ms(10); /* envd starts in milliseconds: poll often, briefly */
     }
+}
+
+int containers_boot(struct docker *d, const char *wid, const char *sbid, long ready_ms,
+                    struct ctr_state *st)
+{
+    char name[160];
+    int rc;
+
+    memset(st, 0, sizeof(*st));
+    snprintf(st->sbid, sizeof(st->sbid), "%s", sbid);
+    containers_name(name, sizeof(name), sbid, wid);
+    rc = start(d, wid, name, st);
+    return rc == 0 ? await_envd(d, wid, name, ready_ms, st) : rc;
+}
+
+int containers_stop(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen)
+{
+    char name[160], path[256];
+    long status = 0;
+    json_t *ans = NULL;
+
+    containers_name(name, sizeof(name), sbid, wid);
+    /* envd ends its processes at SIGTERM and exits at once; t only bounds a
+     * wedged one. A frozen container is stopped as well (dockerd thaws it). */
+    snprintf(path, sizeof(path), "/containers/%s/stop?t=%d", name, CONTAINERS_STOP_GRACE_S);
+    if (docker_call(d, "POST", path, NULL, DOCKER_TIMEOUT_MS, &status, &ans, err, errlen) != 0)
+        return -1;
+    json_decref(ans);
+    if (status == 204 || status == 304) /* 304: stopped already */
+        return 0;
+    if (status == 404)
+        return 1;
+    snprintf(err, errlen, "stop %s: dockerd answered %ld", name, status);
+    return -1;
 }
 
 /* The container exists: bring it to what a create asks for, or report it. */
@@ -551,7 +586,10 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
     if (remove_container(d, name, err, errlen) != 0)
         return -1;
     egress_pool_forget(d, sbid);
-    return remove_networks(d, wid, sbid, err, errlen);
+    if (remove_networks(d, wid, sbid, err, errlen) != 0)
+        return -1;
+    stopped_clear(sbid); /* gone: nothing left to resume */
+    return 0;
 }
 
 int containers_state(struct docker *d, const char *wid, const char *sbid, struct ctr_state *st)
@@ -568,10 +606,26 @@ int containers_state(struct docker *d, const char *wid, const char *sbid, struct
     state = json_object_get(info, "State");
     if (json_is_true(json_object_get(state, "Running")))
         st_set(st, json_is_true(json_object_get(state, "Paused")) ? "paused" : "running", "%s", "");
+    else if (stopped_has(sbid))
+        st_set(st, "paused", "%s", "");
     else
         exit_reason(state, st);
     json_decref(info);
     return 0;
+}
+
+int containers_running(struct docker *d, const char *wid, const char *sbid)
+{
+    char name[160], err[256];
+    json_t *info = NULL;
+    int rc;
+
+    containers_name(name, sizeof(name), sbid, wid);
+    if ((rc = inspect(d, name, &info, err, sizeof(err))) != 0)
+        return rc < 0 ? -1 : 2;
+    rc = json_is_true(json_object_get(json_object_get(info, "State"), "Running"));
+    json_decref(info);
+    return rc;
 }
 
 /* One entry of GET /containers/json as a state; 0 when it is to be reported. */
@@ -595,6 +649,10 @@ static int entry_state(struct docker *d, json_t *ctr, struct ctr_state *st)
              json_string_value(json_object_get(labels, "corral.tier")) ?: "UNKNOWN");
     if (strcmp(state, "exited") != 0 && strcmp(state, "dead") != 0) {
         st_set(st, strcmp(state, "paused") == 0 ? "paused" : "running", "%s", "");
+        return 0;
+    }
+    if (stopped_has(sbid)) { /* stopped by a pause without memory (decision 0074) */
+        st_set(st, "paused", "%s", "");
         return 0;
     }
     if (inspect(d, id, &info, err, sizeof(err)) != 0) {

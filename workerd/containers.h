@@ -17,6 +17,10 @@
  * read-only at ENVD_MOUNT) as its entrypoint and PID 1, as root, on port
  * ENVD_PORT; a secure sandbox's access token reaches envd in ENVD_TOKEN_ENV. */
 #define ENVD_MOUNT "/.corral/envd"
+/* Changes to the environment envd applies at its start (envd -net-env): how a
+ * stopped sandbox's proxy variables follow a new network (decision 0074). */
+#define ENVD_NET_ENV_DIR "/.corral"
+#define ENVD_NET_ENV_FILE "net.env"
 #define ENVD_PORT 49983
 #define ENVD_PORT_STR "49983"
 #define ENVD_TOKEN_ENV "CORRAL_ENVD_ACCESS_TOKEN"
@@ -72,9 +76,29 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
 
 /* One sandbox's container, inspected (the listing can lag a "die" event):
- * 0 with st ("running", or "exited" with its reason), 1 absent, -1 dockerd
- * did not answer. */
+ * 0 with st ("running", "paused" when frozen or stopped by a pause without
+ * memory (stopped.h), or "exited" with its reason), 1 absent, -1 dockerd did
+ * not answer. */
 int containers_state(struct docker *d, const char *wid, const char *sbid, struct ctr_state *st);
+
+/* 1 when sbid's container runs (frozen or not), 0 when it exists stopped, 2
+ * when absent, -1 when dockerd did not answer. */
+int containers_running(struct docker *d, const char *wid, const char *sbid);
+
+/* Seconds a stop waits for envd to end its processes before SIGKILL. */
+#define CONTAINERS_STOP_GRACE_S 5
+
+/* Stops sbid's container (frozen or not): its processes end, its memory is
+ * freed, its files and networks stay. 0 stopped (or already), 1 absent, -1
+ * dockerd did not answer or refused (err). */
+int containers_stop(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
+
+/* Starts sbid's stopped container again: envd, its entrypoint, boots it
+ * fresh from its files. As a create's: "running" (st) only once envd answered
+ * /health within ready_ms; else "failed" and the sandbox removed (1). -1
+ * dockerd did not answer. */
+int containers_boot(struct docker *d, const char *wid, const char *sbid, long ready_ms,
+                    struct ctr_state *st);
 
 /* Every container labelled with worker id wid, as states (exited ones with
  * their exit code or OOMKilled). Containers created but never started are left

@@ -101,6 +101,27 @@ int docker_call_raw(struct docker *d, const char *method, const char *path, long
     return 0;
 }
 
+int docker_put_bytes(struct docker *d, const char *path, const void *body, size_t len,
+                     const char *content_type, long timeout_ms, long *status, char *err,
+                     size_t errlen)
+{
+    struct curl_buf b = {0, 0, 0};
+    struct curl_slist *hdrs = NULL;
+    char ct[128];
+    int rc;
+
+    prepare(d, "PUT", path, timeout_ms, &b);
+    snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
+    hdrs = curl_slist_append(hdrs, ct);
+    curl_easy_setopt(d->curl, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(d->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    rc = perform(d, "PUT", path, status, err, errlen);
+    curl_slist_free_all(hdrs);
+    free(b.p);
+    return rc;
+}
+
 const char *docker_errmsg(json_t *answer, long status)
 {
     const char *m = json_string_value(json_object_get(answer, "message"));

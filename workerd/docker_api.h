@@ -27,6 +27,12 @@ int docker_call(struct docker *d, const char *method, const char *path, json_t *
 int docker_call_raw(struct docker *d, const char *method, const char *path, long timeout_ms,
                     long *status, char **buf, size_t *len, char *err, size_t errlen);
 
+/* PUT of len bytes of body (e.g. a tar archive into a container); -1 as
+ * docker_call, else 0 with *status (the answer's body is dropped). */
+int docker_put_bytes(struct docker *d, const char *path, const void *body, size_t len,
+                     const char *content_type, long timeout_ms, long *status, char *err,
+                     size_t errlen);
+
 /* The "message" of a Docker error answer, or a fallback. */
 const char *docker_errmsg(json_t *answer, long status);
 

@@ -55,16 +55,15 @@ static json_t *proxy_body(const struct worker_conf *c, json_t *cmd, json_t *labe
     return body;
 }
 
-json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
-                          json_t *policy)
+/* The proxy of sbid on network net (its internal one, or the pool's it got). */
+static json_t *body_on(const struct worker_conf *c, const char *wid, const char *sbid,
+                       json_t *policy, const char *net)
 {
-    char net[SBNET_NAME_MAX];
     char *pol = json_dumps(policy, JSON_COMPACT);
     json_t *body;
 
     if (!pol)
         return NULL;
-    sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
     body = proxy_body(c,
                       json_pack("[s,s,s,s,s,s]", "-listen", "0.0.0.0:" EGRESS_PORT_STR, "-sandbox",
                                 sbid, "-policy", pol),
@@ -73,6 +72,15 @@ json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const ch
                       net, EGRESS_ALIAS, NULL);
     free(pol);
     return body;
+}
+
+json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
+                          json_t *policy)
+{
+    char net[SBNET_NAME_MAX];
+
+    sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
+    return body_on(c, wid, sbid, policy, net);
 }
 
 json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir,
@@ -117,10 +125,20 @@ void egress_proxy_name(char *out, size_t len, const char *id, const char *wid)
 int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,
                        const char *sbid, json_t *policy, char *err, size_t errlen)
 {
+    char net[SBNET_NAME_MAX];
+
+    sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
+    return egress_proxy_start_on(d, c, wid, sbid, policy, net, err, errlen);
+}
+
+int egress_proxy_start_on(struct docker *d, const struct worker_conf *c, const char *wid,
+                          const char *sbid, json_t *policy, const char *net, char *err,
+                          size_t errlen)
+{
     static const long created[3] = {201, 409, 409}, connected[3] = {200, 200, 200},
                       started[3] = {204, 304, 304};
     char name[SBNET_NAME_MAX + 16], out[SBNET_NAME_MAX], path[SBNET_NAME_MAX * 2 + 64];
-    json_t *body = egress_proxy_body(c, wid, sbid, policy);
+    json_t *body = body_on(c, wid, sbid, policy, net);
     int rc;
 
     if (!body) {

@@ -27,6 +27,12 @@ void egress_proxy_name(char *out, size_t len, const char *id, const char *wid);
 int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,
                        const char *sbid, json_t *policy, char *err, size_t errlen);
 
+/* The same on network net, the one the sandbox's container is on: a proxy
+ * made anew with a new policy (decision 0074) where the pool gave the first. */
+int egress_proxy_start_on(struct docker *d, const struct worker_conf *c, const char *wid,
+                          const char *sbid, json_t *policy, const char *net, char *err,
+                          size_t errlen);
+
 /* The same on a thread of its own (with its own dockerd connection), so that
  * the proxy comes up while the sandbox's container is created and started:
  * start it once the internal network exists, join it before the sandbox is

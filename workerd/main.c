@@ -13,6 +13,7 @@
 #include "dataplane.h"
 #include "worker.h"
 #include "egress_pool.h"
+#include "stopped.h"
 
 #include "config.h"
 #include "log.h"
@@ -164,6 +165,11 @@ static int prepare(struct worker *w, char *err, size_t errlen)
     }
     if (c->agent.on)
         return prepare_agent(w, err, errlen);
+    /* Sandboxes paused without memory are told paused from the first listing on. */
+    if (stopped_load(c->state_dir, err, errlen) != 0)
+        return -1;
+    if (rc == 1)
+        stopped_prune(&w->dk, w->id.worker_id);
     if (probe_runtimes(&w->dk, c, w->rts, &w->n_rts, err, errlen) != 0)
         return -1;
     if (hostcaps_init(w, err, errlen) != 0)

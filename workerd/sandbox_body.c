@@ -15,10 +15,22 @@ static void env_add(json_t *arr, const char *k, const char *v)
 {
     char *kv;
 
+    if (!v) { /* unset: envd's -net-env form */
+        json_array_append_new(arr, json_string(k));
+        return;
+    }
     if (asprintf(&kv, "%s=%s", k, v) < 0)
         return;
     json_array_append_new(arr, json_string(kv));
     free(kv);
+}
+
+void sandbox_proxy_env(json_t *arr, int on)
+{
+    for (int i = 0; proxy_env[i]; i++)
+        env_add(arr, proxy_env[i], on ? "http://" EGRESS_ALIAS ":" EGRESS_PORT_STR : NULL);
+    env_add(arr, "NO_PROXY", on ? "localhost,127.0.0.1,::1" : NULL);
+    env_add(arr, "no_proxy", on ? "localhost,127.0.0.1,::1" : NULL);
 }
 
 /* The sandbox's env vars (envd hands them to every process it starts), the
@@ -38,12 +50,8 @@ static json_t *env_array(json_t *sb, int via_proxy)
             continue;
         env_add(arr, k, json_string_value(v));
     }
-    for (int i = 0; via_proxy && proxy_env[i]; i++)
-        env_add(arr, proxy_env[i], "http://" EGRESS_ALIAS ":" EGRESS_PORT_STR);
-    if (via_proxy) {
-        env_add(arr, "NO_PROXY", "localhost,127.0.0.1,::1");
-        env_add(arr, "no_proxy", "localhost,127.0.0.1,::1");
-    }
+    if (via_proxy)
+        sandbox_proxy_env(arr, 1);
     if (token && *token && asprintf(&kv, "%s=%s", ENVD_TOKEN_ENV, token) >= 0) {
         json_array_append_new(arr, json_string(kv));
         explicit_bzero(kv, strlen(kv));
@@ -99,10 +107,12 @@ static json_t *host_config(const struct worker_conf *c, json_t *sb, const struct
     return hc;
 }
 
-/* envd's flags: its port, and whether a signed URL must carry an expiry. */
+/* envd's flags: its port, the environment changes it applies at start, and
+ * whether a signed URL must carry an expiry. */
 static json_t *envd_cmd(const struct worker_conf *c)
 {
-    json_t *cmd = json_pack("[s,s]", "-port", ENVD_PORT_STR);
+    json_t *cmd = json_pack("[s,s,s,s]", "-port", ENVD_PORT_STR, "-net-env",
+                            ENVD_NET_ENV_DIR "/" ENVD_NET_ENV_FILE);
 
     if (c->envd_require_signature_expiration) {
         json_array_append_new(cmd, json_string("-signature-expiration"));

@@ -27,6 +27,11 @@ struct sandbox_net {
     int disk_quota;      /* 1: dockerd can limit the writable layer (StorageOpt size) */
 };
 
+/* The variables that send a sandbox's HTTP(S) traffic through its proxy,
+ * appended to arr: "NAME=value" (on), or "NAME" alone (off: envd's -net-env
+ * form for unsetting them, decision 0074). */
+void sandbox_proxy_env(json_t *arr, int on);
+
 /* The body of POST /containers/create for the create command's sandbox sb. */
 json_t *sandbox_body(const struct worker_conf *c, const struct wtemplate *t, const char *wid,
                      json_t *sb, const struct sandbox_net *net);

@@ -79,6 +79,16 @@ int apply_command(struct worker *w, json_t *cmd);
 int apply_create(struct worker *w, struct docker *dk, json_t *sandbox);
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid);
 int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int freeze);
+/* apply_pause.c: a pause or resume command, frozen or stopped (decision 0074). */
+int apply_pause_command(struct worker *w, struct docker *dk, json_t *cmd);
+/* 1 when cmd is a pause or resume that stops or boots a container, or remakes
+ * a proxy: seconds of work, applied on a thread of its own as a create is
+ * (apply_batch_parallel), never on the main thread. */
+int apply_pause_slow(const json_t *cmd);
+/* What became of a sandbox, recorded to be reported; 0, -1 out of memory. */
+int apply_record(struct worker *w, const struct ctr_state *st);
+/* How long a create (or a fresh resume) waits for envd. */
+long apply_envd_wait_ms(const struct worker *w);
 int apply_snapshot(struct worker *w, struct docker *dk, const char *sbid, json_t *args);
 int apply_image_remove(struct worker *w, struct docker *dk, json_t *args);
 int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args);
@@ -86,10 +96,11 @@ int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args);
  * free counting the containers still being killed). */
 int apply_slot_free(struct worker *w, const char *sbid);
 
-/* apply_batch.c: up to APPLY_PARALLEL commands of one kind (create or kill)
- * at the head of cmds applied at once, each on its own thread and dockerd
- * connection; results[i] as apply_command's. Returns how many it took (0 when
- * the head is neither). */
+/* apply_batch.c: up to APPLY_PARALLEL commands of one kind (create, kill, or a
+ * slow pause or resume: apply_pause_slow), of distinct sandboxes, at the head
+ * of cmds applied at once, each on its own thread and dockerd connection;
+ * results[i] as apply_command's. Returns how many it took (0 when the head is
+ * none of them). */
 #define APPLY_PARALLEL 8
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
 /* Pauses and resumes first, then kills, then creates: a caller waits on each

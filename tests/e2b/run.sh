@@ -63,43 +63,47 @@ export CORRAL_OWNER_KEY; CORRAL_OWNER_KEY=$(field owner_key < "$CORRAL_RUN/ws-e2
 # E2B_VALIDATE_API_KEY). Its envd client and its body builders for network,
 # lifecycle and volumes are the pinned one's (the same feature gates and
 # code), so its data-plane and egress runs repeated the pinned SDK's.
-BY_HEADERS=(commands pty_files sandbox gateway_reuse host_security round3 volumes)
-OLD_SDK=(sandbox round2 lifecycle snapshots volumes host_security commands)
-# E2B_ONLY="volumes lifecycle": only those files, in the runs that have them,
-# and none of the once-only checks below.
-only() { for f; do [[ -z "${E2B_ONLY:-}" || " $E2B_ONLY " == *" $f "* ]] && echo "$f"; done; }
-mapfile -t BY_HEADERS < <(only "${BY_HEADERS[@]}")
-mapfile -t OLD_SDK < <(only "${OLD_SDK[@]}")
-BY_HEADERS=("${BY_HEADERS[@]/%/.test.mjs}")
-OLD_SDK=("${OLD_SDK[@]/#/tests/e2b/}")
+BY_HEADERS=(commands pty_files sandbox gateway_reuse host_security round3 pause_memory volumes)
+OLD_SDK=(sandbox round2 lifecycle snapshots volumes host_security commands pause_memory)
+ALL=(tests/e2b/)
+# CORRAL_E2B_ONLY="a b": only tests/e2b/a.test.mjs and b.test.mjs, in each of
+# the runs above that has them, and not the two checks below (a developer's
+# run of the files at hand; CI runs everything).
+only() { local n o; for n in "$@"; do for o in $CORRAL_E2B_ONLY; do [ "$n" = "$o" ] && echo "$n"; done; done; }
+if [ -n "${CORRAL_E2B_ONLY:-}" ]; then
+    mapfile -t ALL < <(only $(cd tests/e2b && ls *.test.mjs | sed 's/\.test\.mjs$//'))
+    mapfile -t BY_HEADERS < <(only "${BY_HEADERS[@]}")
+    mapfile -t OLD_SDK < <(only "${OLD_SDK[@]}")
+    ALL=("${ALL[@]/#/tests/e2b/}") && ALL=("${ALL[@]/%/.test.mjs}")
+fi
+BY_HEADERS=("${BY_HEADERS[@]/#/tests/e2b/}") && BY_HEADERS=("${BY_HEADERS[@]/%/.test.mjs}")
+OLD_SDK=("${OLD_SDK[@]/#/tests/e2b/}") && OLD_SDK=("${OLD_SDK[@]/%/.test.mjs}")
+# node --test with no file runs every test it finds: an empty list runs nothing.
+run_files() { [ $# -eq 0 ] || node --test --test-concurrency=1 --test-reporter=spec "$@"; }
 rc=0
 for sdk in e2b e2b-old; do
-    files=(tests/e2b/)
-    [ -n "${E2B_ONLY:-}" ] && read -ra files <<<"$(printf 'tests/e2b/%s.test.mjs ' $E2B_ONLY)"
-    [ "$sdk" = e2b-old ] && files=("${OLD_SDK[@]/%/.test.mjs}")
-    [ "${#files[@]}" -gt 0 ] && [ -n "${files[0]}" ] || continue
+    files=("${ALL[@]}")
+    [ "$sdk" = e2b-old ] && files=("${OLD_SDK[@]}")
     echo "--- $sdk, routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
     CORRAL_E2B_SDK=$sdk CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" \
-        CORRAL_SANDBOX_DOMAIN=corral.localhost \
-        node --test --test-concurrency=1 --test-reporter=spec "${files[@]}" || rc=1
-    [ "$sdk" = e2b ] && [ "${#BY_HEADERS[@]}" -gt 0 ] || continue
+        CORRAL_SANDBOX_DOMAIN=corral.localhost run_files "${files[@]}" || rc=1
+    [ "$sdk" = e2b ] || continue
     echo "--- $sdk, routing by headers: E2B_SANDBOX_URL=https://localhost:$((CORRAL_PORT + 1))"
     # Without E2B_DOMAIN the SDK finds the volume file API at E2B_VOLUME_API_URL
     # (api.<the domain a volume's create answers> does not resolve here), as
     # `make up` exports it.
     CORRAL_E2B_SDK=$sdk CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
-        E2B_VOLUME_API_URL="$E2B_API_URL" \
-        node --test --test-concurrency=1 --test-reporter=spec "${BY_HEADERS[@]/#/tests/e2b/}" || rc=1
+        E2B_VOLUME_API_URL="$E2B_API_URL" run_files "${BY_HEADERS[@]}" || rc=1
 done
-if [ -z "${E2B_ONLY:-}" ]; then
-# Once: the development stack's capacity (issue 9), with workerd's defaults.
-echo "--- thirty idle sandboxes at once"
-CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
-    node --test --test-reporter=spec tests/e2b/thirty_idle.check.mjs || rc=1
-# Once: the scale-out checks (they kill a gateway host and the Redis primary).
-echo "--- scale-out: three gateway hosts, Redis failover"
-CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
-    node --test --test-reporter=spec tests/e2b/scaleout.check.mjs || rc=1
+if [ -z "${CORRAL_E2B_ONLY:-}" ]; then
+    # Once: the development stack's capacity (issue 9), with workerd's defaults.
+    echo "--- thirty idle sandboxes at once"
+    CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+        node --test --test-reporter=spec tests/e2b/thirty_idle.check.mjs || rc=1
+    # Once: the scale-out checks (they kill a gateway host and the Redis primary).
+    echo "--- scale-out: three gateway hosts, Redis failover"
+    CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+        node --test --test-reporter=spec tests/e2b/scaleout.check.mjs || rc=1
 fi
 [ "$rc" = 0 ] || tail -n 30 "$CORRAL_RUN"/log/workerd*.log
 wids=$(sed -n 's/^worker_id = //p' "$CORRAL_RUN"/workerd*-state/worker)

@@ -12,6 +12,7 @@
 #include "envd.h"
 #include "lifecycle_log.h"
 #include "multipart.h"
+#include "net_env.h"
 #include "paths.h"
 
 #include <errno.h>
@@ -405,6 +406,40 @@ static void test_cmd_name(void)
     CHECK(out[0] == '\0');
 }
 
+/* -net-env lines (decision 0074): NAME=VALUE sets, NAME alone unsets, and
+ * anything else is left alone, whatever the sandbox wrote there. */
+static void test_net_env(void)
+{
+    char name[16], path[] = "/tmp/unit-envd-net-env.XXXXXX";
+    const char *value = NULL, *set;
+    FILE *f = NULL;
+    int fd;
+
+    CHECK(net_env_line("HTTP_PROXY=http://corral-egress:3128", name, sizeof(name), &value) == 1);
+    CHECK(strcmp(name, "HTTP_PROXY") == 0 && strcmp(value, "http://corral-egress:3128") == 0);
+    CHECK(net_env_line("no_proxy", name, sizeof(name), &value) == 0 && !strcmp(name, "no_proxy"));
+    CHECK(net_env_line("A=", name, sizeof(name), &value) == 1 && value[0] == '\0');
+    CHECK(net_env_line("", name, sizeof(name), &value) == -1);
+    CHECK(net_env_line("=x", name, sizeof(name), &value) == -1);
+    CHECK(net_env_line("1A=x", name, sizeof(name), &value) == -1);
+    CHECK(net_env_line("A B=x", name, sizeof(name), &value) == -1);
+    CHECK(net_env_line("A_NAME_TOO_LONG_FOR_IT=x", name, sizeof(name), &value) == -1);
+
+    CHECK(net_env_apply("/nonexistent/net.env") == 0);
+    setenv("UNIT_NET_ENV_GONE", "1", 1);
+    fd = mkstemp(path);
+    CHECK(fd >= 0 && (f = fdopen(fd, "w")) != NULL);
+    if (fd < 0 || !f)
+        return;
+    fputs("UNIT_NET_ENV_SET=a=b\nUNIT_NET_ENV_GONE\n bad line\n", f);
+    fclose(f);
+    CHECK(net_env_apply(path) == 0);
+    set = getenv("UNIT_NET_ENV_SET");
+    CHECK(set && strcmp(set, "a=b") == 0);
+    CHECK(getenv("UNIT_NET_ENV_GONE") == NULL);
+    unlink(path);
+}
+
 int main(void)
 {
     test_frames();
@@ -413,6 +448,7 @@ int main(void)
     test_paths();
     test_base64();
     test_cmd_name();
+    test_net_env();
     test_gate(&passed, &failed);
     return CHECK_SUMMARY();
 }

@@ -63,6 +63,12 @@ export const KINDS = {
     if (!(await s.pause())) throw new Error('pause said the sandbox was paused already');
     return Sandbox.connect(s.sandboxId, o);
   },
+  // Paused without its memory, then booted afresh (decision 0074).
+  rebooted: async (ws, o) => {
+    const s = await Sandbox.create('base', o);
+    if (!(await s.pause({ keepMemory: false }))) throw new Error('pause said the sandbox was paused already');
+    return Sandbox.connect(s.sandboxId, o);
+  },
   forked: async (ws, o) => {
     const s = await Sandbox.create('base', o);
     try {

@@ -78,6 +78,22 @@ static void test_spec(void)
     CHECK(refused_field("{\"auto_resume\":true}", &s) == SPEC_FIELD_AUTO_RESUME);
     CHECK(refused_field("{\"on_timeout\":\"pause\",\"auto_resume\":1}", &s) ==
           SPEC_FIELD_AUTO_RESUME);
+    /* keep_memory (decision 0074): false only for a pause on timeout that
+     * traffic does not resume; true (the default) anywhere. */
+    CHECK(refused_field("{}", &s) == 0 && s.keep_memory);
+    sandbox_spec_free(&s);
+    CHECK(refused_field("{\"on_timeout\":\"pause\",\"keep_memory\":false}", &s) == 0 &&
+          !s.keep_memory && s.pause_on_timeout);
+    sandbox_spec_free(&s);
+    CHECK(refused_field("{\"keep_memory\":true}", &s) == 0 && s.keep_memory);
+    sandbox_spec_free(&s);
+    CHECK(refused_field("{\"keep_memory\":false}", &s) == SPEC_FIELD_KEEP_MEMORY);
+    CHECK(refused_field("{\"on_timeout\":\"kill\",\"keep_memory\":false}", &s) ==
+          SPEC_FIELD_KEEP_MEMORY);
+    CHECK(refused_field("{\"on_timeout\":\"pause\",\"auto_resume\":true,\"keep_memory\":false}",
+                        &s) == SPEC_FIELD_KEEP_MEMORY);
+    CHECK(refused_field("{\"on_timeout\":\"pause\",\"keep_memory\":0}", &s) ==
+          SPEC_FIELD_KEEP_MEMORY);
     CHECK(refused_field("{\"volume_mounts\":[{\"name\":\"d\",\"path\":\"/data\"},"
                         "{\"name\":\"e\",\"path\":\"/e\"}]}",
                         &s) == 0);

@@ -170,6 +170,20 @@ static void test_e2b_spec(void)
     CHECK(e2b_spec_parse(j, &s, err, sizeof(err)) == 0 && s.pause_on_timeout && s.auto_resume);
     sandbox_spec_free(&s);
     json_decref(j);
+    /* The SDK's onTimeout {action: 'pause', keepMemory: false} (decision 0074). */
+    j = json_loads("{\"templateID\":\"base\",\"autoPause\":true,\"autoPauseMemory\":false}", 0,
+                   NULL);
+    CHECK(e2b_spec_parse(j, &s, err, sizeof(err)) == 0 && s.pause_on_timeout && !s.keep_memory);
+    sandbox_spec_free(&s);
+    json_decref(j);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPauseMemory\":false}", "autoPauseMemory") ==
+          400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPause\":true,\"autoPauseMemory\":false,"
+                     "\"autoResume\":{\"enabled\":true}}",
+                     "autoPauseMemory") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPause\":true,\"autoPauseMemory\":1}",
+                     "autoPauseMemory") == 400);
+    CHECK(e2b_status("{\"templateID\":\"base\",\"autoPauseMemory\":true}", "") == 0);
     j = json_loads("{\"templateID\":\"base\",\"autoPause\":false}", 0, NULL);
     CHECK(e2b_spec_parse(j, &s, err, sizeof(err)) == 0 && !s.pause_on_timeout && !s.auto_resume);
     sandbox_spec_free(&s);

@@ -61,17 +61,26 @@ static void test_native(void)
     struct sandbox_record r;
 
     sample(&r);
-    CHECK(same(
-        sandbox_view(&r),
-        "{\"sandbox_id\":\"" SBID "\",\"template\":\"base\",\"state\":\"running\","
-        "\"isolation\":\"CONTAINER\",\"runtime\":\"runc\",\"require_isolation\":null,"
-        "\"worker_id\":\"wk1\",\"cpu_cores\":0.5,\"memory_mb\":256,\"timeout\":60,"
-        "\"metadata\":{\"a\":\"b\"},\"allowed_domains\":[\"x.com\"],"
-        "\"created_at\":\"2023-11-14T22:13:20.000Z\","
-        "\"started_at\":\"2023-11-14T22:13:21.500Z\",\"expires_at\":null,\"reason\":null,"
-        "\"secure\":true,\"egress\":" POLICY ","
-        "\"egress_next\":{\"egress\":null,\"applies\":\"next_start\"},"
-        "\"pids_limit\":1024,\"disk_mb\":null,\"on_timeout\":\"kill\",\"auto_resume\":false}"));
+    CHECK(same(sandbox_view(&r),
+               "{\"sandbox_id\":\"" SBID "\",\"template\":\"base\",\"state\":\"running\","
+               "\"isolation\":\"CONTAINER\",\"runtime\":\"runc\",\"require_isolation\":null,"
+               "\"worker_id\":\"wk1\",\"cpu_cores\":0.5,\"memory_mb\":256,\"timeout\":60,"
+               "\"metadata\":{\"a\":\"b\"},\"allowed_domains\":[\"x.com\"],"
+               "\"created_at\":\"2023-11-14T22:13:20.000Z\","
+               "\"started_at\":\"2023-11-14T22:13:21.500Z\",\"expires_at\":null,\"reason\":null,"
+               "\"secure\":true,\"egress\":" POLICY ","
+               "\"egress_next\":{\"egress\":null,\"applies\":\"next_start\"},"
+               "\"pids_limit\":1024,\"disk_mb\":null,\"on_timeout\":\"kill\",\"auto_resume\":false,"
+               "\"keep_memory\":true,\"paused_memory\":null}"));
+    /* Paused without its memory (decision 0074): said while it lasts. */
+    r.state = "paused";
+    r.paused_memory = 0;
+    r.keep_memory = 0;
+    r.pause_on_timeout = 1;
+    json_t *v = sandbox_view(&r);
+    CHECK(json_is_false(json_object_get(v, "paused_memory")) &&
+          json_is_false(json_object_get(v, "keep_memory")));
+    json_decref(v);
 }
 
 static void test_e2b(void)

@@ -1,10 +1,13 @@
 // Pause and resume against a real workerd on a real dockerd (decision 0044):
 // the container's cgroup is frozen (its processes stop where they are and keep
 // their memory), it survives a restart of workerd, and a container that dies
-// while paused (what a host reboot does to it) ends the sandbox.
+// while paused (what a host reboot does to it) ends the sandbox. A pause
+// without memory (decision 0074) stops the container instead: paused, never
+// exited, also across a restart of workerd; its resume boots it afresh.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
+import { existsSync } from 'node:fs';
 import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, enrolledAs,
   envdOf, envdRun, stopWorkerd, docker, sleep, sandboxLog, logLines, logOf } from './helpers.mjs';
 
@@ -75,6 +78,55 @@ test('a paused sandbox survives a restart of workerd: still paused, adopted, res
   const at = await count(envd);
   await eventually(async () => (await count(envd)) > at, { what: 'the counter going on after the restart' });
   assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
+});
+
+const pauseFiles = (sbid) => api('POST', `/v1/sandboxes/${sbid}/pause`, { key: A.member, body: { keep_memory: false } });
+const sleepers = async (envd) => (await envdRun(envd, 'pgrep -x sleep || echo none')).stdout.trim();
+
+test('a pause without memory stops the container: paused (not exited) through reports, a restart of workerd and its "die"; resume boots it afresh', async () => {
+  const { sbid } = await counting();
+  let envd = await envdOf(s.id, sbid);
+  await envdRun(envd, 'sleep 1000 >/dev/null 2>&1 &');
+  assert.notEqual(await sleepers(envd), 'none');
+  const p = await pauseFiles(sbid);
+  assert.equal(p.status, 200, p.raw);
+  assert.equal(p.body.state, 'paused');
+  assert.equal(p.body.paused_memory, false);
+  assert.equal(await ctrState(sbid), 'exited', 'stopped, not frozen: its memory is given back');
+  assert.ok(existsSync(`${s.files.dir}/state/stopped/${sbid}`), 'marked stopped on purpose in the state dir');
+  await sleep(2500); // reports, a full one among them, and the "die" event came
+  assert.equal(await stateOf(sbid), 'paused', 'the exited container is told paused');
+  const before = enrolledAs(s.files.log).length;
+  await stopWorkerd(s.wd, 'SIGTERM');
+  restartWorker(s);
+  await eventually(() => enrolledAs(s.files.log).length === before + 1, { timeout: 20000, what: 're-enrolment' });
+  await eventually(() => /^found paused \(adopted\)$/m.test(sandboxLog(s, sbid, 'CONTAINER').split('pause without memory')[1] ?? ''),
+    { timeout: 10000, what: 'adopted as paused after the restart' });
+  await sleep(2500);
+  assert.equal(await stateOf(sbid), 'paused', 'still paused after the restart');
+  assert.ok(!logLines(logOf(s)).some((l) => l.sandbox === sbid && /exited|vanished/.test(l.msg)),
+    'never told exited or vanished');
+  const r = await resume(sbid);
+  assert.equal(r.status, 200, r.raw);
+  assert.equal(r.body.state, 'running');
+  assert.equal(r.body.paused_memory, null);
+  assert.ok(!existsSync(`${s.files.dir}/state/stopped/${sbid}`), 'the mark goes once it runs');
+  envd = await envdOf(s.id, sbid); // it may have a new address
+  assert.equal(await sleepers(envd), 'none', 'no process survived');
+  assert.equal((await envdRun(envd, 'cat /tmp/file')).stdout.trim(), 'kept', 'its files did');
+  // Running again, a death is a death: exited, as any.
+  const [c] = (await ctrsOf(s.id, sbid)).filter((x) => x.Labels['corral.role'] === 'sandbox');
+  assert.equal((await docker('POST', `/containers/${c.Id}/kill`)).status, 204);
+  await eventually(async () => (await stateOf(sbid)) === 'exited', { timeout: 15000, what: 'the sandbox ended' });
+  assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
+});
+
+test('kill of a sandbox paused without memory removes its container, network and mark', async () => {
+  const { sbid } = await counting();
+  assert.equal((await pauseFiles(sbid)).status, 200);
+  assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
+  await eventually(async () => (await ctrsOf(s.id, sbid)).length === 0, { timeout: 15000, what: 'container removed' });
+  assert.ok(!existsSync(`${s.files.dir}/state/stopped/${sbid}`), 'no mark left');
 });
 
 test('a paused sandbox whose container dies (as on a host reboot) ends: exited, and resume says not found', async () => {

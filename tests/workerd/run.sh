@@ -42,7 +42,11 @@ bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
 bash tests/lib/images.sh >"$LOGS/images.log" 2>&1 || { tail -20 "$LOGS/images.log"; exit 1; }
 conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
 
-node --test --test-concurrency=1 --test-reporter=spec tests/workerd/
+# CORRAL_WORKERD_ONLY="a b": only tests/workerd/a.test.mjs and b.test.mjs.
+files=(tests/workerd/)
+[ -n "${CORRAL_WORKERD_ONLY:-}" ] && read -ra files <<<"${CORRAL_WORKERD_ONLY}" &&
+    files=("${files[@]/#/tests/workerd/}") && files=("${files[@]/%/.test.mjs}")
+node --test --test-concurrency=1 --test-reporter=spec "${files[@]}"
 rc=$?
 conf/stack.sh down >/dev/null 2>&1
 [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"

@@ -10,6 +10,7 @@
 #include "sandbox_body.h"
 #include "sbnet.h"
 #include "snapshots.h"
+#include "tar_one.h"
 #include "volumes.h"
 #include "stderr_capture.h"
 #include "probe.h"
@@ -316,20 +317,61 @@ static void test_sandbox_body(void)
                  "512M") == 0);
     CHECK(env_has(b2, "HTTPS_PROXY=http://" EGRESS_ALIAS ":" EGRESS_PORT_STR) &&
           env_has(b2, "NO_PROXY=localhost,127.0.0.1,::1"));
-    CHECK(json_array_size(json_object_get(b1, "Cmd")) == 2); /* envd's default: expiry optional */
+    /* envd's default (expiry optional), and the file of environment changes
+     * it applies at start (decision 0074). */
+    CHECK(json_array_size(json_object_get(b1, "Cmd")) == 4 &&
+          strcmp(json_string_value(json_array_get(json_object_get(b1, "Cmd"), 2)), "-net-env") ==
+              0 &&
+          strcmp(json_string_value(json_array_get(json_object_get(b1, "Cmd"), 3)),
+                 ENVD_NET_ENV_DIR "/" ENVD_NET_ENV_FILE) == 0);
     json_decref(b1);
     json_decref(b2);
     CHECK(wconf_set(&c, "envd_signature_expiration", "sometimes", err, sizeof(err)) != 0 &&
           strstr(err, "optional or required") != NULL);
     CHECK(wconf_set(&c, "envd_signature_expiration", "required", err, sizeof(err)) == 0);
     b1 = sandbox_body(&c, &t, "w1", sb, &open);
-    CHECK(json_array_size(json_object_get(b1, "Cmd")) == 4 &&
-          strcmp(json_string_value(json_array_get(json_object_get(b1, "Cmd"), 2)),
+    CHECK(json_array_size(json_object_get(b1, "Cmd")) == 6 &&
+          strcmp(json_string_value(json_array_get(json_object_get(b1, "Cmd"), 4)),
                  "-signature-expiration") == 0 &&
-          strcmp(json_string_value(json_array_get(json_object_get(b1, "Cmd"), 3)), "required") ==
+          strcmp(json_string_value(json_array_get(json_object_get(b1, "Cmd"), 5)), "required") ==
               0);
     json_decref(b1);
     json_decref(sb);
+}
+
+/* The proxy variables as envd's -net-env file takes them, and the one-file
+ * tar that puts the file into a stopped container (decision 0074). */
+static void test_net_env_file(void)
+{
+    json_t *on = json_array(), *off = json_array();
+    char *tar = NULL, sum[8];
+    size_t len = 0;
+    unsigned total = 0;
+
+    sandbox_proxy_env(on, 1);
+    sandbox_proxy_env(off, 0);
+    CHECK(json_array_size(on) == 6 && json_array_size(off) == 6);
+    CHECK(strcmp(json_string_value(json_array_get(on, 0)),
+                 "HTTP_PROXY=http://" EGRESS_ALIAS ":" EGRESS_PORT_STR) == 0);
+    CHECK(strcmp(json_string_value(json_array_get(off, 0)), "HTTP_PROXY") == 0 &&
+          strcmp(json_string_value(json_array_get(off, 5)), "no_proxy") == 0);
+    json_decref(on);
+    json_decref(off);
+
+    CHECK(tar_one("net.env", "A=1\n", 4, &tar, &len) == 0);
+    CHECK(len == 4 * TAR_BLOCK && strcmp(tar, "net.env") == 0);
+    CHECK(strcmp(tar + 124, "00000000004") == 0 && tar[156] == '0' &&
+          !memcmp(tar + 257, "ustar", 6));
+    CHECK(memcmp(tar + TAR_BLOCK, "A=1\n", 4) == 0 && tar[TAR_BLOCK + 4] == '\0');
+    memcpy(sum, tar + 148, 8);
+    memset(tar + 148, ' ', 8);
+    for (int i = 0; i < TAR_BLOCK; i++)
+        total += (unsigned char)tar[i];
+    CHECK(strtoul(sum, NULL, 8) == total);
+    free(tar);
+    CHECK(tar_one("a/b", "", 0, &tar, &len) == -1 && tar_one("", "", 0, &tar, &len) == -1);
+    CHECK(tar_one("empty", "", 0, &tar, &len) == 0 && len == 3 * TAR_BLOCK);
+    free(tar);
 }
 
 static void test_proxy_body(void)
@@ -415,6 +457,20 @@ static void test_apply_order(void)
               0);
     CHECK(!apply_batchable(json_array_get(cmds, 0)) && apply_batchable(json_array_get(cmds, 2)) &&
           apply_batchable(json_array_get(cmds, 3)) && !apply_batchable(NULL));
+    json_decref(cmds);
+    /* A pause or resume that stops or boots a container, or remakes a proxy,
+     * is seconds of work: applied on a thread as a create (decision 0074). */
+    cmds = json_loads("[{\"type\":\"pause\",\"sandbox_id\":\"a\",\"args\":{\"memory\":false}},"
+                      "{\"type\":\"resume\",\"sandbox_id\":\"a\",\"args\":{\"memory\":false}},"
+                      "{\"type\":\"resume\",\"sandbox_id\":\"b\",\"args\":{\"egress\":null}},"
+                      "{\"type\":\"pause\",\"sandbox_id\":\"c\",\"args\":{\"memory\":true}},"
+                      "{\"type\":\"kill\",\"sandbox_id\":\"d\",\"args\":{\"memory\":false}}]",
+                      0, NULL);
+    for (size_t i = 0; i < 3; i++)
+        CHECK(apply_pause_slow(json_array_get(cmds, i)) &&
+              apply_batchable(json_array_get(cmds, i)));
+    CHECK(!apply_pause_slow(json_array_get(cmds, 3)) && !apply_batchable(json_array_get(cmds, 3)));
+    CHECK(!apply_pause_slow(json_array_get(cmds, 4)));
     json_decref(cmds);
     /* A kill never passes its own sandbox's create: x would run on, orphaned. */
     cmds = json_loads("[{\"id\":\"1\",\"type\":\"create\",\"sandbox\":{\"id\":\"x\"}},"
@@ -572,6 +628,7 @@ int main(void)
     test_ruleset();
     test_sbnet();
     test_sandbox_body();
+    test_net_env_file();
     test_proxy_body();
     test_backoff();
     test_probe();

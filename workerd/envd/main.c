@@ -3,7 +3,8 @@
  *
  *   envd [-port 49983] [-addr 0.0.0.0] [-access-token-file PATH] [-user user]
  *        [-passwd /etc/passwd] [-group /etc/group]
- *        [-signature-expiration optional|required] [-agent] [-version]
+ *        [-signature-expiration optional|required] [-net-env PATH] [-agent]
+ *        [-version]
  *        [gate flags: see gate.h and README.md]
  *
  * -agent (workerd -mode agent): envd runs on the host as the user who started
@@ -17,6 +18,7 @@
  */
 #include "envd.h"
 #include "gate.h"
+#include "net_env.h"
 #include "reaper.h"
 #include "server.h"
 
@@ -43,7 +45,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: envd [-port N] [-addr IPv4] [-access-token-file PATH] [-user NAME]\n"
             "            [-passwd FILE] [-group FILE] [-signature-expiration optional|required]\n"
-            "            [-agent] [-version]\n"
+            "            [-net-env PATH] [-agent] [-version]\n"
             "  permission gate (decision 0053): [-permission-mode prompt|strict] [-work-tree DIR]\n"
             "            [-gate-dir DIR] [-policy FILE] [-hardlock PATH]... [-gate-tty PATH]\n"
             "            [-ask-timeout SECONDS] [-os-sandbox bwrap] [-sandbox-id ID]\n"
@@ -129,6 +131,8 @@ static int apply_flag(const char *name, const char *value)
         return copy_flag(envd_cfg.group_path, sizeof(envd_cfg.group_path), "-group", value);
     if (strcmp(name, "signature-expiration") == 0)
         return signature_expiration_flag(value);
+    if (strcmp(name, "net-env") == 0)
+        return copy_flag(envd_cfg.net_env_path, sizeof(envd_cfg.net_env_path), "-net-env", value);
     int gate_rc = gate_flag(name, value);
     if (gate_rc != 1)
         return gate_rc;
@@ -210,6 +214,10 @@ int main(int argc, char **argv)
         snprintf(envd_cfg.listen_addr, sizeof(envd_cfg.listen_addr), "127.0.0.1");
     if (gate_start() < 0)
         return 2;
+    /* Before any process exists: each inherits envd's environment. */
+    if (envd_cfg.net_env_path[0] && net_env_apply(envd_cfg.net_env_path) != 0)
+        envd_log("-net-env %s: unreadable; the container's environment stays as it was",
+                 envd_cfg.net_env_path);
     if (getenv("PATH") == NULL)
         setenv("PATH", DEFAULT_PATH, 1);
     umask(022);

@@ -1,0 +1,100 @@
+// A network policy recorded by updateNetwork (PUT /sandboxes/{id}/network)
+// is applied when the sandbox resumes (issue 25, decision 0074), with the
+// loopback stand-ins of tests/lib/standins.mjs: an allow-list changed while
+// running is the old one until the pause, the new one after the resume,
+// whichever way it was paused. A resume that boots afresh may also add or
+// remove the proxy; one that keeps the memory refuses that, saying why, and
+// the SDK's connect({onResume: 'reboot'}) then applies it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ALL_TRAFFIC, SDK } from './sdk.mjs';
+import { withSandbox, Sandbox, MODE } from './lib.mjs';
+import { startStandins, INET, PORT } from '../lib/standins.mjs';
+
+const tag = `[${MODE} ${SDK}]`;
+let standins;
+before(async () => { standins = await startStandins(); });
+after(() => standins?.stop());
+
+// Fetches each URL from inside the sandbox (urllib honours the proxy variables).
+async function fetchFrom(sbx, urls) {
+  const code = `
+import json, urllib.request
+out = {}
+for url in ${JSON.stringify(urls)}:
+    try: out[url] = urllib.request.urlopen(url, timeout=5).read().decode().strip()
+    except urllib.error.HTTPError as e: out[url] = 'HTTP %d' % e.code
+    except Exception as e: out[url] = type(e).__name__
+print(json.dumps(out))`;
+  const r = await sbx.commands.run(`python3 - <<'PY'\n${code}\nPY`, { timeoutMs: 60_000 });
+  return JSON.parse(r.stdout);
+}
+const api = `http://api.allowed.test:${PORT}/`, other = `http://other.test:${PORT}/`;
+const literal = `http://${INET.addrs[0]}:${PORT}/`;
+const URLS = [api, other, literal];
+const onlyApi = { [api]: 'public stand-in', [other]: 'HTTP 403', [literal]: 'HTTP 403' };
+const onlyOther = { [api]: 'HTTP 403', [other]: 'public stand-in', [literal]: 'HTTP 403' };
+const proxyVar = async (sbx) => (await sbx.commands.run('echo "${HTTP_PROXY:-unset}"')).stdout.trim();
+const native = async (id) => (await fetch(`${process.env.E2B_API_URL}/v1/sandboxes/${id}`, {
+  headers: { 'X-API-Key': process.env.E2B_API_KEY } })).json();
+
+for (const keepMemory of [true, false]) {
+  test(`${tag} an allow-list changed by updateNetwork: the old one until the pause, the new one after a resume (keepMemory ${keepMemory})`, async () => {
+    await withSandbox({ network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }, async (sbx) => {
+      assert.deepEqual(await fetchFrom(sbx, URLS), onlyApi);
+      await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC], allowOut: ['other.test'] });
+      assert.deepEqual(await fetchFrom(sbx, URLS), onlyApi, 'running, it keeps the policy it started with');
+      assert.equal((await native(sbx.sandboxId)).egress_next.egress.allow[0], 'other.test', 'recorded');
+      assert.equal(await sbx.pause({ keepMemory }), true);
+      const back = await Sandbox.connect(sbx.sandboxId);
+      assert.deepEqual(await fetchFrom(back, URLS), onlyOther, 'the new stand-in reached, the old one not');
+      const view = await native(sbx.sandboxId);
+      assert.equal(view.egress.allow[0], 'other.test', 'the policy in force');
+      assert.equal(view.egress_next, null, 'nothing left to apply');
+    });
+  });
+}
+
+test(`${tag} a resume without memory removes a policy, then adds one: the proxy and its variables follow`, async () => {
+  await withSandbox({ network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }, async (sbx) => {
+    await sbx.files.write('/home/user/kept.txt', 'kept');
+    assert.deepEqual(await fetchFrom(sbx, URLS), onlyApi);
+    await sbx.updateNetwork({}); // no policy: public destinations open, directly
+    assert.equal(await sbx.pause({ keepMemory: false }), true);
+    let back = await Sandbox.connect(sbx.sandboxId);
+    assert.equal(await proxyVar(back), 'unset', 'no proxy variables without a proxy');
+    assert.deepEqual(await fetchFrom(back, URLS),
+      { [api]: 'URLError', [other]: 'URLError', [literal]: 'public stand-in' },
+      'no policy: the stand-in reached directly (its names are known only to proxies)');
+    assert.equal((await native(sbx.sandboxId)).egress, null);
+    await back.updateNetwork({ denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] });
+    assert.equal(await back.pause({ keepMemory: false }), true);
+    back = await Sandbox.connect(sbx.sandboxId);
+    assert.match(await proxyVar(back), /^http:\/\/corral-egress:/);
+    assert.deepEqual(await fetchFrom(back, URLS), onlyApi, 'a policy again, through a proxy again');
+    assert.equal(await back.files.read('/home/user/kept.txt'), 'kept', 'the files stayed throughout');
+  });
+});
+
+test(`${tag} a resume keeping the memory refuses to add a policy (409, why); a fresh start applies it`, async () => {
+  await withSandbox({}, async (sbx) => {
+    assert.equal((await fetchFrom(sbx, [literal]))[literal], 'public stand-in');
+    await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC] });
+    assert.equal(await sbx.pause(), true);
+    await assert.rejects(Sandbox.connect(sbx.sandboxId), /fresh start/, 'refused, naming why');
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused', 'and it stays paused');
+    const back = SDK === 'e2b'
+      ? await Sandbox.connect(sbx.sandboxId, { onResume: 'reboot' })
+      : await resumeFresh(sbx.sandboxId);
+    assert.deepEqual(await fetchFrom(back, [literal]), { [literal]: 'HTTP 403' }, 'the new policy holds');
+  });
+});
+
+// The older SDK has no onResume: the API's resume with {memory: false}.
+async function resumeFresh(id) {
+  const r = await fetch(`${process.env.E2B_API_URL}/sandboxes/${id}/resume`, {
+    method: 'POST', headers: { 'X-API-Key': process.env.E2B_API_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ memory: false }) });
+  assert.equal(r.status, 201, await r.text());
+  return Sandbox.connect(id);
+}

@@ -1,0 +1,26 @@
+/* net_env.h: environment changes workerd leaves for envd's next start.
+ *
+ * A sandbox's environment is its container's, fixed when the container was
+ * made. When a sandbox paused without its memory gets an egress policy added
+ * or removed before it resumes (decision 0074), its network changes and the
+ * proxy variables (HTTP_PROXY, ...) must change with it, which a container's
+ * environment cannot. So workerd writes a file into the stopped container
+ * (its path is envd's -net-env flag) and envd applies it at start, before
+ * anything runs: a line NAME=VALUE sets NAME, a line NAME alone unsets it.
+ * No file: nothing to apply. Only the sandbox itself can write the file
+ * besides workerd, and only its own processes would be misled. */
+#ifndef ENVD_NET_ENV_H
+#define ENVD_NET_ENV_H
+
+#include <stddef.h>
+
+/* One line (without its newline): 1 set (name, *value), 0 unset (name), -1
+ * not a line to apply (blank, or a name outside [A-Za-z_][A-Za-z0-9_]*).
+ * Pure. */
+int net_env_line(const char *line, char *name, size_t namesz, const char **value);
+
+/* Applies the file at path to envd's environment. 0 (also when absent), -1
+ * when it exists and cannot be read. */
+int net_env_apply(const char *path);
+
+#endif
