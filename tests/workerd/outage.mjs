@@ -122,14 +122,17 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
     console.log(`# ${name}: the store was out for ${t.back - t.down} ms (lease ${LEASE_MS} ms)`);
 
     // Creates work again: a bounded wait, not a measure of speed.
+    // Counted from when the create that succeeded was sent: how long it then
+    // waits for dockerd is dockerd's speed, not the outage's.
     let ok;
     for (const end = Date.now() + 30_000; !ok && Date.now() < end;) {
+      const sent = Date.now();
       const r = await createSb(ws, { timeout: 900, metadata: { probe: '1' } });
-      if (r.status === 201) ok = r.body.sandbox_id; else await sleep(250);
+      if (r.status === 201) { ok = r.body.sandbox_id; t.created = sent; t.createdAnswer = Date.now(); } else await sleep(250);
     }
-    assert.ok(ok, `no create succeeded within 30 s of the store's return (${name})`);
-    t.created = Date.now();
-    console.log(`# ${name}: the first create after the return answered 201 ${t.created - t.back} ms after it`);
+    assert.ok(ok, `no create sent within 30 s of the store's return succeeded (${name})`);
+    console.log(`# ${name}: creates work again: the first one to succeed was sent ${t.created - t.back} ms after ` +
+      `the return (answered 201 after ${t.createdAnswer - t.created} ms)`);
     rec.told.add(ok);
     assert.equal((await deleteSb(ws, ok)).status, 204);
     rec.killed.add(ok);

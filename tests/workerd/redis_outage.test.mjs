@@ -6,6 +6,7 @@
 // bounded wait of Redis's return (tests/workerd/outage.mjs says all it checks).
 import { test, before, after } from 'node:test';
 import { execFile } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { newWorkspace, setLimit } from '../lib/corral.mjs';
 import { stackWorker, cleanupWorkers, ROOT } from './helpers.mjs';
@@ -20,7 +21,14 @@ before(async () => {
   await setLimit(A, 30);
   w = await stackWorker(A, { extra: 'cpu_cores = 64\nmemory_mb = 65536\nslots = 16' });
 });
-after(cleanupWorkers);
+// workerd's log stays with the stack's (kept when the suite fails).
+after(async () => {
+  if (w) {
+    copyFileSync(w.files.log, `${process.env.CORRAL_RUN}/log/workerd-redis-outage.log`);
+    console.log(`# workerd: exit ${w.wd.proc.exitCode} signal ${w.wd.proc.signalCode}`);
+  }
+  await cleanupWorkers();
+});
 
 for (const seconds of [60, 120]) {
   test(`Redis stopped for ${seconds} s under load (lease ${LEASE_MS} ms): no sandbox lost, every one answers, creates work again`,
