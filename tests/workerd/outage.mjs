@@ -97,16 +97,15 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
   const t = { start: Date.now() };
   const log0 = logOf(worker).length;
   // Sandboxes that run before, each with a file of its own.
-  const kept = [];
-  for (let i = 0; i < keep; i++) {
+  const kept = await Promise.all(Array.from({ length: keep }, async (_, i) => {
     const r = await createSb(ws, { timeout: 900, metadata: { kept: String(i) } });
     assert.equal(r.status, 201, r.raw);
     const id = r.body.sandbox_id;
     const out = await envdRun(await envdOf(worker.id, id), `echo ${name}-${i} > /tmp/mark && cat /tmp/mark`);
     assert.equal(out.stdout, `${name}-${i}\n`);
     const [c] = (await ctrsOf(worker.id, id)).filter((x) => x.Labels['corral.role'] === 'sandbox');
-    kept.push({ id, mark: `${name}-${i}`, ctr: c.Id, started: (await inspect(c.Id)).State.StartedAt });
-  }
+    return { id, mark: `${name}-${i}`, ctr: c.Id, started: (await inspect(c.Id)).State.StartedAt };
+  }));
 
   const rec = { answers: [], commands: [], told: new Set(), killed: new Set(), unkilled: new Set(), roundsAfter: {}, backAt: 0 };
   let stopLoad = false; let stopProbe = false;
@@ -217,7 +216,7 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
     .catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(last)}`); });
   const orphans = [...agreed].filter((id) => !keptIds.has(id));
   console.log(`# ${name}: after: ${agreed.size} running (${keep} kept, ${orphans.length} made by creates in flight)`);
-  for (const id of [...keptIds, ...orphans]) assert.equal((await deleteSb(ws, id)).status, 204);
+  for (const d of await Promise.all([...keptIds, ...orphans].map((id) => deleteSb(ws, id)))) assert.equal(d.status, 204, d.raw);
   await eventually(async () => (await ctrsOf(worker.id)).filter((c) => c.Labels['corral.role'] === 'sandbox').length === 0,
     { timeout: 60_000, every: 500, what: 'every container of the worker removed after the kills' });
   return { t, rec, probe: p };
