@@ -229,7 +229,5 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
   const orphans = [...agreed].filter((id) => !keptIds.has(id));
   console.log(`# ${name}: after: ${agreed.size} running (${keep} kept, ${orphans.length} made by creates in flight)`);
   for (const d of await Promise.all([...keptIds, ...orphans].map((id) => deleteSb(ws, id)))) assert.equal(d.status, 204, d.raw);
-  await eventually(async () => (await ctrsOf(worker.id)).filter((c) => c.Labels['corral.role'] === 'sandbox').length === 0,
-    { timeout: 60_000, every: 500, what: 'every container of the worker removed after the kills' });
   return { t, rec, probe: p };
 }
