@@ -128,24 +128,30 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
     t.back = Date.now(); rec.backAt = t.back;
     console.log(`# ${name}: the store was out for ${t.back - t.down} ms (lease ${LEASE_MS} ms)`);
 
-    // Creates work again: a bounded wait, not a measure of speed.
-    // Counted from when the create that succeeded was sent: how long it then
-    // waits for dockerd is dockerd's speed, not the outage's.
+    // Creates work again: bounded waits, not measures of speed. The control
+    // plane takes creates again (answers other than 503: "no worker", "the
+    // store") within 30 s of the return; and one succeeds, within 3 min: how
+    // long it then waits for dockerd (a create that dockerd does not start in
+    // the create timeout is a JSON 504, retried) is dockerd's speed, not the
+    // outage's.
     let ok;
-    for (const end = Date.now() + 30_000; !ok && Date.now() < end;) {
+    for (const end = Date.now() + 180_000; !ok && Date.now() < end;) {
       const sent = Date.now();
       const r = await createSb(ws, { timeout: 900, metadata: { probe: '1' } });
+      rec.answers.push({ at: sent, op: 'create', status: r.status, code: r.body?.code });
+      if (r.status !== 503) t.accepted ||= sent;
+      assert.ok(t.accepted || sent - t.back < 30_000, `every create sent within 30 s of the store's return was answered 503 (${name})`);
       if (r.status === 201) { ok = r.body.sandbox_id; t.created = sent; t.createdAnswer = Date.now(); } else await sleep(250);
     }
-    assert.ok(ok, `no create sent within 30 s of the store's return succeeded (${name})`);
-    console.log(`# ${name}: creates work again: the first one to succeed was sent ${t.created - t.back} ms after ` +
-      `the return (answered 201 after ${t.createdAnswer - t.created} ms)`);
+    assert.ok(ok, `no create succeeded within 3 min of the store's return (${name})`);
+    console.log(`# ${name}: creates taken again ${t.accepted - t.back} ms after the return; the first to succeed was sent ` +
+      `${t.created - t.back} ms after it (answered 201 after ${t.createdAnswer - t.created} ms)`);
     rec.told.add(ok);
     assert.equal((await deleteSb(ws, ok)).status, 204);
     rec.killed.add(ok);
     // Each loop completes a round after the return (bounded).
     await eventually(() => Array.from({ length: loops }, (_, n) => rec.roundsAfter[n] > 0).every(Boolean),
-      { timeout: 90_000, every: 250, what: `every load loop to complete a round after the return: ${JSON.stringify(rec.roundsAfter)}` });
+      { timeout: 180_000, every: 250, what: `every load loop to complete a round after the return: ${JSON.stringify(rec.roundsAfter)}` });
   } finally {
     stopLoad = true;
     await Promise.all(running);
@@ -174,8 +180,11 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
     `the API answered 503 for ${(p.okAfter || Date.now()) - t.back} ms after the store was back`);
   assert.deepEqual(p.other, [], 'the probe saw only 200 and 503');
   // Only 2xx or a JSON 503 (retry) answered the loops.
-  const bad = rec.answers.filter((a) => !(a.status === 201 || a.status === 204 || (a.status === 503 && a.code === 503)));
-  assert.deepEqual(bad, [], 'answers other than 201/204 and a JSON 503');
+  // Only 2xx, a JSON 503 (retry) or, for a create dockerd did not start in
+  // time, a JSON 504 answered the loops.
+  const bad = rec.answers.filter((a) => !(a.status === 201 || a.status === 204 ||
+    ([503, 504].includes(a.status) && a.code === a.status && (a.status === 503 || a.op === 'create'))));
+  assert.deepEqual(bad, [], 'answers other than 201/204, a JSON 503 or a create\'s JSON 504');
 
   // Every sandbox that ran before still runs, in the same container, and answers.
   for (const k of kept) {
