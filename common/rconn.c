@@ -64,13 +64,13 @@ void rconn_set_sentinels(struct rconn *rc, const char *sentinels, const char *ma
  * that stops answering) closes none of its connections. Each thread's idle
  * one to it failed its next command only after the timeout, and only then
  * asked the sentinels again: after a failover, corral-api's 64 threads a
- * process answered 503 one after another for up to a minute, while
- * corral-sched (one connection, already on the new primary) judged the
- * workers whose heartbeats were refused meanwhile dead (decision 0070). So a
- * connection failure in any thread makes every connection of the process
- * made before it suspect: each is dropped at its next use and made again
- * through the sentinels. Counted only under Sentinel, where there is another
- * node to go to. */
+ * process answered 503 one after another (21 s under load, over a minute
+ * when every thread held one), while corral-sched (one connection, already
+ * on the new primary) judged the workers whose heartbeats were refused
+ * meanwhile dead (decision 0070). So a connection failure in any thread
+ * makes every connection of the process made before it suspect: each is
+ * dropped at its next use and made again through the sentinels. Counted only
+ * under Sentinel, where there is another node to go to. */
 static atomic_uint failures;
 
 static void note_failure(const struct rconn *rc)

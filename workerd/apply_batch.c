@@ -345,7 +345,7 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
 
 /* An early command's dockerd work on a thread of its own, while the main
  * thread renews the lease every third of it, as await_batch does (decision
- * 0070). On the main thread, one kill on a dockerd under load took 17 s,
+ * 0070). On the main thread, a kill on a dockerd under load held it 17 s,
  * longer than the lease: the worker, silent meanwhile, was declared dead,
  * told 410, and killed every sandbox it ran (tests/workerd/slow_kill). The
  * thread has the main connection to dockerd; the main thread meanwhile only
