@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,25 @@ void rconn_set_sentinels(struct rconn *rc, const char *sentinels, const char *ma
     rc->sentinel_password = password && password[0] ? password : NULL;
 }
 
+/* Under Sentinel, a primary that hangs (a paused process, a host or network
+ * that stops answering) closes none of its connections. Each thread's idle
+ * one to it failed its next command only after the timeout, and only then
+ * asked the sentinels again: after a failover, corral-api's 64 threads a
+ * process answered 503 one after another (21 s under load, over a minute
+ * when every thread held one), while corral-sched (one connection, already
+ * on the new primary) judged the workers whose heartbeats were refused
+ * meanwhile dead (decision 0070). So a connection failure in any thread
+ * makes every connection of the process made before it suspect: each is
+ * dropped at its next use and made again through the sentinels. Counted only
+ * under Sentinel, where there is another node to go to. */
+static atomic_uint failures;
+
+static void note_failure(const struct rconn *rc)
+{
+    if (rc->sentinels)
+        atomic_fetch_add(&failures, 1);
+}
+
 static struct timeval ms_tv(int ms)
 {
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (long)(ms % 1000) * 1000};
@@ -94,6 +114,8 @@ static int rconn_connect(struct rconn *rc)
 
     if (rc->ctx)
         return 0;
+    /* Read before the sentinels are asked: a failure meanwhile makes this one suspect too. */
+    rc->failures_seen = atomic_load(&failures);
     snprintf(host, sizeof(host), "%s", rc->host);
     if (rc->sentinels && sentinel_primary(rc, host, sizeof(host), &port) != 0)
         return -1;
@@ -117,6 +139,7 @@ static redisReply *finish(struct rconn *rc, redisReply *r, int block_ms)
     if (block_ms > 0 && rc->ctx)
         redisSetTimeout(rc->ctx, ms_tv(rc->timeout_ms));
     if (!r) {
+        note_failure(rc);
         rconn_close(rc);
         return NULL;
     }
@@ -125,8 +148,10 @@ static redisReply *finish(struct rconn *rc, redisReply *r, int block_ms)
         /* a primary turned replica, or one not ready: ask the sentinels again */
         if (rc->sentinels &&
             (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0 ||
-             strncmp(r->str, "LOADING", 7) == 0))
+             strncmp(r->str, "LOADING", 7) == 0)) {
+            note_failure(rc);
             rconn_close(rc);
+        }
         freeReplyObject(r);
         return NULL;
     }
@@ -146,8 +171,12 @@ static void drop_if_closed(struct rconn *rc)
 static int prepare(struct rconn *rc, int block_ms)
 {
     drop_if_closed(rc);
-    if (rconn_connect(rc) != 0)
+    if (rc->ctx && rc->sentinels && rc->failures_seen != atomic_load(&failures))
+        rconn_close(rc); /* made before a failure elsewhere: ask the sentinels again */
+    if (rconn_connect(rc) != 0) {
+        note_failure(rc);
         return -1;
+    }
     if (block_ms > 0)
         redisSetTimeout(rc->ctx, ms_tv(rc->timeout_ms + block_ms));
     return 0;
@@ -167,6 +196,7 @@ static void note_wait(struct rconn *rc, redisReply *w)
     }
     if (w && w->type == REDIS_REPLY_ERROR) { /* not a primary any more */
         log_err("redis: WAIT: %s", w->str);
+        note_failure(rc);
         rconn_close(rc);
     } else {
         log_err("redis: no replica acknowledged a write within %d ms; not waiting for %d s",

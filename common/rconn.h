@@ -33,6 +33,7 @@ struct rconn {
     const char *master_name;       /* the name the sentinels monitor it by */
     const char *sentinel_password; /* AUTH to the sentinels (NULL: none) */
     unsigned sentinel_next;        /* the sentinel asked first: the last that answered */
+    unsigned failures_seen;        /* the process's failure count when ctx was made (rconn.c) */
     long long wait_skip_until;     /* no WAIT for a replica before this (clock_now_ms) */
     int cluster;                   /* Redis Cluster: host:port is a seed (decision 0059) */
     struct rcluster cl;            /* its nodes and the slots learned from MOVED */

@@ -5,8 +5,9 @@
 # CORRAL_REDIS_HA=1:
 #   replica    PORT+1, replicating the primary as corral-admin
 #   sentinels  PORT+2, PORT+3, PORT+4, monitoring it as "corral", quorum 2,
-#              down after 1 s; clients and each other log in with
-#              RUN/redis-sentinel-password
+#              down after 1 s (CORRAL_SENTINEL_DOWN_AFTER_MS: a failover slower
+#              than a lease, tests/failover/workerd.sh); clients and each other
+#              log in with RUN/redis-sentinel-password
 # ADDR (default 127.0.0.1) is where all of them are found: with gateway hosts
 # in network namespaces, the bridge's address (conf/gateway-hosts.sh).
 # Passwords go only into 0600 files, never into an argv.
@@ -46,7 +47,7 @@ sentinel sentinel-pass $spw
 sentinel monitor corral $ADDR $PORT 2
 sentinel auth-user corral corral-admin
 sentinel auth-pass corral $admin
-sentinel down-after-milliseconds corral 1000
+sentinel down-after-milliseconds corral ${CORRAL_SENTINEL_DOWN_AFTER_MS:-1000}
 sentinel failover-timeout corral 5000
 CONF
     list="$list${list:+,}$ADDR:$((PORT + 1 + i))"

@@ -88,6 +88,7 @@ step "failover: Redis under Sentinel, the primary killed mid-load (ASan+UBSan)" 
 step "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
 step "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
 step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/workerd/run.sh
+step "failover with a real workerd: the primary paused longer than a lease (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/failover/workerd.sh
 step "security: the attacker's matrix over every kind of sandbox (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/security/run.sh
 step "e2b SDK: the whole stack, both routing modes (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/e2b/run.sh
 step "soak: fd and memory stay flat under load" env CORRAL_BUILD="$ROOT/build/bin" bash tests/soak/run.sh

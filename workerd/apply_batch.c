@@ -351,6 +351,66 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
     return 0;
 }
 
+/* An early command's dockerd work on a thread of its own, while the main
+ * thread renews the lease every third of it, as await_batch does (decision
+ * 0070). On the main thread, a kill on a dockerd under load held it 17 s,
+ * longer than the lease: the worker, silent meanwhile, was declared dead,
+ * told 410, and killed every sandbox it ran (tests/workerd/slow_kill). The
+ * thread has the main connection to dockerd; the main thread meanwhile only
+ * heartbeats (w->ctl), and what that brings joins w->arrived, which the
+ * caller's loop goes on to. */
+struct early {
+    struct worker *w;
+    json_t *cmd, *told;
+    int rc, done;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+static void *early_run(void *arg)
+{
+    struct early *e = arg;
+    int rc = apply_one_early(e->w, e->cmd, e->told);
+
+    pthread_mutex_lock(&e->mu);
+    e->rc = rc;
+    e->done = 1;
+    pthread_cond_signal(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+static int apply_one_early_renewing(struct worker *w, json_t *cmd, json_t *told)
+{
+    struct early e = {w, cmd, told, -1, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+    long every = w->lease_ms > 0 ? w->lease_ms / 3 : 5000;
+    struct timespec until;
+    pthread_t th;
+
+    if (pthread_create(&th, NULL, early_run, &e) != 0)
+        return apply_one_early(w, cmd, told); /* no thread to be had: as before */
+    pthread_mutex_lock(&e.mu);
+    while (!e.done) {
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += every / 1000;
+        until.tv_nsec += (every % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!e.done && pthread_cond_timedwait(&e.cv, &e.mu, &until) != ETIMEDOUT)
+            ;
+        if (!e.done) {
+            pthread_mutex_unlock(&e.mu);
+            heartbeat_keepalive(w);
+            pthread_mutex_lock(&e.mu);
+        }
+    }
+    pthread_mutex_unlock(&e.mu);
+    pthread_join(th, NULL);
+    return e.rc;
+}
+
 /* A batch holds the main thread for seconds (8 kills took 4 s on 2 cores);
  * a pause that came meanwhile waited for its end, and for every batch queued
  * before it (12-15 s behind 20 kills, against 50 ms alone), and a kill behind
@@ -370,7 +430,7 @@ static void apply_early(struct worker *w, json_t *batch, int n)
     for (i = 0; i < json_array_size(w->arrived); i++) {
         json_t *cmd = json_array_get(w->arrived, i);
 
-        if (!early_ok(w, batch, n, i, later) || apply_one_early(w, cmd, told) != 0) {
+        if (!early_ok(w, batch, n, i, later) || apply_one_early_renewing(w, cmd, told) != 0) {
             json_array_append(later, cmd); /* not now, or dockerd unreachable: after the batch */
             continue;
         }

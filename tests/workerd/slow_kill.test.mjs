@@ -1,0 +1,96 @@
+// A kill that dockerd takes longer than a lease to carry out, arriving while
+// another kill runs (decision 0070's fix): the worker renews its lease all
+// along, is never declared dead or told 410, and the sandbox it was not told
+// to kill keeps running. Before the fix the second kill, applied at once on
+// the main thread (decision 0073), held it silent for as long as dockerd took
+// (17 s under load, found by redis_outage.test.mjs on a loaded machine): the
+// worker was declared dead, told 410, and killed every sandbox it ran.
+//
+// dockerd is the real one, reached through a socket that passes everything
+// through and holds back each container removal for longer than a lease: a
+// dockerd under load, made certain.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { rmSync, copyFileSync } from 'node:fs';
+import { newWorkspace, setLimit, eventually, sleep } from '../lib/corral.mjs';
+import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, inspect, logOf, enrolledAs, SOCK } from './helpers.mjs';
+
+const LEASE_MS = Number(process.env.CORRAL_LEASE_MS || 5000);
+
+// A pass-through to dockerd's socket; each request that removes a container
+// (DELETE .../containers/...) is held back delay ms, and what follows it on
+// its connection behind it.
+function slowDockerd() {
+  const path = `${tmpdir()}/corral-slow-dockerd-${process.pid}.sock`;
+  rmSync(path, { force: true });
+  const p = { path, delay: 0, held: 0, conns: new Set() };
+  // Half-open kept: a hijacked stream (attach) ends its input before its output.
+  p.server = net.createServer({ allowHalfOpen: true }, (c) => {
+    const d = net.connect({ path: SOCK, allowHalfOpen: true });
+    p.conns.add(c); p.conns.add(d);
+    let chain = Promise.resolve();
+    c.on('data', (buf) => {
+      const hold = p.delay && /^DELETE \S*\/containers\/[0-9a-f]{64}/.test(buf.toString('latin1', 0, 256)) ? p.delay : 0;
+      if (hold) p.held++;
+      chain = chain.then(async () => { if (hold) await sleep(hold); if (!d.destroyed) d.write(buf); });
+    });
+    c.on('end', () => chain.then(() => d.end()));
+    d.pipe(c);
+    const gone = () => { c.destroy(); d.destroy(); p.conns.delete(c); p.conns.delete(d); };
+    c.on('error', gone); d.on('error', gone);
+    c.on('close', () => { if (d.destroyed || d.writableEnded) p.conns.delete(c); });
+    d.on('close', () => chain.then(gone));
+  });
+  return new Promise((ok) => p.server.listen(path, () => ok(p)));
+}
+
+let A, w, proxy;
+before(async () => {
+  proxy = await slowDockerd();
+  A = newWorkspace();
+  await setLimit(A, 10);
+  w = await stackWorker(A, { extra: `docker_socket = ${proxy.path}\ncpu_cores = 64\nmemory_mb = 65536` });
+});
+after(async () => {
+  if (proxy) proxy.delay = 0;
+  if (w) copyFileSync(w.files.log, `${process.env.CORRAL_RUN}/log/workerd-slow-kill.log`);
+  await cleanupWorkers();
+  for (const c of proxy?.conns || []) c.destroy();
+  proxy?.server.close();
+});
+
+test(`two kills that each take dockerd longer than a lease (${LEASE_MS} ms): the worker stays alive, its other sandbox runs`,
+  { timeout: 240_000 }, async () => {
+    const made = await Promise.all([0, 1, 2].map(() => createSb(A, { timeout: 600 })));
+    for (const r of made) assert.equal(r.status, 201, r.raw);
+    const [keep, first, second] = made.map((r) => r.body.sandbox_id);
+    const [kc] = (await ctrsOf(w.id, keep)).filter((c) => c.Labels['corral.role'] === 'sandbox');
+    const log0 = logOf(w).length;
+
+    proxy.delay = LEASE_MS + 5000;
+    const t0 = Date.now();
+    const del1 = deleteSb(A, first);
+    // The first kill is at dockerd (held back): the second comes while it runs.
+    await eventually(() => proxy.held >= 1, { timeout: 15_000, what: 'the first removal at dockerd' });
+    await sleep(500);
+    const del2 = deleteSb(A, second);
+    assert.equal((await del1).status, 204);
+    assert.equal((await del2).status, 204);
+    await eventually(async () => (await ctrsOf(w.id, first)).length + (await ctrsOf(w.id, second)).length === 0,
+      { timeout: 90_000, every: 500, what: 'both killed sandboxes\' containers removed' });
+    console.log(`# both kills done ${Date.now() - t0} ms after the first; removals held back: ${proxy.held}`);
+    assert.ok(Date.now() - t0 > LEASE_MS + 5000, 'the kills took longer than a lease');
+    proxy.delay = 0;
+    await sleep(2000); // a heartbeat after the kills: a 410 would come now
+
+    const log = logOf(w).slice(log0);
+    assert.doesNotMatch(log, /answered 410/, 'the worker was declared dead while dockerd worked');
+    assert.equal(enrolledAs(w.files.log).length, 1, 'workerd enrolled again');
+    const g = await getSb(A, keep);
+    assert.equal(g.body.state, 'running', g.raw);
+    const info = await inspect(kc.Id);
+    assert.ok(info?.State?.Running, 'the sandbox it was not told to kill still runs');
+    assert.equal((await deleteSb(A, keep)).status, 204);
+  });
