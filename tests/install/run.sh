@@ -125,10 +125,10 @@ verify_units() { # destdir
         corral-sched.service corral-workerd.service nginx.service redis-server.service 2>&1) || [ -n "$out" ]; then
         fail "systemd-analyze verify:"$'\n'"$out"
     fi
-    # Exposure (0-100) as the units stand (1.1 and 1.8 in systemd's 0-10 terms):
+    # Exposure (0-100) as the units stand (1.1 and 2.2 in systemd's 0-10 terms):
     # dropping any hardening option fails here; loosening one on purpose means
     # raising its number and saying why in docs/decisions/0026.
-    for u in corral-api@1.service:11 corral-sched.service:11 corral-workerd.service:18; do
+    for u in corral-api@1.service:11 corral-sched.service:11 corral-workerd.service:22; do
         out=$(cd / && systemd-analyze security --offline=true --root="$v" --threshold="${u#*:}" "${u%:*}" 2>&1) \
             || fail "systemd-analyze security: ${u%:*} is above ${u#*:}: $(grep 'Overall' <<<"$out")"
     done
