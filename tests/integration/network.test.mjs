@@ -159,7 +159,7 @@ test('PUT /v1/sandboxes/{id}/network records the policy for the next start; the 
   assert.equal(put.status, 200, put.raw);
   assert.deepEqual(put.body, {
     sandbox_id: id, egress: { allow: ['b.com'], deny: DENY_ALL }, applies: 'next_start',
-    message: 'recorded; the running sandbox keeps the policy it was created with, the new one applies when it is next created (resume)',
+    message: 'recorded; the running sandbox keeps the policy it was created with, the new one applies when it next starts: its next resume (adding or removing a policy needs a resume without memory), or a redelivery',
   });
   const got = (await api('GET', `/v1/sandboxes/${id}`, { key: A.member })).body;
   assert.deepEqual(got.egress, { allow: ['a.com'], deny: DENY_ALL }, 'the policy in force is unchanged');
