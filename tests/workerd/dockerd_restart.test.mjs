@@ -28,6 +28,16 @@ async function reachesAllowed(sbid) {
   return out.stdout.trim();
 }
 
+// A create right after dockerd's return may find the worker still saying
+// "dockerd unreachable" (its next heartbeat clears it): 503, which a client
+// retries. Retried here for at most 30 s; any other answer is final.
+async function createAfterReturn(body) {
+  let r;
+  await eventually(async () => (r = await createSb(A, body)).status !== 503,
+    { timeout: 30000, every: 500, what: 'the worker taking creates again after dockerd returned' });
+  return r;
+}
+
 const readyProxies = async () => (await ctrsOf(w.id)).filter((c) => isReadyProxy(c) && c.State === 'running');
 
 before(async () => {
@@ -53,7 +63,7 @@ test('after a dockerd restart: every allow-list create gets a running proxy that
 
   // Right away: the pool held proxies that died with dockerd.
   for (let i = 0; i < 3; i++) {
-    const r = await createSb(A, ALLOWED);
+    const r = await createAfterReturn(ALLOWED);
     assert.equal(r.status, 201, r.raw);
     assert.equal(await reachesAllowed(r.body.sandbox_id), 'public stand-in', `create ${i + 1} after the restart`);
     const del = await deleteSb(A, r.body.sandbox_id);
