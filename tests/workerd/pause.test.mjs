@@ -161,25 +161,34 @@ test('a pause or resume is not held behind other sandboxes\' kills: applied whil
   const made = await Promise.all(Array.from({ length: 12 }, () => createSb(A)));
   for (const r of made) assert.equal(r.status, 201, r.raw);
   const others = made.map((r) => r.body.sandbox_id);
-  for (const r of await Promise.all(others.map((id) => api('DELETE', `/v1/sandboxes/${id}`, { key: A.member })))) {
-    assert.equal(r.status, 204);
-  }
+  // A DELETE answers once its kill is done (decision 0073): sent, not awaited,
+  // so that the pause is asked for while the worker applies the kills.
+  let deletesDone = false;
+  const deleting = Promise.all(others.map((id) => api('DELETE', `/v1/sandboxes/${id}`, { key: A.member })))
+    .then((rs) => { deletesDone = true; return rs; });
+  await eventually(() => logLines(logOf(s)).some((l) => others.includes(l.sandbox) && l.msg === 'killed'),
+    { timeout: 30000, what: 'the first kill applied' });
   let t = Date.now();
-  assert.equal((await pause(sbid)).status, 200);
+  const paused = await pause(sbid);
+  const killsStillRunning = !deletesDone;
+  assert.equal(paused.status, 200, paused.raw);
   const pauseMs = Date.now() - t;
   t = Date.now();
   assert.equal((await resume(sbid)).status, 200);
   const resumeMs = Date.now() - t;
+  for (const r of await deleting) assert.equal(r.status, 204, r.raw);
   await eventually(async () => (await ctrsOf(s.id)).filter((c) => others.includes(c.Labels['corral.sandbox'])).length === 0,
     { timeout: 60000, what: 'the others removed' });
   // Order in workerd's log, not only time (a loaded machine makes kills slow
   // and pauses slow alike): the pause was applied before the last kill.
   const lines = logLines(logOf(s));
   const at = (pred) => lines.findIndex(pred);
-  const paused = at((l) => l.sandbox === sbid && l.msg === 'pause -> paused');
+  const pausedAt = at((l) => l.sandbox === sbid && l.msg === 'pause -> paused');
   const lastKill = lines.findLastIndex((l) => others.includes(l.sandbox) && l.msg === 'killed');
-  assert.ok(paused >= 0 && lastKill >= 0, 'the pause and the kills are in the log');
-  assert.ok(paused < lastKill, `the pause waited for every kill (${pauseMs} ms)`);
+  assert.ok(pausedAt >= 0 && lastKill >= 0, 'the pause and the kills are in the log');
+  // When the kills outlasted the pause's answer, the log shows it applied
+  // before the last of them (a fast dockerd may finish them all first).
+  if (killsStillRunning) assert.ok(pausedAt < lastKill, `the pause waited for every kill (${pauseMs} ms)`);
   assert.ok(pauseMs < 3000 && resumeMs < 3000, `pause ${pauseMs} ms, resume ${resumeMs} ms`);
   assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
 });
