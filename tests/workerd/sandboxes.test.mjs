@@ -69,7 +69,8 @@ test('create: one running container with labels, env, NanoCpus, Memory, limits, 
   assert.equal(c.HostConfig.Memory, 300 * 1024 * 1024);
   assert.equal(c.HostConfig.Runtime, 'runc');
   assert.deepEqual(c.Config.Entrypoint, ['/.corral/envd']);
-  assert.deepEqual(c.Config.Cmd, ['-port', '49983']);
+  // envd reads the proxy variables from a file a fresh resume may rewrite (decision 0074).
+  assert.deepEqual(c.Config.Cmd, ['-port', '49983', '-net-env', '/.corral/net.env']);
   assert.equal(c.Config.User, '0');
   assert.ok(c.HostConfig.Binds.some((b) => /\/envd:\/\.corral\/envd:ro$/.test(b)), JSON.stringify(c.HostConfig.Binds));
   // Where the create's time went, for an operator reading the log (issue 34).
@@ -90,7 +91,7 @@ test('envd answers as soon as the create returns: /health, echo hi as user, the 
   assert.equal(hi.end.exitCode ?? 0, 0);
   assert.equal(hi.end.exited, true);
   const who = await envdRun(envd, 'id -un; id -u; echo "$FOO"; tr "\\0" " " </proc/1/cmdline');
-  assert.equal(who.stdout, 'user\n1000\nbar\n/.corral/envd -port 49983 ');
+  assert.equal(who.stdout, 'user\n1000\nbar\n/.corral/envd -port 49983 -net-env /.corral/net.env ');
   const root = await envdRun(envd, 'id -u', { user: 'root' });
   assert.equal(root.stdout, '0\n', 'envd runs as root and switches per process');
   // The read-only mount: not even root inside can replace envd.
