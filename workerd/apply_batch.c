@@ -425,11 +425,22 @@ static void apply_early(struct worker *w, json_t *batch, int n)
 {
     json_t *later = json_array(), *told = json_array();
     size_t i, n_killed;
+    long every = w->lease_ms > 0 ? w->lease_ms / 3 : 5000;
+    int64_t renewed;
 
     heartbeat_keepalive(w);
+    renewed = clock_now_ms();
     for (i = 0; i < json_array_size(w->arrived); i++) {
         json_t *cmd = json_array_get(w->arrived, i);
 
+        /* Each command renews only while it runs past a third of the lease:
+         * twelve kills of a second each, one after another, went 12 s
+         * without a heartbeat and the worker was declared dead. What the
+         * keepalive brings joins w->arrived, which this loop goes on to. */
+        if (clock_now_ms() - renewed >= every) {
+            heartbeat_keepalive(w);
+            renewed = clock_now_ms();
+        }
         if (!early_ok(w, batch, n, i, later) || apply_one_early_renewing(w, cmd, told) != 0) {
             json_array_append(later, cmd); /* not now, or dockerd unreachable: after the batch */
             continue;
