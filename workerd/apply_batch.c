@@ -423,32 +423,48 @@ static int apply_one_early_renewing(struct worker *w, json_t *cmd, json_t *told)
  * here: batch threads read it too. */
 static void apply_early(struct worker *w, json_t *batch, int n)
 {
-    json_t *later = json_array(), *told = json_array();
+    json_t *later = json_array(), *told = json_array(), *kept = json_array();
     size_t i, n_killed;
     long every = w->lease_ms > 0 ? w->lease_ms / 3 : 5000;
     int64_t renewed;
 
     heartbeat_keepalive(w);
     renewed = clock_now_ms();
+    /* Pauses and resumes first, then kills: a pause asked for behind twelve
+     * kills waited 22 s for them, one after another. */
+    for (int pass = 0; pass < 2; pass++)
+        for (i = 0; i < json_array_size(w->arrived); i++) {
+            json_t *cmd = json_array_get(w->arrived, i);
+            const char *id = json_string_value(json_object_get(cmd, "id"));
+
+            if ((pass == 0 ? !is_freeze(cmd) : is_freeze(cmd)) || (id && holds_id(w->acks, id)) ||
+                (id && holds_id(later, id)))
+                continue;
+            /* Each command renews only while it runs past a third of the
+             * lease: twelve kills of a second each, one after another, went
+             * 12 s without a heartbeat and the worker was declared dead. What
+             * the keepalive brings joins w->arrived, which this loop goes on to. */
+            if (clock_now_ms() - renewed >= every) {
+                heartbeat_keepalive(w);
+                renewed = clock_now_ms();
+            }
+            /* Not now, or dockerd unreachable: after the batch. */
+            if (!early_ok(w, batch, n, i, later) || apply_one_early_renewing(w, cmd, told) != 0) {
+                json_array_append(later, cmd);
+                continue;
+            }
+            json_array_append_new(w->acks, json_string(id));
+        }
+    /* What was not applied stays, in its order. */
     for (i = 0; i < json_array_size(w->arrived); i++) {
         json_t *cmd = json_array_get(w->arrived, i);
-
-        /* Each command renews only while it runs past a third of the lease:
-         * twelve kills of a second each, one after another, went 12 s
-         * without a heartbeat and the worker was declared dead. What the
-         * keepalive brings joins w->arrived, which this loop goes on to. */
-        if (clock_now_ms() - renewed >= every) {
-            heartbeat_keepalive(w);
-            renewed = clock_now_ms();
-        }
-        if (!early_ok(w, batch, n, i, later) || apply_one_early_renewing(w, cmd, told) != 0) {
-            json_array_append(later, cmd); /* not now, or dockerd unreachable: after the batch */
-            continue;
-        }
-        json_array_append_new(w->acks, json_string(json_string_value(json_object_get(cmd, "id"))));
+        const char *id = json_string_value(json_object_get(cmd, "id"));
+        if (!id || !holds_id(w->acks, id))
+            json_array_append(kept, cmd);
     }
     json_array_clear(w->arrived);
-    json_array_extend(w->arrived, later);
+    json_array_extend(w->arrived, kept);
+    json_decref(kept);
     json_decref(later);
     n_killed = json_array_size(w->killed);
     if (report_post(w, &w->ctl, json_incref(told), w->killed, NULL)) {
