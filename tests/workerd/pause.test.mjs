@@ -189,6 +189,11 @@ test('a pause or resume is not held behind other sandboxes\' kills: applied whil
   // When the kills outlasted the pause's answer, the log shows it applied
   // before the last of them (a fast dockerd may finish them all first).
   if (killsStillRunning) assert.ok(pausedAt < lastKill, `the pause waited for every kill (${pauseMs} ms)`);
-  assert.ok(pauseMs < 3000 && resumeMs < 3000, `pause ${pauseMs} ms, resume ${resumeMs} ms`);
+  // Kills now run at once beside the pause (decision 0073), and dockerd does
+  // the removals and the freeze together: under ASan on 2 cores a pause took
+  // 15 s behind 8 removals in dockerd, not in workerd's queue (the order above
+  // says it was applied while they ran). Bounded by a lease: never so long
+  // that the worker could be taken for dead.
+  assert.ok(pauseMs < 10000 && resumeMs < 3000, `pause ${pauseMs} ms, resume ${resumeMs} ms`);
   assert.equal((await api('DELETE', `/v1/sandboxes/${sbid}`, { key: A.member })).status, 204);
 });
