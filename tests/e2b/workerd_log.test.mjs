@@ -47,7 +47,7 @@ test(`[${MODE} ${SDK}] workerd logs JSON lines with the sandbox's ids, and never
   }
   const mine = lines.filter((l) => l.sandbox === id);
   const msgs = mine.map((l) => l.msg);
-  for (const m of [/^create \(\w+\) -> running$/, /^pause -> paused$/, /^resume -> running$/, /^killed$/]) {
+  for (const m of [/^create \(\w+\) -> running; waited here \d+ ms, then network \d+, container \d+, start \d+, envd \d+ ms$/, /^pause -> paused$/, /^resume -> running$/, /^killed$/]) {
     assert.ok(msgs.some((x) => m.test(x)), `no line ${m} about the sandbox: ${msgs.join(' | ')}`);
   }
   for (const l of mine) {
