@@ -16,6 +16,8 @@ cd "$ROOT"
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-soak.XXXXXX)
 export CORRAL_PORT=${CORRAL_SOAK_PORT:-18943} CORRAL_REDIS_PORT=${CORRAL_SOAK_REDIS_PORT:-16890}
 export CORRAL_PROFILE=test CORRAL_WORKERD=1
+# All 6 slots to the one workspace: the test profile's fleet_share (50%) would cap it at 3.
+export CORRAL_FLEET_SHARE=100
 # Slots: the 4 churn loops, the long-lived sandbox and one to spare; a kill
 # that lags behind creates shows as more containers than that (issue 34).
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_SOAK_WORKERD_PORT:-17941} CORRAL_WORKERD_SLOTS=6
