@@ -15,3 +15,13 @@ void clock_sleep_ms(int64_t ms)
     while (nanosleep(&ts, &ts) != 0) {
     }
 }
+
+void clock_timespec_add_ms(struct timespec *ts, int64_t ms)
+{
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}

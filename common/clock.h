@@ -3,8 +3,12 @@
 #define CORRAL_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 int64_t clock_now_ms(void);
 void clock_sleep_ms(int64_t ms);
+/* ts moved ms later, normalised: the deadline pthread_cond_timedwait takes
+ * (CLOCK_REALTIME), from now (clock_gettime first) or from the last one. */
+void clock_timespec_add_ms(struct timespec *ts, int64_t ms);
 
 #endif

@@ -80,12 +80,7 @@ static void await_batch(struct worker *w, struct batch *b, json_t *cmds, int n)
     clock_gettime(CLOCK_REALTIME, &until);
     pthread_mutex_lock(&b->mu);
     while (b->running > 0) {
-        until.tv_sec += every / 1000;
-        until.tv_nsec += (every % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        clock_timespec_add_ms(&until, every);
         while (b->running > 0 && pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
             ;
         if (b->running > 0) {
@@ -392,12 +387,7 @@ static int apply_one_early_renewing(struct worker *w, json_t *cmd, json_t *told)
     pthread_mutex_lock(&e.mu);
     while (!e.done) {
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += every / 1000;
-        until.tv_nsec += (every % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        clock_timespec_add_ms(&until, every);
         while (!e.done && pthread_cond_timedwait(&e.cv, &e.mu, &until) != ETIMEDOUT)
             ;
         if (!e.done) {

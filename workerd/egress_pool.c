@@ -195,12 +195,7 @@ static void *refill_main(void *arg)
         if (quiet > 0) { /* a proxy made beside a starting sandbox slows it down */
             struct timespec until;
             clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_sec += quiet / 1000;
-            until.tv_nsec += (quiet % 1000) * 1000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
+            clock_timespec_add_ms(&until, quiet);
             pthread_cond_timedwait(&pool.wake, &pool.mu, &until);
             continue;
         }

@@ -2,6 +2,7 @@
  * Prints "N passed, N failed" and exits non-zero on any failure. */
 #include "accounts.h"
 #include "check.h"
+#include "clock.h"
 #include "corral_conf.h"
 #include "e2b_spec.h"
 #include "egress_policy.h"
@@ -336,6 +337,12 @@ static void test_misc(void)
     CHECK(tier_parse("GVISOR", &t) == 0 && t == TIER_GVISOR && tier_parse("gvisor", &t) == -1);
     CHECK(!strcmp(tier_name(TIER_UNKNOWN), "UNKNOWN"));
     CHECK(valid_domain("a-b.example.com") && !valid_domain("-a.com") && !valid_domain(""));
+    /* A deadline past a second boundary carries into tv_sec. */
+    struct timespec ts = {.tv_sec = 10, .tv_nsec = 900000000L};
+    clock_timespec_add_ms(&ts, 250);
+    CHECK(ts.tv_sec == 11 && ts.tv_nsec == 150000000L);
+    clock_timespec_add_ms(&ts, 3000);
+    CHECK(ts.tv_sec == 14 && ts.tv_nsec == 150000000L);
 }
 
 void unit_data_addr(int *total_passed, int *total_failed);
