@@ -169,13 +169,15 @@ static int resolve_cached(void *ud, const char *sbid, char *ip, size_t len)
     (void)ud;
     if (!containers_id_ok(sbid))
         return -1;
-    pthread_mutex_lock(&dp.mu);
-    barred = is_barred(sbid);
-    pthread_mutex_unlock(&dp.mu);
-    if (barred)
-        return -1;
-    if (dp.agent)
-        return agent_addr(sbid, ip, len);
+    if (dp.agent) { /* no cache: a session being killed is refused here */
+        pthread_mutex_lock(&dp.mu);
+        barred = is_barred(sbid);
+        pthread_mutex_unlock(&dp.mu);
+        return barred ? -1 : agent_addr(sbid, ip, len);
+    }
+    /* A barred id is never in the cache (dataplane_bar clears it, resolve
+     * does not cache one): a hit needs no look at the ring, which every
+     * request would otherwise pay for. */
     pthread_mutex_lock(&dp.mu);
     c = &dp.cache[slot_of(sbid)];
     if (strcmp(c->sbid, sbid) == 0 && c->until > clock_now_ms()) {
@@ -215,24 +217,29 @@ static int resolve(void *ud, const char *sbid, char *ip, size_t len)
     return 0;
 }
 
-void dataplane_forget(const char *sbid)
+/* Under dp.mu. */
+static void forget_locked(const char *sbid)
 {
-    struct cached *c;
+    struct cached *c = &dp.cache[slot_of(sbid)];
 
-    pthread_mutex_lock(&dp.mu);
-    c = &dp.cache[slot_of(sbid)];
     if (strcmp(c->sbid, sbid) == 0)
         memset(c, 0, sizeof(*c));
+}
+
+void dataplane_forget(const char *sbid)
+{
+    pthread_mutex_lock(&dp.mu);
+    forget_locked(sbid);
     pthread_mutex_unlock(&dp.mu);
 }
 
 void dataplane_bar(const char *sbid)
 {
-    pthread_mutex_lock(&dp.mu);
+    pthread_mutex_lock(&dp.mu); /* barred and uncached at once: no hit in between */
     if (!is_barred(sbid))
         snprintf(dp.barred[dp.n_barred++ % BARRED_SLOTS], CTR_ID_MAX, "%s", sbid);
+    forget_locked(sbid);
     pthread_mutex_unlock(&dp.mu);
-    dataplane_forget(sbid);
 }
 
 /* Where a volume's files are, for the volume file API (decision 0071): its
