@@ -4,7 +4,7 @@ SCHED_LIB_SRCS := scheduler/admission.c scheduler/placement.c scheduler/sandbox_
                   scheduler/worker_store.c scheduler/route.c scheduler/command_poll.c \
                   scheduler/sandbox_pause.c scheduler/pause.c scheduler/audit.c \
                   scheduler/snapshot_store.c scheduler/snapshot.c scheduler/volume.c \
-                  scheduler/telemetry.c
+                  scheduler/telemetry.c scheduler/wake.c
 SCHED_LIB := $(BUILD)/lib/libcorral_sched.a
 
 $(SCHED_LIB): $(call objs,$(SCHED_LIB_SRCS))

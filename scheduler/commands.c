@@ -2,6 +2,7 @@
 
 #include "accounts.h"
 #include "keys.h"
+#include "wake.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -103,34 +104,18 @@ int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const
 int command_kill_done(struct rconn *rc, const char *pool, const char *wid, const char *sbid)
 {
     char key[256];
-    redisReply *r;
 
     snprintf(key, sizeof(key), K_WORKER_KILLED, pool, wid, sbid);
-    r = rconn_cmd(rc, 0, "LPUSH %s 1", key);
-    if (!r)
-        return -1;
-    freeReplyObject(r);
-    r = rconn_cmd(rc, 0, "PEXPIRE %s %d", key, KILL_WAKE_TTL_MS);
-    if (!r)
-        return -1;
-    freeReplyObject(r);
-    return 0;
+    return wake_push(rc, key, "1", KILL_WAKE_TTL_MS);
 }
 
 int command_kill_await(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                        int block_ms)
 {
     char key[256];
-    redisReply *r;
-    int done;
 
     snprintf(key, sizeof(key), K_WORKER_KILLED, pool, wid, sbid);
-    r = rconn_cmd(rc, block_ms, "BLPOP %s %.3f", key, (double)block_ms / 1000.0);
-    if (!r)
-        return -1;
-    done = r->type == REDIS_REPLY_ARRAY && r->elements == 2;
-    freeReplyObject(r);
-    return done;
+    return wake_wait(rc, key, block_ms, NULL, 0);
 }
 
 int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, const char *sbid,

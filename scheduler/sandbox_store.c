@@ -2,6 +2,7 @@
 
 #include "clock.h"
 #include "keys.h"
+#include "wake.h"
 #include "telemetry.h"
 
 #include <stdio.h>
@@ -306,17 +307,9 @@ int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int
 int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char *msg)
 {
     char key[160];
-    redisReply *r;
 
     snprintf(key, sizeof(key), K_READY, ws, sbid);
-    r = rconn_cmd(rc, 0, "LPUSH %s %s", key, msg);
-    if (!r)
-        return -1;
-    freeReplyObject(r);
-    r = rconn_cmd(rc, 0, "PEXPIRE %s 120000", key);
-    if (r)
-        freeReplyObject(r);
-    return 0;
+    return wake_push(rc, key, msg, 120000);
 }
 
 redisReply *sandbox_get(struct rconn *rc, const char *ws, const char *sbid, int *absent)

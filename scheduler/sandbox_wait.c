@@ -4,6 +4,7 @@
 #include "sandbox_store.h"
 
 #include "keys.h"
+#include "wake.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -76,16 +77,7 @@ int sandbox_wait_wake(struct rconn *rc, const char *ws, const char *sbid, int bl
                       size_t msglen)
 {
     char key[160];
-    redisReply *r;
-    int woken;
 
     snprintf(key, sizeof(key), K_READY, ws, sbid);
-    r = rconn_cmd(rc, block_ms, "BLPOP %s %.3f", key, (double)block_ms / 1000.0);
-    if (!r)
-        return -1;
-    woken = r->type == REDIS_REPLY_ARRAY && r->elements == 2 && reply_str(r->element[1]);
-    if (woken)
-        snprintf(msg, msglen, "%s", reply_str(r->element[1]));
-    freeReplyObject(r);
-    return woken;
+    return wake_wait(rc, key, block_ms, msg, msglen);
 }
