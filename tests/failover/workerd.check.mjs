@@ -6,13 +6,12 @@
 // as for Redis stopped (tests/workerd/outage.mjs): no sandbox lost, every one
 // answers in the same container, workerd never told 410 nor killing what a
 // client did not, creates work again within a bounded wait, nothing corrupted.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, copyFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { RUN, newWorkspace, setLimit, eventually } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers } from '../workerd/helpers.mjs';
-import { outageUnderLoad, LEASE_MS } from '../workerd/outage.mjs';
+import { RUN, eventually } from '../lib/corral.mjs';
+import { outageUnderLoad, outageWorker, LEASE_MS } from '../workerd/outage.mjs';
 
 const REDIS_PORT = Number(process.env.CORRAL_REDIS_PORT);
 if (process.env.CORRAL_REDIS_HA !== '1') throw new Error('run through tests/failover/workerd.sh: Redis under Sentinel');
@@ -21,16 +20,7 @@ const sentinel = (...args) => execFileSync('redis-cli', ['--no-auth-warning', '-
   .toString().trim().split('\n');
 const primary = () => sentinel('SENTINEL', 'get-master-addr-by-name', 'corral').join(':');
 
-let A, w;
-before(async () => {
-  A = newWorkspace();
-  await setLimit(A, 30);
-  w = await stackWorker(A, { extra: 'cpu_cores = 64\nmemory_mb = 65536\nslots = 16' });
-});
-after(async () => {
-  if (w) copyFileSync(w.files.log, `${RUN}/log/workerd-failover.log`);
-  await cleanupWorkers();
-});
+const ctx = outageWorker('workerd-failover.log');
 
 test(`the Redis primary paused until the sentinels fail over, longer than a lease (${LEASE_MS} ms), under load: ` +
   'no sandbox lost, every one answers, creates work again', { timeout: 420_000 }, async () => {
@@ -43,7 +33,7 @@ test(`the Redis primary paused until the sentinels fail over, longer than a leas
   let paused = false;
   try {
     await outageUnderLoad({
-      ws: A, worker: w, name: 'failover',
+      ws: ctx.A, worker: ctx.w, name: 'failover',
       down: async () => { process.kill(pid, 'SIGSTOP'); paused = true; },
       back: () => eventually(() => primary() !== was, { timeout: 120_000, every: 200, what: 'the sentinels to promote the replica' }),
     });

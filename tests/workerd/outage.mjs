@@ -19,9 +19,11 @@
 // - every API answer was 2xx or a JSON 503, and the outage (as a client saw
 //   it) lasted longer than a lease, so that the run tested what it claims.
 import assert from 'node:assert/strict';
-import { api, eventually, sleep } from '../lib/corral.mjs';
+import { before, after } from 'node:test';
+import { copyFileSync } from 'node:fs';
+import { api, eventually, sleep, newWorkspace, setLimit } from '../lib/corral.mjs';
 import { stream as envdStream, unb64 } from '../envd/lib.mjs';
-import { createSb, getSb, deleteSb, ctrsOf, envdOf, envdRun, envdToken, inspect, logOf, logLines,
+import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, envdOf, envdRun, envdToken, inspect, logOf, logLines,
   sandboxLog, enrolledAs } from './helpers.mjs';
 
 export const LEASE_MS = Number(process.env.CORRAL_LEASE_MS || 5000);
@@ -239,4 +241,24 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
   console.log(`# ${name}: after: ${agreed.size} running (${keep} kept, ${orphans.length} made by creates in flight)`);
   for (const d of await Promise.all([...keptIds, ...orphans].map((id) => deleteSb(ws, id)))) assert.equal(d.status, 204, d.raw);
   return { t, rec, probe: p };
+}
+
+// The file's workspace (room for the load) and its own workerd, made before
+// its tests and ended after them; workerd's log is kept beside the stack's as
+// log/<logName> (kept when the suite fails). ctx.A and ctx.w once made.
+export function outageWorker(logName) {
+  const ctx = {};
+  before(async () => {
+    ctx.A = newWorkspace();
+    await setLimit(ctx.A, 30);
+    ctx.w = await stackWorker(ctx.A, { extra: 'cpu_cores = 64\nmemory_mb = 65536\nslots = 16' });
+  });
+  after(async () => {
+    if (ctx.w) {
+      copyFileSync(ctx.w.files.log, `${process.env.CORRAL_RUN}/log/${logName}`);
+      console.log(`# workerd: exit ${ctx.w.wd.proc.exitCode} signal ${ctx.w.wd.proc.signalCode}`);
+    }
+    await cleanupWorkers();
+  });
+  return ctx;
 }
