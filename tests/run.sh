@@ -7,6 +7,8 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
+# shellcheck source=tests/lib/suite.sh
+. tests/lib/suite.sh
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 passed=0 failed=0 failures=()
@@ -76,10 +78,7 @@ integration() (
         [ -z "$cross" ] || { echo "Redis on $port refused keys of two hash slots: $cross"; rc=1; }
     done
     conf/stack.sh down
-    if ls "$CORRAL_RUN"/log/asan* "$CORRAL_RUN"/log/ubsan* >/dev/null 2>&1; then
-        echo "sanitizer reports:"; cat "$CORRAL_RUN"/log/asan* "$CORRAL_RUN"/log/ubsan* 2>/dev/null | head -80
-        rc=1
-    fi
+    suite_sanitizer_reports "$CORRAL_RUN/log" || rc=1
     [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
     exit "$rc"
 )

@@ -37,9 +37,10 @@ make -s all >/dev/null || { echo "build failed"; exit 1; }
 # dockerd outlives the stack's `down`, which would stop a dockerd the stack
 # started (decision 0072): the check after `down` below asks it what is left.
 # Stopped at the end only if this script started it.
-owned_docker=1
-curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 && owned_docker=0
-trap 'conf/stack.sh down >/dev/null 2>&1; [ "$owned_docker" = 1 ] && bash tests/lib/docker.sh stop' EXIT
+# shellcheck source=tests/lib/suite.sh
+. tests/lib/suite.sh
+suite_dockerd_note
+trap 'conf/stack.sh down >/dev/null 2>&1; suite_dockerd_release' EXIT
 bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
 conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
 

@@ -7,6 +7,8 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
+# shellcheck source=tests/lib/suite.sh
+. tests/lib/suite.sh
 export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-failover.XXXXXX)
 export CORRAL_PORT=${CORRAL_FAILOVER_PORT:-18243} CORRAL_REDIS_PORT=${CORRAL_FAILOVER_REDIS_PORT:-16190}
 export CORRAL_PROFILE=test CORRAL_REDIS_HA=1 CORRAL_BUILD=${CORRAL_BUILD:-$ROOT/build-san/bin}
@@ -21,9 +23,6 @@ conf/stack.sh up >/dev/null || { echo "failover: the stack did not come up"; tai
 node --test --test-concurrency=1 --test-reporter=spec tests/failover/
 rc=$?
 conf/stack.sh down >/dev/null 2>&1
-if ls "$CORRAL_RUN"/log/asan* "$CORRAL_RUN"/log/ubsan* >/dev/null 2>&1; then
-    echo "sanitizer reports:"; cat "$CORRAL_RUN"/log/asan* "$CORRAL_RUN"/log/ubsan* 2>/dev/null | head -80
-    rc=1
-fi
+suite_sanitizer_reports "$CORRAL_RUN/log" || rc=1
 [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
 exit "$rc"

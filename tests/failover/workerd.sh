@@ -24,11 +24,12 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$CORRAL_RUN/lo
 . tests/lib/ports.sh
 listed_data_ports 2 127.0.0.1 || { echo "no free ports for data ports"; exit 1; }
 
-owned_docker=1
-curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 && owned_docker=0
+# shellcheck source=tests/lib/suite.sh
+. tests/lib/suite.sh
+suite_dockerd_note
 cleanup() {
     conf/stack.sh down >/dev/null 2>&1 || true
-    [ "$owned_docker" = 1 ] && bash tests/lib/docker.sh stop
+    suite_dockerd_release
     true
 }
 trap cleanup EXIT
@@ -38,9 +39,6 @@ conf/stack.sh up >/dev/null || { echo "failover (workerd): the stack did not com
 node --test --test-reporter=spec tests/failover/workerd.check.mjs
 rc=$?
 conf/stack.sh down >/dev/null 2>&1
-if ls "$CORRAL_RUN"/log/asan* "$CORRAL_RUN"/log/ubsan* >/dev/null 2>&1; then
-    echo "sanitizer reports:"; cat "$CORRAL_RUN"/log/asan* "$CORRAL_RUN"/log/ubsan* 2>/dev/null | head -80
-    rc=1
-fi
+suite_sanitizer_reports "$CORRAL_RUN/log" || rc=1
 [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
 exit "$rc"

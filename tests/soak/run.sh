@@ -48,8 +48,9 @@ worker_ids() {
 }
 # dockerd outlives the stack's `down` (the last-resort clean-up below needs it);
 # stopped at the end only if this script started it.
-owned_docker=1
-curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 && owned_docker=0
+# shellcheck source=tests/lib/suite.sh
+. tests/lib/suite.sh
+suite_dockerd_note
 cleanup() {
     local pid
     # A second workerd the fd test started, should the test have died first.
@@ -60,7 +61,7 @@ cleanup() {
     # The tests kill every sandbox they make; what a failed run left goes here.
     local ids; ids=$(worker_ids)
     [ -n "$ids" ] && node tests/soak/cleanup.mjs $ids
-    [ "$owned_docker" = 1 ] && bash tests/lib/docker.sh stop
+    suite_dockerd_release
     true
 }
 trap cleanup EXIT

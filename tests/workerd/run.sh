@@ -28,11 +28,12 @@ LOGS=$(mktemp -d /tmp/corral-wlogs.XXXXXX)
 listed_data_ports 12 127.0.0.1 || { echo "no free ports for data ports"; exit 1; }
 
 # Stop dockerd at the end only if this script started it.
-owned_docker=1
-curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 && owned_docker=0
+# shellcheck source=tests/lib/suite.sh
+. tests/lib/suite.sh
+suite_dockerd_note
 cleanup() {
     conf/stack.sh down >/dev/null 2>&1 || true
-    [ "$owned_docker" = 1 ] && bash tests/lib/docker.sh stop
+    suite_dockerd_release
     true
 }
 trap cleanup EXIT

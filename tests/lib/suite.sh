@@ -1,0 +1,25 @@
+# shellcheck shell=bash
+# tests/lib/suite.sh: what every suite script that runs a stack does alike.
+# Sourced from the repository's root.
+
+# dockerd is stopped at a suite's end only if the suite started it: call
+# suite_dockerd_note before starting it, suite_dockerd_release at the end.
+suite_dockerd_note() {
+    SUITE_OWNS_DOCKERD=1
+    curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 &&
+        SUITE_OWNS_DOCKERD=0
+    true
+}
+suite_dockerd_release() {
+    [ "${SUITE_OWNS_DOCKERD:-0}" = 1 ] && bash tests/lib/docker.sh stop
+    true
+}
+
+# Fails (1), printing them, when the sanitizers wrote reports into dir
+# (ASAN_OPTIONS / UBSAN_OPTIONS log_path=dir/asan, dir/ubsan).
+suite_sanitizer_reports() {
+    ls "$1"/asan* "$1"/ubsan* >/dev/null 2>&1 || return 0
+    echo "sanitizer reports:"
+    cat "$1"/asan* "$1"/ubsan* 2>/dev/null | head -80
+    return 1
+}
