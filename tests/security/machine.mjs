@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { until } from '../lib/poll.mjs';
+import { agentEnvds } from '../e2b/agent_lib.mjs';
 
 const RUN = process.env.CORRAL_RUN;
 const BIN = process.env.CORRAL_BUILD || new URL('../../build/bin', import.meta.url).pathname;
@@ -162,19 +163,8 @@ export async function startDevServer(agent) {
   return { ...p, log, port: DEV_PORT, peers: () => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) };
 }
 
-// The envd sessions agent's workerd runs: [{pid, addr}] from /proc (the
-// namespace has its own network, not its own pids).
+// The envd sessions agent's workerd runs: [{pid, addr}] (tests/e2b/agent_lib.mjs
+// reads /proc; the namespace has its own network, not its own pids).
 export function sessions(agent) {
-  const out = [];
-  for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const argv = fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === agent.proc.pid && argv[0].endsWith('/envd') && argv[1] === '-agent') {
-        out.push({ pid: Number(p), addr: argv[argv.indexOf('-addr') + 1] });
-      }
-    } catch { /* gone meanwhile */ }
-  }
-  return out;
+  return agentEnvds(agent.proc.pid).map(({ pid, argv }) => ({ pid, addr: argv[argv.indexOf('-addr') + 1] }));
 }
