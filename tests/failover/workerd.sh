@@ -26,16 +26,7 @@ listed_data_ports 2 127.0.0.1 || { echo "no free ports for data ports"; exit 1; 
 
 # shellcheck source=tests/lib/suite.sh
 . tests/lib/suite.sh
-suite_dockerd_note
-cleanup() {
-    conf/stack.sh down >/dev/null 2>&1 || true
-    suite_dockerd_release
-    true
-}
-trap cleanup EXIT
-bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
-bash tests/lib/images.sh >"$CORRAL_RUN/images.log" 2>&1 || { tail -20 "$CORRAL_RUN/images.log"; exit 1; }
-conf/stack.sh up >/dev/null || { echo "failover (workerd): the stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
+suite_stack_up || exit 1
 node --test --test-reporter=spec tests/failover/workerd.check.mjs
 rc=$?
 conf/stack.sh down >/dev/null 2>&1

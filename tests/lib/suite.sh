@@ -23,3 +23,14 @@ suite_sanitizer_reports() {
     cat "$1"/asan* "$1"/ubsan* 2>/dev/null | head -80
     return 1
 }
+
+# dockerd started (and noted), the base image built when missing, the stack
+# (conf/stack.sh, as the caller's environment sets it) brought up; at exit the
+# stack goes down and dockerd is released. Returns 1, saying why, on failure.
+suite_stack_up() {
+    suite_dockerd_note
+    trap 'conf/stack.sh down >/dev/null 2>&1; suite_dockerd_release' EXIT
+    bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; return 1; }
+    bash tests/lib/images.sh >"$CORRAL_RUN/images.log" 2>&1 || { tail -20 "$CORRAL_RUN/images.log"; return 1; }
+    conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; return 1; }
+}

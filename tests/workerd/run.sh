@@ -21,27 +21,15 @@ export CORRAL_LEASE_MS=${CORRAL_LEASE_MS:-10000}
 # says 20): a dozen creates at once took this 2-core machine's dockerd 25 s
 # under ASan, and what these tests claim is what lands, not dockerd's speed.
 export CORRAL_CREATE_TIMEOUT_MS=${CORRAL_CREATE_TIMEOUT_MS:-60000}
-LOGS=$(mktemp -d /tmp/corral-wlogs.XXXXXX)
 # The tests' workerd data ports, listed exactly for the gateway (decision 0061).
 # shellcheck source=tests/lib/ports.sh
 . tests/lib/ports.sh
 listed_data_ports 12 127.0.0.1 || { echo "no free ports for data ports"; exit 1; }
 
-# Stop dockerd at the end only if this script started it.
 # shellcheck source=tests/lib/suite.sh
 . tests/lib/suite.sh
-suite_dockerd_note
-cleanup() {
-    conf/stack.sh down >/dev/null 2>&1 || true
-    suite_dockerd_release
-    true
-}
-trap cleanup EXIT
-
 make -s all >/dev/null || { echo "build failed"; make all; exit 1; }
-bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
-bash tests/lib/images.sh >"$LOGS/images.log" 2>&1 || { tail -20 "$LOGS/images.log"; exit 1; }
-conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
+suite_stack_up || exit 1
 
 # CORRAL_WORKERD_ONLY="a b": only tests/workerd/a.test.mjs and b.test.mjs.
 files=(tests/workerd/)
