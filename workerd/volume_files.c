@@ -239,18 +239,26 @@ static int own(int fd, long uid, long gid, long mode)
 
 /* mkdirat(dir, name) owned as given, through the new directory's own
  * descriptor (O_NOFOLLOW: the name swapped for a symlink meanwhile is
- * refused, not followed). */
+ * refused, not followed). A directory that cannot be owned so is removed
+ * again (empty, just made): a failed request leaves nothing behind. */
 static int make_dir(int dir, const char *name, long uid, long gid, long mode)
 {
-    int fd, rc;
+    int fd, rc = -1, err;
 
     if (mkdirat(dir, name, 0700) != 0)
         return -1;
     fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    rc = own(fd, uid < 0 ? 0 : uid, gid < 0 ? 0 : gid, mode);
-    close(fd);
+    if (fd >= 0) {
+        rc = own(fd, uid < 0 ? 0 : uid, gid < 0 ? 0 : gid, mode);
+        err = errno;
+        close(fd);
+        errno = err;
+    }
+    if (rc != 0) {
+        err = errno;
+        unlinkat(dir, name, AT_REMOVEDIR); /* fails on anything but an empty directory */
+        errno = err;
+    }
     return rc;
 }
 
