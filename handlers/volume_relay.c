@@ -106,6 +106,12 @@ static size_t read_body(char *buf, size_t size, size_t n, void *ud)
     return (size_t)got;
 }
 
+int volume_relay_passes(long status)
+{
+    return status == 400 || status == 404 || status == 409 || status == 411 || status == 413 ||
+           status == 503 || status == 507;
+}
+
 /* The worker's error answer, as ours: the statuses it may give a client pass
  * with its message (printable, cut by respond_error); any other is 502. */
 static void answer_error(struct relay *r)
@@ -117,7 +123,7 @@ static void answer_error(struct relay *r)
     r->err[r->err_len] = '\0';
     j = json_loads(r->err, 0, NULL);
     msg = json_string_value(json_object_get(j, "message"));
-    if (s == 400 || s == 404 || s == 409 || s == 411 || s == 413 || s == 503) {
+    if (volume_relay_passes(s)) {
         if (s == 503)
             respond_add_header(r->req, "Retry-After", "1");
         respond_error(r->req, (int)s, "%s", msg ? msg : "refused by the volume's worker");

@@ -17,6 +17,12 @@ struct volume_target {
  * of a percent-encoded query (no space, '#' or control character). */
 int volume_relay_query_ok(const char *query);
 
+/* 1 when the worker's error status goes to the client as it is, with the
+ * worker's message: what workerd/volume_files.c and volume_serve.c answer
+ * for the request itself (400, 404, 409, 411, 413, 503 and 507, the volume's
+ * disk full). Any other (a 403 of labels, a 500) is the worker's fault: 502. */
+int volume_relay_passes(long status);
+
 /* Sends req's method, path, query and body (body_len bytes, read from nginx
  * as they go) to t, signed, and answers req: a success with the worker's
  * status and body, an error as {code, message}, an unreachable worker 503.

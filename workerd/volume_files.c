@@ -76,13 +76,18 @@ static int parent_of(int root, const char *path, const char **name)
     return resolve(root, dir, O_PATH | O_DIRECTORY);
 }
 
-/* Reopens an O_PATH descriptor of a regular file or directory for flags,
- * through /proc/self/fd: the same inode, no name looked up again. */
+/* fd's magic link: the very inode fd is open on, no name looked up again. */
+static void proc_fd(int fd, char out[40])
+{
+    snprintf(out, 40, "/proc/self/fd/%d", fd);
+}
+
+/* Reopens an O_PATH descriptor of a regular file or directory for flags. */
 static int reopen(int fd, int flags)
 {
     char p[40];
 
-    snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+    proc_fd(fd, p);
     return open(p, flags | O_CLOEXEC | O_NOCTTY);
 }
 
@@ -124,8 +129,9 @@ static json_t *entry(const char *path, const struct stat *st, const char *target
     return o;
 }
 
-/* The entry of name in dir, not following it; NULL with errno. */
-static json_t *entry_at(int dir, const char *name, const char *path)
+/* The entry of name in dir, not following it, and its mode into *mode when
+ * not NULL; NULL with errno. */
+static json_t *entry_at(int dir, const char *name, const char *path, mode_t *mode)
 {
     struct stat st;
     char target[4096];
@@ -136,6 +142,8 @@ static json_t *entry_at(int dir, const char *name, const char *path)
     if (S_ISLNK(st.st_mode) && (n = readlinkat(dir, name, target, sizeof(target) - 1)) < 0)
         return NULL;
     target[n > 0 ? n : 0] = '\0';
+    if (mode)
+        *mode = st.st_mode;
     return entry(path, &st, S_ISLNK(st.st_mode) ? target : NULL);
 }
 
@@ -151,15 +159,10 @@ int vf_stat(int root, const char *path, json_t **out, char *why, size_t whylen)
 
     if (dir < 0)
         return fail(errno, "path", why, whylen);
-    *out = entry_at(dir, name, path);
+    *out = entry_at(dir, name, path, NULL);
     err = errno;
     close(dir);
     return *out ? 0 : fail(err, "path", why, whylen);
-}
-
-static const char *field_of(json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k)) ?: "";
 }
 
 struct walk {
@@ -181,6 +184,7 @@ static int walk(int fd, const char *path, long depth, struct walk *w, char *why,
     while (rc == 0 && (e = readdir(d))) {
         char sub[4100];
         json_t *o;
+        mode_t mode;
         int cfd;
 
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
@@ -192,10 +196,10 @@ static int walk(int fd, const char *path, long depth, struct walk *w, char *why,
             break;
         }
         snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "/" : "", e->d_name);
-        if (!(o = entry_at(dirfd(d), e->d_name, sub)))
+        if (!(o = entry_at(dirfd(d), e->d_name, sub, &mode)))
             continue; /* gone meanwhile */
         json_array_append_new(w->arr, o);
-        if (depth <= 1 || strcmp(field_of(o, "type"), "directory") != 0)
+        if (depth <= 1 || !S_ISDIR(mode))
             continue;
         cfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd >= 0)
@@ -239,18 +243,26 @@ static int own(int fd, long uid, long gid, long mode)
 
 /* mkdirat(dir, name) owned as given, through the new directory's own
  * descriptor (O_NOFOLLOW: the name swapped for a symlink meanwhile is
- * refused, not followed). */
+ * refused, not followed). A directory that cannot be owned so is removed
+ * again (empty, just made): a failed request leaves nothing behind. */
 static int make_dir(int dir, const char *name, long uid, long gid, long mode)
 {
-    int fd, rc;
+    int fd, rc = -1, err;
 
     if (mkdirat(dir, name, 0700) != 0)
         return -1;
     fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    rc = own(fd, uid < 0 ? 0 : uid, gid < 0 ? 0 : gid, mode);
-    close(fd);
+    if (fd >= 0) {
+        rc = own(fd, uid < 0 ? 0 : uid, gid < 0 ? 0 : gid, mode);
+        err = errno;
+        close(fd);
+        errno = err;
+    }
+    if (rc != 0) {
+        err = errno;
+        unlinkat(dir, name, AT_REMOVEDIR); /* fails on anything but an empty directory */
+        errno = err;
+    }
     return rc;
 }
 
@@ -395,7 +407,7 @@ int vf_upload_commit(struct vf_upload *u, const char *path, const struct vf_owne
     int rc = 0, ok;
 
     *out = NULL;
-    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", u->fd);
+    proc_fd(u->fd, proc);
     if (secret_random_hex(hex, 8) != 0)
         snprintf(hex, sizeof(hex), "%d", getpid());
     snprintf(tmp, sizeof(tmp), ".corral-upload-%s", hex);
@@ -410,7 +422,7 @@ int vf_upload_commit(struct vf_upload *u, const char *path, const struct vf_owne
         ok = 0;
     }
     if (ok)
-        ok = (*out = entry_at(u->dir, u->name, path)) != NULL;
+        ok = (*out = entry_at(u->dir, u->name, path, NULL)) != NULL;
     if (!ok)
         rc = fail(errno, "path", why, whylen);
     vf_upload_abort(u);
@@ -500,7 +512,7 @@ static int apply_meta(int fd, const struct stat *st, const struct vf_owner *o, c
         return fail(errno, "path", why, whylen);
     /* chmod follows the descriptor's magic link to its own inode: a regular
      * file or directory (checked), not reopened, no name looked up */
-    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    proc_fd(fd, proc);
     if (o->mode >= 0 && chmod(proc, (mode_t)o->mode) != 0)
         return fail(errno, "path", why, whylen);
     return 0;
@@ -521,7 +533,7 @@ int vf_set_meta(int root, const char *path, const struct vf_owner *o, json_t **o
         rc = fail(errno, "path", why, whylen);
     else
         rc = apply_meta(fd, &st, o, why, whylen);
-    if (rc == 0 && !(*out = entry_at(dir, path[0] ? name : "", path)))
+    if (rc == 0 && !(*out = entry_at(dir, path[0] ? name : "", path, NULL)))
         rc = fail(errno, "path", why, whylen);
     if (fd >= 0)
         close(fd);

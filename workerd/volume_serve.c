@@ -119,7 +119,7 @@ static ssize_t body_read(struct job *j, char *buf, size_t n)
     return r;
 }
 
-static int do_write(struct job *j, int root, const struct volume_req *r, const struct vf_owner *o)
+static void do_write(struct job *j, int root, const struct volume_req *r, const struct vf_owner *o)
 {
     struct vf_upload u;
     char why[300], *buf;
@@ -129,12 +129,12 @@ static int do_write(struct job *j, int root, const struct volume_req *r, const s
 
     if (code != 0) {
         answer_error(j, code, why);
-        return -1;
+        return;
     }
     if (!(buf = malloc(256 * 1024))) {
         vf_upload_abort(&u);
         answer_error(j, 500, "out of memory");
-        return -1;
+        return;
     }
     while ((n = body_read(j, buf, 256 * 1024)) > 0) {
         char *p = buf;
@@ -157,14 +157,13 @@ static int do_write(struct job *j, int root, const struct volume_req *r, const s
         vf_upload_abort(&u);
         if (n == -2)
             answer_error(j, code, why);
-        return -1;
+        return;
     }
     code = vf_upload_commit(&u, r->path, o, &out, why, sizeof(why));
     if (code != 0)
         answer_error(j, code, why);
     else
         answer_json(j, 201, out);
-    return 0;
 }
 
 static void do_read(struct job *j, int root, const struct volume_req *r)

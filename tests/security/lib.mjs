@@ -8,7 +8,7 @@ import { docker } from '../lib/engine.mjs';
 import { until } from '../lib/poll.mjs';
 import { PC, sessions, startAgent } from './machine.mjs';
 
-export { Sandbox };
+export { Sandbox, Volume };
 export { PC, startAgent, startDevServer, stopAll, AGENT_APP_PORTS, CLOSED_PORT, DEV_PORT } from './machine.mjs';
 const RUN = process.env.CORRAL_RUN;
 const API = process.env.E2B_API_URL;
@@ -83,8 +83,10 @@ export const KINDS = {
       return await Sandbox.create(snap.snapshotId, o);
     } finally { await s.kill().catch(() => {}); }
   },
+  // ws.volume: the volume (and its file API token) the matrix attacks too.
   volume: async (ws, o) => {
     const vol = await Volume.create(`sec-${ws.name}-${Date.now().toString(36)}`, o);
+    ws.volume = vol;
     return Sandbox.create('base', { ...o, volumeMounts: { '/data': vol } });
   },
   gvisor: (ws) => native(ws, { require_isolation: 'GVISOR' }),

@@ -36,9 +36,10 @@
 //   server, nor the other agent's app (column "gateway").
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { KINDS, APP_PORT, ENVD_PORT, PROXY_PORT, Sandbox, workspace, make, hostFacts, probe, serving, killAll, call,
-  corralctl, viaGateway, PC, startDevServer, stopAll, CLOSED_PORT, DEV_PORT, platformPorts, trafficToken } from './lib.mjs';
+  corralctl, viaGateway, PC, startDevServer, stopAll, CLOSED_PORT, DEV_PORT, platformPorts, trafficToken, Volume } from './lib.mjs';
 
 let all = [], a, b, dev;
 const host = hostFacts();
@@ -376,3 +377,112 @@ async function intoAgent(s, o, row) {
   if (theirsSeen.length) bad.push(`agent: b's agent app was connected to from ${theirsSeen.join(', ')}`);
   return bad;
 }
+
+// The volume file API (decision 0071), as an attacker would try it: a's
+// volume (the volume kind's, mounted by a's sandbox) by every credential
+// but its own token; traversal with its own token; what a's sandbox, root
+// in the volume, can plant to lead workerd (root on this host) out of it;
+// b's own volume token aimed at a's volume's directory on the host by path;
+// a deleted volume's token; the worker's data port without corral-api's
+// signature. Every answer is the error shape, and a's files are unchanged.
+const volumeCall = async (id, op, query, { token, headers = {}, method = 'GET', body } = {}) => {
+  const h = { ...headers };
+  if (token !== undefined) h.Authorization = `Bearer ${token}`;
+  const r = await fetch(`${process.env.E2B_API_URL}/volumecontent/${id}/${op}?${query}`, { method, headers: h, body });
+  const raw = await r.text();
+  let parsed = null;
+  try { parsed = JSON.parse(raw); } catch { parsed = raw; }
+  return { status: r.status, body: parsed, raw };
+};
+
+test("the volume file API: a's volume opens to its own token only, and nothing in it or in a path leads out", async () => {
+  const vol = a.volume, theirs = b.volume;
+  const src = all.find((s) => s.ws === a && s.kind === 'volume');
+  assert.ok(vol && theirs && src, 'the volume kind made a volume in each workspace');
+  const bad = [], table = {};
+  const marker = `volume-marker-${randomBytes(4).toString('hex')}`;
+  assert.equal((await volumeCall(vol.volumeId, 'file', 'path=%2Fmarker.txt', { token: vol.token, method: 'PUT', body: marker })).status, 201);
+  const q = 'path=%2Fmarker.txt';
+  const expect = (who, r, codes, pattern) => {
+    table[who] = r.status;
+    if (!codes.includes(r.status) || r.body?.code !== r.status || (pattern && !pattern.test(r.body?.message ?? ''))) {
+      bad.push(`${who}: ${r.status} ${r.raw.slice(0, 160)}`);
+    }
+    if (r.raw.includes(marker)) bad.push(`${who}: answered with a's file`);
+  };
+  // Every credential that is not a's volume token, on a read and a write.
+  const [, ws, id, exp, mac] = vol.token.split('.');
+  const w = readFileSync(`${RUN}/workerd-state/worker`, 'utf8');
+  const field = (k) => w.match(new RegExp(`^${k} = (\\S+)$`, 'm'))[1];
+  const creds = {
+    'no token': undefined,
+    "a's member key": a.member,
+    "a's owner key": a.owner,
+    "b's member key": b.member,
+    "a's sandbox's envd token": src.sbx.envdAccessToken ?? 'none',
+    "a's join token": corralctl('join-token', 'create', '--workspace', a.id).token,
+    "a worker's secret": field('worker_secret'),
+    "a's token, b's workspace": ['cvt1', theirs.token.split('.')[1], id, exp, mac].join('.'),
+    "a's token, a day later": ['cvt1', ws, id, String(Number(exp) + 86400), mac].join('.'),
+    "a's token, another MAC": ['cvt1', ws, id, exp, [...mac].reverse().join('')].join('.'),
+  };
+  for (const [who, token] of Object.entries(creds)) {
+    expect(`${who}: read`, await volumeCall(vol.volumeId, 'file', q, { token }), [401]);
+    expect(`${who}: write`, await volumeCall(vol.volumeId, 'file', q, { token, method: 'PUT', body: 'stolen' }), [401]);
+  }
+  // b's own, valid token on a's volume: for another volume.
+  for (const [op, method, query, body] of [['file', 'GET', q], ['file', 'PUT', q, 'stolen'], ['dir', 'GET', 'path=%2F'],
+    ['path', 'DELETE', q], ['path', 'PATCH', q, JSON.stringify({ mode: 0o777 })]]) {
+    expect(`b's volume token: ${method} ${op}`, await volumeCall(vol.volumeId, op, query, { token: theirs.token, method, body }), [403], /another volume/);
+  }
+  // b, with its own token on its own volume, asks for a's volume by its
+  // directory on the host: every path is inside b's volume.
+  const hostDir = `/var/lib/docker/volumes/corral-${vol.volumeId}/_data`;
+  for (const path of [`${hostDir}/marker.txt`, `../../corral-${vol.volumeId}/_data/marker.txt`, `/../corral-${vol.volumeId}/_data/marker.txt`]) {
+    expect(`b's token, path ${path.slice(0, 40)}`, await volumeCall(theirs.volumeId, 'file', `path=${encodeURIComponent(path)}`, { token: theirs.token }), [400, 404]);
+  }
+  // What a's sandbox, root in the volume, can leave there.
+  const hostFile = `corral-sec-${randomBytes(4).toString('hex')}`;
+  await src.sbx.commands.run(['ln -sfn / /data/sec-root', 'ln -sfn /etc /data/sec-etc', 'ln -sfn /proc/1/root /data/sec-proc',
+    'ln -sfn ../../../../../../../../../etc/hostname /data/sec-up', 'rm -f /data/sec-fifo', 'mkfifo /data/sec-fifo',
+    `ln -sfn /var/lib/docker/volumes/corral-${theirs.volumeId}/_data /data/sec-theirs`].join(' && '), { user: 'root' });
+  expect('through a link to /', await volumeCall(vol.volumeId, 'file', 'path=%2Fsec-root%2Fetc%2Fhostname', { token: vol.token }), [404]);
+  expect('through a link to /etc', await volumeCall(vol.volumeId, 'file', 'path=%2Fsec-etc%2Fpasswd', { token: vol.token }), [404]);
+  expect('through a link up', await volumeCall(vol.volumeId, 'file', 'path=%2Fsec-up', { token: vol.token }), [404]);
+  expect('through /proc/1/root', await volumeCall(vol.volumeId, 'dir', 'path=%2Fsec-proc', { token: vol.token }), [404]);
+  expect("through a link to b's volume", await volumeCall(vol.volumeId, 'dir', 'path=%2Fsec-theirs', { token: vol.token }), [404]);
+  expect('a write through a link to /etc', await volumeCall(vol.volumeId, 'file', `path=%2Fsec-etc%2F${hostFile}`, { token: vol.token, method: 'PUT', body: 'x' }), [404]);
+  expect('a directory through a link to /etc', await volumeCall(vol.volumeId, 'dir', `path=%2Fsec-etc%2F${hostFile}&force=true`, { token: vol.token, method: 'POST' }), [404]);
+  if (existsSync(`/etc/${hostFile}`)) bad.push(`/etc/${hostFile} was made on the host`);
+  const rootMode = statSync('/').mode;
+  expect("a mode on a link to /", await volumeCall(vol.volumeId, 'path', 'path=%2Fsec-root', { token: vol.token, method: 'PATCH', body: JSON.stringify({ mode: 0o777 }) }), [400]);
+  if (statSync('/').mode !== rootMode) bad.push("the host's / changed mode");
+  const t0 = Date.now();
+  expect('a FIFO', await volumeCall(vol.volumeId, 'file', 'path=%2Fsec-fifo', { token: vol.token }), [400], /not a regular file/);
+  if (Date.now() - t0 > 5000) bad.push(`a FIFO's read took ${Date.now() - t0} ms`);
+  // Traversal with a's own token, however spelled.
+  for (const path of ['..%2F..%2Fetc%2Fpasswd', '%2F..', 'a%2F..%2F..%2Fb', '%2e%2e%2Fetc']) {
+    expect(`'..' as ${path}`, await volumeCall(vol.volumeId, 'file', `path=${path}`, { token: vol.token }), [400], /'\.\.'/);
+  }
+  // A deleted volume's token opens nothing.
+  const gone = await Volume.create(`sec-gone-${randomBytes(3).toString('hex')}`, { apiKey: a.member });
+  await Volume.destroy(gone.volumeId, { apiKey: a.member });
+  expect("a deleted volume's token", await volumeCall(gone.volumeId, 'dir', 'path=%2F', { token: gone.token }), [404], /volume not found/);
+  // The worker's data port, straight: a volume request with no valid
+  // signature (corral-api's, under the worker's data key) is refused there.
+  for (const gateway of [null, `${Math.floor(Date.now() / 1000)}:${'0'.repeat(64)}`]) {
+    const headers = { 'X-Corral-Volume': `corral-${vol.volumeId}`, 'X-Corral-Workspace': a.id, ...(gateway ? { 'X-Corral-Gateway': gateway } : {}) };
+    for (const host_ of ['127.0.0.1', ...host.addrs.map((x) => x.addr)]) {
+      const r = await fetch(`http://${host_}:${process.env.CORRAL_WORKERD_DATA_PORT}/volumecontent/${vol.volumeId}/file?${q}`, { headers })
+        .then(async (x) => ({ status: x.status, raw: await x.text() }), () => null);
+      if (!r) continue; // not listening there
+      table[`data port ${host_}, ${gateway ? 'forged' : 'no'} signature`] = r.status;
+      if (r.status !== 403 || r.raw.includes(marker)) bad.push(`data port ${host_}: ${r.status} ${r.raw.slice(0, 120)}`);
+    }
+  }
+  console.log("\nthe volume file API against a's volume (statuses):");
+  console.table(table);
+  const now = await volumeCall(vol.volumeId, 'file', q, { token: vol.token });
+  if (now.raw !== marker) bad.push(`a's file changed: ${now.raw.slice(0, 80)}`);
+  assert.deepEqual(bad, [], bad.join('\n'));
+});

@@ -3,6 +3,7 @@
  * on a volume request for the worker (common/volume_sig.c). */
 #include "check.h"
 #include "secret.h"
+#include "volume_relay.h"
 #include "volume_sig.h"
 #include "volume_token.h"
 
@@ -83,10 +84,22 @@ static void test_signature(void)
     CHECK(!strncmp(hdr, "1700000000:", 11) && !strcmp(hdr + 11, mac));
 }
 
+/* What a worker's error answer becomes: its own status where it is about the
+ * request (a full disk among them), 502 where it is the worker's fault. */
+static void test_relay_statuses(void)
+{
+    CHECK(volume_relay_passes(400) && volume_relay_passes(404) && volume_relay_passes(409) &&
+          volume_relay_passes(411) && volume_relay_passes(413) && volume_relay_passes(503));
+    CHECK(volume_relay_passes(507));
+    CHECK(!volume_relay_passes(401) && !volume_relay_passes(403) && !volume_relay_passes(405) &&
+          !volume_relay_passes(500) && !volume_relay_passes(502) && !volume_relay_passes(200));
+}
+
 void unit_volume(int *total_passed, int *total_failed)
 {
     test_token();
     test_signature();
+    test_relay_statuses();
     *total_passed += passed;
     *total_failed += failed;
 }

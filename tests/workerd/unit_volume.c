@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -388,6 +390,57 @@ static void test_files(int root)
           vf_stat(root, "a", &o, why, sizeof(why)) == 404);
 }
 
+/* Entries of directory path (not "." or ".."). */
+static int entries(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+
+    while (d && (e = readdir(d)))
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return d ? n : -1;
+}
+
+/* What cannot be owned as asked leaves nothing: no directory made with the
+ * wrong owner, no half-made parents, no temporary name of an upload. Run as
+ * a user that may not give files away (nobody), in a directory it may write,
+ * so that the chown of each fails after the thing was made. */
+static void test_failures_leave_nothing(int root)
+{
+    char p[160], why[300];
+    int status = -1;
+    pid_t pid;
+
+    if (geteuid() != 0)
+        return; /* needs to become another user */
+    snprintf(p, sizeof(p), "%s/open", vol);
+    CHECK(mkdir(p, 0700) == 0 && chmod(p, 0777) == 0);
+    if ((pid = fork()) == 0) {
+        const struct vf_owner given = {4321, -1, -1};
+        struct vf_upload u;
+        json_t *o = NULL;
+
+        failed = 0;
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(99);
+        CHECK(vf_mkdir(root, "open/d", &given, 0, &o, why, sizeof(why)) == 500 &&
+              strstr(why, "not permitted"));
+        CHECK(vf_mkdir(root, "open/p/q", &given, 1, &o, why, sizeof(why)) == 500);
+        CHECK(vf_upload_begin(root, "open/f", &u, why, sizeof(why)) == 0 &&
+              write(u.fd, "x", 1) == 1 &&
+              vf_upload_commit(&u, "open/f", &given, &o, why, sizeof(why)) == 500);
+        CHECK(u.fd == -1 && u.dir == -1);
+        _exit(failed > 90 ? 90 : failed);
+    }
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0);
+    CHECK(entries(p) == 0);
+    CHECK(vf_remove(root, "open", why, sizeof(why)) == 0);
+}
+
 static void cleanup(void)
 {
     char cmd[128];
@@ -411,6 +464,7 @@ void unit_volume(int *total_passed, int *total_failed)
     if (root >= 0) {
         test_escapes(root);
         test_files(root);
+        test_failures_leave_nothing(root);
         close(root);
     }
     cleanup();
