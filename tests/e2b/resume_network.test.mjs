@@ -5,30 +5,14 @@
 // whichever way it was paused. A resume that boots afresh may also add or
 // remove the proxy; one that keeps the memory refuses that, saying why, and
 // the SDK's connect({onResume: 'reboot'}) then applies it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_TRAFFIC, SDK } from './sdk.mjs';
-import { withSandbox, Sandbox, MODE } from './lib.mjs';
-import { startStandins, INET, PORT } from '../lib/standins.mjs';
+import { withSandbox, Sandbox, MODE, useStandins, fetchFrom } from './lib.mjs';
+import { INET, PORT } from '../lib/standins.mjs';
 
 const tag = `[${MODE} ${SDK}]`;
-let standins;
-before(async () => { standins = await startStandins(); });
-after(() => standins?.stop());
-
-// Fetches each URL from inside the sandbox (urllib honours the proxy variables).
-async function fetchFrom(sbx, urls) {
-  const code = `
-import json, urllib.request
-out = {}
-for url in ${JSON.stringify(urls)}:
-    try: out[url] = urllib.request.urlopen(url, timeout=5).read().decode().strip()
-    except urllib.error.HTTPError as e: out[url] = 'HTTP %d' % e.code
-    except Exception as e: out[url] = type(e).__name__
-print(json.dumps(out))`;
-  const r = await sbx.commands.run(`python3 - <<'PY'\n${code}\nPY`, { timeoutMs: 60_000 });
-  return JSON.parse(r.stdout);
-}
+useStandins();
 const api = `http://api.allowed.test:${PORT}/`, other = `http://other.test:${PORT}/`;
 const literal = `http://${INET.addrs[0]}:${PORT}/`;
 const URLS = [api, other, literal];
