@@ -229,10 +229,13 @@ int egress_change_apply(struct docker *d, const struct worker_conf *c, const str
         sbnet_name(net, sizeof(net), sbid, wid, SBNET_OPEN);
         rc = sbnet_ensure(d, wid, sbid, SBNET_OPEN, NULL, err, errlen);
     }
-    if (rc == 0)
-        rc = move(d, name, old, net, err, errlen);
+    /* The variables before the move: a change that fails after the move comes
+     * again and finds the container on the network it wants (nothing more
+     * done then), so nothing that must come with the move may come after it. */
     if (rc == 0)
         rc = write_env(d, name, will, err, errlen);
+    if (rc == 0)
+        rc = move(d, name, old, net, err, errlen);
     if (rc == 0)
         rc = will ? drop_network(d, old, err, errlen) : drop_policy(d, wid, sbid, old, err, errlen);
     return rc;
