@@ -74,6 +74,32 @@ test(`${tag} a resume keeping the memory refuses to add a policy (409, why); a f
   });
 });
 
+test(`${tag} a resume keeping the memory refuses to remove a policy (409, why); the native resume with keep_memory false applies it`, async () => {
+  await withSandbox({ network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }, async (sbx) => {
+    await sbx.updateNetwork({});
+    assert.equal(await sbx.pause(), true);
+    const refused = await postJson(`/sandboxes/${sbx.sandboxId}/resume`, {});
+    assert.equal(refused.status, 409, refused.text);
+    assert.match(refused.text, /removes an egress policy.*fresh start/);
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused', 'and it stays paused');
+    const bad = await postJson(`/v1/sandboxes/${sbx.sandboxId}/resume`, { keep_memory: 'no' });
+    assert.equal(bad.status, 400, bad.text);
+    assert.match(bad.text, /keep_memory/);
+    const fresh = await postJson(`/v1/sandboxes/${sbx.sandboxId}/resume`, { keep_memory: false });
+    assert.equal(fresh.status, 200, fresh.text);
+    const back = await Sandbox.connect(sbx.sandboxId);
+    assert.equal(await proxyVar(back), 'unset', 'booted afresh without the proxy');
+    assert.equal((await native(sbx.sandboxId)).egress, null);
+  });
+});
+
+async function postJson(path, body) {
+  const r = await fetch(`${process.env.E2B_API_URL}${path}`, {
+    method: 'POST', headers: { 'X-API-Key': process.env.E2B_API_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body) });
+  return { status: r.status, text: await r.text() };
+}
+
 // The older SDK has no onResume: the API's resume with {memory: false}.
 async function resumeFresh(id) {
   const r = await fetch(`${process.env.E2B_API_URL}/sandboxes/${id}/resume`, {
