@@ -89,13 +89,33 @@ static int give_up(struct worker *w, struct docker *dk, const char *sbid, const 
     return told(w, &st, "resume");
 }
 
+/* The policy recorded while sbid was paused (egress NULL: none) applied to
+ * its container, frozen or stopped (egress_change.h). -1 comes again; else
+ * *ended says whether the sandbox was given up for it (the value returned is
+ * then its report's). */
+static int change_egress(struct worker *w, struct docker *dk, const char *sbid, json_t *egress,
+                         int stopped, int *ended)
+{
+    char err[256];
+    int rc;
+
+    *ended = 0;
+    if (!egress)
+        return 0;
+    rc = egress_change_apply(dk, w->conf, &w->caps, w->id.worker_id, sbid, egress, stopped, err,
+                             sizeof(err));
+    if (rc <= 0)
+        return rc;
+    *ended = 1;
+    return give_up(w, dk, sbid, err);
+}
+
 /* A fresh start: a frozen container stopped first, the new policy applied
  * to the stopped one, then booted as a create's container is. */
 static int resume_fresh(struct worker *w, struct docker *dk, const char *sbid, json_t *egress)
 {
     struct ctr_state st;
-    char err[256];
-    int rc, gone = 0;
+    int rc, ended, gone = 0;
 
     if (!stopped_has(sbid)) {
         /* Only a frozen one is stopped: a running one is a resume delivered
@@ -112,14 +132,9 @@ static int resume_fresh(struct worker *w, struct docker *dk, const char *sbid, j
             return told(w, &st, "resume");
         }
     }
-    if (egress) {
-        rc = egress_change_apply(dk, w->conf, &w->caps, w->id.worker_id, sbid, egress, 1, err,
-                                 sizeof(err));
-        if (rc < 0)
-            return -1;
-        if (rc > 0)
-            return give_up(w, dk, sbid, err);
-    }
+    rc = change_egress(w, dk, sbid, egress, 1, &ended);
+    if (rc < 0 || ended)
+        return rc;
     rc = containers_boot(dk, w->id.worker_id, sbid, apply_envd_wait_ms(w), &st);
     if (rc < 0)
         return -1;
@@ -133,17 +148,10 @@ static int resume_fresh(struct worker *w, struct docker *dk, const char *sbid, j
  * network: the control plane asks for no other change of one). */
 static int resume_frozen(struct worker *w, struct docker *dk, const char *sbid, json_t *egress)
 {
-    char err[256];
-    int rc;
+    int ended, rc = change_egress(w, dk, sbid, egress, 0, &ended);
 
-    if (egress) {
-        rc = egress_change_apply(dk, w->conf, &w->caps, w->id.worker_id, sbid, egress, 0, err,
-                                 sizeof(err));
-        if (rc < 0)
-            return -1;
-        if (rc > 0)
-            return give_up(w, dk, sbid, err);
-    }
+    if (rc < 0 || ended)
+        return rc;
     return apply_freeze(w, dk, sbid, 0);
 }
 

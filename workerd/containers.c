@@ -130,7 +130,7 @@ int containers_ip(struct docker *d, const char *wid, const char *sbid, long time
     return rc;
 }
 
-static int remove_container(struct docker *d, const char *name, char *err, size_t errlen)
+int containers_remove(struct docker *d, const char *name, char *err, size_t errlen)
 {
     char path[512];
     long status = 0;
@@ -575,7 +575,7 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
     json_array_foreach(ctrs, i, ctr)
     {
         const char *id = json_string_value(json_object_get(ctr, "Id"));
-        if (id && remove_container(d, id, err, errlen) != 0) {
+        if (id && containers_remove(d, id, err, errlen) != 0) {
             json_decref(ctrs);
             return -1;
         }
@@ -583,7 +583,7 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
     json_decref(ctrs);
     /* A proxy from the pool carries no sandbox label, only the name. */
     egress_proxy_name(name, sizeof(name), sbid, wid);
-    if (remove_container(d, name, err, errlen) != 0)
+    if (containers_remove(d, name, err, errlen) != 0)
         return -1;
     egress_pool_forget(d, sbid);
     if (remove_networks(d, wid, sbid, err, errlen) != 0)

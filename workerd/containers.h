@@ -75,6 +75,10 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
  * A sandbox that is gone is killed already: 0. -1 when dockerd did not answer. */
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
 
+/* Removes the container called name (forced, with its anonymous volumes): 0
+ * removed, absent or being removed; -1 refused or dockerd down (err). */
+int containers_remove(struct docker *d, const char *name, char *err, size_t errlen);
+
 /* One sandbox's container, inspected (the listing can lag a "die" event):
  * 0 with st ("running", "paused" when frozen or stopped by a pause without
  * memory (stopped.h), or "exited" with its reason), 1 absent, -1 dockerd did

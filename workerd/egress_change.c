@@ -82,20 +82,25 @@ static int is_internal(const char *net)
     return n > 4 && strcmp(net + n - 4, "-int") == 0;
 }
 
+/* sbid's proxy removed (pooled or its own: both go by the same name). 0, or
+ * -1 (comes again). */
+static int remove_proxy(struct docker *d, const char *wid, const char *sbid, char *err,
+                        size_t errlen)
+{
+    char name[SBNET_NAME_MAX + 16];
+
+    egress_proxy_name(name, sizeof(name), sbid, wid);
+    return containers_remove(d, name, err, errlen);
+}
+
 /* The proxy of sbid made anew with policy, on net: its policy is on its
  * command line. A pooled proxy is replaced the same way (its config file's
  * directory was renamed after the sandbox, so it cannot be restarted). */
 static int new_proxy(struct docker *d, const struct worker_conf *c, const char *wid,
                      const char *sbid, json_t *policy, const char *net, char *err, size_t errlen)
 {
-    static const long ok[] = {204, 404, 0};
-    char name[SBNET_NAME_MAX + 16], path[SBNET_NAME_MAX + 64];
-    int rc;
-
-    egress_proxy_name(name, sizeof(name), sbid, wid);
-    snprintf(path, sizeof(path), "/containers/%s?force=1", name);
-    if ((rc = call(d, "DELETE", path, NULL, ok, "remove the old proxy", err, errlen)) != 0)
-        return rc;
+    if (remove_proxy(d, wid, sbid, err, errlen) != 0)
+        return -1;
     return egress_proxy_start_on(d, c, wid, sbid, policy, net, err, errlen);
 }
 
@@ -180,14 +185,8 @@ static int add_policy(struct docker *d, const struct worker_conf *c, const char 
 static int drop_policy(struct docker *d, const char *wid, const char *sbid, const char *old,
                        char *err, size_t errlen)
 {
-    static const long ok[] = {204, 404, 0};
-    char name[SBNET_NAME_MAX + 16], path[SBNET_NAME_MAX + 64];
-    int rc;
-
-    egress_proxy_name(name, sizeof(name), sbid, wid);
-    snprintf(path, sizeof(path), "/containers/%s?force=1", name);
-    if ((rc = call(d, "DELETE", path, NULL, ok, "remove the proxy", err, errlen)) != 0)
-        return rc;
+    if (remove_proxy(d, wid, sbid, err, errlen) != 0)
+        return -1;
     egress_pool_forget(d, sbid);
     return drop_network(d, old, err, errlen);
 }
@@ -230,10 +229,13 @@ int egress_change_apply(struct docker *d, const struct worker_conf *c, const str
         sbnet_name(net, sizeof(net), sbid, wid, SBNET_OPEN);
         rc = sbnet_ensure(d, wid, sbid, SBNET_OPEN, NULL, err, errlen);
     }
-    if (rc == 0)
-        rc = move(d, name, old, net, err, errlen);
+    /* The variables before the move: a change that fails after the move comes
+     * again and finds the container on the network it wants (nothing more
+     * done then), so nothing that must come with the move may come after it. */
     if (rc == 0)
         rc = write_env(d, name, will, err, errlen);
+    if (rc == 0)
+        rc = move(d, name, old, net, err, errlen);
     if (rc == 0)
         rc = will ? drop_network(d, old, err, errlen) : drop_policy(d, wid, sbid, old, err, errlen);
     return rc;

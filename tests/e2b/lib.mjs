@@ -4,7 +4,9 @@
 // this machine: there is no wildcard DNS here, so the test process resolves
 // that one domain to loopback itself (everything else resolves normally).
 import dns from 'node:dns';
+import { before, after } from 'node:test';
 import { Sandbox } from './sdk.mjs';
+import { startStandins } from '../lib/standins.mjs';
 
 export const MODE = process.env.CORRAL_ROUTING;
 if (!process.env.E2B_API_URL || !process.env.E2B_API_KEY || !MODE) {
@@ -30,4 +32,27 @@ export async function withSandbox(opts, fn) {
   } finally {
     await sbx.kill().catch(() => {});
   }
+}
+
+// The loopback stand-ins of tests/lib/standins.mjs, up for the tests of the
+// file that calls this (at its top level).
+export function useStandins() {
+  let standins;
+  before(async () => { standins = await startStandins(); });
+  after(() => standins?.stop());
+}
+
+// Fetches each URL from inside the sandbox (urllib honours the proxy
+// variables): {url: body, 'HTTP <status>' or the exception's name}.
+export async function fetchFrom(sbx, urls) {
+  const code = `
+import json, urllib.request
+out = {}
+for url in ${JSON.stringify(urls)}:
+    try: out[url] = urllib.request.urlopen(url, timeout=5).read().decode().strip()
+    except urllib.error.HTTPError as e: out[url] = 'HTTP %d' % e.code
+    except Exception as e: out[url] = type(e).__name__
+print(json.dumps(out))`;
+  const r = await sbx.commands.run(`python3 - <<'PY'\n${code}\nPY`, { timeoutMs: 60_000 });
+  return JSON.parse(r.stdout);
 }

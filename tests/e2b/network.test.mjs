@@ -2,30 +2,14 @@
 // stand-in hosts of tests/lib/standins.mjs (the workerd of tests/e2b/run.sh
 // resolves their names for its egress proxies), and a sandbox created with
 // allowPublicTraffic: false probed directly from another sandbox.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_TRAFFIC } from './sdk.mjs';
-import { withSandbox, Sandbox } from './lib.mjs';
-import { startStandins, INET, PRIV, PORT } from '../lib/standins.mjs';
+import { withSandbox, Sandbox, useStandins, fetchFrom } from './lib.mjs';
+import { INET, PRIV, PORT } from '../lib/standins.mjs';
 import { sandboxIp } from '../lib/engine.mjs';
 
-let standins;
-before(async () => { standins = await startStandins(); });
-after(() => standins?.stop());
-
-// Fetches each URL from inside the sandbox (urllib honours the proxy variables).
-async function fetchFrom(sbx, urls) {
-  const code = `
-import json, urllib.request
-out = {}
-for url in ${JSON.stringify(urls)}:
-    try: out[url] = urllib.request.urlopen(url, timeout=5).read().decode().strip()
-    except urllib.error.HTTPError as e: out[url] = 'HTTP %d' % e.code
-    except Exception as e: out[url] = type(e).__name__
-print(json.dumps(out))`;
-  const r = await sbx.commands.run(`python3 - <<'PY'\n${code}\nPY`, { timeoutMs: 60_000 });
-  return JSON.parse(r.stdout);
-}
+useStandins();
 const api = `http://api.allowed.test:${PORT}/`, other = `http://other.test:${PORT}/`;
 const literal = `http://${INET.addrs[0]}:${PORT}/`, priv = `http://${PRIV.addrs[0]}:${PORT}/`;
 

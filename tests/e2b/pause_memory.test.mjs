@@ -95,6 +95,11 @@ test(`${tag} traffic does not resume a sandbox paused without memory; the API re
     templateID: 'base', autoPause: true, autoPauseMemory: false, autoResume: { enabled: true } });
   assert.equal(refused.status, 400, JSON.stringify(refused.body));
   assert.match(refused.body.message, /autoPauseMemory/);
+  for (const body of [{ templateID: 'base', autoPauseMemory: false }, { templateID: 'base', autoPause: false, autoPauseMemory: false }]) {
+    const r = await api('POST', '/v2/sandboxes', body);
+    assert.equal(r.status, 400, `without autoPause: ${JSON.stringify(r.body)}`);
+    assert.match(r.body.message, /autoPauseMemory/);
+  }
   const sbx = await Sandbox.create('base', { timeoutMs: 120_000, lifecycle: { onTimeout: 'pause', autoResume: true } });
   try {
     await leaveTraces(sbx);
@@ -105,6 +110,25 @@ test(`${tag} traffic does not resume a sandbox paused without memory; the API re
     const again = await Sandbox.connect(sbx.sandboxId);
     assert.equal(await sleeper(again), 'gone');
     assert.equal((await again.commands.run('echo back')).stdout.trim(), 'back');
+  } finally {
+    await sbx.kill().catch(() => {});
+  }
+});
+
+test(`${tag} a memory that is no flag is refused (400, naming it), on the pause and on the resume, and leaves the sandbox as it was`, async () => {
+  const sbx = await Sandbox.create('base', { timeoutMs: 120_000 });
+  try {
+    const e2b = await api('POST', `/sandboxes/${sbx.sandboxId}/pause`, { memory: 'no' });
+    assert.equal(e2b.status, 400, JSON.stringify(e2b.body));
+    assert.match(e2b.body.message, /memory: must be true or false/);
+    const nat = await api('POST', `/v1/sandboxes/${sbx.sandboxId}/pause`, { keep_memory: 0 });
+    assert.equal(nat.status, 400, JSON.stringify(nat.body));
+    assert.match(nat.body.message, /keep_memory/);
+    assert.equal(await stateOf(sbx.sandboxId), 'running', 'not paused by a refused body');
+    assert.equal(await sbx.pause({ keepMemory: false }), true);
+    const res = await api('POST', `/sandboxes/${sbx.sandboxId}/resume`, { memory: 'no' });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(await stateOf(sbx.sandboxId), 'paused', 'not resumed by a refused body');
   } finally {
     await sbx.kill().catch(() => {});
   }

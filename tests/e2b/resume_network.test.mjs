@@ -5,30 +5,14 @@
 // whichever way it was paused. A resume that boots afresh may also add or
 // remove the proxy; one that keeps the memory refuses that, saying why, and
 // the SDK's connect({onResume: 'reboot'}) then applies it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_TRAFFIC, SDK } from './sdk.mjs';
-import { withSandbox, Sandbox, MODE } from './lib.mjs';
-import { startStandins, INET, PORT } from '../lib/standins.mjs';
+import { withSandbox, Sandbox, MODE, useStandins, fetchFrom } from './lib.mjs';
+import { INET, PORT } from '../lib/standins.mjs';
 
 const tag = `[${MODE} ${SDK}]`;
-let standins;
-before(async () => { standins = await startStandins(); });
-after(() => standins?.stop());
-
-// Fetches each URL from inside the sandbox (urllib honours the proxy variables).
-async function fetchFrom(sbx, urls) {
-  const code = `
-import json, urllib.request
-out = {}
-for url in ${JSON.stringify(urls)}:
-    try: out[url] = urllib.request.urlopen(url, timeout=5).read().decode().strip()
-    except urllib.error.HTTPError as e: out[url] = 'HTTP %d' % e.code
-    except Exception as e: out[url] = type(e).__name__
-print(json.dumps(out))`;
-  const r = await sbx.commands.run(`python3 - <<'PY'\n${code}\nPY`, { timeoutMs: 60_000 });
-  return JSON.parse(r.stdout);
-}
+useStandins();
 const api = `http://api.allowed.test:${PORT}/`, other = `http://other.test:${PORT}/`;
 const literal = `http://${INET.addrs[0]}:${PORT}/`;
 const URLS = [api, other, literal];
@@ -89,6 +73,32 @@ test(`${tag} a resume keeping the memory refuses to add a policy (409, why); a f
     assert.deepEqual(await fetchFrom(back, [literal]), { [literal]: 'HTTP 403' }, 'the new policy holds');
   });
 });
+
+test(`${tag} a resume keeping the memory refuses to remove a policy (409, why); the native resume with keep_memory false applies it`, async () => {
+  await withSandbox({ network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }, async (sbx) => {
+    await sbx.updateNetwork({});
+    assert.equal(await sbx.pause(), true);
+    const refused = await postJson(`/sandboxes/${sbx.sandboxId}/resume`, {});
+    assert.equal(refused.status, 409, refused.text);
+    assert.match(refused.text, /removes an egress policy.*fresh start/);
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused', 'and it stays paused');
+    const bad = await postJson(`/v1/sandboxes/${sbx.sandboxId}/resume`, { keep_memory: 'no' });
+    assert.equal(bad.status, 400, bad.text);
+    assert.match(bad.text, /keep_memory/);
+    const fresh = await postJson(`/v1/sandboxes/${sbx.sandboxId}/resume`, { keep_memory: false });
+    assert.equal(fresh.status, 200, fresh.text);
+    const back = await Sandbox.connect(sbx.sandboxId);
+    assert.equal(await proxyVar(back), 'unset', 'booted afresh without the proxy');
+    assert.equal((await native(sbx.sandboxId)).egress, null);
+  });
+});
+
+async function postJson(path, body) {
+  const r = await fetch(`${process.env.E2B_API_URL}${path}`, {
+    method: 'POST', headers: { 'X-API-Key': process.env.E2B_API_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body) });
+  return { status: r.status, text: await r.text() };
+}
 
 // The older SDK has no onResume: the API's resume with {memory: false}.
 async function resumeFresh(id) {

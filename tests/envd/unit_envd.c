@@ -425,18 +425,28 @@ static void test_net_env(void)
     CHECK(net_env_line("A B=x", name, sizeof(name), &value) == -1);
     CHECK(net_env_line("A_NAME_TOO_LONG_FOR_IT=x", name, sizeof(name), &value) == -1);
 
-    CHECK(net_env_apply("/nonexistent/net.env") == 0);
+    static const char *const names[] = {"UNIT_NET_ENV_SET", "UNIT_NET_ENV_GONE", NULL};
+
+    CHECK(net_env_apply("/nonexistent/net.env", names) == 0);
     setenv("UNIT_NET_ENV_GONE", "1", 1);
+    setenv("UNIT_NET_ENV_KEPT", "1", 1);
+    unsetenv("UNIT_NET_ENV_NOT_SET");
     fd = mkstemp(path);
     CHECK(fd >= 0 && (f = fdopen(fd, "w")) != NULL);
     if (fd < 0 || !f)
         return;
-    fputs("UNIT_NET_ENV_SET=a=b\nUNIT_NET_ENV_GONE\n bad line\n", f);
+    /* The sandbox can write the file too: a name outside the list (its
+     * resolver's, LD_PRELOAD, ...) is neither set nor unset. */
+    fputs("UNIT_NET_ENV_SET=a=b\nUNIT_NET_ENV_GONE\n bad line\nUNIT_NET_ENV_KEPT\n"
+          "UNIT_NET_ENV_NOT_SET=x\nLD_PRELOAD=/tmp/x.so\n",
+          f);
     fclose(f);
-    CHECK(net_env_apply(path) == 0);
+    CHECK(net_env_apply(path, names) == 0);
     set = getenv("UNIT_NET_ENV_SET");
     CHECK(set && strcmp(set, "a=b") == 0);
     CHECK(getenv("UNIT_NET_ENV_GONE") == NULL);
+    CHECK(getenv("UNIT_NET_ENV_KEPT") != NULL && getenv("UNIT_NET_ENV_NOT_SET") == NULL);
+    CHECK(getenv("LD_PRELOAD") == NULL);
     unlink(path);
 }
 

@@ -69,6 +69,15 @@ export const KINDS = {
     if (!(await s.pause({ keepMemory: false }))) throw new Error('pause said the sandbox was paused already');
     return Sandbox.connect(s.sandboxId, o);
   },
+  // Created open, given an allow-list while running, paused without its
+  // memory: booted afresh on the internal network it was moved to, behind a
+  // proxy made at the resume (decision 0074's egress change).
+  policyAdded: async (ws, o) => {
+    const s = await Sandbox.create('base', o);
+    await s.updateNetwork({ denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] });
+    if (!(await s.pause({ keepMemory: false }))) throw new Error('pause said the sandbox was paused already');
+    return Sandbox.connect(s.sandboxId, o);
+  },
   forked: async (ws, o) => {
     const s = await Sandbox.create('base', o);
     try {
@@ -121,7 +130,11 @@ async function containers(label) {
 async function addresses(id) {
   const [own] = await containers(`corral.sandbox=${id}`).then((cs) => cs.filter((c) => c.Labels['corral.role'] === 'sandbox'));
   if (!own) throw new Error(`no container of sandbox ${id}`);
-  const net = Object.values(own.NetworkSettings.Networks)[0];
+  // One network, whatever it went through (an egress change at a resume
+  // moves it: never onto the new one while still on the old).
+  const nets = Object.values(own.NetworkSettings.Networks);
+  if (nets.length !== 1) throw new Error(`sandbox ${id} is on ${nets.length} networks, not 1`);
+  const [net] = nets;
   const { body } = await docker('GET', `/networks/${net.NetworkID}`);
   const proxy = Object.entries(body.Containers || {}).filter(([cid]) => cid !== own.Id)
     .map(([, c]) => c.IPv4Address.split('/')[0]);

@@ -6,6 +6,7 @@
 #include "containers.h"
 #include "egress_proxy.h"
 #include "log.h"
+#include "envd/net_env.h"
 #include "netguard.h"
 #include "sandbox_body.h"
 #include "sbnet.h"
@@ -355,6 +356,15 @@ static void test_net_env_file(void)
                  "HTTP_PROXY=http://" EGRESS_ALIAS ":" EGRESS_PORT_STR) == 0);
     CHECK(strcmp(json_string_value(json_array_get(off, 0)), "HTTP_PROXY") == 0 &&
           strcmp(json_string_value(json_array_get(off, 5)), "no_proxy") == 0);
+    /* envd applies only the names it knows (NET_ENV_NAMES): all of these. */
+    for (size_t i = 0; i < json_array_size(off); i++) {
+        static const char *const names[] = NET_ENV_NAMES;
+        const char *name = json_string_value(json_array_get(off, i));
+        int known = 0;
+        for (int j = 0; names[j]; j++)
+            known |= strcmp(name, names[j]) == 0;
+        CHECK(known);
+    }
     json_decref(on);
     json_decref(off);
 

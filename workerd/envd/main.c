@@ -215,7 +215,8 @@ int main(int argc, char **argv)
     if (gate_start() < 0)
         return 2;
     /* Before any process exists: each inherits envd's environment. */
-    if (envd_cfg.net_env_path[0] && net_env_apply(envd_cfg.net_env_path) != 0)
+    if (envd_cfg.net_env_path[0] &&
+        net_env_apply(envd_cfg.net_env_path, (const char *const[])NET_ENV_NAMES) != 0)
         envd_log("-net-env %s: unreadable; the container's environment stays as it was",
                  envd_cfg.net_env_path);
     if (getenv("PATH") == NULL)

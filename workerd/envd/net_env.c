@@ -27,7 +27,16 @@ int net_env_line(const char *line, char *name, size_t namesz, const char **value
     return *value ? 1 : 0;
 }
 
-int net_env_apply(const char *path)
+/* 1 when name is one of names. */
+static int named(const char *name, const char *const names[])
+{
+    for (; *names; names++)
+        if (strcmp(name, *names) == 0)
+            return 1;
+    return 0;
+}
+
+int net_env_apply(const char *path, const char *const names[])
 {
     FILE *f = fopen(path, "re");
     char buf[NET_ENV_MAX + 1], name[128], *line, *save = NULL;
@@ -41,7 +50,9 @@ int net_env_apply(const char *path)
     buf[len] = '\0';
     for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         int rc = net_env_line(line, name, sizeof(name), &value);
-        if (rc == 1)
+        if (rc >= 0 && !named(name, names))
+            envd_log("%s: %s is not a variable it may change: left alone", path, name);
+        else if (rc == 1)
             setenv(name, value, 1);
         else if (rc == 0)
             unsetenv(name);
