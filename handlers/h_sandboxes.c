@@ -111,7 +111,7 @@ static void await_kill(struct request *req, const struct kill_sent *k, const cha
 
 void h_sandbox_delete(struct request *req)
 {
-    struct kill_sent k = {0};
+    struct kill_sent k = {.wait = 1};
     int n = token_is_id(req->params[0]) ? sandbox_kill_sent(req->rc, req->cred.ws, req->params[0],
                                                             AUDIT_KILLED, req->actor, "deleted", &k)
                                         : 0;

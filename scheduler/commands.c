@@ -101,12 +101,42 @@ int command_send_kill(struct rconn *rc, const char *pool, const char *wid, const
 /* A wake outlives any waiter (block_ms is seconds): kept a minute. */
 #define KILL_WAKE_TTL_MS 60000
 
-int command_kill_done(struct rconn *rc, const char *pool, const char *wid, const char *sbid)
+int command_kill_expect(struct rconn *rc, const char *pool, const char *wid, const char *sbid)
 {
     char key[256];
+    redisReply *r;
 
+    snprintf(key, sizeof(key), K_WORKER_KILL_WAIT, pool, wid, sbid);
+    r = rconn_cmd(rc, 0, "SET %s 1 PX %d", key, KILL_WAKE_TTL_MS);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
+/* KEYS: the expectation, the wake list. ARGV: the wake's ttl (ms). */
+static struct rscript kill_done_script = {"kill_done",
+                                          "if redis.call('DEL', KEYS[1]) == 1 then\n"
+                                          "  redis.call('LPUSH', KEYS[2], '1')\n"
+                                          "  redis.call('PEXPIRE', KEYS[2], ARGV[1])\n"
+                                          "end\n"
+                                          "return 0\n",
+                                          ""};
+
+int command_kill_done(struct rconn *rc, const char *pool, const char *wid, const char *sbid)
+{
+    char want[256], key[256], ttl[16];
+    redisReply *r;
+
+    snprintf(want, sizeof(want), K_WORKER_KILL_WAIT, pool, wid, sbid);
     snprintf(key, sizeof(key), K_WORKER_KILLED, pool, wid, sbid);
-    return wake_push(rc, key, "1", KILL_WAKE_TTL_MS);
+    snprintf(ttl, sizeof(ttl), "%d", KILL_WAKE_TTL_MS);
+    const char *argv[3] = {want, key, ttl};
+    r = rconn_eval(rc, &kill_done_script, 2, 1, argv);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
 }
 
 int command_kill_await(struct rconn *rc, const char *pool, const char *wid, const char *sbid,

@@ -31,8 +31,13 @@ int command_send_freeze(struct rconn *rc, const char *pool, const char *wid, con
  * image, workspace}, "image_remove" {image}. */
 int command_send_args(struct rconn *rc, const char *pool, const char *wid, const char *type,
                       const char *sbid, json_t *args);
+/* A caller will wait for sbid's kill (set before the kill is sent): only
+ * then does the worker's word make a wake, so that a worker naming ids
+ * nobody waits for stores nothing. 0, -1 Redis. */
+int command_kill_expect(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
 /* A worker said sbid's kill is done (its container gone, no request routed
- * to it): wakes the caller waiting in command_kill_await. 0, -1 Redis. */
+ * to it): wakes the caller waiting in command_kill_await, if one expects it.
+ * 0, -1 Redis. */
 int command_kill_done(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
 /* Waits up to block_ms for command_kill_done. 1 done, 0 not in time, -1 Redis. */
 int command_kill_await(struct rconn *rc, const char *pool, const char *wid, const char *sbid,

@@ -20,7 +20,7 @@
 int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char *event,
                  const char *actor, const char *reason)
 {
-    struct kill_sent k;
+    struct kill_sent k = {.wait = 0};
 
     return sandbox_kill_sent(rc, ws, sbid, event, actor, reason, &k);
 }
@@ -29,6 +29,7 @@ int sandbox_kill_sent(struct rconn *rc, const char *ws, const char *sbid, const 
                       const char *actor, const char *reason, struct kill_sent *out)
 {
     char worker[33], pool[33], wake[160];
+    int wait = out->wait;
     struct sandbox_record rec;
     int had = sandbox_read(rc, ws, sbid, &rec);
     int found = sandbox_remove(rc, ws, sbid, worker, pool);
@@ -40,6 +41,7 @@ int sandbox_kill_sent(struct rconn *rc, const char *ws, const char *sbid, const 
                             .reason = reason};
 
     memset(out, 0, sizeof(*out));
+    out->wait = wait;
     if (found == 1)
         audit_append(rc, ws, &e);
     if (had == 1)
@@ -50,11 +52,16 @@ int sandbox_kill_sent(struct rconn *rc, const char *ws, const char *sbid, const 
     sandbox_wake(rc, ws, sbid, wake);
     if (worker[0]) {
         placement_release(rc, pool, worker, sbid);
-        if (worker_is_alive(rc, pool, worker) == 1 &&
-            command_send_kill(rc, pool, worker, sbid) == 0) {
-            snprintf(out->pool, sizeof(out->pool), "%s", pool);
-            snprintf(out->worker, sizeof(out->worker), "%s", worker);
-            out->sent = 1;
+        if (worker_is_alive(rc, pool, worker) == 1) {
+            /* Expected before it is sent; a failure here costs the caller
+             * only its wait's bound. */
+            if (wait)
+                command_kill_expect(rc, pool, worker, sbid);
+            if (command_send_kill(rc, pool, worker, sbid) == 0) {
+                snprintf(out->pool, sizeof(out->pool), "%s", pool);
+                snprintf(out->worker, sizeof(out->worker), "%s", worker);
+                out->sent = 1;
+            }
         }
     }
     return 1;

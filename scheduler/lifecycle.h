@@ -14,10 +14,12 @@ int sandbox_kill(struct rconn *rc, const char *ws, const char *sbid, const char 
                  const char *actor, const char *reason);
 
 /* Where sandbox_kill_sent sent the kill (sent 0: its worker is not alive, or
- * it had none yet), for a caller that waits for it (command_kill_await). */
+ * it had none yet), for a caller that waits for it (command_kill_await); set
+ * wait before the call to have the wait expected (command_kill_expect). */
 struct kill_sent {
     char pool[33], worker[33];
     int sent;
+    int wait;
 };
 int sandbox_kill_sent(struct rconn *rc, const char *ws, const char *sbid, const char *event,
                       const char *actor, const char *reason, struct kill_sent *out);

@@ -5,7 +5,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { api, newWorkspace, RUN } from '../lib/corral.mjs';
+import { api, newWorkspace, redis, RUN } from '../lib/corral.mjs';
+import { randomBytes } from 'node:crypto';
 import { until } from '../lib/poll.mjs';
 import { enrolWorker } from '../lib/test_worker.mjs';
 
@@ -71,4 +72,24 @@ test('a heartbeat naming something that is not a sandbox id in `killed` is refus
     body: { acks: [], sandboxes: [], wait: false, killed: ['../../etc'] } });
   assert.equal(r.status, 400, r.raw);
   assert.match(r.body.message, /killed\[0\]/);
+});
+
+test("a worker naming kills nobody waits for stores nothing (a compromised worker cannot fill Redis with wakes)", async () => {
+  const A = newWorkspace();
+  const w = await enrolWorker(workers, A, { confirmKills: false });
+  const key = (kind, id) => `corral:{ws:${A.id}}:worker:${w.id}:${kind}:${id}`;
+  const ids = Array.from({ length: 50 }, () => randomBytes(10).toString('hex'));
+  const r = await api('POST', '/v1/worker/heartbeat', { headers: w.headers(),
+    body: { acks: [], sandboxes: [], wait: false, killed: ids } });
+  assert.equal(r.status, 200, r.raw);
+  for (const id of ids.slice(0, 5)) assert.equal(redis('EXISTS', key('killed', id)), '0', `a wake stored for ${id}`);
+  // The control: a DELETE that waits is expected under the same prefix, and
+  // the worker's word for it then answers it.
+  const id = await create(A);
+  const d = deleting(A, id);
+  assert.ok(await until(() => killOf(w, id), { timeoutMs: 10000 }), 'the kill reached the worker');
+  assert.equal(redis('EXISTS', key('killwait', id)), '1', 'the DELETE expected its wake');
+  w.killed.push(id);
+  assert.equal((await d.answer).status, 204);
+  assert.equal(redis('EXISTS', key('killwait', id)), '0', 'the expectation was used up');
 });
