@@ -182,7 +182,7 @@ static int walk(int fd, const char *path, long depth, struct walk *w, char *why,
         return fail(errno, "path", why, whylen);
     }
     while (rc == 0 && (e = readdir(d))) {
-        char sub[4100];
+        char sub[4096]; /* a path the kernel takes */
         json_t *o;
         mode_t mode;
         int cfd;
@@ -195,7 +195,13 @@ static int walk(int fd, const char *path, long depth, struct walk *w, char *why,
             rc = 400;
             break;
         }
-        snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "/" : "", e->d_name);
+        if (snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "/" : "", e->d_name) >=
+            (int)sizeof(sub)) { /* a path cut short would name another file */
+            snprintf(why, whylen, "a path under it is over %zu bytes: list further down",
+                     sizeof(sub) - 1);
+            rc = 400;
+            break;
+        }
         if (!(o = entry_at(dirfd(d), e->d_name, sub, &mode)))
             continue; /* gone meanwhile */
         json_array_append_new(w->arr, o);

@@ -441,6 +441,33 @@ static void test_failures_leave_nothing(int root)
     CHECK(vf_remove(root, "open", why, sizeof(why)) == 0);
 }
 
+/* A tree whose paths run past 4 KB: a listing deep enough to reach them is
+ * refused naming why, never answered with names cut short (another file's). */
+static void test_long_paths(int root)
+{
+    char seg[201], p[160], why[300];
+    json_t *o = NULL;
+    int fd, ok;
+
+    memset(seg, 'a', 200);
+    seg[200] = '\0';
+    snprintf(p, sizeof(p), "%s/long", vol);
+    ok = mkdir(p, 0755) == 0 && (fd = open(p, O_RDONLY | O_DIRECTORY)) >= 0;
+    for (int i = 0; ok && i < 21; i++) { /* "long" and 21 * 201 bytes: past 4096 */
+        int sub = mkdirat(fd, seg, 0755) == 0 ? openat(fd, seg, O_RDONLY | O_DIRECTORY) : -1;
+        close(fd);
+        ok = (fd = sub) >= 0;
+    }
+    if (ok)
+        close(fd);
+    CHECK(ok);
+    CHECK(vf_list(root, "long", 30, &o, why, sizeof(why)) == 400 && strstr(why, "over 4095 bytes"));
+    CHECK(o == NULL);
+    CHECK(vf_list(root, "long", 3, &o, why, sizeof(why)) == 0 && json_array_size(o) == 3);
+    json_decref(o);
+    CHECK(vf_remove(root, "long", why, sizeof(why)) == 0);
+}
+
 static void cleanup(void)
 {
     char cmd[128];
@@ -465,6 +492,7 @@ void unit_volume(int *total_passed, int *total_failed)
         test_escapes(root);
         test_files(root);
         test_failures_leave_nothing(root);
+        test_long_paths(root);
         close(root);
     }
     cleanup();
