@@ -69,7 +69,12 @@ static int idem_prepare(struct request *req, const json_t *body, struct idem *im
         respond_error(req, 500, "out of memory");
         return -1;
     }
-    secret_mac_hex(req->conf->server_secret, h, im->mac);
+    /* Under a label of its own: the header is the caller's choice, and the
+     * same secret MACs volume tokens ("volume-token:..."), so a bare MAC of
+     * it, read from Redis, could be one. */
+    char labelled[IDEM_KEY_MAX + 32];
+    snprintf(labelled, sizeof(labelled), "idempotency-key:%s", h);
+    secret_mac_hex(req->conf->server_secret, labelled, im->mac);
     secret_mac_hex("idempotency fingerprint", text, im->print);
     free(text);
     im->on = 1;

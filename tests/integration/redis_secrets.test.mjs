@@ -11,8 +11,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { api, corralctl, eventually, newWorkspace, redis, setLimit, RUN } from '../lib/corral.mjs';
-import { aofText, dataDirText, everyValue } from '../lib/redis_dump.mjs';
+import { api, corralctl, eventually, newWorkspace, redis, redisPorts, setLimit, RUN } from '../lib/corral.mjs';
+import { adminBatch, aofText, dataDirText, everyValue } from '../lib/redis_dump.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 // Templates only this file's workers have: no other file's worker takes these.
@@ -182,4 +182,32 @@ test('no log of the stack holds a token either', () => {
   for (const [id, tokens] of made) {
     for (const t of tokens) assert.ok(!logs.includes(t), `${id}: a token sits in a log`);
   }
+});
+
+// Volume tokens are MACs under the server secret of "volume-token:<ws>:<id>:
+// <expires>". An Idempotency-Key is the caller's choice, and its MAC is a
+// Redis key name: had it the same secret and no label of its own, a tenant
+// with a copy of Redis would send that message as its key, read the MAC back
+// and hold a token for any workspace's volume.
+test('an Idempotency-Key chosen as a volume token\'s message leaves no volume token\'s MAC in Redis', async () => {
+  const B = newWorkspace();
+  await setLimit(B, 5);
+  const wb = new TestWorker(corralctl('join-token', 'create', '--workspace', B.id).token, {});
+  await wb.handshake();
+  workers.push(wb);
+  wb.start();
+  const v = await api('POST', '/volumes', { headers: { 'X-API-KEY': B.member }, body: { name: 'victim' } });
+  assert.equal(v.status, 201, v.raw);
+  const [, ws, id, expires, mac] = v.body.token.split('.');
+  assert.equal(ws, B.id);
+  await worker([TEMPLATE]);
+  const r = await e2b('POST', '/sandboxes', { templateID: TEMPLATE, timeout: 60 },
+    { 'Idempotency-Key': `volume-token:${ws}:${id}:${expires}` });
+  assert.equal(r.status, 201, r.raw);
+  keep(r.body);
+  const names = redisPorts().flatMap((port) => adminBatch([`SCAN 0 MATCH corral:{ws:${A.id}}:idem:* COUNT 1000000`], port)
+    .split('\n').slice(1).filter(Boolean));
+  assert.ok(names.length >= 1, 'the create recorded its Idempotency-Key');
+  for (const n of names) assert.ok(!n.includes(mac), `${n}: the volume token's MAC is a key name`);
+  assert.ok(!everyValue().includes(mac), 'the volume token\'s MAC sits in Redis');
 });
