@@ -101,10 +101,15 @@ static void keys_of(struct pause_keys *k, const char *ws, const char *sbid)
     snprintf(k->info, sizeof(k->info), K_WS_INFO, ws);
 }
 
-/* {outcome, worker, pool[, limit[, egress, memory]]} into t (a pause's
- * memory is its 5th element; a resume's policy its 5th, its kind the 6th);
- * 0, or -1 when Redis failed (or out of memory). */
-static int transition_reply(redisReply *r, struct sandbox_transition *t)
+/* What a script's reply holds past {outcome, worker, pool[, limit]}: a
+ * pause's (and a deadline claim's) 5th element is the memory it keeps; a
+ * resume's 5th the policy to apply (or, refused for "network", "add" or
+ * "remove"), its 6th 1 for a fresh start. */
+enum reply_shape { REPLY_PAUSE, REPLY_RESUME };
+
+/* The reply r of a script of that shape into t; 0, or -1 when Redis failed
+ * (or out of memory). */
+static int transition_reply(redisReply *r, enum reply_shape shape, struct sandbox_transition *t)
 {
     const char *egress;
 
@@ -117,12 +122,12 @@ static int transition_reply(redisReply *r, struct sandbox_transition *t)
     snprintf(t->outcome, sizeof(t->outcome), "%s", reply_str(r->element[0]) ?: "");
     snprintf(t->worker, sizeof(t->worker), "%s", reply_str(r->element[1]) ?: "");
     snprintf(t->pool, sizeof(t->pool), "%s", reply_str(r->element[2]) ?: "");
-    t->limit = r->elements > 3 ? (long)r->element[3]->integer : 0;
+    t->limit = r->elements > 3 ? (long)reply_int(r->element[3], 0) : 0;
     t->keep_memory = 1;
-    if (r->elements == 5)
-        t->keep_memory = r->element[4]->integer != 0;
-    if (r->elements == 6) {
-        t->keep_memory = r->element[5]->integer == 0;
+    if (shape == REPLY_PAUSE && r->elements > 4)
+        t->keep_memory = reply_int(r->element[4], 1) != 0;
+    if (shape == REPLY_RESUME && r->elements > 5) {
+        t->keep_memory = reply_int(r->element[5], 0) == 0;
         egress = reply_str(r->element[4]);
         if (egress && *egress && !(t->egress = strdup(egress))) {
             freeReplyObject(r);
@@ -147,7 +152,7 @@ static int eval_pause_shaped(struct rconn *rc, struct rscript *script, const cha
     snprintf(hold, sizeof(hold), "%lld", hold_until);
     const char *argv[8] = {k.sb, k.active, k.timeouts, k.ready,
                            sbid, now,      hold,       keep_memory ? "1" : "0"};
-    return transition_reply(rconn_eval(rc, script, 4, 4, argv), t);
+    return transition_reply(rconn_eval(rc, script, 4, 4, argv), REPLY_PAUSE, t);
 }
 
 int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
@@ -172,7 +177,7 @@ int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
         snprintf(timeout, sizeof(timeout), "%ld", timeout_s);
     const char *argv[12] = {k.sb, k.active, k.info, k.timeouts, k.ready, sbid,
                             now,  until,    dflt,   ceil,       timeout, fresh ? "1" : "0"};
-    return transition_reply(rconn_eval(rc, &resume_script, 5, 7, argv), t);
+    return transition_reply(rconn_eval(rc, &resume_script, 5, 7, argv), REPLY_RESUME, t);
 }
 
 int sandbox_timeout_claim(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
