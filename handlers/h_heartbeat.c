@@ -72,10 +72,12 @@ static int check_body(const json_t *b, char *err, size_t errlen)
         snprintf(err, errlen, "killed: must be an array of at most %d", MAX_BATCH);
         return -1;
     }
-    json_array_foreach(killed, i, v) if (!json_is_string(v) || !token_is_id(json_string_value(v)))
+    json_array_foreach(killed, i, v)
     {
-        snprintf(err, errlen, "killed[%zu]: not a sandbox id", i);
-        return -1;
+        if (!json_is_string(v) || !token_is_id(json_string_value(v))) {
+            snprintf(err, errlen, "killed[%zu]: not a sandbox id", i);
+            return -1;
+        }
     }
     if (problem && (!json_is_string(problem) || json_string_length(problem) > 255)) {
         snprintf(err, errlen, "problem: must be a string of at most 255 bytes");
@@ -166,7 +168,9 @@ static void apply_killed(struct request *req, const char *wid, const json_t *kil
     json_t *v;
 
     json_array_foreach(killed, i, v)
+    {
         command_kill_done(req->rc, req->cred.ws, wid, json_string_value(v));
+    }
 }
 
 static void apply_reports(struct request *req, const char *wid, const json_t *sbs, int full)

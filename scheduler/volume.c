@@ -74,17 +74,23 @@ static int peek_docker_worker(struct rconn *rc, const char *ws, struct placement
                               struct placement *p, struct sched_error *err)
 {
     char agent[33] = "";
+    const char *was = need->exclude; /* put back on return: agent is gone then */
+    int got = -2;
 
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && got == -2; i++) {
         if (placement_peek(rc, ws, need, p, err) != 0)
-            return -1;
-        if (strcmp(p->runtime, AGENT_RUNTIME_NAME) != 0)
-            return 0;
-        snprintf(agent, sizeof(agent), "%s", p->wid);
-        need->exclude = agent;
+            got = -1;
+        else if (strcmp(p->runtime, AGENT_RUNTIME_NAME) != 0)
+            got = 0;
+        else {
+            snprintf(agent, sizeof(agent), "%s", p->wid);
+            need->exclude = agent;
+        }
     }
-    sched_error_set(err, 503, "no worker that can hold a volume (agent-mode workers cannot)");
-    return -1;
+    need->exclude = was;
+    if (got == -2)
+        sched_error_set(err, 503, "no worker that can hold a volume (agent-mode workers cannot)");
+    return got == 0 ? 0 : -1;
 }
 
 /* The name is claimed first (HSETNX): two creates of one name cannot both win. */

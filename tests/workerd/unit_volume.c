@@ -398,7 +398,7 @@ static int entries(const char *path)
     int n = 0;
 
     while (d && (e = readdir(d)))
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     if (d)
         closedir(d);
     return d ? n : -1;
