@@ -20,8 +20,22 @@ SUFFIX=$(printf '%s' "${CORRAL_RUN##*.}" | tr -cd 'A-Za-z0-9' | tail -c 8)
 VETH_HOST=cs${SUFFIX}h VETH_PC=cs${SUFFIX}p
 RELAY_PID=$CORRAL_RUN/sec-relay.pid
 
+# A machine of an earlier run that ended without its down (a killed run, a
+# reboot of the test's environment) still holds the /30: removed when
+# nothing runs in it any more. One with processes is someone's: left alone.
+sweep_stale() {
+    local ns
+    for ns in $(ip netns list | awk '$1 ~ /^corral-sec-pc-/ {print $1}'); do
+        [ "$ns" != "$NS" ] && [ -z "$(ip netns pids "$ns")" ] || continue
+        echo "machine.sh: removing $ns, left by an earlier run" >&2
+        ip netns del "$ns" 2>/dev/null || true
+        ip link del "cs${ns#corral-sec-pc-}h" 2>/dev/null || true
+    done
+}
+
 up() {
     ip netns list | grep -qw "^$NS" && { echo "machine.sh: $NS exists already" >&2; exit 1; }
+    sweep_stale
     # The /30 must be nobody's: no address of this host and no route in it.
     if [ -n "$(ip -4 -o addr show to "$CORRAL_SEC_PC_HOST/30")" ] \
         || ip -4 route show match "$CORRAL_SEC_PC_ADDR" | grep -vq '^default'; then
