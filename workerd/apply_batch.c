@@ -63,34 +63,23 @@ static void *run_job(void *arg)
 
 static void apply_early(struct worker *w, json_t *batch, int n);
 
-/* Waits for the batch's threads, renewing the lease every third of it, and
- * every EARLY_POLL_MS applying the pauses and resumes that came meanwhile
- * (apply_early; not in agent mode, which has none). The time of the next
- * renewal is fixed when the last one went: a thread ending wakes the wait,
- * and restarting the count there let a batch whose creates ended a second
- * apart go without any renewal until the lease ran out. */
+/* Waits for the batch's threads, every EARLY_POLL_MS applying the pauses,
+ * resumes and kills that came meanwhile (apply_early; not in agent mode,
+ * which has none). The lease is the lease thread's (decision 0076). */
 static void await_batch(struct worker *w, struct batch *b, json_t *cmds, int n)
 {
-    long every = w->lease_ms > 0 ? w->lease_ms / 3 : 5000;
     struct timespec until;
 
-    if (!w->conf->agent.on && every > EARLY_POLL_MS)
-        every = EARLY_POLL_MS;
-
-    clock_gettime(CLOCK_REALTIME, &until);
     pthread_mutex_lock(&b->mu);
     while (b->running > 0) {
-        clock_timespec_add_ms(&until, every);
+        clock_gettime(CLOCK_REALTIME, &until);
+        clock_timespec_add_ms(&until, EARLY_POLL_MS);
         while (b->running > 0 && pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
             ;
-        if (b->running > 0) {
+        if (b->running > 0 && !w->conf->agent.on) {
             pthread_mutex_unlock(&b->mu);
-            if (w->conf->agent.on)
-                heartbeat_keepalive(w);
-            else
-                apply_early(w, cmds, n);
+            apply_early(w, cmds, n);
             pthread_mutex_lock(&b->mu);
-            clock_gettime(CLOCK_REALTIME, &until);
         }
     }
     pthread_mutex_unlock(&b->mu);
@@ -330,75 +319,22 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
 {
     const char *sbid = sbid_of(cmd);
     struct sb_entry *e;
+    int rc;
 
+    lease_blocked(w, 1);
+    rc = is_kill(cmd) ? apply_kill(w, &w->dk, sbid) : apply_pause_command(w, &w->dk, cmd);
+    lease_blocked(w, 0);
+    if (rc != 0)
+        return -1;
     if (is_kill(cmd)) {
-        if (apply_kill(w, &w->dk, sbid) != 0)
-            return -1;
         json_array_append_new(w->killed, json_string(sbid));
         return 0;
     }
-    if (apply_pause_command(w, &w->dk, cmd) != 0)
-        return -1;
     pthread_mutex_lock(&w->table.mu);
     if ((e = sbtable_get(&w->table, sbid)))
         json_array_append_new(told, heartbeat_report_of(e));
     pthread_mutex_unlock(&w->table.mu);
     return 0;
-}
-
-/* An early command's dockerd work on a thread of its own, while the main
- * thread renews the lease every third of it, as await_batch does (decision
- * 0070). On the main thread, a kill on a dockerd under load held it 17 s,
- * longer than the lease: the worker, silent meanwhile, was declared dead,
- * told 410, and killed every sandbox it ran (tests/workerd/slow_kill). The
- * thread has the main connection to dockerd; the main thread meanwhile only
- * heartbeats (w->ctl), and what that brings joins w->arrived, which the
- * caller's loop goes on to. */
-struct early {
-    struct worker *w;
-    json_t *cmd, *told;
-    int rc, done;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-};
-
-static void *early_run(void *arg)
-{
-    struct early *e = arg;
-    int rc = apply_one_early(e->w, e->cmd, e->told);
-
-    pthread_mutex_lock(&e->mu);
-    e->rc = rc;
-    e->done = 1;
-    pthread_cond_signal(&e->cv);
-    pthread_mutex_unlock(&e->mu);
-    return NULL;
-}
-
-static int apply_one_early_renewing(struct worker *w, json_t *cmd, json_t *told)
-{
-    struct early e = {w, cmd, told, -1, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
-    long every = w->lease_ms > 0 ? w->lease_ms / 3 : 5000;
-    struct timespec until;
-    pthread_t th;
-
-    if (pthread_create(&th, NULL, early_run, &e) != 0)
-        return apply_one_early(w, cmd, told); /* no thread to be had: as before */
-    pthread_mutex_lock(&e.mu);
-    while (!e.done) {
-        clock_gettime(CLOCK_REALTIME, &until);
-        clock_timespec_add_ms(&until, every);
-        while (!e.done && pthread_cond_timedwait(&e.cv, &e.mu, &until) != ETIMEDOUT)
-            ;
-        if (!e.done) {
-            pthread_mutex_unlock(&e.mu);
-            heartbeat_keepalive(w);
-            pthread_mutex_lock(&e.mu);
-        }
-    }
-    pthread_mutex_unlock(&e.mu);
-    pthread_join(th, NULL);
-    return e.rc;
 }
 
 /* A batch holds the main thread for seconds (8 kills took 4 s on 2 cores);
@@ -415,11 +351,8 @@ static void apply_early(struct worker *w, json_t *batch, int n)
 {
     json_t *later = json_array(), *told = json_array(), *kept = json_array();
     size_t i, n_killed;
-    long every = w->lease_ms > 0 ? w->lease_ms / 3 : 5000;
-    int64_t renewed;
 
     heartbeat_keepalive(w);
-    renewed = clock_now_ms();
     /* Pauses and resumes first, then kills: a pause asked for behind twelve
      * kills waited 22 s for them, one after another. */
     for (int pass = 0; pass < 2; pass++)
@@ -430,16 +363,10 @@ static void apply_early(struct worker *w, json_t *batch, int n)
             if ((pass == 0 ? !is_freeze(cmd) : is_freeze(cmd)) || (id && holds_id(w->acks, id)) ||
                 (id && holds_id(later, id)))
                 continue;
-            /* Each command renews only while it runs past a third of the
-             * lease: twelve kills of a second each, one after another, went
-             * 12 s without a heartbeat and the worker was declared dead. What
-             * the keepalive brings joins w->arrived, which this loop goes on to. */
-            if (clock_now_ms() - renewed >= every) {
-                heartbeat_keepalive(w);
-                renewed = clock_now_ms();
-            }
-            /* Not now, or dockerd unreachable: after the batch. */
-            if (!early_ok(w, batch, n, i, later) || apply_one_early_renewing(w, cmd, told) != 0) {
+            /* Not now, or dockerd unreachable: after the batch. The lease
+             * is the lease thread's: twelve kills of a second each, one
+             * after another, are no heartbeat (decision 0076). */
+            if (!early_ok(w, batch, n, i, later) || apply_one_early(w, cmd, told) != 0) {
                 json_array_append(later, cmd);
                 continue;
             }

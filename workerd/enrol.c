@@ -64,8 +64,10 @@ static int take_answer(struct worker *w, json_t *ans, struct worker_identity *go
     snprintf(got->worker_id, sizeof(got->worker_id), "%s", wid);
     snprintf(got->worker_secret, sizeof(got->worker_secret), "%s", sec);
     snprintf(w->workspace, sizeof(w->workspace), "%s", ws ? ws : "");
+    pthread_mutex_lock(&w->id_mu); /* the lease thread reads lease_ms */
     w->poll_ms = poll > 0 ? poll : 20000;
     w->lease_ms = lease > 0 ? lease : 45000;
+    pthread_mutex_unlock(&w->id_mu);
     return 0;
 }
 

@@ -50,9 +50,11 @@ static json_t *build_body(struct worker *w)
                      w->snap_reports, "killed", w->killed);
 }
 
-/* A container that exited and whose exit the control plane has now heard of
- * is removed: the control plane sends no kill for a sandbox that ended on its
- * own, so without this stopped containers would pile up on the host. */
+/* A container that exited and whose exit the control plane has heard of is
+ * removed: the control plane sends no kill for a sandbox that ended on its
+ * own, so without this stopped containers would pile up on the host. One
+ * that cannot be removed now stays in the table, exited, and is tried again
+ * after the next heartbeat. */
 static void reap_exited(struct worker *w, json_t *sbids)
 {
     json_t *v;
@@ -94,7 +96,10 @@ static void forget_told(struct worker *w, size_t n_acks, size_t n_snaps, size_t 
             *e = w->table.v[--w->table.n];
             continue;
         }
-        if (e->dirty && strcmp(e->st.state, "exited") == 0)
+        /* Every exited one, not only those told just now: a removal that
+         * failed (dockerd going down as its containers died) is tried again,
+         * and its container never outlives the sandbox (issue 34). */
+        if (strcmp(e->st.state, "exited") == 0)
             json_array_append_new(exited, json_string(e->st.sbid));
         e->dirty = 0;
         i++;
@@ -103,7 +108,8 @@ static void forget_told(struct worker *w, size_t n_acks, size_t n_snaps, size_t 
     if (!w->docker_down)
         w->need_full = 0;
     w->resume = 0;
-    reap_exited(w, exited);
+    if (!w->docker_down)
+        reap_exited(w, exited);
     json_decref(exited);
 }
 
@@ -155,14 +161,17 @@ static void apply_all(struct worker *w, json_t *ans)
     apply_order(w->backlog);
     while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
         const char *id;
-        int taken = apply_head_batch(w);
+        int rc, taken = apply_head_batch(w);
         /* After a batch, report it at once (the next poll does not wait while
          * a backlog remains): a create's caller should not wait for the rest. */
         if (taken != 0)
             return;
         cmd = json_incref(json_array_get(w->backlog, 0));
         id = json_string_value(json_object_get(cmd, "id"));
-        if (apply_command(w, cmd) != 0) {
+        lease_blocked(w, 1);
+        rc = apply_command(w, cmd);
+        lease_blocked(w, 0);
+        if (rc != 0) {
             json_decref(cmd);
             json_array_clear(w->backlog); /* dockerd is unreachable: they will come again */
             return;
@@ -188,6 +197,7 @@ void heartbeat_keepalive(struct worker *w)
 
     if (!body)
         return;
+    lease_contact(w);
     if (control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, w->lease_ms, &status, &ans, err,
                      sizeof(err)) != 0)
         log_warn("heartbeat (keepalive): %s", err);
@@ -211,6 +221,7 @@ static int beat(struct worker *w)
 
     if (!body)
         return 1;
+    lease_contact(w);
     rc = control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, w->poll_ms + POLL_SLACK_MS,
                       &status, &ans, err, sizeof(err));
     json_decref(body);
@@ -243,7 +254,9 @@ void heartbeat_run(struct worker *w)
     while (!*w->stop) {
         int rc;
 
+        lease_blocked(w, 1);
         reconcile(w);
+        lease_blocked(w, 0);
         rc = beat(w);
         if (rc == 0) {
             backoff_reset(&b);

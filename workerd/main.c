@@ -222,9 +222,9 @@ static int start_agent_thread(struct worker *w, pthread_t *th)
 static int run(struct worker_conf *conf)
 {
     struct worker w;
-    pthread_t ev, tele;
+    pthread_t ev, tele, lease;
     char err[1024];
-    int started = 0, tele_started = 0;
+    int started = 0, tele_started = 0, lease_started = 0;
 
     memset(&w, 0, sizeof(w));
     w.conf = conf;
@@ -245,6 +245,9 @@ static int run(struct worker_conf *conf)
     log_info("workerd up: %ld slots, %.2f cpu, %ld MB, data %s, control %s", conf->slots,
              conf->cpu_cores, conf->memory_mb, conf->data_addr, conf->control_url);
     if (enrol(&w) == 0) {
+        lease_started = lease_start(&w, &lease) == 0;
+        if (!lease_started)
+            log_warn("lease thread did not start; only the heartbeats renew the lease");
         if (conf->agent.on)
             started = start_agent_thread(&w, &ev);
         else
@@ -260,6 +263,8 @@ static int run(struct worker_conf *conf)
         pthread_join(ev, NULL);
     if (tele_started)
         pthread_join(tele, NULL);
+    if (lease_started)
+        pthread_join(lease, NULL);
     release(&w);
     return 0;
 }

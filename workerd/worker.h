@@ -1,11 +1,13 @@
 /* worker.h: the state one workerd process carries, shared by its parts.
  *
- * Three threads: the main thread runs the control channel (handshake,
- * heartbeat, applying commands, reconciling with dockerd); the events thread
+ * Four threads: the main thread runs the control channel (handshake,
+ * heartbeat, applying commands, reconciling with dockerd); the lease thread
+ * renews the lease when the main thread is held up (lease.c); the events thread
  * follows dockerd's event stream, reports deaths on a request of its own and
  * flags the main thread; the metrics thread samples the running sandboxes
  * and pushes their metrics and log lines on a request of its own. In agent
- * mode (agent.h) neither runs: one thread tails the gate's audit instead. */
+ * mode (agent.h) neither of the last two runs: one thread tails the gate's
+ * audit instead. */
 #ifndef WORKERD_WORKER_H
 #define WORKERD_WORKER_H
 
@@ -18,6 +20,7 @@
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 struct worker {
     const struct worker_conf *conf;
@@ -41,7 +44,9 @@ struct worker {
     int docker_down;          /* last listing failed: our view of the containers is stale */
     atomic_int docker_back;   /* events thread -> main: dockerd came back, report all */
     atomic_int snap_dangling; /* a deleted snapshot's image may wait for its last sandbox */
-    pthread_mutex_t id_mu;    /* guards id.worker_id for the events thread */
+    _Atomic int64_t contact_ms; /* main thread -> lease thread: when it last spoke (lease.c) */
+    _Atomic int64_t blocked_ms; /* main thread -> lease thread: in one dockerd call since, or 0 */
+    pthread_mutex_t id_mu;      /* guards id.worker_id for the events thread */
     volatile sig_atomic_t *stop;
 };
 
@@ -145,6 +150,14 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
  * while it waits on a batch. 1 when the control plane took it (200). */
 int report_post(struct worker *w, struct control *ctl, json_t *sbs, const json_t *killed,
                 const char *sbid);
+
+/* lease.c: the lease thread (decision 0076): renews the lease on a request
+ * of its own whenever the main thread was not heard for a third of it. The
+ * main thread notes each heartbeat it sends (lease_contact) and brackets its
+ * own dockerd calls (lease_blocked 1, then 0). */
+int lease_start(struct worker *w, pthread_t *th);
+void lease_contact(struct worker *w);
+void lease_blocked(struct worker *w, int on);
 
 /* events.c: the events thread. */
 int events_start(struct worker *w, pthread_t *th);

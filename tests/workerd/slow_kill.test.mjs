@@ -15,24 +15,24 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { rmSync, copyFileSync } from 'node:fs';
 import { newWorkspace, setLimit, eventually, sleep } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, inspect, logOf, enrolledAs, SOCK } from './helpers.mjs';
+import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, inspect, logOf, enrolledAs, workerView, SOCK } from './helpers.mjs';
 
 const LEASE_MS = Number(process.env.CORRAL_LEASE_MS || 5000);
 
-// A pass-through to dockerd's socket; each request that removes a container
-// (DELETE .../containers/...) is held back delay ms, and what follows it on
-// its connection behind it.
+// A pass-through to dockerd's socket; each request that match names (at
+// first a container's removal, DELETE .../containers/...) is held back delay
+// ms, and what follows it on its connection behind it.
 function slowDockerd() {
   const path = `${tmpdir()}/corral-slow-dockerd-${process.pid}.sock`;
   rmSync(path, { force: true });
-  const p = { path, delay: 0, held: 0, conns: new Set() };
+  const p = { path, delay: 0, held: 0, conns: new Set(), match: /^DELETE \S*\/containers\/[0-9a-f]{64}/ };
   // Half-open kept: a hijacked stream (attach) ends its input before its output.
   p.server = net.createServer({ allowHalfOpen: true }, (c) => {
     const d = net.connect({ path: SOCK, allowHalfOpen: true });
     p.conns.add(c); p.conns.add(d);
     let chain = Promise.resolve();
     c.on('data', (buf) => {
-      const hold = p.delay && /^DELETE \S*\/containers\/[0-9a-f]{64}/.test(buf.toString('latin1', 0, 256)) ? p.delay : 0;
+      const hold = p.delay && p.match.test(buf.toString('latin1', 0, 256)) ? p.delay : 0;
       if (hold) p.held++;
       chain = chain.then(async () => { if (hold) await sleep(hold); if (!d.destroyed) d.write(buf); });
     });
@@ -93,4 +93,38 @@ test(`two kills that each take dockerd longer than a lease (${LEASE_MS} ms): the
     const info = await inspect(kc.Id);
     assert.ok(info?.State?.Running, 'the sandbox it was not told to kill still runs');
     assert.equal((await deleteSb(A, keep)).status, 204);
+  });
+
+// The main thread's own dockerd calls (a listing before each heartbeat, a
+// snapshot, an early kill) are no heartbeat either: the lease thread renews
+// the lease meanwhile (decision 0076). Held past two leases, the worker says
+// it is busy (no create is placed on it), and takes creates again after.
+test(`the main thread held on one dockerd call past two leases: alive, busy meanwhile, creates taken after`,
+  { timeout: 240_000 }, async () => {
+    const made = await createSb(A, { timeout: 600 });
+    assert.equal(made.status, 201, made.raw);
+    const keep = made.body.sandbox_id;
+    const log0 = logOf(w).length;
+    const held0 = proxy.held;
+
+    proxy.match = /^GET \S*\/containers\/json/;
+    proxy.delay = 2 * LEASE_MS + 8000;
+    await eventually(() => proxy.held > held0, { timeout: 30_000, what: 'a listing held back at dockerd' });
+    let view;
+    await eventually(async () => /busy/.test((view = await workerView(A, w.id))?.problem || ''),
+      { timeout: 2 * LEASE_MS + 7000, every: 500, what: 'the worker saying it is busy' });
+    assert.equal(view.state, 'alive', JSON.stringify(view));
+    const refused = await createSb(A, { timeout: 60 });
+    assert.equal(refused.status, 503, `a create placed on the busy worker: ${refused.raw}`);
+    proxy.delay = 0;
+    await eventually(async () => (view = await workerView(A, w.id))?.problem === '',
+      { timeout: 30_000, every: 500, what: 'the worker healthy again' });
+    const after = await createSb(A, { timeout: 60 });
+    assert.equal(after.status, 201, after.raw);
+
+    const log = logOf(w).slice(log0);
+    assert.doesNotMatch(log, /answered 410/, 'the worker was declared dead while dockerd held its main thread');
+    assert.equal(enrolledAs(w.files.log).length, 1, 'workerd enrolled again');
+    assert.equal((await getSb(A, keep)).body.state, 'running');
+    for (const id of [keep, after.body.sandbox_id]) assert.equal((await deleteSb(A, id)).status, 204);
   });
