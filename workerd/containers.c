@@ -585,7 +585,10 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
     egress_proxy_name(name, sizeof(name), sbid, wid);
     if (containers_remove(d, name, err, errlen) != 0)
         return -1;
-    egress_pool_forget(d, sbid);
+    if (egress_pool_forget(d, sbid) != 0) {
+        snprintf(err, errlen, "egress pool: the proxy's network was not removed");
+        return -1;
+    }
     if (remove_networks(d, wid, sbid, err, errlen) != 0)
         return -1;
     stopped_clear(sbid); /* gone: nothing left to resume */

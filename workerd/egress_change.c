@@ -187,7 +187,10 @@ static int drop_policy(struct docker *d, const char *wid, const char *sbid, cons
 {
     if (remove_proxy(d, wid, sbid, err, errlen) != 0)
         return -1;
-    egress_pool_forget(d, sbid);
+    if (egress_pool_forget(d, sbid) != 0) {
+        snprintf(err, errlen, "egress pool: the old proxy's network was not removed");
+        return -1;
+    }
     return drop_network(d, old, err, errlen);
 }
 

@@ -20,6 +20,7 @@
 #define POOL_TIMEOUT_MS 60000L
 #define POOL_RETRY_S 5
 #define POOL_IDLE_MS 1000 /* refill only after this long without a create */
+#define POOL_COLLECT_MS 30000 /* how often what dockerd would not remove is tried again */
 #define MEMBER_PREFIX "p-"
 #define NAME_LEN 352              /* a container name: corral-<id>-<wid>-egress */
 #define DIR_LEN (WCONF_STR + 352) /* a config directory or file path */
@@ -97,17 +98,38 @@ static int call(struct docker *d, const char *method, const char *path, json_t *
     return rc;
 }
 
-/* A member's container, its network and its directory (dir: the directory's
- * name now, the pool id or the sandbox's). */
-static void remove_member(struct docker *d, const char *container, const char *id, const char *dir)
+/* DELETE path: 0 once the object is gone (removed now, or already). */
+static int delete_gone(struct docker *d, const char *path)
 {
-    char net[SBNET_NAME_MAX], path[NAME_LEN + 64], err[256];
+    char err[256];
+    json_t *ans = NULL;
+    long status = 0;
+    int rc = docker_call(d, "DELETE", path, NULL, POOL_TIMEOUT_MS, &status, &ans, err, sizeof(err));
+
+    json_decref(ans);
+    return rc == 0 && (status == 204 || status == 404) ? 0 : -1;
+}
+
+/* A proxy's container and its network (id: the pool id it was made under).
+ * 0 both gone, -1 one stayed (dockerd down or refusing). */
+static int remove_parts(struct docker *d, const char *container, const char *id)
+{
+    char net[SBNET_NAME_MAX], path[NAME_LEN + 64];
+    int rc;
 
     snprintf(path, sizeof(path), "/containers/%s?force=1", container);
-    call(d, "DELETE", path, NULL, 204, err, sizeof(err));
+    rc = delete_gone(d, path);
     sbnet_name(net, sizeof(net), id, pool.wid, SBNET_INTERNAL);
     snprintf(path, sizeof(path), "/networks/%s", net);
-    call(d, "DELETE", path, NULL, 204, err, sizeof(err));
+    return delete_gone(d, path) == 0 && rc == 0 ? 0 : -1;
+}
+
+/* A member's container, its network and its directory (dir: the directory's
+ * name now, the pool id or the sandbox's). What dockerd would not remove now
+ * the refill thread's sweep removes later (collect_idle). */
+static void remove_member(struct docker *d, const char *container, const char *id, const char *dir)
+{
+    remove_parts(d, container, id);
     remove_dir(dir);
 }
 
@@ -172,12 +194,107 @@ static int make_member(struct docker *d, struct member *m, char *err, size_t err
 
 static void sweep_leftovers(struct docker *d);
 
+/* 1 when a config directory in the pool's root names pool id `id`: a member
+ * not yet given out, or a sandbox's (its pool-id file). */
+static int id_in_use(const char *id)
+{
+    char got[32];
+    DIR *dir = opendir(pool.root);
+    struct dirent *e;
+    int used = 0;
+
+    if (!dir)
+        return 1; /* unknown: keep */
+    while (!used && (e = readdir(dir)))
+        used = e->d_name[0] != '.' && pool_id_of(e->d_name, got, sizeof(got)) == 0 &&
+               strcmp(got, id) == 0;
+    closedir(dir);
+    return used;
+}
+
+/* A GET of this worker's objects labelled `role` (what: the path up to its
+ * query's filters, e.g. "networks?"). */
+static json_t *list_role(struct docker *d, const char *what, const char *role)
+{
+    char path[1024], err[256];
+    char *enc = docker_filters(d, json_pack("{s:[s+, s+]}", "label", "corral.worker=", pool.wid,
+                                            "corral.role=", role));
+    json_t *list = NULL;
+    long status = 0;
+
+    snprintf(path, sizeof(path), "/%sfilters=%s", what, enc ? enc : "");
+    curl_free(enc);
+    if (docker_call(d, "GET", path, NULL, POOL_TIMEOUT_MS, &status, &list, err, sizeof(err)) != 0 ||
+        status != 200 || !json_is_array(list)) {
+        json_decref(list);
+        return NULL;
+    }
+    return list;
+}
+
+/* What a removal while dockerd was down or stopping left: members no longer
+ * running that nobody holds (a member is made on this thread, and one being
+ * handed out is checked running first), and pooled internal networks that no
+ * directory names (a running proxy still on one keeps dockerd from removing
+ * it). Runs on the refill thread only: a member being made is never seen half
+ * made. */
+static void collect_idle(struct docker *d)
+{
+    static const char pfx[] = "corral-" MEMBER_PREFIX;
+    char path[NAME_LEN + 64];
+    json_t *list, *o;
+    size_t i;
+
+    if ((list = list_role(d, "containers/json?all=1&", "egress-pool")))
+        json_array_foreach(list, i, o)
+        {
+            const char *name = json_string_value(json_array_get(json_object_get(o, "Names"), 0));
+            const char *state = json_string_value(json_object_get(o, "State"));
+            if (!name || strncmp(name + (name[0] == '/'), pfx, strlen(pfx)) != 0 || !state ||
+                strcmp(state, "running") == 0)
+                continue;
+            snprintf(path, sizeof(path), "/containers/%s?force=1",
+                     json_string_value(json_object_get(o, "Id")) ?: "-");
+            delete_gone(d, path);
+        }
+    json_decref(list);
+    if ((list = list_role(d, "networks?", "sandbox")))
+        json_array_foreach(list, i, o)
+        {
+            const char *name = json_string_value(json_object_get(o, "Name"));
+            const char *id = json_string_value(
+                json_object_get(json_object_get(o, "Labels"), "corral.sandbox"));
+            if (!name || !id || strncmp(name, pfx, strlen(pfx)) != 0 ||
+                strncmp(id, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) != 0 || id_in_use(id))
+                continue;
+            snprintf(path, sizeof(path), "/networks/%s",
+                     json_string_value(json_object_get(o, "Id")) ?: "-");
+            if (delete_gone(d, path) == 0)
+                log_info("egress pool: network %s, left by a removal that failed, removed", name);
+        }
+    json_decref(list);
+}
+
+/* Waits for a wake, at most until `until_ms` (clock_now_ms()); pool.mu held. */
+static void wait_until(int64_t until_ms)
+{
+    struct timespec until;
+    int64_t left = until_ms - clock_now_ms();
+
+    if (left <= 0)
+        return;
+    clock_gettime(CLOCK_REALTIME, &until);
+    clock_timespec_add_ms(&until, left);
+    pthread_cond_timedwait(&pool.wake, &pool.mu, &until);
+}
+
 /* Sweeps first (off the main thread: adopting sandboxes must not wait), then
- * keeps the pool full. */
+ * keeps the pool full, and now and then collects what removals left. */
 static void *refill_main(void *arg)
 {
     struct docker d = {0};
     char err[512];
+    int64_t collect_at = 0; /* at once: an earlier run may have left some */
 
     (void)arg;
     if (docker_init(&d, pool.c->docker_socket) != 0)
@@ -188,15 +305,16 @@ static void *refill_main(void *arg)
         struct member m;
         int rc;
         int64_t quiet = pool.last_create + POOL_IDLE_MS - clock_now_ms();
-        if (pool.n >= pool.size) {
-            pthread_cond_wait(&pool.wake, &pool.mu);
+        if (clock_now_ms() >= collect_at) {
+            pthread_mutex_unlock(&pool.mu);
+            collect_idle(&d);
+            pthread_mutex_lock(&pool.mu);
+            collect_at = clock_now_ms() + POOL_COLLECT_MS;
             continue;
         }
-        if (quiet > 0) { /* a proxy made beside a starting sandbox slows it down */
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            clock_timespec_add_ms(&until, quiet);
-            pthread_cond_timedwait(&pool.wake, &pool.mu, &until);
+        if (pool.n >= pool.size || quiet > 0) { /* full, or a proxy made beside a starting
+                                                   sandbox would slow it down */
+            wait_until(pool.n >= pool.size ? collect_at : clock_now_ms() + quiet);
             continue;
         }
         pthread_mutex_unlock(&pool.mu);
@@ -206,11 +324,8 @@ static void *refill_main(void *arg)
         pthread_mutex_lock(&pool.mu);
         if (rc == 0) /* only this thread adds to the pool beyond what was taken from it */
             pool.ready[pool.n++] = m;
-        else if (!pool.stop) { /* dockerd down or refusing: not in a tight loop */
-            pthread_mutex_unlock(&pool.mu);
-            sleep(POOL_RETRY_S);
-            pthread_mutex_lock(&pool.mu);
-        }
+        else if (!pool.stop) /* dockerd down or refusing: not in a tight loop */
+            wait_until(clock_now_ms() + POOL_RETRY_S * 1000);
     }
     pthread_mutex_unlock(&pool.mu);
     docker_close(&d);
@@ -484,12 +599,15 @@ void egress_pool_busy(void)
     pthread_mutex_unlock(&pool.mu);
 }
 
-void egress_pool_forget(struct docker *d, const char *sbid)
+int egress_pool_forget(struct docker *d, const char *sbid)
 {
     char id[32], name[NAME_LEN];
 
     if (!pool.root[0] || pool_id_of(sbid, id, sizeof(id)) != 0)
-        return;
+        return 0;
     member_name(name, sizeof(name), sbid);
-    remove_member(d, name, id, sbid);
+    if (remove_parts(d, name, id) != 0)
+        return -1; /* its directory names the network: kept for the kill tried again */
+    remove_dir(sbid);
+    return 0;
 }

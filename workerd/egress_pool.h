@@ -48,7 +48,9 @@ void egress_pool_recheck(struct docker *d);
 void egress_pool_busy(void);
 
 /* Removes what the pool gave sandbox sbid: its proxy, its network (once the
- * sandbox's container is gone) and its directory. Nothing if it had none. */
-void egress_pool_forget(struct docker *d, const char *sbid);
+ * sandbox's container is gone) and its directory. 0 when all is gone (or it
+ * had none); -1 when dockerd kept something: the directory stays, naming the
+ * network, so that the caller's retry finds it. */
+int egress_pool_forget(struct docker *d, const char *sbid);
 
 #endif
