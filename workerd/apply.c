@@ -92,10 +92,13 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
 
 /* Barred first: no request reaches it from here on, though dockerd still
  * lists it. Forgotten first: the "die" this causes is no news to report. Its
- * slot stays counted (w->killing) until the container is gone. */
+ * slot stays counted (w->killing) until the container is gone. The caller
+ * waiting on the kill is told once its processes are dead, before dockerd's
+ * removal (as long again, under load: issue 34). */
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
 {
     char err[256] = "", tier[16] = "UNKNOWN";
+    int64_t t0 = clock_now_ms(), stopped = -1;
     int rc;
 
     if (!sbid)
@@ -104,6 +107,10 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
     dataplane_bar(sbid);
     atomic_fetch_add(&w->killing, 1);
     sbtable_del(&w->table, sbid);
+    if (!w->conf->agent.on && containers_halt(dk, w->id.worker_id, sbid, err, sizeof(err)) == 0) {
+        stopped = clock_now_ms() - t0;
+        report_killed_now(w, sbid);
+    }
     rc = w->conf->agent.on ? agent_kill(w->conf, sbid)
                            : containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err));
     atomic_fetch_sub(&w->killing, 1);
@@ -111,7 +118,8 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
         log_sandbox("warn", sbid, tier, "kill: %s", err);
         return -1;
     }
-    log_sandbox("info", sbid, tier, "killed");
+    log_sandbox("info", sbid, tier, "killed in %lld ms (stopped and told after %lld ms)",
+                (long long)(clock_now_ms() - t0), (long long)stopped);
     if (w->conf->agent.on)
         return 0;
     /* Only while a deleted snapshot's image waits for its last sandbox: a

@@ -83,6 +83,7 @@ static void await_batch(struct worker *w, struct batch *b, json_t *cmds, int n)
         }
     }
     pthread_mutex_unlock(&b->mu);
+    inflight_collect(w, 1); /* before what arrived joins the backlog */
 }
 
 /* 1 create, 0 kill, 2 a pause or resume that stops or boots a container
@@ -224,6 +225,38 @@ void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds)
 
 static int in_batch(json_t *cmds, int n, const char *sbid);
 
+/* Runs cmds[0..n) (of kind k) each on a thread of its own; one that gets no
+ * thread runs on the main connection before the next starts. */
+static void start_jobs(struct worker *w, json_t *cmds, int n, int k, struct job *jobs,
+                       pthread_t *th, int *started, struct batch *b)
+{
+    for (int i = 0; i < n; i++) {
+        jobs[i] = (struct job){w, json_array_get(cmds, (size_t)i), k, -1, b};
+        pthread_mutex_lock(&b->mu);
+        b->running++;
+        pthread_mutex_unlock(&b->mu);
+        /* A lone command gets a thread too: a kill or create that takes longer
+         * than the lease (dockerd under load) must not hold the main thread. */
+        started[i] = pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
+        if (!started[i]) { /* no thread to be had: on the main connection */
+            pthread_mutex_lock(&b->mu);
+            b->running--;
+            pthread_mutex_unlock(&b->mu);
+            jobs[i].result = apply_on(&jobs[i], &w->dk);
+        }
+    }
+}
+
+static void join_jobs(int n, const struct job *jobs, const pthread_t *th, const int *started,
+                      int *results)
+{
+    for (int i = 0; i < n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        results[i] = jobs[i].result;
+    }
+}
+
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL])
 {
     struct job jobs[APPLY_PARALLEL];
@@ -238,28 +271,9 @@ int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARAL
         n++; /* one command a sandbox: a pause and its resume are applied in turn */
     if (k == 1 && n > 0)
         hostcaps_recheck(w, 1); /* the rules, checked right before sandboxes start */
-    for (int i = 0; i < n; i++) {
-        jobs[i] = (struct job){w, json_array_get(cmds, (size_t)i), k, -1, &b};
-        pthread_mutex_lock(&b.mu);
-        b.running++;
-        pthread_mutex_unlock(&b.mu);
-        /* A lone command gets a thread too: a kill or create that takes longer
-         * than the lease (dockerd under load) must not keep the lease from
-         * being renewed, which only this thread's wait does. */
-        started[i] = pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
-        if (!started[i]) { /* no thread to be had: on the main connection */
-            pthread_mutex_lock(&b.mu);
-            b.running--;
-            pthread_mutex_unlock(&b.mu);
-            jobs[i].result = apply_on(&jobs[i], &w->dk);
-        }
-    }
+    start_jobs(w, cmds, n, k, jobs, th, started, &b);
     await_batch(w, &b, cmds, n);
-    for (int i = 0; i < n; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        results[i] = jobs[i].result;
-    }
+    join_jobs(n, jobs, th, started, results);
     return n;
 }
 
@@ -312,9 +326,8 @@ static void forget_reported(struct worker *w, json_t *told)
     pthread_mutex_unlock(&w->table.mu);
 }
 
-/* Applies one early command on the main connection; 0 done, -1 not (dockerd
- * unreachable: after the batch). What it did joins told (a state) or
- * w->killed. */
+/* Applies one early pause or resume on the main connection; 0 done, -1 not
+ * (dockerd unreachable: after the batch). Its outcome joins told. */
 static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
 {
     const char *sbid = sbid_of(cmd);
@@ -322,14 +335,10 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
     int rc;
 
     lease_blocked(w, 1);
-    rc = is_kill(cmd) ? apply_kill(w, &w->dk, sbid) : apply_pause_command(w, &w->dk, cmd);
+    rc = apply_pause_command(w, &w->dk, cmd);
     lease_blocked(w, 0);
     if (rc != 0)
         return -1;
-    if (is_kill(cmd)) {
-        json_array_append_new(w->killed, json_string(sbid));
-        return 0;
-    }
     pthread_mutex_lock(&w->table.mu);
     if ((e = sbtable_get(&w->table, sbid)))
         json_array_append_new(told, heartbeat_report_of(e));
@@ -352,26 +361,34 @@ static void apply_early(struct worker *w, json_t *batch, int n)
     json_t *later = json_array(), *told = json_array(), *kept = json_array();
     size_t i, n_killed;
 
+    inflight_collect(w, 0);
     heartbeat_keepalive(w);
     /* Pauses and resumes first, then kills: a pause asked for behind twelve
      * kills waited 22 s for them, one after another. */
-    for (int pass = 0; pass < 2; pass++)
-        for (i = 0; i < json_array_size(w->arrived); i++) {
-            json_t *cmd = json_array_get(w->arrived, i);
-            const char *id = json_string_value(json_object_get(cmd, "id"));
+    for (i = 0; i < json_array_size(w->arrived); i++) {
+        json_t *cmd = json_array_get(w->arrived, i);
+        const char *id = json_string_value(json_object_get(cmd, "id"));
 
-            if ((pass == 0 ? !is_freeze(cmd) : is_freeze(cmd)) || (id && holds_id(w->acks, id)) ||
-                (id && holds_id(later, id)))
-                continue;
-            /* Not now, or dockerd unreachable: after the batch. The lease
-             * is the lease thread's: twelve kills of a second each, one
-             * after another, are no heartbeat (decision 0076). */
-            if (!early_ok(w, batch, n, i, later) || apply_one_early(w, cmd, told) != 0) {
+        if ((id && holds_id(w->acks, id)) || (id && holds_id(later, id)))
+            continue;
+        /* A kill is started, not waited for (kills_inflight.c); one in
+         * flight stays unacknowledged, and holds back what follows it. */
+        if (is_kill(cmd)) {
+            if (inflight_holds(sbid_of(cmd)) || !early_ok(w, batch, n, i, later) ||
+                inflight_start(w, cmd) != 0)
                 json_array_append(later, cmd);
-                continue;
-            }
-            json_array_append_new(w->acks, json_string(id));
+            continue;
         }
+        if (!is_freeze(cmd))
+            continue;
+        /* Not now, or dockerd unreachable: after the batch. The lease is the
+         * lease thread's (decision 0076). */
+        if (!early_ok(w, batch, n, i, later) || apply_one_early(w, cmd, told) != 0) {
+            json_array_append(later, cmd);
+            continue;
+        }
+        json_array_append_new(w->acks, json_string(id));
+    }
     /* What was not applied stays, in its order. */
     for (i = 0; i < json_array_size(w->arrived); i++) {
         json_t *cmd = json_array_get(w->arrived, i);

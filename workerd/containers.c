@@ -148,6 +148,36 @@ int containers_remove(struct docker *d, const char *name, char *err, size_t errl
     return 0;
 }
 
+int containers_halt(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen)
+{
+    char name[256], path[512];
+    long status = 0;
+    json_t *ans = NULL;
+
+    if (!containers_id_ok(sbid))
+        return 0;
+    containers_name(name, sizeof(name), sbid, wid);
+    snprintf(path, sizeof(path), "/containers/%s/kill?signal=KILL", name);
+    if (docker_call(d, "POST", path, NULL, DOCKER_TIMEOUT_MS, &status, &ans, err, errlen) != 0)
+        return -1;
+    json_decref(ans);
+    ans = NULL;
+    if (status == 404)
+        return 0;
+    /* 409: not running (exited, or never started). Either way, wait until
+     * dockerd has seen its init exit: the kernel kills every other process
+     * of its pid namespace before that exit is reported. */
+    snprintf(path, sizeof(path), "/containers/%s/wait?condition=not-running", name);
+    if (docker_call(d, "POST", path, NULL, DOCKER_TIMEOUT_MS, &status, &ans, err, errlen) != 0)
+        return -1;
+    json_decref(ans);
+    if (status != 200 && status != 404) {
+        snprintf(err, errlen, "wait for %s to stop: HTTP %ld", name, status);
+        return -1;
+    }
+    return 0;
+}
+
 /* Gives up on a create: the sandbox is reported failed with why, and its
  * containers and networks are removed, so that nothing half-made is left. */
 static int give_up(struct docker *d, const char *wid, struct ctr_state *st)

@@ -71,6 +71,12 @@ int containers_ip(struct docker *d, const char *wid, const char *sbid, long time
 int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
                       const char *wid, json_t *sandbox, long ready_ms, struct ctr_state *st);
 
+/* SIGKILLs the sandbox's own container and waits until dockerd saw it stop:
+ * from then on no process of the sandbox runs (its init died, and with it its
+ * pid namespace; under runsc, the sentry). Nothing is removed. 0 stopped or
+ * absent, -1 dockerd did not answer or refused (err). */
+int containers_halt(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
+
 /* Kills and removes the sandbox's containers (its proxy too) and networks.
  * A sandbox that is gone is killed already: 0. -1 when dockerd did not answer. */
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);

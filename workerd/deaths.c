@@ -100,3 +100,15 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
     if (wid[0])
         report_post(w, ctl, dead_ones(w, q, wid, sbid), NULL, sbid);
 }
+
+void report_killed_now(struct worker *w, const char *sbid)
+{
+    struct control ctl;
+    json_t *killed = json_pack("[s]", sbid);
+
+    if (killed && control_init(&ctl, w->conf) == 0) {
+        report_post(w, &ctl, json_array(), killed, sbid);
+        control_close(&ctl);
+    }
+    json_decref(killed);
+}

@@ -19,7 +19,7 @@
 #define POOL_MAX 16
 #define POOL_TIMEOUT_MS 60000L
 #define POOL_RETRY_S 5
-#define POOL_IDLE_MS 1000 /* refill only after this long without a create */
+#define POOL_IDLE_MS 1000     /* refill only after this long without a create */
 #define POOL_COLLECT_MS 30000 /* how often what dockerd would not remove is tried again */
 #define MEMBER_PREFIX "p-"
 #define NAME_LEN 352              /* a container name: corral-<id>-<wid>-egress */
@@ -217,8 +217,8 @@ static int id_in_use(const char *id)
 static json_t *list_role(struct docker *d, const char *what, const char *role)
 {
     char path[1024], err[256];
-    char *enc = docker_filters(d, json_pack("{s:[s+, s+]}", "label", "corral.worker=", pool.wid,
-                                            "corral.role=", role));
+    char *enc = docker_filters(
+        d, json_pack("{s:[s+, s+]}", "label", "corral.worker=", pool.wid, "corral.role=", role));
     json_t *list = NULL;
     long status = 0;
 
@@ -262,8 +262,8 @@ static void collect_idle(struct docker *d)
         json_array_foreach(list, i, o)
         {
             const char *name = json_string_value(json_object_get(o, "Name"));
-            const char *id = json_string_value(
-                json_object_get(json_object_get(o, "Labels"), "corral.sandbox"));
+            const char *id =
+                json_string_value(json_object_get(json_object_get(o, "Labels"), "corral.sandbox"));
             if (!name || !id || strncmp(name, pfx, strlen(pfx)) != 0 ||
                 strncmp(id, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) != 0 || id_in_use(id))
                 continue;

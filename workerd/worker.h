@@ -107,6 +107,12 @@ int apply_slot_free(struct worker *w, const char *sbid);
  * results[i] as apply_command's. Returns how many it took (0 when the head is
  * none of them). */
 #define APPLY_PARALLEL 8
+/* kills_inflight.c: kills started while a batch runs, not waited for. Main
+ * thread only. inflight_start: 0 started, -1 no room or no thread. */
+int inflight_start(struct worker *w, json_t *cmd);
+int inflight_holds(const char *sbid);
+/* Acknowledges the kills done (all of them, waiting, when wait_all). */
+void inflight_collect(struct worker *w, int wait_all);
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
 /* Pauses and resumes first, then kills, then creates: a caller waits on each
  * (a kill is answered once its container is gone: decision 0073), a pause or
@@ -150,6 +156,11 @@ void deaths_report(struct worker *w, struct docker *q, struct control *ctl, cons
  * while it waits on a batch. 1 when the control plane took it (200). */
 int report_post(struct worker *w, struct control *ctl, json_t *sbs, const json_t *killed,
                 const char *sbid);
+/* Tells at once, on a request of its own, that sbid's kill is done as far as
+ * its caller is concerned (its processes are dead; decision 0073). The
+ * heartbeat's `killed` list tells it again once the containers are removed:
+ * a lost report costs only the caller's wait. Any thread. */
+void report_killed_now(struct worker *w, const char *sbid);
 
 /* lease.c: the lease thread (decision 0076): renews the lease on a request
  * of its own whenever the main thread was not heard for a third of it. The

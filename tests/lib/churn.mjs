@@ -67,8 +67,10 @@ export async function churn({ Sandbox, parallel = 4, seconds = 60, maxIterations
       t = performance.now();
       await sbx.kill();
       stats.killMs.push(performance.now() - t);
-      // A kill answers once its container is gone (decision 0073).
-      if ((await containersOfSandbox(sbx.sandboxId)).length) stats.aliveAfterKill.push(sbx.sandboxId);
+      // A kill answers once no process of the sandbox runs: its container
+      // stopped (decision 0073); dockerd removes it right after, which
+      // removalsDone checks at the end of a stretch.
+      if ((await containersOfSandbox(sbx.sandboxId)).some(processesIn)) stats.aliveAfterKill.push(sbx.sandboxId);
     } catch (e) {
       failure ??= new Error(`kill ${sbx.sandboxId}: ${e.message}`);
     }
@@ -90,6 +92,9 @@ export async function churn({ Sandbox, parallel = 4, seconds = 60, maxIterations
   stats.elapsedMs = performance.now() - stats.startedAt;
   return stats;
 }
+
+// A container (as GET /containers/json lists it) that may still hold processes.
+export const processesIn = (c) => ['running', 'paused', 'restarting'].includes(c.State);
 
 // The containers of one sandbox, by its label, whatever state they are in.
 export async function containersOfSandbox(sbid) {
