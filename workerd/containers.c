@@ -611,6 +611,7 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
         }
     }
     json_decref(ctrs);
+    stopped_clear(sbid); /* its container gone: nothing left to resume */
     /* A proxy from the pool carries no sandbox label, only the name. */
     egress_proxy_name(name, sizeof(name), sbid, wid);
     if (containers_remove(d, name, err, errlen) != 0)
@@ -619,10 +620,7 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
         snprintf(err, errlen, "egress pool: the proxy's network was not removed");
         return -1;
     }
-    if (remove_networks(d, wid, sbid, err, errlen) != 0)
-        return -1;
-    stopped_clear(sbid); /* gone: nothing left to resume */
-    return 0;
+    return remove_networks(d, wid, sbid, err, errlen) != 0 ? -1 : 0;
 }
 
 int containers_state(struct docker *d, const char *wid, const char *sbid, struct ctr_state *st)
