@@ -5,7 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { api, newWorkspace, redis, RUN } from '../lib/corral.mjs';
+import { api, newWorkspace, redis, RUN, setLimit } from '../lib/corral.mjs';
 import { randomBytes } from 'node:crypto';
 import { until } from '../lib/poll.mjs';
 import { enrolWorker } from '../lib/test_worker.mjs';
@@ -92,4 +92,26 @@ test("a worker naming kills nobody waits for stores nothing (a compromised worke
   w.killed.push(id);
   assert.equal((await d.answer).status, 204);
   assert.equal(redis('EXISTS', key('killwait', id)), '0', 'the expectation was used up');
+});
+
+// The wait holds a handler thread, so DELETEs share the creates' budget
+// (create_wait_max, 40 a process here, two processes): past it a DELETE is
+// answered at once, without its worker's word, and says so in the log.
+test('DELETEs past the wait budget answer at once and are logged; every one deletes', async () => {
+  const A = newWorkspace();
+  const N = 90;
+  await setLimit(A, N);
+  const w = await enrolWorker(workers, A, { confirmKills: false, slots: 200, cpu: 4096, memory: 1 << 22 });
+  const ids = [];
+  for (let i = 0; i < N; i += 15) ids.push(...await Promise.all(Array.from({ length: Math.min(15, N - i) }, () => create(A))));
+  const t0 = Date.now();
+  const answered = await Promise.all(ids.map((id) => api('DELETE', `/v1/sandboxes/${id}`, { key: A.member })
+    .then((r) => ({ r, ms: Date.now() - t0 }))));
+  for (const { r } of answered) assert.equal(r.status, 204, r.raw);
+  const fast = answered.filter((a) => a.ms < 3000).length;
+  assert.ok(fast >= N - 80, `${fast} of ${N} DELETEs answered within 3 s; over a budget of 80 waits, at least ${N - 80} must`);
+  assert.ok(await until(() => /too many waits on this handler/.test(apiLogs()), { timeoutMs: 5000 }),
+    'the API log says a DELETE did not wait');
+  for (const id of ids.slice(0, 10)) assert.equal((await api('GET', `/v1/sandboxes/${id}`, { key: A.member })).status, 404);
+  assert.ok(await until(() => ids.every((id) => killOf(w, id)), { timeoutMs: 20000 }), 'every kill reached the worker');
 });
