@@ -194,6 +194,20 @@ static int drop_policy(struct docker *d, const char *wid, const char *sbid, cons
     return drop_network(d, old, err, errlen);
 }
 
+/* What a change that failed after its move left (the container already on
+ * the network it wants, so the change tried again finds nothing to move):
+ * with a policy now, the old open network; without, the old proxy, what the
+ * pool kept for it and its internal network. Each is gone already after a
+ * change that went through: dockerd answers 404 and nothing is done. */
+static int drop_leftovers(struct docker *d, const char *wid, const char *sbid, int will, char *err,
+                          size_t errlen)
+{
+    char net[SBNET_NAME_MAX];
+
+    sbnet_name(net, sizeof(net), sbid, wid, will ? SBNET_OPEN : SBNET_INTERNAL);
+    return will ? drop_network(d, net, err, errlen) : drop_policy(d, wid, sbid, net, err, errlen);
+}
+
 int egress_change_apply(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
                         const char *wid, const char *sbid, json_t *policy, int stopped, char *err,
                         size_t errlen)
@@ -206,9 +220,9 @@ int egress_change_apply(struct docker *d, const struct worker_conf *c, const str
         return rc;
     had = is_internal(old);
     if (had && will)
-        return new_proxy(d, c, wid, sbid, policy, old, err, errlen);
+        rc = new_proxy(d, c, wid, sbid, policy, old, err, errlen);
     if (had == will)
-        return 0;
+        return rc == 0 ? drop_leftovers(d, wid, sbid, will, err, errlen) : rc;
     if (!stopped) {
         snprintf(err, errlen,
                  "egress change: a sandbox resumed with its memory keeps its network; %s an "

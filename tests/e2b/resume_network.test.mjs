@@ -7,6 +7,7 @@
 // the SDK's connect({onResume: 'reboot'}) then applies it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { ALL_TRAFFIC, SDK } from './sdk.mjs';
 import { withSandbox, Sandbox, MODE, useStandins, fetchFrom } from './lib.mjs';
 import { INET, PORT } from '../lib/standins.mjs';
@@ -108,3 +109,26 @@ async function resumeFresh(id) {
   assert.equal(r.status, 201, await r.text());
   return Sandbox.connect(id);
 }
+
+// A change that failed after the container moved (dockerd going away before
+// the old network was removed) comes again and finds the container where it
+// wants it: what the first try left must go then. Stood in for by a network
+// of the kind the sandbox left, made by hand with its labels.
+test(`${tag} a network left by a change that failed after its move is removed by the next change`, async () => {
+  await withSandbox({}, async (sbx) => {
+    const docker = (...a) => execFileSync('docker', a, { encoding: 'utf8', timeout: 20_000 }).trim();
+    const wid = docker('ps', '-q', '--filter', `label=corral.sandbox=${sbx.sandboxId}`, '--format',
+      '{{.Label "corral.worker"}}').split('\n')[0];
+    assert.match(wid, /^[0-9a-f]{16}$/, 'the control: its container names its worker');
+    const left = `corral-${sbx.sandboxId}-${wid}-int`;
+    docker('network', 'create', '--internal', '--label', `corral.sandbox=${sbx.sandboxId}`,
+      '--label', `corral.worker=${wid}`, '--label', 'corral.role=sandbox', left);
+    const exists = () => docker('network', 'ls', '-q', '--filter', `name=^${left}$`) !== '';
+    assert.ok(exists(), 'the control: the stand-in leftover exists');
+    await sbx.updateNetwork({}); // recorded: no policy, as it has
+    assert.equal(await sbx.pause({ keepMemory: false }), true);
+    const back = await Sandbox.connect(sbx.sandboxId);
+    assert.equal((await back.commands.run('echo up')).stdout, 'up\n');
+    assert.equal(exists(), false, `${left} is still there after the change came again`);
+  });
+});
