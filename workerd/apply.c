@@ -118,9 +118,10 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
         log_sandbox("warn", sbid, tier, "kill: %s", err);
         return -1;
     }
-    log_sandbox("info", sbid, tier, "killed");
+    /* "killed" last: it is the line about the sandbox that says it is over. */
     log_sandbox("info", sbid, tier, "kill: stopped and told after %lld ms, removed after %lld ms",
                 (long long)stopped, (long long)(clock_now_ms() - t0));
+    log_sandbox("info", sbid, tier, "killed");
     if (w->conf->agent.on)
         return 0;
     /* Only while a deleted snapshot's image waits for its last sandbox: a
