@@ -81,8 +81,8 @@ int report_post(struct worker *w, struct control *ctl, json_t *sbs, const json_t
         log_sandbox("warn", sbid, NULL, "report beside the long-poll answered %ld", status);
     else if (body) {
         told = 1;
-        log_sandbox("info", sbid, NULL, "state of %zu sandbox(es) reported at once",
-                    json_array_size(sbs));
+        log_sandbox("info", sbid, NULL, "state of %zu sandbox(es), %zu kill(s) reported at once",
+                    json_array_size(sbs), json_array_size(killed));
     }
     explicit_bzero(&id, sizeof(id));
     json_decref(body);
@@ -107,7 +107,7 @@ void report_killed_now(struct worker *w, const char *sbid)
     json_t *killed = json_pack("[s]", sbid);
 
     if (killed && control_init(&ctl, w->conf) == 0) {
-        report_post(w, &ctl, json_array(), killed, sbid);
+        report_post(w, &ctl, json_array(), killed, NULL); /* its own line says it */
         control_close(&ctl);
     }
     json_decref(killed);

@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define COMMIT_TIMEOUT_MS 120000
 #define IMAGE_REPO "corral-snap"
@@ -109,36 +110,47 @@ int snapshot_image_remove(struct docker *d, const char *wid, const char *image, 
     return 0;
 }
 
-/* GET or POST on /images/<what>?filters= this worker's dangling snapshot images. */
+/* GET or POST on /images/<what>?filters= this worker's dangling snapshot
+ * images; *status dockerd's answer (0: none). */
 static json_t *dangling_call(struct docker *d, const char *wid, const char *method,
-                             const char *what)
+                             const char *what, long *status)
 {
     char path[512], err[128], *enc;
-    long status = 0;
     json_t *ans = NULL;
 
+    *status = 0;
     enc = docker_filters(
         d, json_pack("{s:[s], s:[s+]}", "dangling", "true", "label", "corral.worker=", wid));
     if (!enc)
         return NULL;
     snprintf(path, sizeof(path), "/images/%s?filters=%s", what, enc);
     curl_free(enc);
-    if (docker_call(d, method, path, NULL, 30000, &status, &ans, err, sizeof(err)) != 0 ||
-        status != 200) {
+    if (docker_call(d, method, path, NULL, 30000, status, &ans, err, sizeof(err)) != 0 ||
+        *status != 200) {
         json_decref(ans);
         return NULL;
     }
     return ans;
 }
 
+#define PRUNE_BUSY_TRIES 40 /* 250 ms apart: dockerd's prunes take a second or two */
+
 int snapshot_images_prune(struct docker *d, const char *wid)
 {
     json_t *left;
+    long status;
     int n;
 
-    /* 409: another prune runs (a batch of kills): it does the same work. */
-    json_decref(dangling_call(d, wid, "POST", "prune"));
-    left = dangling_call(d, wid, "GET", "json");
+    /* 409: another prune runs (a kill beside this one). It may have begun
+     * before this kill's container was removed, and so kept the image this
+     * one freed: this prune waits its turn rather than count on it. */
+    for (int i = 0; i < PRUNE_BUSY_TRIES; i++) {
+        json_decref(dangling_call(d, wid, "POST", "prune", &status));
+        if (status != 409)
+            break;
+        usleep(250 * 1000);
+    }
+    left = dangling_call(d, wid, "GET", "json", &status);
     n = left ? (int)json_array_size(left) : 1;
     json_decref(left);
     return n;
