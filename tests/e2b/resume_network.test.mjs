@@ -112,23 +112,24 @@ async function resumeFresh(id) {
 
 // A change that failed after the container moved (dockerd going away before
 // the old network was removed) comes again and finds the container where it
-// wants it: what the first try left must go then. Stood in for by a network
-// of the kind the sandbox left, made by hand with its labels.
+// wants it: what the first try left must go then. Stood in for by the open
+// network a sandbox given a policy leaves, made by hand with its labels; the
+// next change (another allow-list, applied at the resume) must remove it.
 test(`${tag} a network left by a change that failed after its move is removed by the next change`, async () => {
-  await withSandbox({}, async (sbx) => {
+  await withSandbox({ network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }, async (sbx) => {
     const docker = (...a) => execFileSync('docker', a, { encoding: 'utf8', timeout: 20_000 }).trim();
-    const wid = docker('ps', '-q', '--filter', `label=corral.sandbox=${sbx.sandboxId}`, '--format',
+    const wid = docker('ps', '--filter', `label=corral.sandbox=${sbx.sandboxId}`, '--format',
       '{{.Label "corral.worker"}}').split('\n')[0];
     assert.match(wid, /^[0-9a-f]{16}$/, 'the control: its container names its worker');
-    const left = `corral-${sbx.sandboxId}-${wid}-int`;
-    docker('network', 'create', '--internal', '--label', `corral.sandbox=${sbx.sandboxId}`,
+    const left = `corral-${sbx.sandboxId}-${wid}`;
+    docker('network', 'create', '--label', `corral.sandbox=${sbx.sandboxId}`,
       '--label', `corral.worker=${wid}`, '--label', 'corral.role=sandbox', left);
     const exists = () => docker('network', 'ls', '-q', '--filter', `name=^${left}$`) !== '';
     assert.ok(exists(), 'the control: the stand-in leftover exists');
-    await sbx.updateNetwork({}); // recorded: no policy, as it has
-    assert.equal(await sbx.pause({ keepMemory: false }), true);
+    await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC], allowOut: ['other.test'] });
+    assert.equal(await sbx.pause(), true);
     const back = await Sandbox.connect(sbx.sandboxId);
-    assert.equal((await back.commands.run('echo up')).stdout, 'up\n');
+    assert.deepEqual(await fetchFrom(back, URLS), onlyOther, 'the new policy applied');
     assert.equal(exists(), false, `${left} is still there after the change came again`);
   });
 });
