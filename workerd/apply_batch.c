@@ -61,29 +61,87 @@ static void *run_job(void *arg)
 /* How often the main thread asks for new commands while a batch runs. */
 #define EARLY_POLL_MS 250
 
-static void apply_early(struct worker *w, json_t *batch, int n);
+/* One look at what came while a batch (batch[0..n), the head of the
+ * backlog) runs. */
+struct look {
+    json_t *batch;
+    int n;
+    int done;      /* the batch's jobs all ended: its commands hold nothing back */
+    int starts;    /* 2 kills and creates may start, 1 kills only, 0 none */
+    int checked;   /* the isolation rules were checked in this look */
+    json_t *later; /* put off in this look */
+};
 
-/* Waits for the batch's threads, every EARLY_POLL_MS applying the pauses,
- * resumes and kills that came meanwhile (apply_early; not in agent mode,
- * which has none). The lease is the lease thread's (decision 0076). */
+static void apply_early(struct worker *w, struct look *lk);
+
+/* Once the batch is done, the commands of the backlog behind it join those
+ * that arrived, ahead of them: they may start early too, rather than wait
+ * for what started early (a create waited 15 s behind the kills it came
+ * with). What is not applied goes back to the backlog with the rest after
+ * the batch (apply_head_batch). */
+static void release_backlog(struct worker *w, json_t *batch, int n)
+{
+    json_t *tail = json_array();
+
+    while (batch == w->backlog && json_array_size(w->backlog) > (size_t)n) {
+        json_array_append(tail, json_array_get(w->backlog, (size_t)n));
+        json_array_remove(w->backlog, (size_t)n);
+    }
+    json_array_extend(tail, w->arrived);
+    json_array_clear(w->arrived);
+    json_array_extend(w->arrived, tail);
+    json_decref(tail);
+}
+
+/* How long after a batch's end creates (and, twice as long, kills) may
+ * still start early while what started early runs: the acks of what was
+ * applied wait for the long-poll after this, and one that failed (dockerd
+ * unreachable) is tried again at each look. Under the control plane's
+ * redelivery of a command unacknowledged for 10 s (a redelivered one is not
+ * applied twice, but costs a look). */
+#define EARLY_STARTS_MS 5000
+
+/* What may start early (struct look); done: when the batch ended, or -1. */
+static int starts_since(int64_t done)
+{
+    int64_t t = done < 0 ? 0 : clock_now_ms() - done;
+
+    return t < EARLY_STARTS_MS ? 2 : t < 2 * EARLY_STARTS_MS ? 1 : 0;
+}
+
+/* Waits for the batch's threads, and for the commands started early, every
+ * EARLY_POLL_MS applying the pauses and resumes and starting the kills and
+ * creates that came meanwhile (apply_early; not in agent mode, which has
+ * none); once the batch is done, for as long as EARLY_STARTS_MS allows,
+ * then only collecting what started. The lease is the lease thread's (decision 0076). */
 static void await_batch(struct worker *w, struct batch *b, json_t *cmds, int n)
 {
+    int64_t done = -1;
     struct timespec until;
+    int running;
 
-    pthread_mutex_lock(&b->mu);
-    while (b->running > 0) {
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
         clock_gettime(CLOCK_REALTIME, &until);
         clock_timespec_add_ms(&until, EARLY_POLL_MS);
-        while (b->running > 0 && pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
-            ;
-        if (b->running > 0 && !w->conf->agent.on) {
-            pthread_mutex_unlock(&b->mu);
-            apply_early(w, cmds, n);
-            pthread_mutex_lock(&b->mu);
+        if (b->running > 0) /* until the batch is done or the look is due */
+            while (b->running > 0 && pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
+                ;
+        else if (inflight_busy()) /* only what started early is left: no job signals */
+            (void)pthread_cond_timedwait(&b->cv, &b->mu, &until);
+        running = b->running;
+        pthread_mutex_unlock(&b->mu);
+        if (w->conf->agent.on ? running == 0 : running == 0 && !inflight_busy())
+            return;
+        if (running == 0 && done < 0) {
+            done = clock_now_ms();
+            release_backlog(w, cmds, n);
+        }
+        if (!w->conf->agent.on) {
+            struct look lk = {cmds, n, running == 0, starts_since(done), 0, NULL};
+            apply_early(w, &lk);
         }
     }
-    pthread_mutex_unlock(&b->mu);
-    inflight_collect(w, 1); /* before what arrived joins the backlog */
 }
 
 /* 1 create, 0 kill, 2 a pause or resume that stops or boots a container
@@ -134,10 +192,11 @@ static const char *sbid_of(json_t *cmd)
     return id ? id : json_string_value(json_object_get(json_object_get(cmd, "sandbox"), "id"));
 }
 
-/* 1 when a command of sbid that match() picks stands in cmds before index end. */
-static int before(json_t *cmds, size_t end, const char *sbid, int (*match)(const json_t *))
+/* 1 when a command of sbid that match() picks stands in cmds[from..end). */
+static int within(json_t *cmds, size_t from, size_t end, const char *sbid,
+                  int (*match)(const json_t *))
 {
-    for (size_t i = 0; sbid && i < end; i++) {
+    for (size_t i = from; sbid && i < end; i++) {
         const char *k = sbid_of(json_array_get(cmds, i));
         if (match(json_array_get(cmds, i)) && k && strcmp(k, sbid) == 0)
             return 1;
@@ -160,11 +219,11 @@ void apply_order(json_t *cmds)
     json_array_foreach(cmds, i, c)
     {
         const char *sbid = sbid_of(c);
-        if (is_freeze(c) && !before(cmds, i, sbid, not_freeze))
+        if (is_freeze(c) && !within(cmds, 0, i, sbid, not_freeze))
             json_array_append(freezes, c);
-        else if (is_kill(c) && !before(cmds, i, sbid, is_create))
+        else if (is_kill(c) && !within(cmds, 0, i, sbid, is_create))
             json_array_append(kills, c);
-        else if (is_create(c) && !before(cmds, i, sbid, is_kill))
+        else if (is_create(c) && !within(cmds, 0, i, sbid, is_kill))
             json_array_append(creates, c);
         else
             json_array_append(rest, c);
@@ -288,21 +347,32 @@ static int in_batch(json_t *cmds, int n, const char *sbid)
     return 0;
 }
 
-/* A pause, resume or kill in arrived at index i that may be applied now:
- * none of the batch's sandboxes, no other command of its sandbox before it
- * nor put off (in later) nor waiting in the backlog (a kill must not pass its
- * sandbox's create), not waiting in the backlog or applied already (brought
- * again). */
-static int early_ok(struct worker *w, json_t *batch, int n, size_t i, json_t *later)
+/* What must not stand before an early command of the same sandbox: for a
+ * pause or resume any other kind, for a kill its create, for a create
+ * anything at all. */
+static int (*blocker(const json_t *cmd))(const json_t *)
+{
+    if (is_freeze(cmd))
+        return not_freeze;
+    return is_kill(cmd) ? is_create : any;
+}
+
+/* A fast pause or resume, a kill or a create in arrived at index i that may
+ * be applied now: none of the running batch's sandboxes, no command of its
+ * sandbox before it that blocker() names, nor put off (in later) nor waiting
+ * in the backlog (a kill must not pass its sandbox's create), not waiting in
+ * the backlog or applied already (brought again). */
+static int early_ok(struct worker *w, const struct look *lk, size_t i)
 {
     json_t *cmd = json_array_get(w->arrived, i);
     const char *sbid = sbid_of(cmd), *id = json_string_value(json_object_get(cmd, "id"));
+    size_t pending = lk->done && lk->batch == w->backlog ? (size_t)lk->n : 0;
 
-    return ((is_freeze(cmd) && kind(cmd) != 2) || is_kill(cmd)) && sbid && id &&
-           !in_batch(batch, n, sbid) &&
-           !before(w->arrived, i, sbid, is_freeze(cmd) ? not_freeze : is_create) &&
-           !before(later, json_array_size(later), sbid, any) &&
-           !before(w->backlog, json_array_size(w->backlog), sbid, any) &&
+    return ((is_freeze(cmd) && kind(cmd) != 2) || is_kill(cmd) || is_create(cmd)) && sbid && id &&
+           (lk->done || !in_batch(lk->batch, lk->n, sbid)) &&
+           !within(w->arrived, 0, i, sbid, blocker(cmd)) &&
+           !within(lk->later, 0, json_array_size(lk->later), sbid, any) &&
+           !within(w->backlog, pending, json_array_size(w->backlog), sbid, any) &&
            !holds_id(w->backlog, id) && !holds_id(w->acks, id);
 }
 
@@ -346,50 +416,32 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
     return 0;
 }
 
-/* A batch holds the main thread for seconds (8 kills took 4 s on 2 cores);
- * a pause that came meanwhile waited for its end, and for every batch queued
- * before it (12-15 s behind 20 kills, against 50 ms alone), and a kill behind
- * creates ran on for a minute (issue 34). The main thread only waits
- * meanwhile, and a pause, resume or kill is a few dockerd calls on the main
- * connection, which no batch thread uses: so it asks for what came
- * (heartbeat_keepalive), applies those at once, and tells their outcome on a
- * report_only heartbeat; their acks go with the next long-poll, as every ack.
- * The rest waits for the batch's end, as before. Only the backlog is read
- * here: batch threads read it too. */
-static void apply_early(struct worker *w, json_t *batch, int n)
+/* Starts the early kill or create at index i of arrived on a thread of its
+ * own (inflight.c); 0 started, -1 not now. A create must find its slot free
+ * (else it would fail; after the batch, the kills that hold slots are done)
+ * and the isolation rules checked right before, as a batch's are (once a
+ * look). */
+static int start_early(struct worker *w, struct look *lk, size_t i)
 {
-    json_t *later = json_array(), *told = json_array(), *kept = json_array();
-    size_t i, n_killed;
+    json_t *cmd = json_array_get(w->arrived, i);
+    const char *sbid = sbid_of(cmd);
 
-    inflight_collect(w, 0);
-    heartbeat_keepalive(w);
-    /* Pauses and resumes first, then kills: a pause asked for behind twelve
-     * kills waited 22 s for them, one after another. */
-    for (i = 0; i < json_array_size(w->arrived); i++) {
-        json_t *cmd = json_array_get(w->arrived, i);
-        const char *id = json_string_value(json_object_get(cmd, "id"));
-
-        if ((id && holds_id(w->acks, id)) || (id && holds_id(later, id)))
-            continue;
-        /* A kill is started, not waited for (kills_inflight.c); one in
-         * flight stays unacknowledged, and holds back what follows it. */
-        if (is_kill(cmd)) {
-            if (inflight_holds(sbid_of(cmd)) || !early_ok(w, batch, n, i, later) ||
-                inflight_start(w, cmd) != 0)
-                json_array_append(later, cmd);
-            continue;
-        }
-        if (!is_freeze(cmd))
-            continue;
-        /* Not now, or dockerd unreachable: after the batch. The lease is the
-         * lease thread's (decision 0076). */
-        if (!early_ok(w, batch, n, i, later) || apply_one_early(w, cmd, told) != 0) {
-            json_array_append(later, cmd);
-            continue;
-        }
-        json_array_append_new(w->acks, json_string(id));
+    if (lk->starts < (is_create(cmd) ? 2 : 1) || inflight_holds(sbid) || !early_ok(w, lk, i) ||
+        (is_create(cmd) && !apply_slot_free(w, sbid)))
+        return -1;
+    if (is_create(cmd) && !lk->checked) {
+        hostcaps_recheck(w, 1);
+        lk->checked = 1;
     }
-    /* What was not applied stays, in its order. */
+    return inflight_start(w, cmd);
+}
+
+/* What was not applied early stays in arrived, in its order. */
+static void keep_unapplied(struct worker *w)
+{
+    json_t *kept = json_array();
+    size_t i;
+
     for (i = 0; i < json_array_size(w->arrived); i++) {
         json_t *cmd = json_array_get(w->arrived, i);
         const char *id = json_string_value(json_object_get(cmd, "id"));
@@ -399,7 +451,57 @@ static void apply_early(struct worker *w, json_t *batch, int n)
     json_array_clear(w->arrived);
     json_array_extend(w->arrived, kept);
     json_decref(kept);
-    json_decref(later);
+}
+
+/* A batch holds the main thread for seconds (8 kills took 4 s on 2 cores);
+ * a pause that came meanwhile waited for its end, and for every batch queued
+ * before it (12-15 s behind 20 kills, against 50 ms alone), a kill behind
+ * creates ran on for a minute (issue 34), and a create waited for the
+ * slowest of the batch before it (decision 0077). The main thread only waits
+ * meanwhile, and a pause or resume is a few dockerd calls on the main
+ * connection, which no batch thread uses: so it asks for what came
+ * (heartbeat_keepalive), applies pauses and resumes at once, starts kills
+ * and creates on threads of their own, and tells their outcome (and that of
+ * the batch's creates done so far) on a report_only heartbeat; their acks go
+ * with the next long-poll, as every ack. The rest waits for the batch's end,
+ * as before. Only the backlog is read here: batch threads read it too. */
+static void apply_early(struct worker *w, struct look *lk)
+{
+    json_t *told = json_array();
+    size_t i, n_killed;
+
+    lk->later = json_array();
+    inflight_collect(w, told);
+    for (int j = 0; j < lk->n; j++)
+        if (is_create(json_array_get(lk->batch, (size_t)j)))
+            report_add_running(w, sbid_of(json_array_get(lk->batch, (size_t)j)), told);
+    heartbeat_keepalive(w);
+    for (i = 0; i < json_array_size(w->arrived); i++) {
+        json_t *cmd = json_array_get(w->arrived, i);
+        const char *id = json_string_value(json_object_get(cmd, "id"));
+
+        if ((id && holds_id(w->acks, id)) || (id && holds_id(lk->later, id)))
+            continue;
+        /* Started, not waited for; one in flight stays unacknowledged, and
+         * holds back what follows it. */
+        if (is_kill(cmd) || is_create(cmd)) {
+            if (start_early(w, lk, i) != 0)
+                json_array_append(lk->later, cmd);
+            continue;
+        }
+        if (!is_freeze(cmd))
+            continue;
+        /* Not now, or dockerd unreachable: after the batch. The lease is the
+         * lease thread's (decision 0076). */
+        if (!early_ok(w, lk, i) || apply_one_early(w, cmd, told) != 0) {
+            json_array_append(lk->later, cmd);
+            continue;
+        }
+        json_array_append_new(w->acks, json_string(id));
+    }
+    keep_unapplied(w);
+    json_decref(lk->later);
+    lk->later = NULL;
     n_killed = json_array_size(w->killed);
     if (report_post(w, &w->ctl, json_incref(told), w->killed, NULL)) {
         forget_reported(w, told);

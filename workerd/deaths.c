@@ -112,3 +112,14 @@ void report_killed_now(struct worker *w, const char *sbid)
     }
     json_decref(killed);
 }
+
+void report_add_running(struct worker *w, const char *sbid, json_t *told)
+{
+    struct sb_entry *e;
+
+    pthread_mutex_lock(&w->table.mu);
+    e = sbid ? sbtable_get(&w->table, sbid) : NULL;
+    if (e && e->dirty && strcmp(e->st.state, "running") == 0)
+        json_array_append_new(told, heartbeat_report_of(e));
+    pthread_mutex_unlock(&w->table.mu);
+}

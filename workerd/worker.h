@@ -107,12 +107,15 @@ int apply_slot_free(struct worker *w, const char *sbid);
  * results[i] as apply_command's. Returns how many it took (0 when the head is
  * none of them). */
 #define APPLY_PARALLEL 8
-/* kills_inflight.c: kills started while a batch runs, not waited for. Main
- * thread only. inflight_start: 0 started, -1 no room or no thread. */
+/* inflight.c: kills and creates started while a batch runs, not waited for.
+ * Main thread only. inflight_start: 0 started, -1 no room or no thread. */
 int inflight_start(struct worker *w, json_t *cmd);
 int inflight_holds(const char *sbid);
-/* Acknowledges the kills done (all of them, waiting, when wait_all). */
-void inflight_collect(struct worker *w, int wait_all);
+/* 1 while a command started is not yet collected. */
+int inflight_busy(void);
+/* Acknowledges the commands done; the running sandboxes they created join
+ * told. */
+void inflight_collect(struct worker *w, json_t *told);
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
 /* Pauses and resumes first, then kills, then creates: a caller waits on each
  * (a kill is answered once its container is gone: decision 0073), a pause or
@@ -161,6 +164,10 @@ int report_post(struct worker *w, struct control *ctl, json_t *sbs, const json_t
  * heartbeat's `killed` list tells it again once the containers are removed:
  * a lost report costs only the caller's wait. Any thread. */
 void report_killed_now(struct worker *w, const char *sbid);
+/* Adds sbid's state to told when it is a running sandbox not yet told (a
+ * create done while a batch runs: its caller waits for it). A failed one is
+ * left to the long-poll, which drops it from the table once told. */
+void report_add_running(struct worker *w, const char *sbid, json_t *told);
 
 /* lease.c: the lease thread (decision 0076): renews the lease on a request
  * of its own whenever the main thread was not heard for a third of it. The

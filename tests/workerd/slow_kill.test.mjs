@@ -21,20 +21,24 @@ const LEASE_MS = Number(process.env.CORRAL_LEASE_MS || 5000);
 
 // A pass-through to dockerd's socket; each request that match names (at
 // first a container's removal, DELETE .../containers/...) is held back delay
-// ms, and what follows it on its connection behind it.
+// ms, and what follows it on its connection behind it; only while fewer than
+// limit were held.
 function slowDockerd() {
   const path = `${tmpdir()}/corral-slow-dockerd-${process.pid}.sock`;
   rmSync(path, { force: true });
-  const p = { path, delay: 0, held: 0, conns: new Set(), match: /^DELETE \S*\/containers\/[0-9a-f]{64}/ };
+  const p = { path, delay: 0, held: 0, holding: 0, limit: Infinity, conns: new Set(), match: /^DELETE \S*\/containers\/[0-9a-f]{64}/ };
   // Half-open kept: a hijacked stream (attach) ends its input before its output.
   p.server = net.createServer({ allowHalfOpen: true }, (c) => {
     const d = net.connect({ path: SOCK, allowHalfOpen: true });
     p.conns.add(c); p.conns.add(d);
     let chain = Promise.resolve();
     c.on('data', (buf) => {
-      const hold = p.delay && p.match.test(buf.toString('latin1', 0, 256)) ? p.delay : 0;
-      if (hold) p.held++;
-      chain = chain.then(async () => { if (hold) await sleep(hold); if (!d.destroyed) d.write(buf); });
+      const hold = p.delay && p.held < p.limit && p.match.test(buf.toString('latin1', 0, 256)) ? p.delay : 0;
+      if (hold) { p.held++; p.holding++; }
+      chain = chain.then(async () => {
+        if (hold) { await sleep(hold); p.holding--; }
+        if (!d.destroyed) d.write(buf);
+      });
     });
     c.on('end', () => chain.then(() => d.end()));
     d.pipe(c);
@@ -127,4 +131,26 @@ test(`the main thread held on one dockerd call past two leases: alive, busy mean
     assert.equal(enrolledAs(w.files.log).length, 1, 'workerd enrolled again');
     assert.equal((await getSb(A, keep)).body.state, 'running');
     for (const id of [keep, after.body.sandbox_id]) assert.equal((await deleteSb(A, id)).status, 204);
+  });
+
+// A create that comes while a batch runs starts at once on a thread of its
+// own (decision 0077): before, it waited for the batch's slowest sandbox (7 s
+// behind 8 creates on this machine, 15 s behind a kill).
+test('a create that comes while a create is held at dockerd runs before that one is let through',
+  { timeout: 120_000 }, async () => {
+    await eventually(() => proxy.holding === 0, { timeout: 60_000, what: 'the earlier tests\' requests let through' });
+    proxy.match = /^POST \S*\/containers\/corral-[0-9a-f]{20}-[0-9a-f]{16}\/start/;
+    proxy.limit = proxy.held + 1;
+    proxy.delay = 20_000;
+    const slow = createSb(A, { timeout: 600 });
+    await eventually(() => proxy.holding === 1, { timeout: 30_000, what: 'the first create\'s start held at dockerd' });
+    const quick = await createSb(A, { timeout: 600 });
+    const heldStill = proxy.holding;
+    assert.equal(quick.status, 201, quick.raw);
+    assert.equal(heldStill, 1, 'the second create answered only once the first one\'s start was let through');
+    const first = await slow;
+    assert.equal(first.status, 201, first.raw);
+    proxy.delay = 0;
+    proxy.limit = Infinity;
+    for (const id of [first.body.sandbox_id, quick.body.sandbox_id]) assert.equal((await deleteSb(A, id)).status, 204);
   });

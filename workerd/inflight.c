@@ -1,14 +1,17 @@
-/* kills_inflight.c: the kills that came while a batch runs, each applied on a
- * thread of its own and not waited for.
+/* inflight.c: the kills and creates that come while a batch runs, each
+ * applied on a thread of its own and not waited for.
  *
  * The main thread only starts them and, at its next look, collects those
  * done: waiting for them would hold every kill that came a moment later
  * behind dockerd's removal of the first (a second and more under load: issue
- * 34). Each kill tells its waiting caller itself once the sandbox's processes
- * are dead (apply_kill); its command is acknowledged and its id joins the
- * heartbeat's `killed` list only once its containers are removed. A kill in
- * flight stays in w->arrived, unacknowledged: nothing else of its sandbox
- * passes it (inflight_holds), and the batch's end collects them all before
+ * 34), and a create that came a moment after a batch started waited for the
+ * batch's slowest (7 s behind 8 creates; decision 0077). Each kill tells its
+ * waiting caller itself once the sandbox's processes are dead (apply_kill);
+ * its command is acknowledged and its id joins the heartbeat's `killed` list
+ * only once its containers are removed. A create is acknowledged, and its
+ * running sandbox told, when collected. A command in flight stays in
+ * w->arrived, unacknowledged: nothing else of its sandbox passes it
+ * (inflight_holds), and the batch ends only once all are collected, before
  * the arrived commands join the backlog. Main thread only, but for `done`. */
 #include "worker.h"
 
@@ -19,6 +22,7 @@
 static struct slot {
     struct worker *w;
     json_t *cmd; /* NULL: free */
+    int create;  /* else a kill */
     pthread_t th;
     atomic_int done;
     int result;
@@ -26,7 +30,9 @@ static struct slot {
 
 static const char *sbid_of(const json_t *cmd)
 {
-    return json_string_value(json_object_get(cmd, "sandbox_id"));
+    const char *id = json_string_value(json_object_get(cmd, "sandbox_id"));
+
+    return id ? id : json_string_value(json_object_get(json_object_get(cmd, "sandbox"), "id"));
 }
 
 static void *run(void *arg)
@@ -34,9 +40,12 @@ static void *run(void *arg)
     struct slot *s = arg;
     struct docker dk = {0};
 
-    s->result = docker_init(&dk, s->w->conf->docker_socket) != 0
-                    ? -1
-                    : apply_kill(s->w, &dk, sbid_of(s->cmd));
+    if (docker_init(&dk, s->w->conf->docker_socket) != 0)
+        s->result = -1;
+    else if (s->create)
+        s->result = apply_create(s->w, &dk, json_object_get(s->cmd, "sandbox"));
+    else
+        s->result = apply_kill(s->w, &dk, sbid_of(s->cmd));
     docker_close(&dk);
     atomic_store(&s->done, 1);
     return NULL;
@@ -44,11 +53,16 @@ static void *run(void *arg)
 
 int inflight_start(struct worker *w, json_t *cmd)
 {
+    const char *type = json_string_value(json_object_get(cmd, "type"));
+
     for (int i = 0; i < APPLY_PARALLEL; i++) {
         struct slot *s = &slots[i];
         if (s->cmd)
             continue;
-        *s = (struct slot){.w = w, .cmd = json_incref(cmd), .result = -1};
+        *s = (struct slot){.w = w,
+                           .cmd = json_incref(cmd),
+                           .result = -1,
+                           .create = type && strcmp(type, "create") == 0};
         if (pthread_create(&s->th, NULL, run, s) != 0) {
             json_decref(s->cmd);
             s->cmd = NULL;
@@ -57,6 +71,14 @@ int inflight_start(struct worker *w, json_t *cmd)
         return 0;
     }
     return -1; /* as many as a batch in flight already: the next look */
+}
+
+int inflight_busy(void)
+{
+    for (int i = 0; i < APPLY_PARALLEL; i++)
+        if (slots[i].cmd)
+            return 1;
+    return 0;
 }
 
 int inflight_holds(const char *sbid)
@@ -69,12 +91,12 @@ int inflight_holds(const char *sbid)
     return 0;
 }
 
-void inflight_collect(struct worker *w, int wait_all)
+void inflight_collect(struct worker *w, json_t *told)
 {
     for (int i = 0; i < APPLY_PARALLEL; i++) {
         struct slot *s = &slots[i];
         const char *id;
-        if (!s->cmd || (!wait_all && !atomic_load(&s->done)))
+        if (!s->cmd || !atomic_load(&s->done))
             continue;
         pthread_join(s->th, NULL);
         id = json_string_value(json_object_get(s->cmd, "id"));
@@ -82,7 +104,10 @@ void inflight_collect(struct worker *w, int wait_all)
          * w->arrived: tried again at the next look, or after the batch. */
         if (s->result == 0 && id) {
             json_array_append_new(w->acks, json_string(id));
-            json_array_append_new(w->killed, json_string(sbid_of(s->cmd)));
+            if (s->create)
+                report_add_running(w, sbid_of(s->cmd), told);
+            else
+                json_array_append_new(w->killed, json_string(sbid_of(s->cmd)));
         }
         json_decref(s->cmd);
         s->cmd = NULL;
