@@ -32,9 +32,9 @@ int apply_record(struct worker *w, const struct ctr_state *st)
  * A sandbox being killed holds its slot until its container is gone: the
  * host never runs more sandbox containers than its slots (issue 34). Kills
  * are applied ahead of creates (apply_order), so a create placed in a slot a
- * kill freed finds it free. Creates applied in parallel (apply_batch.c) may
- * each see the same count, so the backstop can be passed by at most the
- * batch width. */
+ * kill freed finds it free. Creates applied in parallel (a batch's, and
+ * those started while it runs: apply_batch.c) may each see the same count,
+ * so the backstop can be passed by at most twice APPLY_PARALLEL. */
 int apply_slot_free(struct worker *w, const char *sbid)
 {
     return sbtable_has(&w->table, sbid) ||
