@@ -29,16 +29,40 @@ int apply_record(struct worker *w, const struct ctr_state *st)
 }
 
 /* One slot per sandbox: the scheduler counts them, this is the backstop.
- * A sandbox being killed holds its slot until its container is gone: the
- * host never runs more sandbox containers than its slots (issue 34). Kills
- * are applied ahead of creates (apply_order), so a create placed in a slot a
- * kill freed finds it free. Creates applied in parallel (a batch's, and
- * those started while it runs: apply_batch.c) may each see the same count,
- * so the backstop can be passed by at most twice APPLY_PARALLEL. */
+ * A sandbox being killed holds its slot until its container is gone, and one
+ * being created from the moment its create took it: the host never runs
+ * more sandbox containers than its slots (issue 34). Kills are applied ahead
+ * of creates (apply_order), so a create placed in a slot a kill freed finds
+ * it free. */
 int apply_slot_free(struct worker *w, const char *sbid)
 {
     return sbtable_has(&w->table, sbid) ||
-           sbtable_count_running(&w->table) + atomic_load(&w->killing) < w->conf->slots;
+           sbtable_count_running(&w->table) + atomic_load(&w->killing) + atomic_load(&w->creating) <
+               w->conf->slots;
+}
+
+/* Checked and taken under one lock: creates applied in parallel (a batch's,
+ * and those started while it runs, decision 0077) each saw the same count
+ * and passed the backstop together (8 containers on 6 slots in the soak). */
+int apply_slot_take(struct worker *w, const char *sbid)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int ok;
+
+    if (!sbid || !containers_id_ok(sbid))
+        return -1;
+    pthread_mutex_lock(&mu);
+    ok = apply_slot_free(w, sbid);
+    if (ok)
+        atomic_fetch_add(&w->creating, 1);
+    pthread_mutex_unlock(&mu);
+    return ok;
+}
+
+void apply_slot_give(struct worker *w, int took)
+{
+    if (took == 1)
+        atomic_fetch_sub(&w->creating, 1);
 }
 
 /* How long a create waits for envd: the configured bound, but never more than
@@ -50,16 +74,18 @@ long apply_envd_wait_ms(const struct worker *w)
     return w->conf->envd_ready_ms < cap ? w->conf->envd_ready_ms : cap;
 }
 
-int apply_create(struct worker *w, struct docker *dk, json_t *sb)
+/* apply_create once its slot is taken; slot 0: none was free (an unusable
+ * id goes on: containers_create refuses it). */
+static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int slot)
 {
-    const char *sbid = json_string_value(json_object_get(sb, "id"));
     const char *rt = json_string_value(json_object_get(sb, "runtime"));
     int64_t started = clock_now_ms(),
             arrived = json_integer_value(json_object_get(sb, ARRIVED_FIELD)) ?: started;
     struct ctr_state st;
     int rc;
 
-    if (sbid && containers_id_ok(sbid) && !apply_slot_free(w, sbid)) {
+    if (!slot) {
+        const char *sbid = json_string_value(json_object_get(sb, "id"));
         memset(&st, 0, sizeof(st));
         snprintf(st.sbid, sizeof(st.sbid), "%s", sbid);
         snprintf(st.state, sizeof(st.state), "failed");
@@ -88,6 +114,20 @@ int apply_create(struct worker *w, struct docker *dk, json_t *sb)
     if (!st.sbid[0])
         return 0; /* nothing to report about an unusable id; the create is done */
     return apply_record(w, &st);
+}
+
+int apply_create_taken(struct worker *w, struct docker *dk, json_t *sb, int took)
+{
+    int rc = create_in_slot(w, dk, sb, took != 0);
+
+    apply_slot_give(w, took); /* after the record: counted running from now on */
+    return rc;
+}
+
+int apply_create(struct worker *w, struct docker *dk, json_t *sb)
+{
+    return apply_create_taken(w, dk, sb,
+                              apply_slot_take(w, json_string_value(json_object_get(sb, "id"))));
 }
 
 /* Barred first: no request reaches it from here on, though dockerd still

@@ -428,7 +428,7 @@ static int start_early(struct worker *w, struct look *lk, size_t i)
 
     if (lk->starts < (is_create(cmd) ? 2 : 1) || inflight_holds(sbid) || !early_ok(w, lk, i) ||
         (is_create(cmd) && !apply_slot_free(w, sbid)))
-        return -1;
+        return -1; /* a create's slot is taken by inflight_start */
     if (is_create(cmd) && !lk->checked) {
         hostcaps_recheck(w, 1);
         lk->checked = 1;

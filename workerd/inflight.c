@@ -23,6 +23,7 @@ static struct slot {
     struct worker *w;
     json_t *cmd; /* NULL: free */
     int create;  /* else a kill */
+    int took;    /* a create's slot (apply_slot_take) */
     pthread_t th;
     atomic_int done;
     int result;
@@ -43,7 +44,7 @@ static void *run(void *arg)
     if (docker_init(&dk, s->w->conf->docker_socket) != 0)
         s->result = -1;
     else if (s->create)
-        s->result = apply_create(s->w, &dk, json_object_get(s->cmd, "sandbox"));
+        s->result = apply_create_taken(s->w, &dk, json_object_get(s->cmd, "sandbox"), s->took);
     else
         s->result = apply_kill(s->w, &dk, sbid_of(s->cmd));
     docker_close(&dk);
@@ -51,26 +52,37 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* A free slot of ours, or NULL: as many as a batch in flight already. */
+static struct slot *free_slot(void)
+{
+    for (int i = 0; i < APPLY_PARALLEL; i++)
+        if (!slots[i].cmd)
+            return &slots[i];
+    return NULL;
+}
+
+/* A create's sandbox slot is taken here, on the main thread, before its
+ * thread starts: creates started in one look would each see the same count,
+ * and all but the first fail "no free slot" (the soak) rather than wait. */
 int inflight_start(struct worker *w, json_t *cmd)
 {
     const char *type = json_string_value(json_object_get(cmd, "type"));
+    struct slot *s = free_slot();
+    int create = type && strcmp(type, "create") == 0, took = 0;
 
-    for (int i = 0; i < APPLY_PARALLEL; i++) {
-        struct slot *s = &slots[i];
-        if (s->cmd)
-            continue;
-        *s = (struct slot){.w = w,
-                           .cmd = json_incref(cmd),
-                           .result = -1,
-                           .create = type && strcmp(type, "create") == 0};
-        if (pthread_create(&s->th, NULL, run, s) != 0) {
-            json_decref(s->cmd);
-            s->cmd = NULL;
-            return -1;
-        }
-        return 0;
+    if (s && create)
+        took = apply_slot_take(w, sbid_of(cmd));
+    if (!s || (create && took == 0))
+        return -1;
+    *s = (struct slot){
+        .w = w, .cmd = json_incref(cmd), .result = -1, .create = create, .took = took};
+    if (pthread_create(&s->th, NULL, run, s) != 0) {
+        apply_slot_give(w, took);
+        json_decref(s->cmd);
+        s->cmd = NULL;
+        return -1;
     }
-    return -1; /* as many as a batch in flight already: the next look */
+    return 0;
 }
 
 int inflight_busy(void)

@@ -31,7 +31,7 @@ struct worker {
     long poll_ms, lease_ms;
     struct runtime rts[PROBE_MAX_RUNTIMES];
     int n_rts;
-    struct host_caps caps; /* written by the main thread only, between batches */
+    struct host_caps caps; /* written by the main thread only, before creates start */
     struct sbtable table;
     json_t *acks;             /* command ids applied, not yet carried by a successful heartbeat */
     json_t *backlog;          /* commands received but not yet applied (a batch ran out of time) */
@@ -39,6 +39,7 @@ struct worker {
     json_t *snap_reports;     /* what became of snapshots asked for, not yet told (decision 0048) */
     json_t *killed;           /* sandboxes whose kill is done, not yet told (decision 0073) */
     atomic_int killing;       /* kills under way: their containers still hold slots */
+    atomic_int creating;      /* creates under way that took a slot (apply.c) */
     int need_full;            /* next heartbeat lists every sandbox ("full": true) */
     int resume;               /* next heartbeat is the first after a handshake */
     int docker_down;          /* last listing failed: our view of the containers is stale */
@@ -98,8 +99,14 @@ int apply_snapshot(struct worker *w, struct docker *dk, const char *sbid, json_t
 int apply_image_remove(struct worker *w, struct docker *dk, json_t *args);
 int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args);
 /* The slots backstop: 1 when sbid may be created (it exists, or a slot is
- * free counting the containers still being killed). */
+ * free counting the containers still being killed and being created). */
 int apply_slot_free(struct worker *w, const char *sbid);
+/* Takes sbid's slot for its create: 1 taken, 0 none free, -1 an unusable id
+ * (nothing taken). apply_create_taken (or apply_slot_give, when the create
+ * never runs) gives it back. apply_create takes its own. */
+int apply_slot_take(struct worker *w, const char *sbid);
+void apply_slot_give(struct worker *w, int took);
+int apply_create_taken(struct worker *w, struct docker *dk, json_t *sandbox, int took);
 
 /* apply_batch.c: up to APPLY_PARALLEL commands of one kind (create, kill, or a
  * slow pause or resume: apply_pause_slow), of distinct sandboxes, at the head
