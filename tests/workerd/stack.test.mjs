@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { api, corralctl, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
 import { isReadyProxy } from '../lib/engine.mjs';
 import { workerdFiles, startWorkerd, stopWorkerd, requireDocker, containersLabelled,
-  removeLabelled, sleep, ROOT, sandboxLog } from './helpers.mjs';
+  removeLabelled, sleep, ROOT, sandboxLog, workerView } from './helpers.mjs';
 
 const RUN = process.env.CORRAL_RUN;
 const CA = process.env.NODE_EXTRA_CA_CERTS;
@@ -146,6 +146,11 @@ test('dockerd restarted under a running workerd: it reconnects and reports true 
   await eventually(() => /dockerd answers; reporting every sandbox/.test(readFileSync(s.files.log, 'utf8')),
     { timeout: 30000, what: 'workerd noticing dockerd is back' });
   assert.match(sandboxLog(s, r.body.sandbox_id, 'CONTAINER'), /^exited/m);
+  // The log line comes just before the heartbeat that says dockerd answers
+  // (the worker said "dockerd unreachable" meanwhile, and is placed nothing):
+  // a create sent at once raced that heartbeat (CI, after a 45 s restart).
+  await eventually(async () => { const v = await workerView(A, s.id); return v?.state === 'alive' && v.healthy; },
+    { timeout: 30000, every: 200, what: 'the worker healthy again in GET /v1/workers' });
   const r2 = await create(A);
   assert.equal(r2.status, 201, `creates work again after the restart: ${r2.raw}`);
 });
