@@ -41,9 +41,11 @@ static void *run(void *arg)
     struct slot *s = arg;
     struct docker dk = {0};
 
-    if (docker_init(&dk, s->w->conf->docker_socket) != 0)
-        s->result = -1;
-    else if (s->create)
+    if (docker_init(&dk, s->w->conf->docker_socket) != 0) {
+        s->result = -1; /* tried again at the next look, which takes a slot again */
+        if (s->create)
+            apply_slot_give(s->w, s->took);
+    } else if (s->create)
         s->result = apply_create_taken(s->w, &dk, json_object_get(s->cmd, "sandbox"), s->took);
     else
         s->result = apply_kill(s->w, &dk, sbid_of(s->cmd));
