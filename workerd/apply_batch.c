@@ -185,7 +185,7 @@ static int any(const json_t *cmd)
 }
 
 /* The sandbox a command is about. */
-static const char *sbid_of(json_t *cmd)
+const char *apply_sbid_of(const json_t *cmd)
 {
     const char *id = json_string_value(json_object_get(cmd, "sandbox_id"));
 
@@ -197,7 +197,7 @@ static int within(json_t *cmds, size_t from, size_t end, const char *sbid,
                   int (*match)(const json_t *))
 {
     for (size_t i = from; sbid && i < end; i++) {
-        const char *k = sbid_of(json_array_get(cmds, i));
+        const char *k = apply_sbid_of(json_array_get(cmds, i));
         if (match(json_array_get(cmds, i)) && k && strcmp(k, sbid) == 0)
             return 1;
     }
@@ -218,7 +218,7 @@ void apply_order(json_t *cmds)
 
     json_array_foreach(cmds, i, c)
     {
-        const char *sbid = sbid_of(c);
+        const char *sbid = apply_sbid_of(c);
         if (is_freeze(c) && !within(cmds, 0, i, sbid, not_freeze))
             json_array_append(freezes, c);
         else if (is_kill(c) && !within(cmds, 0, i, sbid, is_create))
@@ -326,7 +326,7 @@ int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARAL
 
     while (k >= 0 && n < APPLY_PARALLEL && (size_t)n < json_array_size(cmds) &&
            kind(json_array_get(cmds, (size_t)n)) == k &&
-           !in_batch(cmds, n, sbid_of(json_array_get(cmds, (size_t)n)) ?: ""))
+           !in_batch(cmds, n, apply_sbid_of(json_array_get(cmds, (size_t)n)) ?: ""))
         n++; /* one command a sandbox: a pause and its resume are applied in turn */
     if (k == 1 && n > 0)
         hostcaps_recheck(w, 1); /* the rules, checked right before sandboxes start */
@@ -340,7 +340,7 @@ int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARAL
 static int in_batch(json_t *cmds, int n, const char *sbid)
 {
     for (int i = 0; i < n; i++) {
-        const char *k = sbid_of(json_array_get(cmds, (size_t)i));
+        const char *k = apply_sbid_of(json_array_get(cmds, (size_t)i));
         if (k && strcmp(k, sbid) == 0)
             return 1;
     }
@@ -365,7 +365,7 @@ static int (*blocker(const json_t *cmd))(const json_t *)
 static int early_ok(struct worker *w, const struct look *lk, size_t i)
 {
     json_t *cmd = json_array_get(w->arrived, i);
-    const char *sbid = sbid_of(cmd), *id = json_string_value(json_object_get(cmd, "id"));
+    const char *sbid = apply_sbid_of(cmd), *id = json_string_value(json_object_get(cmd, "id"));
     size_t pending = lk->done && lk->batch == w->backlog ? (size_t)lk->n : 0;
 
     return ((is_freeze(cmd) && kind(cmd) != 2) || is_kill(cmd) || is_create(cmd)) && sbid && id &&
@@ -400,7 +400,7 @@ static void forget_reported(struct worker *w, json_t *told)
  * (dockerd unreachable: after the batch). Its outcome joins told. */
 static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
 {
-    const char *sbid = sbid_of(cmd);
+    const char *sbid = apply_sbid_of(cmd);
     struct sb_entry *e;
     int rc;
 
@@ -417,23 +417,25 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
 }
 
 /* Starts the early kill or create at index i of arrived on a thread of its
- * own (inflight.c); 0 started, -1 not now. A create must find its slot free
- * (else it would fail; after the batch, the kills that hold slots are done)
- * and the isolation rules checked right before, as a batch's are (once a
- * look). */
+ * own (inflight.c); 0 started, -1 not now. A create takes its slot here, on
+ * the main thread, and waits when none is free: creates started in one look
+ * would each see the same count and all but the first fail "no free slot"
+ * (the soak); after the batch, the kills that hold slots are done. The
+ * isolation rules are checked right before, as a batch's are (once a look). */
 static int start_early(struct worker *w, struct look *lk, size_t i)
 {
     json_t *cmd = json_array_get(w->arrived, i);
-    const char *sbid = sbid_of(cmd);
+    const char *sbid = apply_sbid_of(cmd);
+    int create = is_create(cmd), took = 0;
 
-    if (lk->starts < (is_create(cmd) ? 2 : 1) || inflight_holds(sbid) || !early_ok(w, lk, i) ||
-        (is_create(cmd) && !apply_slot_free(w, sbid)))
-        return -1; /* a create's slot is taken by inflight_start */
-    if (is_create(cmd) && !lk->checked) {
+    if (lk->starts < (create ? 2 : 1) || inflight_holds(sbid) || !early_ok(w, lk, i) ||
+        (create && (took = apply_slot_take(w, sbid)) == 0))
+        return -1;
+    if (create && !lk->checked) {
         hostcaps_recheck(w, 1);
         lk->checked = 1;
     }
-    return inflight_start(w, cmd);
+    return inflight_start(w, cmd, create, took);
 }
 
 /* What was not applied early stays in arrived, in its order. */
@@ -474,7 +476,7 @@ static void apply_early(struct worker *w, struct look *lk)
     inflight_collect(w, told);
     for (int j = 0; j < lk->n; j++)
         if (is_create(json_array_get(lk->batch, (size_t)j)))
-            report_add_running(w, sbid_of(json_array_get(lk->batch, (size_t)j)), told);
+            report_add_running(w, apply_sbid_of(json_array_get(lk->batch, (size_t)j)), told);
     heartbeat_keepalive(w);
     for (i = 0; i < json_array_size(w->arrived); i++) {
         json_t *cmd = json_array_get(w->arrived, i);

@@ -29,13 +29,6 @@ static struct slot {
     int result;
 } slots[APPLY_PARALLEL];
 
-static const char *sbid_of(const json_t *cmd)
-{
-    const char *id = json_string_value(json_object_get(cmd, "sandbox_id"));
-
-    return id ? id : json_string_value(json_object_get(json_object_get(cmd, "sandbox"), "id"));
-}
-
 static void *run(void *arg)
 {
     struct slot *s = arg;
@@ -48,7 +41,7 @@ static void *run(void *arg)
     } else if (s->create)
         s->result = apply_create_taken(s->w, &dk, json_object_get(s->cmd, "sandbox"), s->took);
     else
-        s->result = apply_kill(s->w, &dk, sbid_of(s->cmd));
+        s->result = apply_kill(s->w, &dk, apply_sbid_of(s->cmd));
     docker_close(&dk);
     atomic_store(&s->done, 1);
     return NULL;
@@ -63,28 +56,21 @@ static struct slot *free_slot(void)
     return NULL;
 }
 
-/* A create's sandbox slot is taken here, on the main thread, before its
- * thread starts: creates started in one look would each see the same count,
- * and all but the first fail "no free slot" (the soak) rather than wait. */
-int inflight_start(struct worker *w, json_t *cmd)
+int inflight_start(struct worker *w, json_t *cmd, int create, int took)
 {
-    const char *type = json_string_value(json_object_get(cmd, "type"));
     struct slot *s = free_slot();
-    int create = type && strcmp(type, "create") == 0, took = 0;
 
-    if (s && create)
-        took = apply_slot_take(w, sbid_of(cmd));
-    if (!s || (create && took == 0))
-        return -1;
-    *s = (struct slot){
-        .w = w, .cmd = json_incref(cmd), .result = -1, .create = create, .took = took};
-    if (pthread_create(&s->th, NULL, run, s) != 0) {
-        apply_slot_give(w, took);
+    if (s) {
+        *s = (struct slot){
+            .w = w, .cmd = json_incref(cmd), .result = -1, .create = create, .took = took};
+        if (pthread_create(&s->th, NULL, run, s) == 0)
+            return 0;
         json_decref(s->cmd);
         s->cmd = NULL;
-        return -1;
     }
-    return 0;
+    if (create)
+        apply_slot_give(w, took);
+    return -1;
 }
 
 int inflight_busy(void)
@@ -98,7 +84,7 @@ int inflight_busy(void)
 int inflight_holds(const char *sbid)
 {
     for (int i = 0; sbid && i < APPLY_PARALLEL; i++) {
-        const char *k = slots[i].cmd ? sbid_of(slots[i].cmd) : NULL;
+        const char *k = slots[i].cmd ? apply_sbid_of(slots[i].cmd) : NULL;
         if (k && strcmp(k, sbid) == 0)
             return 1;
     }
@@ -119,9 +105,9 @@ void inflight_collect(struct worker *w, json_t *told)
         if (s->result == 0 && id) {
             json_array_append_new(w->acks, json_string(id));
             if (s->create)
-                report_add_running(w, sbid_of(s->cmd), told);
+                report_add_running(w, apply_sbid_of(s->cmd), told);
             else
-                json_array_append_new(w->killed, json_string(sbid_of(s->cmd)));
+                json_array_append_new(w->killed, json_string(apply_sbid_of(s->cmd)));
         }
         json_decref(s->cmd);
         s->cmd = NULL;

@@ -115,8 +115,9 @@ int apply_create_taken(struct worker *w, struct docker *dk, json_t *sandbox, int
  * none of them). */
 #define APPLY_PARALLEL 8
 /* inflight.c: kills and creates started while a batch runs, not waited for.
- * Main thread only. inflight_start: 0 started, -1 no room or no thread. */
-int inflight_start(struct worker *w, json_t *cmd);
+ * Main thread only. inflight_start: 0 started, -1 no room or no thread (a
+ * create's slot, taken by the caller, is then given back). */
+int inflight_start(struct worker *w, json_t *cmd, int create, int took);
 int inflight_holds(const char *sbid);
 /* 1 while a command started is not yet collected. */
 int inflight_busy(void);
@@ -124,6 +125,8 @@ int inflight_busy(void);
  * told. */
 void inflight_collect(struct worker *w, json_t *told);
 int apply_batch_parallel(struct worker *w, json_t *cmds, int results[APPLY_PARALLEL]);
+/* The sandbox a command is about (a kill's sandbox_id, a create's sandbox.id). */
+const char *apply_sbid_of(const json_t *cmd);
 /* Pauses and resumes first, then kills, then creates: a caller waits on each
  * (a kill is answered once its container is gone: decision 0073), a pause or
  * resume costs dockerd a few ms, and a kill frees the slot a create may have
