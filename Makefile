@@ -32,9 +32,9 @@ $(OBJ)/%.o: %.c
 include common/build.mk
 include scheduler/build.mk
 include handlers/build.mk
-include workerd/envd/build.mk
+include envd/build.mk
 include workerd/build.mk
-include workerd/egress/build.mk
+include egress/build.mk
 include tests/build.mk
 
 .PHONY: all deps test bench up down images clean format lint module
@@ -83,7 +83,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd -Itests/lib $(LINT_SRCS)
 	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon \
-	  -Ischeduler -Ihandlers -Iworkerd -Iworkerd/envd -Itests/lib
+	  -Ischeduler -Ihandlers -Iworkerd -Ienvd -I. -Itests/lib
 	clang-format --dry-run --Werror $(LINT_SRCS)
 
 clean:

@@ -1,6 +1,6 @@
 /* url_decode.h: percent-decoding, one implementation for corral-api's query
  * strings and envd's request targets (envd, a static binary, compiles
- * url_decode.c in: workerd/envd/build.mk). A malformed escape ("%2", "%zz") is
+ * url_decode.c in: envd/build.mk). A malformed escape ("%2", "%zz") is
  * refused rather than passed through, so that no two readers of one URL can
  * disagree on what it names. Decoding in place (out == s) is safe: the output
  * never runs ahead of the input. */

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-/* The envd protocol version Corral's envd implements (workerd/envd/README.md). */
+/* The envd protocol version Corral's envd implements (envd/README.md). */
 #define E2B_ENVD_VERSION "0.6.4"
 
 /* 0 with spec filled; otherwise the HTTP status to answer (400, or 501 for a

@@ -1,7 +1,7 @@
 /* egress_proxy.h: the egress proxy beside a sandbox that has an egress policy.
  *
  * One proxy container per such sandbox (corral-<sandbox>-<worker>-egress): the
- * corral-egress binary (workerd/egress/) bind-mounted read-only into the
+ * corral-egress binary (egress/) bind-mounted read-only into the
  * egress image, running as nobody with no capability and a read-only root,
  * attached to the sandbox's internal network (as EGRESS_ALIAS) and to the
  * worker's egress network (sbnet.h), which must exist. It is the sandbox's one way out and enforces

@@ -17,7 +17,7 @@ import { BIN, startAgent, stopAgent, writeAgentConf } from './agent_lib.mjs';
 process.env.CORRAL_URL ||= process.env.E2B_API_URL;
 const { api, corralctl, newWorkspace } = await import('../lib/corral.mjs');
 
-// The gate's prompt (workerd/envd/gate_ask.c): o allows once, d denies.
+// The gate's prompt (envd/gate_ask.c): o allows once, d denies.
 const ALLOW_ONCE = 'o';
 const DENY = 'd';
 

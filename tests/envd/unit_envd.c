@@ -1,5 +1,5 @@
 /* Unit tests of envd's parsers, run under ASan+UBSan (envd itself is a static
- * binary without them): Connect framing (workerd/envd/connect_rpc.c: the
+ * binary without them): Connect framing (envd/connect_rpc.c: the
  * envelope both ways, truncated and compressed frames, codes to statuses),
  * multipart/form-data (multipart.c: parts split across reads, quoted
  * boundaries, escaped file names, truncated bodies), client paths (paths.c:

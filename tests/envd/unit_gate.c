@@ -1,4 +1,4 @@
-/* Table test of the permission gate (workerd/envd/gate_decide.c): each of the
+/* Table test of the permission gate (envd/gate_decide.c): each of the
  * six branches wins where it should and loses where an earlier one applies;
  * a session grant dies with its gate state (its sandbox's envd), a permanent
  * grant survives a restart (a new state loaded from the grants file). Then

@@ -1,15 +1,15 @@
-# corral-egress: the egress proxy sidecar of one sandbox (workerd/egress/README.md).
+# corral-egress: the egress proxy sidecar of one sandbox (egress/README.md).
 # Like envd it is bind-mounted into a container of corral/base, which has
 # neither jansson nor the sanitizer runtimes: one static binary, and sanitizer
 # flags are filtered out of its objects even when SANITIZE=1 (the unit tests
 # below still run its pure parts under ASan+UBSan).
-EGRESS_PURE_SRCS := workerd/egress/ipaddr.c workerd/egress/addr_class.c workerd/egress/hostname.c \
-                    workerd/egress/policy.c workerd/egress/decide.c workerd/egress/http_head.c \
-                    workerd/egress/http_body.c \
-                    workerd/egress/egress_conf.c common/egress_rule.c common/url_decode.c
-EGRESS_SRCS := $(EGRESS_PURE_SRCS) workerd/egress/main.c workerd/egress/conn.c \
-               workerd/egress/io.c workerd/egress/resolve.c workerd/egress/dial.c \
-               workerd/egress/relay.c workerd/egress/reply.c common/http_status.c
+EGRESS_PURE_SRCS := egress/ipaddr.c egress/addr_class.c egress/hostname.c \
+                    egress/policy.c egress/decide.c egress/http_head.c \
+                    egress/http_body.c \
+                    egress/egress_conf.c common/egress_rule.c common/url_decode.c
+EGRESS_SRCS := $(EGRESS_PURE_SRCS) egress/main.c egress/conn.c \
+               egress/io.c egress/resolve.c egress/dial.c \
+               egress/relay.c egress/reply.c common/http_status.c
 EGRESS_OBJ := $(BUILD)/obj-egress
 EGRESS_OBJS := $(patsubst %.c,$(EGRESS_OBJ)/%.o,$(EGRESS_SRCS))
 EGRESS_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
@@ -30,6 +30,6 @@ $(BIN)/corral-egress: $(EGRESS_OBJS)
 $(BIN)/unit-egress: $(call objs,tests/egress/unit_egress.c $(EGRESS_PURE_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
-$(OBJ)/tests/egress/unit_egress.o: CFLAGS += -Iworkerd
+$(OBJ)/tests/egress/unit_egress.o: CFLAGS += -I.
 
 -include $(shell find $(EGRESS_OBJ) -name '*.d' 2>/dev/null)

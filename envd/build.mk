@@ -3,7 +3,7 @@
 # out of this binary's objects even when SANITIZE=1.
 # common/http_status.c and common/url_decode.c are compiled in too (pure, no
 # sanitizer needed).
-ENVD_SRCS := $(wildcard workerd/envd/*.c) common/http_status.c common/url_decode.c
+ENVD_SRCS := $(wildcard envd/*.c) common/http_status.c common/url_decode.c
 ENVD_OBJS := $(call objs,$(ENVD_SRCS))
 ENVD_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
 ENVD_LIBS := -ljansson -lcrypto -lz -lpthread
@@ -20,12 +20,12 @@ $(BIN)/envd: $(ENVD_OBJS)
 # with the tree's CFLAGS (so under ASan+UBSan with SANITIZE=1), from objects
 # of their own.
 UNIT_ENVD_OBJ := $(BUILD)/obj-unit-envd
-UNIT_ENVD_SRCS := tests/envd/unit_envd.c tests/envd/unit_gate.c $(filter-out workerd/envd/main.c,$(ENVD_SRCS))
+UNIT_ENVD_SRCS := tests/envd/unit_envd.c tests/envd/unit_gate.c $(filter-out envd/main.c,$(ENVD_SRCS))
 UNIT_ENVD_OBJS := $(patsubst %.c,$(UNIT_ENVD_OBJ)/%.o,$(UNIT_ENVD_SRCS))
 
 $(UNIT_ENVD_OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iworkerd/envd -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) -Ienvd -MMD -MP -c $< -o $@
 
 $(BIN)/unit-envd: $(UNIT_ENVD_OBJS)
 	@mkdir -p $(dir $@)
