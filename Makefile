@@ -16,7 +16,7 @@ BIN     := $(BUILD)/bin
 OBJ     := $(BUILD)/obj
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Ischeduler -Ihandlers -Itests/lib $(SANFLAGS)
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Istore -Ischeduler -Ihandlers -Itests/lib $(SANFLAGS)
 LDFLAGS += -pthread $(SANFLAGS)
 LIBS    := -lhiredis -ljansson -lcrypto -lm
 
@@ -30,6 +30,7 @@ $(OBJ)/%.o: %.c
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 include common/build.mk
+include store/build.mk
 include scheduler/build.mk
 include handlers/build.mk
 include envd/build.mk
@@ -81,8 +82,8 @@ LINT_SRCS = $(call C_FILES,'*.c')
 lint:
 	bash tests/lint/keys_once.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-	  --suppress=missingIncludeSystem -Icommon -Ischeduler -Ihandlers -Iworkerd -Itests/lib $(LINT_SRCS)
-	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon \
+	  --suppress=missingIncludeSystem -Icommon -Istore -Ischeduler -Ihandlers -Iworkerd -Itests/lib $(LINT_SRCS)
+	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon -Istore \
 	  -Ischeduler -Ihandlers -Iworkerd -Ienvd -I. -Itests/lib
 	clang-format --dry-run --Werror $(LINT_SRCS)
 

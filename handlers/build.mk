@@ -1,12 +1,12 @@
 API_SRCS := $(filter-out handlers/corralctl.c,$(wildcard handlers/*.c))
 
 BINS += $(BIN)/corral-api $(BIN)/corralctl
-$(BIN)/corral-api: $(call objs,$(API_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
+$(BIN)/corral-api: $(call objs,$(API_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi $(LIBS) -lcurl
 
-# corralctl records what it mints in the audit trail and reads it (scheduler/audit.c).
+# corralctl records what it mints in the audit trail and reads it (store/audit.c).
 $(BIN)/corralctl: $(call objs,handlers/corralctl.c handlers/audit_view.c handlers/sandbox_view.c) \
-                  $(SCHED_LIB) $(COMMON_LIB)
+                  $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

@@ -1,7 +1,7 @@
 /* telemetry_view.h: a sandbox's metrics and log lines, in and out (pure).
  *
  * In: a worker's sample or log line (POST /v1/worker/telemetry) checked and
- * rebuilt as the canonical JSON text scheduler/telemetry.h stores; nothing a
+ * rebuilt as the canonical JSON text store/telemetry.h stores; nothing a
  * worker sent is stored as it came. Out: stored text rendered as E2B's
  * SandboxMetric, SandboxLog and SandboxLogEntry, and the native sample. */
 #ifndef CORRAL_TELEMETRY_VIEW_H

@@ -1,5 +1,5 @@
 /* worker_registry.h: a worker's identity as a request proves it, and its
- * public representation; the record itself is scheduler/worker_store.h. */
+ * public representation; the record itself is store/worker_store.h. */
 #ifndef CORRAL_WORKER_REGISTRY_H
 #define CORRAL_WORKER_REGISTRY_H
 

@@ -4,7 +4,6 @@
 #include "audit.h"
 #include "clock.h"
 #include "commands.h"
-#include "keys.h"
 #include "log.h"
 #include "placement.h"
 #include "sandbox_store.h"
@@ -160,8 +159,6 @@ static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char 
 int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char *pool,
                         const char *wid, int force, const char *actor)
 {
-    char key[192];
-    redisReply *r;
     struct worker_sandboxes sbs;
     int claimed = worker_claim_death(rc, pool, wid, (long long)clock_now_ms(), force);
     struct audit_event e = {.event = AUDIT_WORKER_DEAD,
@@ -180,21 +177,8 @@ int worker_declare_dead(struct rconn *rc, const struct sched_conf *c, const char
         worker_sandboxes_free(&sbs);
     }
     /* Its commands were re-sent elsewhere; a returning worker starts afresh. */
-    snprintf(key, sizeof(key), K_WORKER_CMDS, pool, wid);
-    r = rconn_cmd(rc, 0, "DEL %s", key);
-    if (r)
-        freeReplyObject(r);
+    command_stream_drop(rc, pool, wid);
     return 1;
-}
-
-/* Members of a zset whose score is at or before now (at most 100 a sweep). */
-static redisReply *due(struct rconn *rc, const char *fmt, const char *ws)
-{
-    char key[128];
-
-    snprintf(key, sizeof(key), fmt, ws);
-    return rconn_cmd(rc, 0, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 100", key,
-                     (long long)clock_now_ms());
 }
 
 int sweep_dead_workers(struct rconn *rc, const struct sched_conf *c, const char *pool)
@@ -210,27 +194,26 @@ int sweep_dead_workers(struct rconn *rc, const struct sched_conf *c, const char 
     return n;
 }
 
-static int sweep_kill(struct rconn *rc, const char *fmt, const char *ws, const char *event,
-                      const char *reason)
+static int sweep_kill(struct rconn *rc, const char *ws, const char *event, const char *reason)
 {
-    redisReply *r = due(rc, fmt, ws);
+    struct id_list due;
     int n = 0;
 
-    if (!r)
+    if (sandbox_due(rc, ws, SANDBOX_DUE_CREATE, &due) != 0)
         return -1;
-    for (size_t i = 0; i < r->elements; i++)
-        if (sandbox_kill(rc, ws, r->element[i]->str, event, AUDIT_ACTOR_SCHEDULER, reason) == 1) {
-            log_about("info", &(struct log_about){.workspace = ws, .sandbox = r->element[i]->str},
+    for (size_t i = 0; i < due.n; i++)
+        if (sandbox_kill(rc, ws, due.id[i], event, AUDIT_ACTOR_SCHEDULER, reason) == 1) {
+            log_about("info", &(struct log_about){.workspace = ws, .sandbox = due.id[i]},
                       "killed: %s", reason);
             n++;
         }
-    freeReplyObject(r);
+    id_list_free(&due);
     return n;
 }
 
 int sweep_abandoned_creates(struct rconn *rc, const char *ws)
 {
-    return sweep_kill(rc, K_PENDING, ws, AUDIT_ABANDONED, "no worker started it in time");
+    return sweep_kill(rc, ws, AUDIT_ABANDONED, "no worker started it in time");
 }
 
 /* A create whose waiting handler stopped renewing its lease (it crashed, or
@@ -239,45 +222,23 @@ int sweep_abandoned_creates(struct rconn *rc, const char *ws)
  * by ZREM first, so of several corral-sched copies only one kills it. */
 int sweep_abandoned_waits(struct rconn *rc, const char *ws)
 {
-    redisReply *r = due(rc, K_WAITERS, ws), *z;
-    char key[128];
+    struct id_list due;
     int n = 0;
 
-    if (!r)
+    if (sandbox_due(rc, ws, SANDBOX_DUE_WAITER, &due) != 0)
         return -1;
-    snprintf(key, sizeof(key), K_WAITERS, ws);
-    for (size_t i = 0; i < r->elements; i++) {
-        const char *sbid = r->element[i]->str;
-        z = rconn_cmd(rc, 0, "ZREM %s %s", key, sbid);
-        if (reply_int(z, 0) == 1 &&
+    for (size_t i = 0; i < due.n; i++) {
+        const char *sbid = due.id[i];
+        if (sandbox_wait_take(rc, ws, sbid) == 1 &&
             sandbox_kill(rc, ws, sbid, AUDIT_ABANDONED, AUDIT_ACTOR_SCHEDULER,
                          "nobody was left waiting for its create") == 1) {
             log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},
                       "killed: create abandoned by its handler");
             n++;
         }
-        if (z)
-            freeReplyObject(z);
     }
-    freeReplyObject(r);
+    id_list_free(&due);
     return n;
-}
-
-/* Whether the sandbox's record still names this worker: 1 yes, 0 no (gone,
- * or moved), -1 Redis failed. */
-static int record_names(struct rconn *rc, const char *ws, const char *sbid, const char *wid)
-{
-    char key[160];
-    redisReply *r;
-    int yes;
-
-    snprintf(key, sizeof(key), K_SB, ws, sbid);
-    r = rconn_cmd(rc, 0, "HGET %s worker", key);
-    if (!r)
-        return -1;
-    yes = reply_str(r) && strcmp(reply_str(r), wid) == 0;
-    freeReplyObject(r);
-    return yes;
 }
 
 /* One worker's slots held for sandboxes that are not there: given back. */
@@ -291,7 +252,7 @@ static int sweep_one_worker(struct rconn *rc, const char *pool, const char *wid,
     for (size_t i = 0; i < sbs.n; i++) {
         const struct worker_sandbox *e = &sbs.v[i];
         if (!e->valid || clock_now_ms() - e->slot.since_ms < min_age_ms ||
-            record_names(rc, e->slot.ws, e->sbid, wid) != 0)
+            sandbox_worker_is(rc, e->slot.ws, e->sbid, wid) != 0)
             continue;
         n += placement_release(rc, pool, wid, e->sbid) == 1;
         command_send_kill(rc, pool, wid, e->sbid);

@@ -3,7 +3,6 @@
 #include "audit.h"
 #include "clock.h"
 #include "commands.h"
-#include "keys.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "sandbox_store.h"
@@ -173,17 +172,14 @@ enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, c
 
 int sweep_timeouts(struct rconn *rc, const struct sched_conf *c, const char *ws)
 {
-    char key[128];
     struct sandbox_transition t;
-    redisReply *r;
+    struct id_list due;
     int n = 0;
 
-    snprintf(key, sizeof(key), K_TIMEOUTS, ws);
-    r = rconn_cmd(rc, 0, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 100", key, (long long)clock_now_ms());
-    if (!r)
+    if (sandbox_due(rc, ws, SANDBOX_DUE_TIMEOUT, &due) != 0)
         return -1;
-    for (size_t i = 0; i < r->elements; i++) {
-        const char *sbid = r->element[i]->str;
+    for (size_t i = 0; i < due.n; i++) {
+        const char *sbid = due.id[i];
         long long hold = (long long)clock_now_ms() + c->paused_max_ms;
         if (sandbox_timeout_claim(rc, ws, sbid, hold, &t) != 0)
             break;
@@ -202,6 +198,6 @@ int sweep_timeouts(struct rconn *rc, const struct sched_conf *c, const char *ws)
             n++;
         }
     }
-    freeReplyObject(r);
+    id_list_free(&due);
     return n;
 }

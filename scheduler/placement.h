@@ -6,19 +6,8 @@
 #ifndef CORRAL_PLACEMENT_H
 #define CORRAL_PLACEMENT_H
 
-#include "scheduler.h"
-
-struct placement_need {
-    const char *template_id;
-    int egress; /* allowed_domains set: the worker must enforce egress policy */
-    int has_require;
-    enum tier require;
-    double cpu_cores;
-    long memory_mb;
-    const char *exclude; /* a worker id never to choose (a dead one), or "" */
-    int fleet_share;     /* % of the unscoped fleet's slots the workspace may hold (100: all) */
-    const char *pin_pool, *pin_worker; /* only this worker (it holds a snapshot), or "" */
-};
+#include "placement_store.h"
+#include "sched_error.h"
 
 struct placement {
     char pool[33];
@@ -39,8 +28,5 @@ int placement_reserve(struct rconn *rc, const char *ws, const struct placement_n
  * volume is made; need->template_id "" matches any worker). 0, or -1 with err. */
 int placement_peek(struct rconn *rc, const char *ws, const struct placement_need *need,
                    struct placement *out, struct sched_error *err);
-
-/* Gives the slot back; idempotent (1 released, 0 nothing to release, -1 Redis). */
-int placement_release(struct rconn *rc, const char *pool, const char *wid, const char *sbid);
 
 #endif

@@ -1,10 +1,10 @@
 /* corral-sched: what no request drives. Expires workers whose lease ran out,
  * kills sandboxes whose timeout passed, reclaims abandoned creates and slots.
  * Safe to run as several copies: every action is claimed by a script first. */
+#include "accounts.h"
 #include "audit.h"
 #include "clock.h"
 #include "corral_conf.h"
-#include "keys.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "pause.h"
@@ -70,9 +70,9 @@ static void on_signal(int sig)
 
 static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick, long lease_ms)
 {
-    redisReply *ws = rconn_cmd(rc, 0, "SMEMBERS " K_WORKSPACES);
+    struct id_list ws;
 
-    if (!ws) {
+    if (workspace_ids(rc, &ws) != 0) {
         store_unreachable(lease_ms);
         return;
     }
@@ -82,8 +82,8 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick, 
     /* Appends trim as they go; this trims the streams nothing is appended to. */
     if (tick % 60 == 0)
         audit_trim(rc, "");
-    for (size_t i = 0; i < ws->elements; i++) {
-        const char *id = ws->element[i]->str;
+    for (size_t i = 0; i < ws.n; i++) {
+        const char *id = ws.id[i];
         /* Whatever this workspace's sweeps log is about it. */
         log_ctx_set(LOG_WORKSPACE, id);
         judge_pool(rc, c, id, lease_ms);
@@ -96,7 +96,7 @@ static void sweep_once(struct rconn *rc, const struct sched_conf *c, long tick, 
             audit_trim(rc, id);
     }
     log_ctx_clear();
-    freeReplyObject(ws);
+    id_list_free(&ws);
 }
 
 int main(int argc, char **argv)

@@ -13,20 +13,9 @@
 #include "sandbox_store.h"
 #include "secret.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void sched_error_set(struct sched_error *e, int status, const char *fmt, ...)
-{
-    va_list ap;
-
-    e->status = status;
-    va_start(ap, fmt);
-    vsnprintf(e->message, sizeof(e->message), fmt, ap);
-    va_end(ap);
-}
 
 void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
 {

@@ -10,6 +10,7 @@
 
 #include "corral_conf.h"
 #include "rconn.h"
+#include "sched_error.h"
 #include "tier.h"
 
 #include <stdint.h>
@@ -58,15 +59,6 @@ struct sched_conf {
 
 /* The scheduler's settings from corral.conf (corral-api and corral-sched alike). */
 void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c);
-
-/* An error a caller turns into {"code": status, "message": message}. */
-struct sched_error {
-    int status;
-    char message[256];
-};
-
-void sched_error_set(struct sched_error *e, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* Admits, places, records and enqueues a create. On success 0 and sbid set:
  * the sandbox is "pending" until its worker reports it running. Its request,

@@ -1,5 +1,7 @@
 #include "snapshot.h"
 
+#include "scheduler.h"
+
 #include "audit.h"
 #include "clock.h"
 #include "commands.h"

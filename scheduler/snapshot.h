@@ -7,8 +7,11 @@
 
 #include "pause.h"
 #include "sandbox_store.h"
-#include "scheduler.h"
+#include "sched_error.h"
 #include "snapshot_store.h"
+
+struct sandbox_spec; /* scheduler.h */
+struct sched_conf;   /* scheduler.h */
 
 /* Snapshots ws's live sandbox sbid (named name, may be ""); fork 1: one made
  * for a fork (not listed). Waits up to wait_ms for its worker; id set as soon

@@ -1,9 +1,11 @@
 #include "volume.h"
+#include "volume_store.h"
+
+#include "scheduler.h"
 
 #include "audit.h"
 #include "clock.h"
 #include "commands.h"
-#include "keys.h"
 #include "placement.h"
 #include "sandbox_store.h"
 #include "secret.h"
@@ -12,60 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void fill(const redisReply *h, struct volume_record *out)
-{
-    memset(out, 0, sizeof(*out));
-    for (size_t i = 0; h && i + 1 < h->elements; i += 2) {
-        const char *k = h->element[i]->str, *v = h->element[i + 1]->str ?: "";
-        if (!k)
-            continue;
-        if (!strcmp(k, "id"))
-            snprintf(out->id, sizeof(out->id), "%s", v);
-        else if (!strcmp(k, "name"))
-            snprintf(out->name, sizeof(out->name), "%s", v);
-        else if (!strcmp(k, "pool"))
-            snprintf(out->pool, sizeof(out->pool), "%s", v);
-        else if (!strcmp(k, "worker"))
-            snprintf(out->worker, sizeof(out->worker), "%s", v);
-        else if (!strcmp(k, "created_at"))
-            out->created_at = atoll(v);
-    }
-}
-
-int volume_read(struct rconn *rc, const char *ws, const char *id, struct volume_record *out)
-{
-    char key[192];
-    redisReply *r;
-    int found;
-
-    snprintf(key, sizeof(key), K_VOLUME, ws, id);
-    r = rconn_cmd(rc, 0, "HGETALL %s", key);
-    if (!r)
-        return -1;
-    found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    fill(found ? r : NULL, out);
-    freeReplyObject(r);
-    return found;
-}
-
-/* The id a name stands for in ws: 1, 0 none, -1. */
-static int id_of(struct rconn *rc, const char *ws, const char *name, char id[VOLUME_ID_MAX])
-{
-    char key[128];
-    redisReply *r;
-    int found;
-
-    snprintf(key, sizeof(key), K_VOLUMES, ws);
-    r = rconn_cmd(rc, 0, "HGET %s %s", key, name);
-    if (!r)
-        return -1;
-    found = reply_str(r) != NULL;
-    if (found)
-        snprintf(id, VOLUME_ID_MAX, "%s", reply_str(r));
-    freeReplyObject(r);
-    return found;
-}
 
 /* The worker a volume goes to: never an agent (its sessions cannot mount a
  * Docker volume: decision 0054), which placement may otherwise prefer as the
@@ -93,7 +41,7 @@ static int peek_docker_worker(struct rconn *rc, const char *ws, struct placement
     return got == 0 ? 0 : -1;
 }
 
-/* The name is claimed first (HSETNX): two creates of one name cannot both win. */
+/* The worker is chosen first, then the name claimed (volume_store_add). */
 int volume_create(struct rconn *rc, const struct sched_conf *c, const char *ws, const char *name,
                   const char *actor, struct volume_record *out, struct sched_error *err)
 {
@@ -103,8 +51,7 @@ int volume_create(struct rconn *rc, const struct sched_conf *c, const char *ws, 
                                   .pin_pool = "",
                                   .pin_worker = ""};
     struct placement p;
-    char names[128], key[192], hex[21];
-    redisReply *r;
+    char hex[21];
     int claimed;
 
     if (peek_docker_worker(rc, ws, &need, &p, err) != 0)
@@ -119,12 +66,7 @@ int volume_create(struct rconn *rc, const struct sched_conf *c, const char *ws, 
     snprintf(out->pool, sizeof(out->pool), "%s", p.pool);
     snprintf(out->worker, sizeof(out->worker), "%s", p.wid);
     out->created_at = (long long)clock_now_ms();
-    snprintf(names, sizeof(names), K_VOLUMES, ws);
-    snprintf(key, sizeof(key), K_VOLUME, ws, out->id);
-    r = rconn_cmd(rc, 0, "HSETNX %s %s %s", names, name, out->id);
-    claimed = r ? (int)reply_int(r, -1) : -1;
-    if (r)
-        freeReplyObject(r);
+    claimed = volume_store_add(rc, ws, out);
     if (claimed != 1) {
         sched_error_set(err, claimed == 0 ? 409 : 503,
                         claimed == 0 ? "name: a volume named '%s' exists already"
@@ -132,43 +74,12 @@ int volume_create(struct rconn *rc, const struct sched_conf *c, const char *ws, 
                         name);
         return -1;
     }
-    r = rconn_cmd(rc, 0, "HSET %s id %s name %s pool %s worker %s created_at %lld", key, out->id,
-                  name, out->pool, out->worker, out->created_at);
-    if (!r) { /* the name is given back: no name without its volume */
-        r = rconn_cmd(rc, 0, "HDEL %s %s", names, name);
-        if (r)
-            freeReplyObject(r);
-        sched_error_set(err, 503, "state store unavailable");
-        return -1;
-    }
-    freeReplyObject(r);
     audit_append(rc, ws,
                  &(struct audit_event){.event = AUDIT_VOLUME_CREATED,
                                        .actor = actor,
                                        .worker = out->worker,
                                        .reason = out->id});
     return 0;
-}
-
-int volume_list(struct rconn *rc, const char *ws, struct volume_record **out, size_t *n)
-{
-    char names[128];
-    redisReply *r;
-    size_t k = 0;
-
-    *out = NULL;
-    *n = 0;
-    snprintf(names, sizeof(names), K_VOLUMES, ws);
-    r = rconn_cmd(rc, 0, "HVALS %s", names);
-    if (!r)
-        return -1;
-    *out = calloc(r->elements + 1, sizeof(**out));
-    for (size_t i = 0; *out && i < r->elements; i++)
-        if (volume_read(rc, ws, r->element[i]->str, &(*out)[k]) == 1)
-            k++;
-    freeReplyObject(r);
-    *n = k;
-    return *out ? 0 : -1;
 }
 
 /* 1 when a live sandbox of ws mounts docker volume dname, -1 Redis. */
@@ -193,8 +104,7 @@ static int in_use(struct rconn *rc, const char *ws, const char *dname)
 int volume_delete(struct rconn *rc, const char *ws, const char *id, const char *actor)
 {
     struct volume_record v;
-    char dname[64], names[128], key[192];
-    redisReply *r;
+    char dname[64];
     int found = volume_read(rc, ws, id, &v), used;
 
     if (found != 1)
@@ -202,18 +112,9 @@ int volume_delete(struct rconn *rc, const char *ws, const char *id, const char *
     volume_docker_name(id, dname, sizeof(dname));
     if ((used = in_use(rc, ws, dname)) != 0)
         return used < 0 ? -1 : 2;
-    snprintf(names, sizeof(names), K_VOLUMES, ws);
-    snprintf(key, sizeof(key), K_VOLUME, ws, id);
-    r = rconn_cmd(rc, 0, "DEL %s", key);
-    if (!r)
-        return -1;
-    found = (int)reply_int(r, 0);
-    freeReplyObject(r);
+    found = volume_store_remove(rc, ws, &v);
     if (found != 1)
-        return 0; /* another delete won */
-    r = rconn_cmd(rc, 0, "HDEL %s %s", names, v.name);
-    if (r)
-        freeReplyObject(r);
+        return found; /* -1, or 0: another delete won */
     audit_append(
         rc, ws,
         &(struct audit_event){
@@ -232,7 +133,7 @@ static int resolve_one(struct rconn *rc, const char *ws, const json_t *m, char *
     const char *name = json_string_value(json_object_get(m, "name"));
     char id[VOLUME_ID_MAX], dname[64];
     struct volume_record v;
-    int found = id_of(rc, ws, name, id);
+    int found = volume_id_of(rc, ws, name, id);
 
     if (found == 1)
         found = volume_read(rc, ws, id, &v);

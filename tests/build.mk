@@ -7,18 +7,18 @@ UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_
              tests/unit/unit_lifecycle.c tests/unit/unit_rcluster.c tests/unit/unit_volume.c \
              tests/lib/stderr_capture.c \
              $(filter-out handlers/main.c,$(API_SRCS))
-$(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(COMMON_LIB)
+$(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lfcgi $(LIBS) -lcurl
 
 # clang only: -fsanitize=fuzzer. Built from sources, with ASan and UBSan.
 FUZZ_SRCS := tests/fuzz/fuzz_request.c handlers/sandbox_spec_parse.c handlers/e2b_spec.c handlers/request.c \
-             handlers/respond.c $(SCHED_LIB_SRCS) $(COMMON_SRCS)
+             handlers/respond.c $(SCHED_LIB_SRCS) $(STORE_SRCS) $(COMMON_SRCS)
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
-	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -Ischeduler -Ihandlers \
+	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -Istore -Ischeduler -Ihandlers \
 	  -fsanitize=fuzzer,address,undefined -o $@ $^ -lfcgi $(LIBS)
 
-$(BIN)/bench_sched: $(call objs,tests/bench/bench_sched.c) $(SCHED_LIB) $(COMMON_LIB)
+$(BIN)/bench_sched: $(call objs,tests/bench/bench_sched.c) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

@@ -1,7 +1,7 @@
 // Listing a workspace's sandboxes costs a constant number of Redis commands,
 // not one per sandbox: both lists (native GET /v1/sandboxes and E2B's GET
 // /v2/sandboxes) read the set and every record in one script
-// (scheduler/sandbox_record.c). Watched with MONITOR over 1,000 records.
+// (store/sandbox_record.c). Watched with MONITOR over 1,000 records.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +11,7 @@ import { api, newWorkspace, redis, redisPortOf, RUN, sleep, eventually } from '.
 const COUNT = 1000;
 
 // Writes n running records (and the set of their ids) straight into Redis, in
-// the layout of common/keys.h, as scheduler_create would: one EVAL, so the
+// the layout of store/keys.h, as scheduler_create would: one EVAL, so the
 // seeding itself is quick and not what is measured.
 function seed(ws, n) {
   const script = `

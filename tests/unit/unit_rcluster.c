@@ -25,7 +25,7 @@ static void test_slots(void)
     CHECK(slot("foo{}{bar}") == 8363);    /* an empty tag: the whole key */
     CHECK(slot("foo{{bar}}zap") == 4015); /* the tag is "{bar" */
     CHECK(slot("foo{bar}{zap}") == 5061); /* the first tag only */
-    /* the slot of Corral's keys is their workspace tag's (common/keys.h) */
+    /* the slot of Corral's keys is their workspace tag's (store/keys.h) */
     CHECK(slot("acct:{ws:0a1b}:sbs") == 9963 && slot("acct:{ws:0a1b}:sb:1") == 9963);
     CHECK(slot("") < RCLUSTER_SLOTS && slot("{") == rcluster_keyslot("{", 1));
 }

@@ -1,4 +1,4 @@
-/* Unit tests of scheduler/worker_store.c's slot value, "ws cpu mem since": the
+/* Unit tests of store/worker_store.c's slot value, "ws cpu mem since": the
  * empty workspace (a leading space) round-trips, and what is not a slot value
  * is refused rather than half read. */
 #include "check.h"

@@ -3,6 +3,7 @@
  * and the wake a worker's report sends. Decision 0027. */
 #include "sandbox_store.h"
 
+#include "clock.h"
 #include "keys.h"
 #include "wake.h"
 
@@ -80,4 +81,36 @@ int sandbox_wait_wake(struct rconn *rc, const char *ws, const char *sbid, int bl
 
     snprintf(key, sizeof(key), K_READY, ws, sbid);
     return wake_wait(rc, key, block_ms, msg, msglen);
+}
+
+int sandbox_wait_take(struct rconn *rc, const char *ws, const char *sbid)
+{
+    char key[128];
+    redisReply *r;
+    int taken;
+
+    snprintf(key, sizeof(key), K_WAITERS, ws);
+    r = rconn_cmd(rc, 0, "ZREM %s %s", key, sbid);
+    if (!r)
+        return -1;
+    taken = (int)reply_int(r, 0) == 1;
+    freeReplyObject(r);
+    return taken;
+}
+
+/* Each deadline's zset: the score is when it passes (ms). */
+static const char *const deadline_keys[] = {
+    [SANDBOX_DUE_CREATE] = K_PENDING,
+    [SANDBOX_DUE_WAITER] = K_WAITERS,
+    [SANDBOX_DUE_TIMEOUT] = K_TIMEOUTS,
+};
+
+int sandbox_due(struct rconn *rc, const char *ws, enum sandbox_due which, struct id_list *out)
+{
+    char key[128];
+
+    snprintf(key, sizeof(key), deadline_keys[which], ws);
+    return id_list_from_reply(
+        rconn_cmd(rc, 0, "ZRANGEBYSCORE %s -inf %lld LIMIT 0 100", key, (long long)clock_now_ms()),
+        out);
 }

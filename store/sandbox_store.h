@@ -4,6 +4,7 @@
 #ifndef CORRAL_SANDBOX_STORE_H
 #define CORRAL_SANDBOX_STORE_H
 
+#include "id_list.h"
 #include "rconn.h"
 
 #include <jansson.h>
@@ -190,6 +191,19 @@ void sandbox_idem_forget(struct rconn *rc, const char *ws, const char *mac);
  * lapses): take or renew until until_ms, give up. 0 or -1. */
 int sandbox_wait_hold(struct rconn *rc, const char *ws, const char *sbid, long long until_ms);
 void sandbox_wait_release(struct rconn *rc, const char *ws, const char *sbid);
+/* The lapsed lease of a waiter taken by the one sweep that will act on it:
+ * 1 taken here, 0 another took it, -1 Redis. */
+int sandbox_wait_take(struct rconn *rc, const char *ws, const char *sbid);
+
+/* The deadlines corral-sched sweeps: a create's (pending), its waiting
+ * handler's lease, a sandbox's timeout. */
+enum sandbox_due { SANDBOX_DUE_CREATE, SANDBOX_DUE_WAITER, SANDBOX_DUE_TIMEOUT };
+/* Up to 100 sandboxes of ws whose `which` deadline has passed. 0, or -1. */
+int sandbox_due(struct rconn *rc, const char *ws, enum sandbox_due which, struct id_list *out);
+
+/* Whether sbid's record still names worker wid: 1 yes, 0 no (gone, or
+ * moved), -1 Redis. */
+int sandbox_worker_is(struct rconn *rc, const char *ws, const char *sbid, const char *wid);
 
 /* Blocks up to block_ms for sandbox_wake's message ("running" or
  * "failed:<reason>"), copied into msg. 1 woken, 0 nothing came, -1 Redis. */

@@ -283,3 +283,8 @@ int jointoken_verify(struct rconn *rc, const char *server_secret, const struct t
     freeReplyObject(r);
     return ok;
 }
+
+int workspace_ids(struct rconn *rc, struct id_list *out)
+{
+    return id_list_from_reply(rconn_cmd(rc, 0, "SMEMBERS " K_WORKSPACES), out);
+}

@@ -3,6 +3,7 @@
 #ifndef CORRAL_ACCOUNTS_H
 #define CORRAL_ACCOUNTS_H
 
+#include "id_list.h"
 #include "rconn.h"
 #include "token.h"
 
@@ -48,6 +49,8 @@ enum role role_parse(const char *s); /* ROLE_NONE when neither "owner" nor "memb
 
 /* All return 0 on success, -1 when Redis failed. */
 int workspace_create(struct rconn *rc, const char *name, char ws_out[TOKEN_WS_MAX]);
+/* Every workspace id. 0, or -1. */
+int workspace_ids(struct rconn *rc, struct id_list *out);
 int workspace_exists(struct rconn *rc, const char *ws); /* 1, 0, or -1 */
 /* The workspace's name and limits (the default where unset). 0, or -1. */
 int workspace_info(struct rconn *rc, const char *ws, char *name, size_t namelen,

@@ -129,6 +129,21 @@ int sandbox_read(struct rconn *rc, const char *ws, const char *sbid, struct sand
     return 1;
 }
 
+int sandbox_worker_is(struct rconn *rc, const char *ws, const char *sbid, const char *wid)
+{
+    char key[160];
+    redisReply *r;
+    int yes;
+
+    snprintf(key, sizeof(key), K_SB, ws, sbid);
+    r = rconn_cmd(rc, 0, "HGET %s worker", key);
+    if (!r)
+        return -1;
+    yes = reply_str(r) && strcmp(reply_str(r), wid) == 0;
+    freeReplyObject(r);
+    return yes;
+}
+
 void sandbox_record_free(struct sandbox_record *r)
 {
     if (r->owned)
@@ -152,7 +167,7 @@ json_t *sandbox_json_field(const char *text, const char *fallback)
  * is one round trip per sandbox (1,000 sandboxes, 1,001 trips). One script
  * does it all inside Redis in one. Its record keys are not passed as KEYS (the
  * members are only known inside), which is sound because every one carries
- * the workspace's hash tag, the slot of KEYS[1] (common/keys.h). Filtering by
+ * the workspace's hash tag, the slot of KEYS[1] (store/keys.h). Filtering by
  * state here also keeps the reply to what the caller lists. */
 static struct rscript list_script = {
     "sandbox_list",

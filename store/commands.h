@@ -43,6 +43,9 @@ int command_kill_done(struct rconn *rc, const char *pool, const char *wid, const
 int command_kill_await(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
                        int block_ms);
 /* Creates the stream and its group if missing (a new or returning worker). */
+/* Drops a worker's stream (it was declared dead): a returning worker starts
+ * afresh. 0 or -1. */
+int command_stream_drop(struct rconn *rc, const char *pool, const char *wid);
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid);
 
 #endif
