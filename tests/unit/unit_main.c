@@ -356,6 +356,8 @@ void unit_query(int *total_passed, int *total_failed);
 void unit_conf(int *total_passed, int *total_failed);
 void unit_log(int *total_passed, int *total_failed);
 void unit_rcluster(int *total_passed, int *total_failed);
+void unit_handshake(int *total_passed, int *total_failed);
+void unit_worker_push(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -489,6 +491,8 @@ int main(void)
     unit_conf(&passed, &failed);
     unit_log(&passed, &failed);
     unit_rcluster(&passed, &failed);
+    unit_handshake(&passed, &failed);
+    unit_worker_push(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
