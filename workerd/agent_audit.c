@@ -168,7 +168,7 @@ static void report_ended(struct tail *t)
     for (int i = 0; i < n; i++)
         if (sbtable_expect_running(&t->w->table, v[i].sbid))
             json_array_append_new(sbs, json_pack("{s:s, s:s, s:s}", "id", v[i].sbid, "state",
-                                                 v[i].state, "reason", v[i].reason));
+                                                 sb_state_name(v[i].state), "reason", v[i].reason));
     report_post(t->w, &t->ctl, sbs, NULL, n == 1 ? v[0].sbid : NULL);
     free(v);
 }

@@ -165,9 +165,9 @@ static int pick_addr(char *ip, size_t len)
     return -1;
 }
 
-static void st_set(struct ctr_state *st, const char *state, const char *reason)
+static void st_set(struct ctr_state *st, enum sb_state state, const char *reason)
 {
-    snprintf(st->state, sizeof(st->state), "%s", state);
+    st->state = state;
     snprintf(st->reason, sizeof(st->reason), "%s", reason);
 }
 
@@ -258,7 +258,7 @@ static int existing(const char *sbid, struct ctr_state *st)
         reap_locked(s);
     found = s != NULL;
     if (s)
-        st_set(st, s->ended ? "exited" : "running", s->ended ? s->reason : "");
+        st_set(st, s->ended ? SB_EXITED : SB_RUNNING, s->ended ? s->reason : "");
     pthread_mutex_unlock(&tab.mu);
     return found;
 }
@@ -279,24 +279,24 @@ int agent_create(const struct worker_conf *c, json_t *sb, long ready_ms, struct 
         return 0;
     why = unsupported(c, sb);
     if (why || pick_addr(ip, sizeof(ip)) != 0) {
-        st_set(st, "failed", why ? why : "no free loopback address for envd");
+        st_set(st, SB_FAILED, why ? why : "no free loopback address for envd");
         return 1;
     }
     pid = agent_spawn(c, sb, sbid, ip, err, sizeof(err));
     if (pid < 0 || add_session(sbid, ip, st->tier, pid) != 0) {
         if (pid > 0)
             agent_kill_tree(pid), waitpid(pid, NULL, 0);
-        st_set(st, "failed", pid < 0 ? err : "out of memory");
+        st_set(st, SB_FAILED, pid < 0 ? err : "out of memory");
         return 1;
     }
     pid_file_write(c, sbid, pid);
     if (await_envd(sbid, ip, ready_ms, st)) {
-        st_set(st, "running", "");
+        st_set(st, SB_RUNNING, "");
         return 0;
     }
     snprintf(err, sizeof(err), "%s", st->reason);
     agent_kill(c, sbid);
-    st_set(st, "failed", err);
+    st_set(st, SB_FAILED, err);
     return 1;
 }
 
@@ -338,7 +338,7 @@ int agent_list(struct ctr_state **out, int *n)
         reap_locked(s);
         snprintf(v[i].sbid, sizeof(v[i].sbid), "%s", s->sbid);
         snprintf(v[i].tier, sizeof(v[i].tier), "%s", s->tier);
-        st_set(&v[i], s->ended ? "exited" : "running", s->ended ? s->reason : "");
+        st_set(&v[i], s->ended ? SB_EXITED : SB_RUNNING, s->ended ? s->reason : "");
     }
     *n = tab.n;
     pthread_mutex_unlock(&tab.mu);
@@ -361,7 +361,7 @@ int agent_take_ended(struct ctr_state **out, int *n)
         s->told = 1;
         snprintf(v[*n].sbid, sizeof(v[*n].sbid), "%s", s->sbid);
         snprintf(v[*n].tier, sizeof(v[*n].tier), "%s", s->tier);
-        st_set(&v[(*n)++], "exited", s->reason);
+        st_set(&v[(*n)++], SB_EXITED, s->reason);
     }
     pthread_mutex_unlock(&tab.mu);
     *out = v;

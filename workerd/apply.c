@@ -1,4 +1,5 @@
-/* apply.c: carrying out the control plane's commands.
+/* apply.c: carrying out the control plane's commands (commands.c routes
+ * each here).
  *
  * A command is acknowledged only once applied, so a crash between receiving
  * and applying means it comes again; applying is therefore idempotent by
@@ -21,7 +22,7 @@
 
 int apply_record(struct worker *w, const struct ctr_state *st)
 {
-    if (sbtable_record(&w->table, st, strcmp(st->state, "failed") == 0) != 0) {
+    if (sbtable_record(&w->table, st, st->state == SB_FAILED) != 0) {
         log_sandbox("error", st->sbid, st->tier, "out of memory recording it");
         return -1;
     }
@@ -88,7 +89,7 @@ static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int s
         const char *sbid = json_string_value(json_object_get(sb, "id"));
         memset(&st, 0, sizeof(st));
         snprintf(st.sbid, sizeof(st.sbid), "%s", sbid);
-        snprintf(st.state, sizeof(st.state), "failed");
+        st.state = SB_FAILED;
         snprintf(st.reason, sizeof(st.reason), "no free slot (%ld in use)", w->conf->slots);
         snprintf(st.tier, sizeof(st.tier), "%s",
                  json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN");
@@ -101,7 +102,7 @@ static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int s
     }
     if (rc < 0)
         return -1;
-    if (strcmp(st.state, "running") == 0)
+    if (st.state == SB_RUNNING)
         log_sandbox("info", st.sbid, st.tier,
                     "create (%s) -> running; waited here %lld ms, then network %ld, container "
                     "%ld, start %ld, envd %ld ms",
@@ -110,7 +111,7 @@ static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int s
                     st.phase_ms[CTR_PHASE_ENVD]);
     else
         log_sandbox("info", st.sbid[0] ? st.sbid : "?", st.tier, "create (%s) -> %s%s%s",
-                    rt ? rt : "runc", st.state, st.reason[0] ? ": " : "", st.reason);
+                    rt ? rt : "runc", sb_state_name(st.state), st.reason[0] ? ": " : "", st.reason);
     if (!st.sbid[0])
         return 0; /* nothing to report about an unusable id; the create is done */
     return apply_record(w, &st);
@@ -190,7 +191,7 @@ int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int free
     snprintf(st.tier, sizeof(st.tier), "UNKNOWN");
     sbtable_tier(&w->table, sbid, st.tier, sizeof(st.tier));
     if (rc == 0) {
-        snprintf(st.state, sizeof(st.state), "%s", freeze ? "paused" : "running");
+        st.state = freeze ? SB_PAUSED : SB_RUNNING;
     } else {
         log_sandbox("warn", sbid, st.tier, "%s", err);
         int found = containers_state(dk, w->id.worker_id, sbid, &st);
@@ -198,11 +199,12 @@ int apply_freeze(struct worker *w, struct docker *dk, const char *sbid, int free
             return -1;
         sbtable_tier(&w->table, sbid, st.tier, sizeof(st.tier));
         if (found == 1) {
-            snprintf(st.state, sizeof(st.state), "exited");
+            st.state = SB_EXITED;
             snprintf(st.reason, sizeof(st.reason), "container removed");
         }
     }
-    log_sandbox("info", sbid, st.tier, "%s -> %s", freeze ? "pause" : "resume", st.state);
+    log_sandbox("info", sbid, st.tier, "%s -> %s", freeze ? "pause" : "resume",
+                sb_state_name(st.state));
     return apply_record(w, &st);
 }
 
@@ -264,50 +266,5 @@ int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args)
         log_warn("volume %s: %s", name, err);
     else
         log_info("volume %s removed", name);
-    return 0;
-}
-
-/* An agent session cannot be frozen, committed or given volumes (decision
- * 0054); the control plane refuses to ask, this is the backstop: a snapshot
- * is answered failed with the reason, a pause leaves it running, said so. */
-static int agent_refuse(struct worker *w, const char *type, json_t *cmd)
-{
-    const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
-    json_t *args = json_object_get(cmd, "args");
-    const char *snap = json_string_value(json_object_get(args, "snapshot_id"));
-    const char *ws = json_string_value(json_object_get(args, "workspace"));
-
-    log_warn("agent mode: %s refused (a session on a person's machine cannot be %s)", type,
-             strcmp(type, "snapshot") == 0 ? "snapshotted" : "paused or hold volumes");
-    if (strcmp(type, "snapshot") == 0 && snap && ws && sbid)
-        json_array_append_new(w->snap_reports,
-                              json_pack("{s:s, s:s, s:s, s:s}", "id", snap, "workspace", ws,
-                                        "state", "failed", "reason",
-                                        "agent mode: a person's machine cannot be snapshotted"));
-    return 0;
-}
-
-int apply_command(struct worker *w, json_t *cmd)
-{
-    const char *type = json_string_value(json_object_get(cmd, "type"));
-
-    if (w->conf->agent.on && type && strcmp(type, "create") != 0 && strcmp(type, "kill") != 0)
-        return agent_refuse(w, type, cmd);
-    if (type && strcmp(type, "create") == 0)
-        return apply_create(w, &w->dk, json_object_get(cmd, "sandbox"));
-    if (type && strcmp(type, "kill") == 0)
-        return apply_kill(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")));
-    if (type && (strcmp(type, "pause") == 0 || strcmp(type, "resume") == 0))
-        return apply_pause_command(w, &w->dk, cmd);
-    if (type && strcmp(type, "snapshot") == 0)
-        return apply_snapshot(w, &w->dk, json_string_value(json_object_get(cmd, "sandbox_id")),
-                              json_object_get(cmd, "args"));
-    if (type && strcmp(type, "volume_remove") == 0)
-        return apply_volume_remove(w, &w->dk, json_object_get(cmd, "args"));
-    if (type && strcmp(type, "image_remove") == 0)
-        return apply_image_remove(w, &w->dk, json_object_get(cmd, "args"));
-    /* A command a newer control plane sends: acknowledge so it does not loop,
-     * and say so. */
-    log_warn("command type %s not supported; acknowledged without effect", type ? type : "(none)");
     return 0;
 }

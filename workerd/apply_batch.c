@@ -34,11 +34,7 @@ struct batch {
 
 static int apply_on(struct job *j, struct docker *dk)
 {
-    if (j->kind == 2)
-        return apply_pause_command(j->w, dk, j->cmd);
-    if (j->kind == 1)
-        return apply_create(j->w, dk, json_object_get(j->cmd, "sandbox"));
-    return apply_kill(j->w, dk, json_string_value(json_object_get(j->cmd, "sandbox_id")));
+    return apply_command_on(j->w, dk, j->cmd);
 }
 
 static void *run_job(void *arg)
@@ -148,13 +144,13 @@ static void await_batch(struct worker *w, struct batch *b, json_t *cmds, int n)
  * (seconds, as a create: decision 0074), -1 anything else. */
 static int kind(const json_t *cmd)
 {
-    const char *type = json_string_value(json_object_get(cmd, "type"));
+    enum worker_cmd c = command_of(cmd);
 
-    if (type && strcmp(type, "create") == 0)
+    if (c == CMD_CREATE)
         return 1;
     if (apply_pause_slow(cmd))
         return 2;
-    return type && strcmp(type, "kill") == 0 ? 0 : -1;
+    return c == CMD_KILL ? 0 : -1;
 }
 
 int apply_batchable(const json_t *cmd)
@@ -169,9 +165,9 @@ static int is_kill(const json_t *cmd)
 
 static int is_freeze(const json_t *cmd)
 {
-    const char *type = json_string_value(json_object_get(cmd, "type"));
+    enum worker_cmd c = command_of(cmd);
 
-    return type && (strcmp(type, "pause") == 0 || strcmp(type, "resume") == 0);
+    return c == CMD_PAUSE || c == CMD_RESUME;
 }
 
 static int not_freeze(const json_t *cmd)
@@ -253,20 +249,6 @@ static int holds_id(const json_t *list, const char *id)
             return 1;
     }
     return 0;
-}
-
-void apply_stamp_arrival(json_t *cmds)
-{
-    size_t i;
-    json_t *c;
-    int64_t now = clock_now_ms();
-
-    json_array_foreach(cmds, i, c)
-    {
-        json_t *sb = json_object_get(c, "sandbox");
-        if (json_is_object(sb) && !json_object_get(sb, ARRIVED_FIELD))
-            json_object_set_new(sb, ARRIVED_FIELD, json_integer(now));
-    }
 }
 
 void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds)
@@ -390,7 +372,7 @@ static void forget_reported(struct worker *w, json_t *told)
     {
         struct sb_entry *e = sbtable_get(&w->table, json_string_value(json_object_get(r, "id")));
         const char *state = json_string_value(json_object_get(r, "state"));
-        if (e && state && strcmp(e->st.state, state) == 0)
+        if (e && state && e->st.state == sb_state_decode(state))
             e->dirty = 0;
     }
     pthread_mutex_unlock(&w->table.mu);

@@ -26,17 +26,18 @@
 static int told(struct worker *w, struct ctr_state *st, const char *what)
 {
     sbtable_tier(&w->table, st->sbid, st->tier, sizeof(st->tier));
-    log_sandbox("info", st->sbid, st->tier, "%s -> %s%s%s", what, st->state,
+    log_sandbox("info", st->sbid, st->tier, "%s -> %s%s%s", what, sb_state_name(st->state),
                 st->reason[0] ? ": " : "", st->reason);
     return apply_record(w, st);
 }
 
-static void state_of(struct ctr_state *st, const char *sbid, const char *state, const char *reason)
+static void state_of(struct ctr_state *st, const char *sbid, enum sb_state state,
+                     const char *reason)
 {
     memset(st, 0, sizeof(*st));
     snprintf(st->sbid, sizeof(st->sbid), "%s", sbid);
     snprintf(st->tier, sizeof(st->tier), "UNKNOWN");
-    snprintf(st->state, sizeof(st->state), "%s", state);
+    st->state = state;
     snprintf(st->reason, sizeof(st->reason), "%s", reason);
 }
 
@@ -73,7 +74,7 @@ static int pause_files(struct worker *w, struct docker *dk, const char *sbid)
 
     if (stop(w, dk, sbid, &gone) != 0)
         return -1;
-    state_of(&st, sbid, gone ? "exited" : "paused", gone ? "container removed" : "");
+    state_of(&st, sbid, gone ? SB_EXITED : SB_PAUSED, gone ? "container removed" : "");
     return told(w, &st, "pause without memory");
 }
 
@@ -85,7 +86,7 @@ static int give_up(struct worker *w, struct docker *dk, const char *sbid, const 
 
     if (containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err)) != 0)
         log_sandbox("warn", sbid, NULL, "%s", err);
-    state_of(&st, sbid, "failed", why);
+    state_of(&st, sbid, SB_FAILED, why);
     return told(w, &st, "resume");
 }
 
@@ -123,12 +124,12 @@ static int resume_fresh(struct worker *w, struct docker *dk, const char *sbid, j
         rc = containers_state(dk, w->id.worker_id, sbid, &st);
         if (rc < 0)
             return -1;
-        if (rc == 0 && strcmp(st.state, "paused") != 0)
+        if (rc == 0 && st.state != SB_PAUSED)
             return told(w, &st, "resume");
         if (rc == 0 && stop(w, dk, sbid, &gone) != 0)
             return -1;
         if (rc == 1 || gone) {
-            state_of(&st, sbid, "exited", "container removed");
+            state_of(&st, sbid, SB_EXITED, "container removed");
             return told(w, &st, "resume");
         }
     }
@@ -157,23 +158,22 @@ static int resume_frozen(struct worker *w, struct docker *dk, const char *sbid, 
 
 int apply_pause_slow(const json_t *cmd)
 {
-    const char *type = json_string_value(json_object_get(cmd, "type"));
+    enum worker_cmd c = command_of(cmd);
     const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
     json_t *args = json_object_get(cmd, "args");
 
-    if (!type || (strcmp(type, "pause") != 0 && strcmp(type, "resume") != 0))
+    if (c != CMD_PAUSE && c != CMD_RESUME)
         return 0;
     return json_is_false(json_object_get(args, "memory")) || json_object_get(args, "egress") ||
-           (strcmp(type, "resume") == 0 && stopped_has(sbid));
+           (c == CMD_RESUME && stopped_has(sbid));
 }
 
 int apply_pause_command(struct worker *w, struct docker *dk, json_t *cmd)
 {
-    const char *type = json_string_value(json_object_get(cmd, "type"));
     const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
     json_t *args = json_object_get(cmd, "args");
     int fresh = json_is_false(json_object_get(args, "memory"));
-    int pause = type && strcmp(type, "pause") == 0;
+    int pause = command_of(cmd) == CMD_PAUSE;
 
     if (!sbid || !containers_id_ok(sbid))
         return 0;

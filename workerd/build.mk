@@ -1,8 +1,9 @@
 # workerd: one per Docker host (see workerd/README.md).
 WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c workerd/containers.c \
                 workerd/probe.c workerd/state_file.c workerd/control.c workerd/sbtable.c \
+                workerd/states.c workerd/commands.c \
                 workerd/backoff.c workerd/enrol.c workerd/reconcile.c workerd/apply.c \
-                workerd/heartbeat.c workerd/lease.c workerd/egress_pool.c workerd/health.c workerd/deaths.c workerd/events.c envd_ready.c workerd/dataplane.c workerd/apply_batch.c workerd/inflight.c workerd/curl_buf.c \
+                workerd/heartbeat.c workerd/lease.c workerd/egress_pool.c workerd/health.c workerd/deaths.c workerd/events.c workerd/envd_ready.c workerd/dataplane.c workerd/apply_batch.c workerd/inflight.c workerd/curl_buf.c \
                 workerd/dataport.c workerd/dataport_head.c workerd/dataport_frame.c workerd/dataport_conn.c workerd/dataport_pool.c workerd/dataport_io.c workerd/netguard.c workerd/netguard_lan.c workerd/sbnet.c workerd/sandbox_body.c \
                 workerd/egress_proxy.c workerd/hostcaps.c workerd/freeze.c workerd/apply_pause.c workerd/stopped.c \
                 workerd/egress_change.c workerd/tar_one.c workerd/snapshots.c workerd/volumes.c \
@@ -17,10 +18,11 @@ $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 
 # Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
 UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c tests/workerd/unit_dataport.c tests/workerd/unit_dataport_frame.c \
-                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c \
+                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c tests/workerd/unit_commands.c \
                      tests/lib/stderr_capture.c $(filter-out workerd/main.c,$(WORKERD_SRCS))
 $(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 $(OBJ)/tests/workerd/unit_workerd.o $(OBJ)/tests/workerd/unit_dataport.o $(OBJ)/tests/workerd/unit_dataport_frame.o \
-$(OBJ)/tests/workerd/unit_telemetry.o $(OBJ)/tests/workerd/unit_volume.o: CFLAGS += -Iworkerd -I.
+$(OBJ)/tests/workerd/unit_telemetry.o $(OBJ)/tests/workerd/unit_volume.o \
+$(OBJ)/tests/workerd/unit_commands.o: CFLAGS += -Iworkerd -I.

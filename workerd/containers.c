@@ -36,9 +36,9 @@ void containers_name(char *out, size_t len, const char *sbid, const char *wid)
     snprintf(out, len, "corral-%s-%s", sbid, wid);
 }
 
-static void st_set(struct ctr_state *st, const char *state, const char *fmt, const char *arg)
+static void st_set(struct ctr_state *st, enum sb_state state, const char *fmt, const char *arg)
 {
-    snprintf(st->state, sizeof(st->state), "%s", state);
+    st->state = state;
     snprintf(st->reason, sizeof(st->reason), fmt, arg);
 }
 
@@ -47,14 +47,14 @@ static void exit_reason(json_t *state, struct ctr_state *st)
 {
     char code[32];
 
-    snprintf(st->state, sizeof(st->state), "exited");
+    st->state = SB_EXITED;
     if (json_is_true(json_object_get(state, "OOMKilled"))) {
         snprintf(st->reason, sizeof(st->reason), "OOMKilled");
         return;
     }
     snprintf(code, sizeof(code), "%lld",
              (long long)json_integer_value(json_object_get(state, "ExitCode")));
-    st_set(st, "exited", "exit code %s", code);
+    st_set(st, SB_EXITED, "exit code %s", code);
 }
 
 /* GET /containers/NAME/json. 0 found, 1 absent, -1 dockerd unreachable. */
@@ -184,7 +184,7 @@ static int give_up(struct docker *d, const char *wid, struct ctr_state *st)
 {
     char err[256];
 
-    snprintf(st->state, sizeof(st->state), "failed");
+    st->state = SB_FAILED;
     if (containers_kill(d, wid, st->sbid, err, sizeof(err)) != 0)
         log_warn("%s", err);
     return 1;
@@ -205,10 +205,10 @@ static int start(struct docker *d, const char *wid, const char *name, struct ctr
     }
     if (status == 204 || status == 304) {
         json_decref(ans);
-        st_set(st, "running", "%s", "");
+        st_set(st, SB_RUNNING, "%s", "");
         return 0;
     }
-    st_set(st, "failed", "start: %.200s", docker_errmsg(ans, status));
+    st_set(st, SB_FAILED, "start: %.200s", docker_errmsg(ans, status));
     json_decref(ans);
     return give_up(d, wid, st);
 }
@@ -222,7 +222,6 @@ static int await_envd(struct docker *d, const char *wid, const char *name, long 
     int64_t deadline = clock_now_ms() + ready_ms;
     char err[256], ip[64];
     json_t *info = NULL, *state;
-    const char *s;
 
     for (;;) {
         int rc = inspect(d, name, &info, err, sizeof(err));
@@ -231,12 +230,11 @@ static int await_envd(struct docker *d, const char *wid, const char *name, long 
             return -1;
         }
         if (rc == 1) {
-            st_set(st, "failed", "%s", "container vanished during create");
+            st_set(st, SB_FAILED, "%s", "container vanished during create");
             return give_up(d, wid, st);
         }
         state = json_object_get(info, "State");
-        s = json_string_value(json_object_get(state, "Status"));
-        if (!s || strcmp(s, "running") != 0) {
+        if (dk_state_decode(json_string_value(json_object_get(state, "Status"))) != DK_RUNNING) {
             exit_reason(state, st);
             snprintf(err, sizeof(err), "%s", st->reason);
             json_decref(info);
@@ -247,7 +245,7 @@ static int await_envd(struct docker *d, const char *wid, const char *name, long 
         rc = address_of(info, ip, sizeof(ip));
         json_decref(info);
         if (rc == 0 && envd_health_once(ip, ENVD_PORT)) {
-            st_set(st, "running", "%s", "");
+            st_set(st, SB_RUNNING, "%s", "");
             return 0;
         }
         if (clock_now_ms() >= deadline) {
@@ -299,19 +297,19 @@ static int settle(struct docker *d, const char *wid, const char *name, long read
 {
     json_t *info = NULL, *state;
     char err[256];
-    const char *s;
+    enum dk_state s;
     int rc = inspect(d, name, &info, err, sizeof(err));
 
     if (rc != 0) {
         if (rc < 0)
             log_warn("%s", err);
         else
-            st_set(st, "failed", "%s", "container vanished during create");
+            st_set(st, SB_FAILED, "%s", "container vanished during create");
         return rc < 0 ? -1 : 1;
     }
     state = json_object_get(info, "State");
-    s = json_string_value(json_object_get(state, "Status"));
-    if (s && strcmp(s, "created") == 0) {
+    s = dk_state_decode(json_string_value(json_object_get(state, "Status")));
+    if (s == DK_CREATED) {
         int64_t t0 = clock_now_ms();
         rc = start(d, wid, name, st);
         st->phase_ms[CTR_PHASE_START] = (long)(clock_now_ms() - t0);
@@ -319,7 +317,7 @@ static int settle(struct docker *d, const char *wid, const char *name, long read
         if (rc == 0)
             rc = await_envd(d, wid, name, ready_ms, st);
         st->phase_ms[CTR_PHASE_ENVD] = (long)(clock_now_ms() - t0);
-    } else if (s && (strcmp(s, "exited") == 0 || strcmp(s, "dead") == 0)) {
+    } else if (s == DK_EXITED || s == DK_DEAD) {
         exit_reason(state, st);
     } else {
         rc = await_envd(d, wid, name, ready_ms, st); /* a create delivered again */
@@ -331,7 +329,7 @@ static int settle(struct docker *d, const char *wid, const char *name, long read
 /* A refusal after networks may exist: reported failed, everything removed. */
 static int refused(struct docker *d, const char *wid, struct ctr_state *st, const char *why)
 {
-    st_set(st, "failed", "%s", why);
+    st_set(st, SB_FAILED, "%s", why);
     return give_up(d, wid, st);
 }
 
@@ -435,12 +433,12 @@ static int take_create(const struct worker_conf *c, json_t *sb, struct ctr_state
     snprintf(st->tier, sizeof(st->tier), "%s",
              json_string_value(json_object_get(sb, "tier")) ?: "UNKNOWN");
     if (!st->sbid[0]) {
-        st_set(st, "failed", "%s", "bad sandbox id");
+        st_set(st, SB_FAILED, "%s", "bad sandbox id");
         return 1;
     }
     *t = tname ? wconf_template(c, tname) : NULL;
     if (!*t) {
-        st_set(st, "failed", "unknown template %.64s", tname ? tname : "(none)");
+        st_set(st, SB_FAILED, "unknown template %.64s", tname ? tname : "(none)");
         return 1;
     }
     return 0;
@@ -488,7 +486,7 @@ static int from_snapshot(struct docker *d, const char *wid, json_t *sb, struct w
         return 0;
     rc = snapshot_image_ours(d, wid, image, err, sizeof(err));
     if (rc != 0) {
-        st_set(st, "failed", "%s", err);
+        st_set(st, SB_FAILED, "%s", err);
         return rc;
     }
     *snap = **t;
@@ -513,7 +511,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
         return rc;
     if ((rc = volumes_prepare(d, wid, sb, verr, sizeof(verr))) != 0) {
         if (rc > 0)
-            st_set(st, "failed", "%s", verr);
+            st_set(st, SB_FAILED, "%s", verr);
         return rc;
     }
     egress_pool_busy();
@@ -537,9 +535,10 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
 }
 
 /* GET /{containers,networks}?filters=: the ids of objects labelled with this
- * sandbox and this worker. Returns the answer array, or NULL (err set). */
-static json_t *list_labelled(struct docker *d, const char *what, const char *wid, const char *sbid,
-                             char *err, size_t errlen)
+ * sandbox and this worker; query ("" or ending in '&') goes before the
+ * filters. Returns the answer array, or NULL (err set). */
+static json_t *list_labelled(struct docker *d, const char *what, const char *query, const char *wid,
+                             const char *sbid, char *err, size_t errlen)
 {
     char path[1024], *enc;
     long status = 0;
@@ -552,8 +551,7 @@ static json_t *list_labelled(struct docker *d, const char *what, const char *wid
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    snprintf(path, sizeof(path), "/%s?%sfilters=%s", what,
-             strcmp(what, "containers/json") == 0 ? "all=1&" : "", enc);
+    snprintf(path, sizeof(path), "/%s?%sfilters=%s", what, query, enc);
     curl_free(enc);
     if (docker_call(d, "GET", path, NULL, DOCKER_TIMEOUT_MS, &status, &ans, err, errlen) != 0)
         return NULL;
@@ -568,7 +566,7 @@ static json_t *list_labelled(struct docker *d, const char *what, const char *wid
 static int remove_networks(struct docker *d, const char *wid, const char *sbid, char *err,
                            size_t errlen)
 {
-    json_t *nets = list_labelled(d, "networks", wid, sbid, err, errlen), *n, *ans;
+    json_t *nets = list_labelled(d, "networks", "", wid, sbid, err, errlen), *n, *ans;
     char path[512];
     long status;
     size_t i;
@@ -599,7 +597,7 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
 
     if (!containers_id_ok(sbid))
         return 0; /* no container can carry such a label: it is gone */
-    ctrs = list_labelled(d, "containers/json", wid, sbid, err, errlen);
+    ctrs = list_labelled(d, "containers/json", "all=1&", wid, sbid, err, errlen);
     if (!ctrs)
         return -1;
     json_array_foreach(ctrs, i, ctr)
@@ -636,9 +634,10 @@ int containers_state(struct docker *d, const char *wid, const char *sbid, struct
     snprintf(st->sbid, sizeof(st->sbid), "%s", sbid);
     state = json_object_get(info, "State");
     if (json_is_true(json_object_get(state, "Running")))
-        st_set(st, json_is_true(json_object_get(state, "Paused")) ? "paused" : "running", "%s", "");
+        st_set(st, json_is_true(json_object_get(state, "Paused")) ? SB_PAUSED : SB_RUNNING, "%s",
+               "");
     else if (stopped_has(sbid))
-        st_set(st, "paused", "%s", "");
+        st_set(st, SB_PAUSED, "%s", "");
     else
         exit_reason(state, st);
     json_decref(info);
@@ -664,13 +663,14 @@ static int entry_state(struct docker *d, json_t *ctr, struct ctr_state *st)
 {
     json_t *labels = json_object_get(ctr, "Labels"), *info = NULL;
     const char *sbid = json_string_value(json_object_get(labels, "corral.sandbox"));
-    const char *state = json_string_value(json_object_get(ctr, "State"));
+    const char *state_name = json_string_value(json_object_get(ctr, "State"));
+    enum dk_state state = dk_state_decode(state_name);
     const char *id = json_string_value(json_object_get(ctr, "Id"));
     char err[256];
 
     const char *role = json_string_value(json_object_get(labels, "corral.role"));
 
-    if (!sbid || !containers_id_ok(sbid) || !state || !id || strcmp(state, "created") == 0)
+    if (!sbid || !containers_id_ok(sbid) || !state_name || !id || state == DK_CREATED)
         return -1;
     if (role && strcmp(role, "egress") == 0)
         return -1; /* a sandbox's proxy: the sandbox itself is what is reported */
@@ -678,16 +678,16 @@ static int entry_state(struct docker *d, json_t *ctr, struct ctr_state *st)
     snprintf(st->sbid, sizeof(st->sbid), "%s", sbid);
     snprintf(st->tier, sizeof(st->tier), "%s",
              json_string_value(json_object_get(labels, "corral.tier")) ?: "UNKNOWN");
-    if (strcmp(state, "exited") != 0 && strcmp(state, "dead") != 0) {
-        st_set(st, strcmp(state, "paused") == 0 ? "paused" : "running", "%s", "");
+    if (state != DK_EXITED && state != DK_DEAD) {
+        st_set(st, state == DK_PAUSED ? SB_PAUSED : SB_RUNNING, "%s", "");
         return 0;
     }
     if (stopped_has(sbid)) { /* stopped by a pause without memory (decision 0074) */
-        st_set(st, "paused", "%s", "");
+        st_set(st, SB_PAUSED, "%s", "");
         return 0;
     }
     if (inspect(d, id, &info, err, sizeof(err)) != 0) {
-        st_set(st, "exited", "%s", "exit status unknown");
+        st_set(st, SB_EXITED, "%s", "exit status unknown");
         return 0;
     }
     exit_reason(json_object_get(info, "State"), st);
@@ -698,7 +698,7 @@ static int entry_state(struct docker *d, json_t *ctr, struct ctr_state *st)
 int containers_list(struct docker *d, const char *wid, struct ctr_state **out, int *n, char *err,
                     size_t errlen)
 {
-    json_t *ctrs = list_labelled(d, "containers/json", wid, NULL, err, errlen), *ctr;
+    json_t *ctrs = list_labelled(d, "containers/json", "all=1&", wid, NULL, err, errlen), *ctr;
     size_t i;
 
     *out = NULL;

@@ -11,6 +11,7 @@
 #define WORKERD_CONTAINERS_H
 
 #include "docker_api.h"
+#include "states.h"
 #include "worker_conf.h"
 
 /* Every sandbox runs envd (the host file conf->envd_bin, bind-mounted
@@ -28,14 +29,13 @@
 #define CTR_ID_MAX 65
 #define CTR_REASON_MAX 256
 
-/* What a worker reports: "running", "exited" (ran and stopped), "failed". */
 /* Where a create's time went (ms), for its log line: its network (and
  * proxy), dockerd's container create, its start, envd's first answer. */
 enum { CTR_PHASE_NET, CTR_PHASE_CREATE, CTR_PHASE_START, CTR_PHASE_ENVD, CTR_PHASES };
 
 struct ctr_state {
     char sbid[CTR_ID_MAX];
-    char state[16];
+    enum sb_state state; /* what the heartbeat tells of it */
     char reason[CTR_REASON_MAX];
     char tier[16];
     long phase_ms[CTR_PHASES]; /* a create's only; 0 elsewhere */

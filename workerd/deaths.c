@@ -18,9 +18,9 @@
 
 static void add_dead(json_t *out, const struct ctr_state *st)
 {
-    if (strcmp(st->state, "running") != 0 && strcmp(st->state, "paused") != 0)
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "id", st->sbid, "state", st->state,
-                                             "reason", st->reason));
+    if (st->state != SB_RUNNING && st->state != SB_PAUSED)
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "id", st->sbid, "state",
+                                             sb_state_name(st->state), "reason", st->reason));
 }
 
 /* The dead among the sandboxes we expect running: only sbid (inspected: the
@@ -119,7 +119,7 @@ void report_add_running(struct worker *w, const char *sbid, json_t *told)
 
     pthread_mutex_lock(&w->table.mu);
     e = sbid ? sbtable_get(&w->table, sbid) : NULL;
-    if (e && e->dirty && strcmp(e->st.state, "running") == 0)
+    if (e && e->dirty && e->st.state == SB_RUNNING)
         json_array_append_new(told, heartbeat_report_of(e));
     pthread_mutex_unlock(&w->table.mu);
 }

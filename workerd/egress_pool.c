@@ -6,6 +6,7 @@
 #include "sandbox_body.h"
 #include "sbnet.h"
 #include "secret.h"
+#include "states.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -251,7 +252,7 @@ static void collect_idle(struct docker *d)
             const char *name = json_string_value(json_array_get(json_object_get(o, "Names"), 0));
             const char *state = json_string_value(json_object_get(o, "State"));
             if (!name || strncmp(name + (name[0] == '/'), pfx, strlen(pfx)) != 0 || !state ||
-                strcmp(state, "running") == 0)
+                dk_state_decode(state) == DK_RUNNING)
                 continue;
             snprintf(path, sizeof(path), "/containers/%s?force=1",
                      json_string_value(json_object_get(o, "Id")) ?: "-");

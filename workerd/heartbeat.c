@@ -21,7 +21,7 @@
 
 json_t *heartbeat_report_of(const struct sb_entry *e)
 {
-    json_t *o = json_pack("{s:s, s:s}", "id", e->st.sbid, "state", e->st.state);
+    json_t *o = json_pack("{s:s, s:s}", "id", e->st.sbid, "state", sb_state_name(e->st.state));
 
     if (o && e->st.reason[0])
         json_object_set_new(o, "reason", json_string(e->st.reason));
@@ -39,7 +39,7 @@ static json_t *build_body(struct worker *w)
 
     for (int i = 0; i < w->table.n; i++) {
         const struct sb_entry *e = &w->table.v[i];
-        int full_ok = !w->docker_down && strcmp(e->st.state, "failed") != 0;
+        int full_ok = !w->docker_down && e->st.state != SB_FAILED;
         if (e->dirty || (w->need_full && full_ok))
             json_array_append_new(sbs, heartbeat_report_of(e));
     }
@@ -65,7 +65,7 @@ static void reap_exited(struct worker *w, json_t *sbids)
     {
         const char *sbid = json_string_value(v);
         struct sb_entry *e = sbtable_get(&w->table, sbid);
-        if (!e || strcmp(e->st.state, "exited") != 0)
+        if (!e || e->st.state != SB_EXITED)
             continue;
         if (w->conf->agent.on
                 ? agent_kill(w->conf, sbid) != 0
@@ -99,7 +99,7 @@ static void forget_told(struct worker *w, size_t n_acks, size_t n_snaps, size_t 
         /* Every exited one, not only those told just now: a removal that
          * failed (dockerd going down as its containers died) is tried again,
          * and its container never outlives the sandbox (issue 34). */
-        if (strcmp(e->st.state, "exited") == 0)
+        if (e->st.state == SB_EXITED)
             json_array_append_new(exited, json_string(e->st.sbid));
         e->dirty = 0;
         i++;
@@ -123,14 +123,13 @@ static int apply_head_batch(struct worker *w)
     for (int i = 0; i < n; i++) {
         json_t *cmd = json_array_get(w->backlog, (size_t)i);
         const char *id = json_string_value(json_object_get(cmd, "id"));
-        const char *type = json_string_value(json_object_get(cmd, "type"));
         const char *sbid = json_string_value(json_object_get(cmd, "sandbox_id"));
         if (results[i] != 0)
             failed = 1;
         else if (id)
             json_array_append_new(w->acks, json_string(id));
         /* A kill's caller waits for this (decision 0073). */
-        if (results[i] == 0 && sbid && type && strcmp(type, "kill") == 0)
+        if (results[i] == 0 && sbid && command_of(cmd) == CMD_KILL)
             json_array_append_new(w->killed, json_string(sbid));
     }
     if (failed) {
@@ -156,7 +155,7 @@ static void apply_all(struct worker *w, json_t *ans)
     json_t *cmd;
     int64_t deadline = clock_now_ms() + w->lease_ms / 4;
 
-    apply_stamp_arrival(json_object_get(ans, "commands"));
+    commands_arrived(json_object_get(ans, "commands"));
     backlog_merge(w->backlog, w->acks, json_object_get(ans, "commands"));
     apply_order(w->backlog);
     while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
@@ -202,7 +201,7 @@ void heartbeat_keepalive(struct worker *w)
                      sizeof(err)) != 0)
         log_warn("heartbeat (keepalive): %s", err);
     else if (status == 200) { /* applied after the batch, whose threads read the backlog */
-        apply_stamp_arrival(json_object_get(ans, "commands"));
+        commands_arrived(json_object_get(ans, "commands"));
         json_array_extend(w->arrived, json_object_get(ans, "commands"));
     }
     json_decref(body);

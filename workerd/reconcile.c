@@ -16,10 +16,10 @@
 static void note_change(const struct sb_entry *old, const struct ctr_state *now)
 {
     if (!old)
-        log_sandbox("info", now->sbid, now->tier, "found %s%s%s (adopted)", now->state,
-                    now->reason[0] ? ", " : "", now->reason);
-    else if (strcmp(old->st.state, now->state) != 0 || strcmp(old->st.reason, now->reason) != 0)
-        log_sandbox("info", now->sbid, now->tier, "%s%s%s%s", now->state,
+        log_sandbox("info", now->sbid, now->tier, "found %s%s%s (adopted)",
+                    sb_state_name(now->state), now->reason[0] ? ", " : "", now->reason);
+    else if (old->st.state != now->state || strcmp(old->st.reason, now->reason) != 0)
+        log_sandbox("info", now->sbid, now->tier, "%s%s%s%s", sb_state_name(now->state),
                     now->reason[0] ? " (" : "", now->reason, now->reason[0] ? ")" : "");
 }
 
@@ -33,7 +33,7 @@ static void mark_vanished(struct worker *w)
             continue;
         log_sandbox("info", e->st.sbid, e->st.tier, "container vanished");
         pthread_mutex_lock(&w->table.mu);
-        snprintf(e->st.state, sizeof(e->st.state), "exited");
+        e->st.state = SB_EXITED;
         snprintf(e->st.reason, sizeof(e->st.reason), "container removed");
         e->dirty = 1;
         e->drop = 1;

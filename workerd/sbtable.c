@@ -59,7 +59,7 @@ int sbtable_put(struct sbtable *t, const struct ctr_state *st)
     if (!e) {
         rc = -1;
     } else {
-        if (strcmp(e->st.state, st->state) != 0 || strcmp(e->st.reason, st->reason) != 0)
+        if (e->st.state != st->state || strcmp(e->st.reason, st->reason) != 0)
             e->dirty = 1;
         e->st = *st;
         e->seen = 1;
@@ -83,7 +83,7 @@ void sbtable_del(struct sbtable *t, const char *sbid)
 /* A paused sandbox holds its memory and its slot here: it counts as live. */
 int sbtable_live(const struct sb_entry *e)
 {
-    return strcmp(e->st.state, "running") == 0 || strcmp(e->st.state, "paused") == 0;
+    return e->st.state == SB_RUNNING || e->st.state == SB_PAUSED;
 }
 
 int sbtable_count_running(struct sbtable *t)
@@ -152,7 +152,7 @@ int sbtable_running_ids(struct sbtable *t, char (*ids)[CTR_ID_MAX], int max)
 
     pthread_mutex_lock(&t->mu);
     for (int i = 0; i < t->n && n < max; i++)
-        if (strcmp(t->v[i].st.state, "running") == 0)
+        if (t->v[i].st.state == SB_RUNNING)
             snprintf(ids[n++], CTR_ID_MAX, "%s", t->v[i].st.sbid);
     pthread_mutex_unlock(&t->mu);
     return n;

@@ -11,6 +11,7 @@
 #ifndef WORKERD_WORKER_H
 #define WORKERD_WORKER_H
 
+#include "commands.h"
 #include "control.h"
 #include "docker_api.h"
 #include "probe.h"
@@ -79,8 +80,13 @@ void health_problem(const struct worker *w, char *out, size_t len);
 /* reconcile.c: lists our containers and updates the table. */
 void reconcile(struct worker *w);
 
-/* apply.c: applies one command. 0 applied (ack it), -1 not (comes again). */
+/* commands.c: applies one command (as commands_arrived decoded it) from
+ * the command table. 0 applied (ack it), -1 not (comes again). An unknown
+ * one is acknowledged without effect; in agent mode, one a session cannot
+ * take is refused (acknowledged, said so). apply_command_on: on dk, with no
+ * agent-mode check (the batch's creates, kills and slow pauses and resumes). */
 int apply_command(struct worker *w, json_t *cmd);
+int apply_command_on(struct worker *w, struct docker *dk, json_t *cmd);
 /* Creates and kills on a given dockerd connection (one per thread). */
 int apply_create(struct worker *w, struct docker *dk, json_t *sandbox);
 int apply_kill(struct worker *w, struct docker *dk, const char *sbid);
@@ -143,11 +149,6 @@ int apply_batchable(const json_t *cmd);
  * create applied twice at once fights itself over its network. */
 void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds);
 
-/* Notes on each create of cmds when this worker received it (the sandbox's
- * ARRIVED_FIELD, clock_now_ms()): its log line tells how long it waited
- * here before dockerd was asked, apart from dockerd's own phases. */
-#define ARRIVED_FIELD "worker_arrived_ms"
-void apply_stamp_arrival(json_t *cmds);
 /* heartbeat.c: the loop, until *stop. */
 void heartbeat_run(struct worker *w);
 /* A heartbeat that only renews the lease (no acks, no reports, no wait), sent

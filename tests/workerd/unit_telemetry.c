@@ -114,9 +114,9 @@ static void test_line_json(void)
 static void test_running_ids(void)
 {
     struct sbtable t;
-    struct ctr_state a = {.sbid = "aaaa", .state = "running"},
-                     b = {.sbid = "bbbb", .state = "exited", .reason = "exit code 0"},
-                     c = {.sbid = "cccc", .state = "running"};
+    struct ctr_state a = {.sbid = "aaaa", .state = SB_RUNNING},
+                     b = {.sbid = "bbbb", .state = SB_EXITED, .reason = "exit code 0"},
+                     c = {.sbid = "cccc", .state = SB_RUNNING};
     char ids[4][CTR_ID_MAX];
 
     sbtable_init(&t);

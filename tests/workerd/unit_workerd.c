@@ -437,6 +437,7 @@ static void test_apply_order(void)
                               "{\"id\":\"4\",\"type\":\"kill\",\"sandbox_id\":\"c\"},"
                               "{\"id\":\"5\",\"type\":\"create\",\"sandbox\":{\"id\":\"d\"}}]",
                               0, NULL);
+    commands_arrived(cmds);
     /* Kills first (each frees the slot a create may have been placed in), but
      * create a stays behind kill a. */
     const char *want[] = {"1", "4", "2", "5", "3"};
@@ -458,6 +459,7 @@ static void test_apply_order(void)
                       "{\"id\":\"6\",\"type\":\"snapshot\",\"sandbox_id\":\"d\"},"
                       "{\"id\":\"7\",\"type\":\"resume\",\"sandbox_id\":\"d\"}]",
                       0, NULL);
+    commands_arrived(cmds);
     const char *want2[] = {"3", "5", "1", "2", "4", "6", "7"};
 
     apply_order(cmds);
@@ -476,6 +478,7 @@ static void test_apply_order(void)
                       "{\"type\":\"pause\",\"sandbox_id\":\"c\",\"args\":{\"memory\":true}},"
                       "{\"type\":\"kill\",\"sandbox_id\":\"d\",\"args\":{\"memory\":false}}]",
                       0, NULL);
+    commands_arrived(cmds);
     for (size_t i = 0; i < 3; i++)
         CHECK(apply_pause_slow(json_array_get(cmds, i)) &&
               apply_batchable(json_array_get(cmds, i)));
@@ -487,6 +490,7 @@ static void test_apply_order(void)
                       "{\"id\":\"2\",\"type\":\"kill\",\"sandbox_id\":\"x\"},"
                       "{\"id\":\"3\",\"type\":\"kill\",\"sandbox_id\":\"y\"}]",
                       0, NULL);
+    commands_arrived(cmds);
     const char *want3[] = {"3", "1", "2"};
 
     apply_order(cmds);
@@ -534,7 +538,7 @@ static void test_slot_backstop(void)
 {
     struct worker_conf c;
     struct worker w;
-    struct ctr_state st = {.sbid = "aa", .state = "running", .tier = "CONTAINER"};
+    struct ctr_state st = {.sbid = "aa", .state = SB_RUNNING, .tier = "CONTAINER"};
 
     wconf_defaults(&c);
     c.slots = 1;
@@ -582,7 +586,7 @@ static int field_is(json_t *o, const char *name, const char *want)
 
 static void test_sandbox_log_context(void)
 {
-    struct ctr_state st = {.sbid = "aa", .state = "running", .tier = "CONTAINER"};
+    struct ctr_state st = {.sbid = "aa", .state = SB_RUNNING, .tier = "CONTAINER"};
     struct worker_conf c;
     struct worker w;
     struct refused_create r = {.w = &w};
@@ -626,6 +630,7 @@ void unit_dataport(int *total_passed, int *total_failed);
 void unit_dataport_frame(int *total_passed, int *total_failed);
 void unit_telemetry(int *total_passed, int *total_failed);
 void unit_volume(int *total_passed, int *total_failed);
+void unit_commands(int *total_passed, int *total_failed);
 
 int main(void)
 {
@@ -651,5 +656,6 @@ int main(void)
     unit_dataport_frame(&passed, &failed);
     unit_telemetry(&passed, &failed);
     unit_volume(&passed, &failed);
+    unit_commands(&passed, &failed);
     return CHECK_SUMMARY();
 }
