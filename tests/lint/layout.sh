@@ -38,11 +38,13 @@ for f in $(git ls-files '*.c' '*.h' | grep -v '^store/'); do
     fi
 done
 
-# A string compare whose line names a state, an outcome, an orphan decision or
-# a workerd command type, or spells one of their values.
-words='state|outcome|orphan|"(pending|running|paused|pausing|resuming|exited|failed|lost|killed|replace|skip|notdue|absent)"'
+# A string compare whose arguments (up to one level of nested parentheses)
+# name a state, an outcome, an orphan decision or a command type, or spell
+# one of their values.
+words='[a-z_>.-]*(state|outcome|orphan|cmd_type)[a-z_]*|"(pending|running|paused|pausing|resuming|exited|failed|lost|killed|replace|skip|notdue|absent)"'
+call="\\bstr(n|case)?cmp[[:space:]]*\\(([^()]|\\([^()]*\\))*($words)"
 for f in $(git ls-files '*.c' | grep -Ev "$CODECS" | grep -v '^tests/'); do
-    if hits=$(grep -nE "\bstr(n|case)?cmp[[:space:]]*\(" "$f" | grep -E "$words"); then
+    if hits=$(grep -nE "$call" "$f"); then
         offence "$f compares a state, outcome or command as a string; decode it once (an enum) at the edge:"
         echo "$hits" | sed 's/^/    /' >&2
     fi
