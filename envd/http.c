@@ -3,11 +3,12 @@
  * is copied out so the buffer can keep serving body bytes. Request bodies are
  * streamed (uploads of any size never sit whole in memory). Responses are
  * either sized or chunked; streams use chunked encoding, which every fetch
- * implementation accepts and which keeps the connection reusable.
+ * implementation accepts and which keeps the connection reusable. What a
+ * head and a chunk-size line say is parsed in http_parse.c (pure).
  */
 #include "http_status.h"
 #include "http.h"
-#include "url_decode.h"
+#include "http_parse.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -46,99 +47,14 @@ static int conn_fill(struct http_conn *c)
     return 1;
 }
 
-static int parse_request_line(struct http_req *r, char *line)
-{
-    char *sp1 = strchr(line, ' ');
-    char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-    char *target, *q;
-    static char empty[] = "";
-
-    if (sp1 == NULL || sp2 == NULL || strncmp(sp2 + 1, "HTTP/1.", 7) != 0)
-        return -1;
-    *sp1 = '\0';
-    *sp2 = '\0';
-    r->method = line;
-    target = sp1 + 1;
-    r->keep_alive = strcmp(sp2 + 1, "HTTP/1.0") != 0;
-    q = strchr(target, '?');
-    r->query = empty;
-    if (q != NULL) {
-        *q = '\0';
-        r->query = q + 1;
-    }
-    /* Decoding in place is safe: the decoded path is never longer. */
-    if (url_decode_path(target, strlen(target), target, strlen(target) + 1) < 0)
-        return -1;
-    r->path = target;
-    return 0;
-}
-
-static int parse_headers(struct http_req *r, char *p)
-{
-    while (*p != '\0') {
-        char *eol = strstr(p, "\r\n");
-        char *colon;
-        if (eol == NULL)
-            return -1;
-        *eol = '\0';
-        colon = strchr(p, ':');
-        if (colon == NULL || r->nhdrs == HTTP_MAX_HEADERS)
-            return -1;
-        *colon = '\0';
-        colon++;
-        while (*colon == ' ' || *colon == '\t')
-            colon++;
-        for (char *e = colon + strlen(colon); e > colon && (e[-1] == ' ' || e[-1] == '\t');)
-            *--e = '\0';
-        r->hdrs[r->nhdrs].name = p;
-        r->hdrs[r->nhdrs].value = colon;
-        r->nhdrs++;
-        p = eol + 2;
-    }
-    return 0;
-}
-
-static int setup_body(struct http_req *r)
-{
-    const char *te = http_header(r, "Transfer-Encoding");
-    const char *cl = http_header(r, "Content-Length");
-    const char *conn = http_header(r, "Connection");
-
-    if (conn != NULL && strcasecmp(conn, "close") == 0)
-        r->keep_alive = 0;
-    if (conn != NULL && strcasecmp(conn, "keep-alive") == 0)
-        r->keep_alive = 1;
-    r->body_mode = BODY_NONE;
-    r->body_done = 1;
-    if (te != NULL && strcasestr(te, "chunked") != NULL) {
-        r->body_mode = BODY_CHUNKED;
-        r->body_left = -1; /* no chunk size read yet */
-        r->body_done = 0;
-    } else if (cl != NULL) {
-        char *end;
-        long long v = strtoll(cl, &end, 10);
-        if (*end != '\0' || v < 0)
-            return -1;
-        r->body_mode = BODY_LENGTH;
-        r->body_left = v;
-        r->body_done = v == 0;
-    }
-    return 0;
-}
-
 int http_read_request(struct http_conn *c, struct http_req *r, int idle_timeout_ms)
 {
-    char *end = NULL;
     size_t head_len;
+    enum http_head_status st;
 
     memset(r, 0, offsetof(struct http_req, head));
     r->c = c;
-    for (;;) {
-        if (c->len > c->off) {
-            end = memmem(c->buf + c->off, c->len - c->off, "\r\n\r\n", 4);
-            if (end != NULL)
-                break;
-        }
+    while ((head_len = http_head_length(c->buf + c->off, c->len - c->off)) == 0) {
         if (c->len == c->off) {
             struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
             if (poll(&pfd, 1, idle_timeout_ms) <= 0)
@@ -148,15 +64,11 @@ int http_read_request(struct http_conn *c, struct http_req *r, int idle_timeout_
         if (rc <= 0)
             return rc == 0 && c->len == c->off ? 0 : -1;
     }
-    head_len = (size_t)(end - (c->buf + c->off)) + 4;
-    if (head_len > HTTP_HEAD_MAX)
+    st = http_parse_head(r, c->buf + c->off, head_len);
+    if (st == HTTP_HEAD_TOO_LONG)
         return -1;
-    memcpy(r->head, c->buf + c->off, head_len);
-    r->head[head_len - 2] = '\0'; /* keep the last header's CRLF, drop the blank line */
     c->off += head_len;
-    char *eol = strstr(r->head, "\r\n");
-    *eol = '\0';
-    if (parse_request_line(r, r->head) < 0 || parse_headers(r, eol + 2) < 0 || setup_body(r) < 0) {
+    if (st != HTTP_HEAD_OK) {
         r->keep_alive = 0;
         http_send_error(r, 400, "malformed HTTP request");
         return -1;
@@ -165,34 +77,6 @@ int http_read_request(struct http_conn *c, struct http_req *r, int idle_timeout_
     if (expect != NULL && strcasecmp(expect, "100-continue") == 0)
         http_send_all(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
     return 1;
-}
-
-const char *http_header(const struct http_req *r, const char *name)
-{
-    for (int i = 0; i < r->nhdrs; i++)
-        if (strcasecmp(r->hdrs[i].name, name) == 0)
-            return r->hdrs[i].value;
-    return NULL;
-}
-
-int http_query_param(const struct http_req *r, const char *name, char *out, size_t outsz)
-{
-    size_t nlen = strlen(name);
-    const char *p = r->query;
-
-    while (*p != '\0') {
-        const char *amp = strchr(p, '&');
-        size_t plen = amp ? (size_t)(amp - p) : strlen(p);
-        if (plen >= nlen && strncmp(p, name, nlen) == 0 && (plen == nlen || p[nlen] == '=')) {
-            const char *v = plen == nlen ? p + plen : p + nlen + 1;
-            size_t vlen = plen == nlen ? 0 : plen - nlen - 1;
-            return url_decode(v, vlen, out, outsz) < 0 ? -1 : 1;
-        }
-        p += plen;
-        if (*p == '&')
-            p++;
-    }
-    return 0;
 }
 
 /* Copies up to n buffered-or-received bytes. */
@@ -243,9 +127,8 @@ static int next_chunk(struct http_req *r)
         return -1; /* the CRLF after the previous chunk's data */
     if (conn_read_line(r->c, line, sizeof(line)) < 0)
         return -1;
-    char *end;
-    long long size = strtoll(line, &end, 16);
-    if (end == line || size < 0)
+    long long size;
+    if (http_chunk_size(line, &size) < 0)
         return -1;
     if (size == 0) {
         do {

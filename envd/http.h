@@ -48,6 +48,7 @@ struct http_req {
  * (a 400 was sent). */
 int http_read_request(struct http_conn *c, struct http_req *r, int idle_timeout_ms);
 
+/* The first header of that name (any case), or NULL. These two are pure: http_parse.c. */
 const char *http_header(const struct http_req *r, const char *name);
 
 /* Copies the decoded value of query parameter name. 1 found, 0 absent, -1 too long. */

@@ -3,8 +3,8 @@
  * envelope both ways, truncated and compressed frames, codes to statuses),
  * multipart/form-data (multipart.c: parts split across reads, quoted
  * boundaries, escaped file names, truncated bodies), client paths (paths.c:
- * "~", relative paths, "..", too long), base64, and the permission gate
- * (unit_gate.c). Prints "N passed, N
+ * "~", relative paths, "..", too long), base64, the permission gate
+ * (unit_gate.c) and HTTP requests (unit_http.c). Prints "N passed, N
  * failed". */
 #include "base64.h"
 #include "check.h"
@@ -26,6 +26,8 @@ CHECK_COUNTERS;
 
 /* The permission gate's table test (unit_gate.c): adds its counts to ours. */
 void test_gate(int *total_passed, int *total_failed);
+/* HTTP requests (unit_http.c): likewise. */
+void test_http(int *total_passed, int *total_failed);
 
 /* envd's configuration lives in its main.c, which is not linked here. */
 struct envd_config envd_cfg = {.port = 49983, .default_user = "user"};
@@ -460,5 +462,6 @@ int main(void)
     test_cmd_name();
     test_net_env();
     test_gate(&passed, &failed);
+    test_http(&passed, &failed);
     return CHECK_SUMMARY();
 }
