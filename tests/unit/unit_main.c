@@ -358,6 +358,7 @@ void unit_log(int *total_passed, int *total_failed);
 void unit_rcluster(int *total_passed, int *total_failed);
 void unit_handshake(int *total_passed, int *total_failed);
 void unit_worker_push(int *total_passed, int *total_failed);
+void unit_heartbeat(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -493,6 +494,7 @@ int main(void)
     unit_rcluster(&passed, &failed);
     unit_handshake(&passed, &failed);
     unit_worker_push(&passed, &failed);
+    unit_heartbeat(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
