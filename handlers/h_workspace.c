@@ -4,6 +4,7 @@
 #include "admission.h"
 #include "handlers.h"
 #include "respond.h"
+#include "workspace_limits_parse.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,44 +41,6 @@ void h_workspace_get(struct request *req)
     respond_json(req, 200, o);
 }
 
-static int limit_index(const char *name)
-{
-    for (int i = 0; i < WS_LIMIT_COUNT; i++)
-        if (strcmp(name, ws_limit_defs[i].name) == 0)
-            return i;
-    return -1;
-}
-
-/* Fills limits/set from the body, each within its range and its ceiling; 0, or
- * -1 with err naming the field (the caller then stores nothing of the body). */
-static int parse_limits(const json_t *body, const long ceilings[WS_LIMIT_COUNT],
-                        long limits[WS_LIMIT_COUNT], int set[WS_LIMIT_COUNT], char *err,
-                        size_t errlen)
-{
-    const char *k;
-    json_t *v;
-    int i;
-
-    json_object_foreach((json_t *)body, k, v)
-    {
-        if ((i = limit_index(k)) < 0) {
-            snprintf(err, errlen, "%.64s: unknown or read-only field", k);
-            return -1;
-        }
-        if (!json_is_integer(v)) {
-            snprintf(err, errlen, "%s: must be an integer in [%ld, %ld]", k, ws_limit_defs[i].min,
-                     ws_limit_defs[i].max);
-            return -1;
-        }
-        if (ws_limit_check((enum ws_limit)i, (long long)json_integer_value(v), ceilings[i], err,
-                           errlen) != 0)
-            return -1;
-        limits[i] = (long)json_integer_value(v);
-        set[i] = 1;
-    }
-    return 0;
-}
-
 void h_workspace_patch(struct request *req)
 {
     json_t *body = request_json_body(req);
@@ -87,7 +50,7 @@ void h_workspace_patch(struct request *req)
 
     if (!body)
         return;
-    rv = parse_limits(body, req->conf->ceilings, limits, set, err, sizeof(err));
+    rv = workspace_limits_parse(body, req->conf->ceilings, limits, set, err, sizeof(err));
     json_decref(body);
     if (rv != 0) {
         respond_error(req, 400, "%s", err);

@@ -359,6 +359,7 @@ void unit_rcluster(int *total_passed, int *total_failed);
 void unit_handshake(int *total_passed, int *total_failed);
 void unit_worker_push(int *total_passed, int *total_failed);
 void unit_heartbeat(int *total_passed, int *total_failed);
+void unit_workspace_limits(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -495,6 +496,7 @@ int main(void)
     unit_handshake(&passed, &failed);
     unit_worker_push(&passed, &failed);
     unit_heartbeat(&passed, &failed);
+    unit_workspace_limits(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
