@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import { Sandbox } from '../e2b/sdk.mjs';
 import { pct } from '../lib/churn.mjs';
+import { sleep } from '../lib/poll.mjs';
 import { envdPidOf, rssKb, stackDaemons } from '../lib/procstat.mjs';
 
 const STREAMS = Number(process.env.BENCH_IDLE_STREAMS || 1000);
@@ -116,7 +117,8 @@ try {
       connectStream(session, sandboxes[t], sleepers[t].pid, holdMs)))));
   }
   const openS = (performance.now() - started) / 1000;
-  await new Promise((ok) => setTimeout(ok, 2000));
+  // sleep: time is what is measured: the streams held idle 2 s, then their cost is read.
+  await sleep(2000);
   const held = memory(envdPids);
   const latHeld = await runLatency(sandboxes[0]);
   const stillOpen = handles.filter((h) => !h.closed && !h.destroyed).length;

@@ -5,8 +5,8 @@
 // against the same download without it; 300 sandboxes on this host, the time
 // per create from the first to the last. Every target is a stand-in namespace
 // (tests/lib/standins.mjs). Usage: bench_network.mjs OWNER_KEY
-import { api } from '../lib/corral.mjs';
-import { docker, sandboxIp } from '../lib/engine.mjs';
+import { api, eventually, sleep } from '../lib/corral.mjs';
+import { docker, isReadyProxy, sandboxIp } from '../lib/engine.mjs';
 import { startStandins, INET, PORT } from '../lib/standins.mjs';
 import { stream as envdStream, unb64 } from '../envd/lib.mjs';
 
@@ -72,14 +72,28 @@ while True:
     n += len(b)
 print(n, time.time() - t)"`;
 
+// The ready proxies of the egress pool running on this bench's workerd (the
+// workers the key sees): POOL of them when the pool is full.
+async function readyProxies() {
+  const workers = (await api('GET', '/v1/workers', { key })).body?.workers || [];
+  let n = 0;
+  for (const w of workers) {
+    const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${w.worker_id}`, 'corral.role=egress-pool'] }));
+    n += ((await docker('GET', `/containers/json?filters=${f}`)).body || []).filter(isReadyProxy).length;
+  }
+  return n;
+}
+
 // Kills are answered at once and applied after: the next phase must not run
-// beside them (it would time the removals, not the creates).
+// beside them (it would time the removals, not the creates), nor beside the
+// egress pool's refill (nor find it empty).
 async function settled() {
   const f = encodeURIComponent(JSON.stringify({ label: ['corral.sandbox'] }));
   for (let i = 0; i < 240 && (await docker('GET', `/containers/json?all=1&filters=${f}`)).body.length > 0; i++) {
-    await new Promise((ok) => setTimeout(ok, 500));
+    // sleep: between tries of this loop (240 of them).
+    await sleep(500);
   }
-  await new Promise((ok) => setTimeout(ok, 2000)); // and the egress pool refilled
+  await eventually(async () => (await readyProxies()) >= POOL, { timeout: 180_000, every: 500, what: `the egress pool refilled (${POOL} ready proxies)` });
 }
 
 async function creates() {
@@ -134,7 +148,8 @@ async function many() {
   // The benches after this one must not run beside 300 removals.
   const f = encodeURIComponent(JSON.stringify({ label: ['corral.role=sandbox'] }));
   for (let i = 0; i < 600 && (await docker('GET', `/containers/json?all=1&filters=${f}`)).body.length > 0; i++) {
-    await new Promise((ok) => setTimeout(ok, 500));
+    // sleep: between tries of this loop (600 of them).
+    await sleep(500);
   }
 }
 

@@ -158,9 +158,12 @@ test('an Upgrade (WebSocket-style) connection: 101, then bytes both ways', async
     req.on('upgrade', (res, sock) => {
       assert.equal(res.statusCode, 101);
       let acc = '';
-      sock.on('data', (d) => { acc += d; if (acc.length >= 10) { sock.end(); resolve(acc); } });
+      sock.on('data', (d) => {
+        acc += d;
+        if (acc.length >= 10) { sock.end(); resolve(acc); }
+        else if (acc === 'ping-') sock.write('pong!'); // a second write, once the first came back
+      });
       sock.write('ping-');
-      setTimeout(() => sock.write('pong!'), 300);
     });
     req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
     req.on('error', reject);
@@ -268,6 +271,7 @@ test('HTTP/2 from the client: a unary call and a body without Content-Length', a
     s.on('data', (c) => chunks.push(c));
     s.on('end', () => resolve({ status, text: Buffer.concat(chunks).toString() }));
     s.on('error', reject);
+    // sleep: the body in two pieces apart in time, as a client streaming it sends them.
     if (body) { s.write(body.slice(0, 5)); setTimeout(() => s.end(body.slice(5)), 50); } else s.end();
   });
   try {

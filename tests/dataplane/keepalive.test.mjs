@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { DATAPORT, dataportLookups, gatewaySignature, setDataport, setupWorld, sleep } from './lib.mjs';
+import { eventually } from '../lib/poll.mjs';
 
 let w;
 const hostile = []; // raw TCP "sandbox apps" on 127.0.0.3, B's address
@@ -51,6 +52,8 @@ function conn() {
   s.on('data', (d) => { buf = Buffer.concat([buf, d]); wake(); });
   s.on('close', () => { closed = true; wake(); });
   s.on('error', () => {});
+  // sleep: not a wait of its own: data or the close wake it at once; the 3 s
+  // only bound a wake that never comes (the caller looks again).
   const more = () => new Promise((r) => { waiters.push(r); setTimeout(r, 3000); });
   return {
     s,
@@ -90,7 +93,9 @@ function conn() {
       }
     },
     // what arrives within ms after the last response (should be nothing)
+    // sleep: a window, not a condition: nothing may arrive in it.
     async stray(ms = 300) { await sleep(ms); return buf.toString(); },
+    get text() { return buf.toString(); },
     end: () => s.destroy(),
   };
 }
@@ -277,8 +282,8 @@ test('an upgrade becomes a tunnel to that one port', async () => {
   c.send(req('GET', '/ws', w.A.id, 8080, { headers: { Upgrade: 'echo', Connection: 'Upgrade' } }));
   for (let i = 0; i < 50 && !c.s.bytesRead; i++) await sleep(20);
   c.send('ping-through-tunnel');
-  await sleep(200);
-  const all = await c.stray(0);
+  await eventually(() => c.text.endsWith('ping-through-tunnel'), { timeout: 5000, what: 'the echo through the tunnel' });
+  const all = c.text;
   assert.match(all, /^HTTP\/1.1 101/);
   assert.match(all, /ping-through-tunnel$/);
   c.end();

@@ -70,6 +70,7 @@ export class Worker {
         if (r.status !== 200) {
           this.acks.unshift(...body.acks);
           this.reports.unshift(...body.sandboxes);
+          // sleep: a worker's pause before it polls again after a failure (until stop()).
           await sleep(200);
           continue;
         }
@@ -138,6 +139,7 @@ export async function startEnvd(ip, token) {
       if ((await fetch(`http://${ip}:${ENVD_PORT}/health`)).status === 204) break;
     } catch { /* not yet */ }
     if (Date.now() > deadline) throw new Error(`envd on ${ip} did not come up: ${log}`);
+    // sleep: between tries of this loop, bounded by its deadline (5 s).
     await sleep(50);
   }
   return {

@@ -87,6 +87,7 @@ DP_PID=$!
 for _ in $(seq 1 50); do
     curl -s -o /dev/null --cacert "$NGX/tls/server.crt" "https://localhost:$GW_PORT/" && \
         (echo > /dev/tcp/127.0.0.1/$DP_PORT) 2>/dev/null && break
+    # sleep: between tries of this loop (50 of them).
     sleep 0.1
 done
 

@@ -224,6 +224,7 @@ async function untilNotFound(call, id, deadlineMs) {
     if (r.status === 502) { notFound(r, id); return Date.now() - t0; }
     assert.equal(r.status, 200, r.raw);
     assert.ok(Date.now() - t0 < deadlineMs, `the token still worked after ${deadlineMs} ms`);
+    // sleep: between tries of this loop, bounded by deadlineMs.
     await sleep(50);
   }
 }

@@ -13,9 +13,10 @@ import net from 'node:net';
 import https from 'node:https';
 import path from 'node:path';
 import tls from 'node:tls';
-import { corralctl, newWorkspace } from '../lib/corral.mjs';
+import { corralctl, eventually, newWorkspace } from '../lib/corral.mjs';
+import { tcpSockets, unread } from '../lib/sockets.mjs';
 import {
-  DEADPORT, DP_DIR, GW_PORT, Worker, createSandbox, gatewaySignature, gw, rawDataport, setDataport, setupWorld, sleep,
+  DATAPORT, DEADPORT, DP_DIR, GW_PORT, Worker, createSandbox, gatewaySignature, gw, rawDataport, setDataport, setupWorld,
 } from './lib.mjs';
 
 const APP_PORT = 8101;
@@ -136,7 +137,15 @@ test('a bodiless answer claiming a body closes its connection: the next request 
 // The data port is frozen for a moment (SIGSTOP, as a busy loop would hold
 // it), so that when it wakes, the next client's request and the sandbox's
 // unasked bytes wait for it together, the request first: the order in which
-// a busy data port would meet them.
+// a busy data port would meet them. What waits for a frozen process is seen
+// in its sockets' receive queues.
+const waitingAt = (addr) => unread((s) => s.local === addr);
+// Each open socket at the other end of socks (a frozen process's) holds n bytes unread.
+const reached = (socks, n) => {
+  const ends = new Set(socks.map((x) => `${x.remoteAddress}:${x.remotePort}`));
+  return tcpSockets().filter((s) => ends.has(s.local)).every((s) => s.unread >= n);
+};
+
 async function frozen(during) {
   process.kill(DP_PID, 'SIGSTOP');
   try {
@@ -153,10 +162,11 @@ test('a second response written after the first, on the kept connection, is neve
     const kept = app.socks[app.seen.at(-1).conn - 1];
     let victim;
     await frozen(async () => {
+      const queued = waitingAt(DATAPORT);
       victim = gw('GET', `/victim/${round}`, { target: B() }); // another client, its own connection
-      await sleep(200); // nginx has sent it to the data port
+      await eventually(() => waitingAt(DATAPORT) > queued, { what: 'nginx to send the victim\'s request to the data port' });
       kept.write(EVIL); // the sandbox speaks unasked on the kept connection
-      await sleep(100);
+      await eventually(() => reached([kept], EVIL.length), { what: 'the stray bytes to reach the data port' });
     });
     const v = await victim;
     assert.doesNotMatch(String(v.raw), /SECRET/, `round ${round}: the victim got the sandbox's stray bytes`);
@@ -174,10 +184,13 @@ test('a 204 whose claimed body comes late is never another client\'s answer', as
   const sock = app.socks[app.seen.at(-1).conn - 1];
   let victim;
   await frozen(async () => {
+    const queued = waitingAt(DATAPORT);
     victim = gw('GET', '/victim-late', { target: B() });
-    await sleep(200);
-    if (!sock.destroyed) sock.write(EVIL); // the claimed body, shaped as a response
-    await sleep(100);
+    await eventually(() => waitingAt(DATAPORT) > queued, { what: 'nginx to send the victim\'s request to the data port' });
+    if (!sock.destroyed) { // the claimed body, shaped as a response
+      sock.write(EVIL);
+      await eventually(() => reached([sock], EVIL.length), { what: 'the late body to reach the data port' });
+    }
   });
   const v = await victim;
   assert.doesNotMatch(String(v.raw), /SECRET/);
@@ -237,10 +250,11 @@ test('bytes on a connection nginx keeps to a data port are never another client\
       let victim;
       for (const pid of workers) process.kill(pid, 'SIGSTOP');
       try {
+        const queued = waitingAt(`127.0.0.1:${GW_PORT}`);
         victim = gw('GET', `/victim/${round}`, { target, agent });
-        await sleep(200);
+        await eventually(() => waitingAt(`127.0.0.1:${GW_PORT}`) > queued, { what: 'the victim\'s request to reach nginx' });
         for (const x of kept) x.write(EVIL);
-        await sleep(100);
+        await eventually(() => reached(kept, EVIL.length), { what: 'the stray bytes to reach nginx' });
       } finally {
         for (const pid of workers) process.kill(pid, 'SIGCONT');
       }

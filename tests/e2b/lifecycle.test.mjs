@@ -47,6 +47,7 @@ test(`${tag} pause and connect: paused keeps files and a running process; connec
     const running = await Sandbox.list({ query: { state: ['running'] } }).nextItems();
     assert.ok(!running.some((s) => s.sandboxId === sbx.sandboxId), 'not listed as running');
     assert.equal(await sbx.isRunning(), false, 'a paused sandbox does not answer');
+    // sleep: time is what is measured: paused 1.5 s, the counter must not move.
     await sleep(1_500);
     const again = await Sandbox.connect(sbx.sandboxId);
     assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'running');
@@ -86,7 +87,8 @@ test(`${tag} onTimeout pause with autoResume: paused at its deadline, traffic re
     await startCounter(sbx);
     assert.ok(await until(async () => (await stateOf(sbx.sandboxId)) === 'paused', { timeoutMs: 8_000, everyMs: 100 }),
       'paused at its deadline');
-    await sleep(2_500); // past the gateway's route cache (2 s after the last call)
+    // sleep: the gateway's route cache must expire (2 s after the last call).
+    await sleep(2_500);
     const n = await counter(sbx); // through the gateway: resumes it
     assert.ok(n > 3 && n < 80, `the counter survived the pause (at ${n})`);
     assert.equal(await stateOf(sbx.sandboxId), 'running');
@@ -103,6 +105,7 @@ test(`${tag} setTimeout and refreshes extend a sandbox's life`, async () => {
     await a.setTimeout(30_000);
     assert.equal((await api('POST', `/sandboxes/${b.sandboxId}/refreshes`, { duration: 30 })).status, 204);
     assert.equal((await api('POST', `/sandboxes/${b.sandboxId}/refreshes`, { duration: -1 })).status, 400);
+    // sleep: a window, not a condition: past their first 3 s, both must still run.
     await sleep(4_500);
     assert.equal(await stateOf(a.sandboxId), 'running');
     assert.equal(await stateOf(b.sandboxId), 'running');

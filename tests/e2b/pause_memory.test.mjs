@@ -40,7 +40,9 @@ test(`${tag} pause({keepMemory: false}): the process is gone after resume, the f
     assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused');
     assert.equal(await Sandbox.pause(sbx.sandboxId, { keepMemory: false }), false, 'paused already');
     assert.equal(await sbx.isRunning(), false, 'a paused sandbox does not answer');
-    await sleep(2_500); // the worker's reports (and the stopped container's "die") came: still paused
+    // sleep: a window, not a condition: the worker's reports (and the stopped
+    // container's "die") come in it, and the sandbox must stay paused.
+    await sleep(2_500);
     assert.equal(await stateOf(sbx.sandboxId), 'paused');
     const again = await Sandbox.connect(sbx.sandboxId);
     assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'running');
@@ -76,6 +78,7 @@ test(`${tag} onTimeout {action: 'pause', keepMemory: false}: paused at its deadl
     await leaveTraces(sbx);
     assert.ok(await until(async () => (await stateOf(sbx.sandboxId)) === 'paused', { timeoutMs: 10_000, everyMs: 100 }),
       'paused at its deadline');
+    // sleep: a window, not a condition: it must stay paused through the reports that follow.
     await sleep(2_500);
     assert.equal(await stateOf(sbx.sandboxId), 'paused', 'and stays paused');
     const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 });
@@ -104,7 +107,8 @@ test(`${tag} traffic does not resume a sandbox paused without memory; the API re
   try {
     await leaveTraces(sbx);
     assert.equal(await sbx.pause({ keepMemory: false }), true);
-    await sleep(2_500); // past the gateway's route cache
+    // sleep: the gateway's route cache must expire (2 s after the last call).
+    await sleep(2_500);
     await assert.rejects(sbx.commands.run('echo hi', { requestTimeoutMs: 10_000 }), 'traffic does not resume it');
     assert.equal(await stateOf(sbx.sandboxId), 'paused');
     const again = await Sandbox.connect(sbx.sandboxId);

@@ -167,6 +167,7 @@ test('kill -9 of the Redis primary mid-loop: only 503s meanwhile, then nothing t
     } catch (e) {
       const what = { round: rounds, at: Date.now(), e: `${e.name}: ${e.message}` };
       if (e.name === 'ServiceBusyError' || /\b503\b|unavailable/i.test(e.message)) busy.push(what); else other.push(what);
+      // sleep: a client's pause before it tries again (the loop is bounded).
       await sleep(200);
     }
     if (firstOkAfter && Date.now() - firstOkAfter > 5000) break;

@@ -10,6 +10,7 @@ import { spawn, execFile } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import { promisify } from 'node:util';
+import { eventually } from '../lib/poll.mjs';
 
 const BIN = process.env.EGRESS_BIN || new URL('../../build/bin/corral-egress', import.meta.url).pathname;
 const TIMEOUT_MS = 5000;
@@ -180,7 +181,9 @@ test('the request after a body (Content-Length or chunked) is not forwarded with
     // The second request in two writes: after the first's end is relayed.
     const { sock, closed } = connection();
     sock.write(first + get(evil, 'evil.test', '/a').slice(0, 10));
-    setTimeout(() => sock.write(get(evil, 'evil.test', '/a').slice(10)), 100);
+    await eventually(() => api.raw.endsWith(`\r\n\r\n${body}`), { timeout: TIMEOUT_MS, every: 20,
+      what: `${framing}: the first request's end relayed` });
+    sock.write(get(evil, 'evil.test', '/a').slice(10));
     const got = await closed;
     assert.deepEqual(responses(got), [200], `${framing}: ${got}`);
     assert.match(got, /api POST \/up host=api\.allowed\.test:\d+ body=hello world/, framing);

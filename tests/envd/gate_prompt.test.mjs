@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { until } from '../lib/poll.mjs';
+import { sleep, until } from '../lib/poll.mjs';
 import { decisions, fsCall, gateFixture, getFile, nthQuestion, startCmd, startPrompting } from './gate_lib.mjs';
 
 const TIMEOUT_S = 5;
@@ -129,7 +129,8 @@ test('two sandboxes asking at once: the second question waits for the first answ
     const first = fsCall(envd, 'Stat', { path: qa });
     await nthQuestion(envd, 2);
     const second = fsCall(other, 'Stat', { path: qb });
-    await new Promise((r) => setTimeout(r, 700));
+    // sleep: a window, not a condition: no second question may be asked in it.
+    await sleep(700);
     assert.equal(other.questions().length, 0, 'a second question was asked while the first was open');
     envd.tmux.answer('o');
     assert.equal((await first).body.code, 'not_found'); // allowed; the file does not exist

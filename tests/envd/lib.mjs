@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { sleep } from '../lib/poll.mjs';
 
 const repo = path.resolve(new URL('../..', import.meta.url).pathname);
 export const ENVD_BIN = process.env.ENVD_BIN || path.join(repo, 'build/bin/envd');
@@ -77,7 +78,8 @@ export async function waitHealthy(base, exitCode, log) {
       if (res.status === 204) return;
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) throw new Error(`envd did not become healthy: ${log()}`);
-    await new Promise((r) => setTimeout(r, 50));
+    // sleep: between tries of this loop, bounded by its deadline (5 s).
+    await sleep(50);
   }
 }
 
@@ -165,4 +167,4 @@ export async function run(envd, cmd, opts = {}) {
   return out;
 }
 
-export { sleep } from '../lib/poll.mjs';
+export { sleep };

@@ -133,7 +133,8 @@ test('SIGTERM ends a process; a disconnected Start keeps it running', async () =
     { process: { cmd: '/bin/sleep', args: ['30'] }, stdin: false }, { controller: ctl });
   const p = (await it.next()).value.event.start.pid;
   ctl.abort();
-  await sleep(200); // a window (not a condition): a process wrongly killed on disconnect goes in it
+  // sleep: a window, not a condition: a process wrongly killed on disconnect goes in it.
+  await sleep(200);
   const list = await unary(envd, 'process.Process/List', {});
   assert.ok(list.body.processes.some((x) => x.pid === p), 'still running after disconnect');
   const conn = stream(envd, 'process.Process/Connect', { process: { pid: p } });

@@ -50,6 +50,7 @@ test('kill -9 of the Redis primary under load: only 503s meanwhile, then nothing
     }
     if (killedAt && !firstOkAfter && c.status === 201) firstOkAfter = Date.now();
     if (firstOkAfter && Date.now() - firstOkAfter > 3000) break;
+    // sleep: a client's pause before it tries again after a 503 (the loop is bounded).
     if (c.status === 503) await sleep(100);
   }
   const counts = seen.reduce((m, s) => ({ ...m, [s.status]: (m[s.status] || 0) + 1 }), {});

@@ -27,6 +27,8 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
+# shellcheck source=../lib/wait.sh
+. "$ROOT/tests/lib/wait.sh"
 
 SITE_PORT=${CORRAL_DEB_SITE_PORT:-24080} API_PORT=${CORRAL_DEB_API_PORT:-24443}
 GW_PORT=${CORRAL_DEB_GW_PORT:-24444} REDIS_PORT=${CORRAL_DEB_REDIS_PORT:-24790}
@@ -66,6 +68,14 @@ WORK=$(mktemp -d /tmp/corral-deb.XXXXXX)
 BODY="unrelated site $(basename "$WORK")"
 NGINX_WAS_RUNNING=0
 nginx_running() { local p; p=$(cat /run/nginx.pid 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+nginx_workers() { local p; p=$(cat /run/nginx.pid 2>/dev/null) && [ -n "$p" ] && pgrep -P "$p" | sort; }
+# nginx runs workers, none of them one of $1 (its workers before a reload;
+# none before a start): what it serves now is its configuration as it is.
+nginx_serves_anew() {
+    local now
+    now=$(nginx_workers)
+    [ -n "$now" ] && [ -z "$(comm -12 <(echo "$1") <(echo "$now"))" ]
+}
 nginx_running && NGINX_WAS_RUNNING=1
 cp -a /etc/nginx "$WORK/etc-nginx.before"
 DOCKER_OWNED=0
@@ -129,8 +139,10 @@ mkdir -p "$WORK/log" "$WORK/pids" "$WORK/tls" "$WORK/redis"
 
 site_answers() { [ "$(curl -s --max-time 2 "http://127.0.0.1:$SITE_PORT/")" = "$BODY" ]; }
 nginx_start_or_reload() {
+    local before
+    before=$(nginx_workers)
     if nginx_running; then nginx -s reload 2>>"$WORK/log/nginx.log"; else nginx; fi || return 1
-    sleep 0.5
+    wait_until 30 "nginx to serve its configuration afresh" nginx_serves_anew "$before"
 }
 
 # --- 1. the stock nginx with an unrelated site ---------------------------------
@@ -207,8 +219,10 @@ server {
 EOF
 ln -s "$CSITE" /etc/nginx/sites-enabled/corral-test
 out=$(nginx -t 2>&1) || die "nginx -t rejects the site with Corral's snippets:"$'\n'"$out"
+before=$(nginx_workers)
 nginx -s reload 2>>"$WORK/log/nginx.log" || { cat "$WORK/log/nginx.log" >&2; die "nginx reload failed"; }
-sleep 0.5
+wait_until 30 "nginx to replace its workers after the reload" nginx_serves_anew "$before" \
+    || fail "nginx did not take the reloaded configuration"
 site_answers || fail "the unrelated site stopped answering after the reload"
 
 # --- 4. the daemons, as the units run them -----------------------------------------
@@ -227,6 +241,7 @@ grep -qx "worker_data_addrs = 127.0.0.1:$DATA_PORT" /etc/corral/corral.conf \
 for _ in $(seq 1 50); do
     REDISCLI_AUTH=$(cat "$WORK/redis-admin-password") redis-cli --no-auth-warning --user corral-admin \
         -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && break
+    # sleep: between tries of this loop (50 of them).
     sleep 0.1
 done
 
@@ -278,6 +293,7 @@ export CORRAL_OWNER_KEY; CORRAL_OWNER_KEY=$(field owner_key <<<"$ws")
 
 ( while :; do
     if site_answers; then echo ok; else echo down; fi
+    # sleep: the watch's pace, a check every 0.5 s (until it is stopped).
     sleep 0.5
   done >> "$WORK/site-watch" ) &
 WATCH=$!
@@ -322,7 +338,7 @@ diff -r -x corral-test-other -x default "$WORK/etc-nginx.before" /etc/nginx >/de
 out=$(nginx -t 2>&1) || fail "nginx -t after purge:"$'\n'"$out"
 nginx -s quit 2>>"$WORK/log/nginx.log"; for _ in $(seq 1 50); do nginx_running || break; sleep 0.1; done
 nginx || fail "nginx does not start after purge"
-sleep 0.5
+wait_until 30 "nginx's workers after its start" nginx_serves_anew "" || fail "nginx runs no worker after its start"
 site_answers || fail "the unrelated site does not answer after purge and a fresh start"
 
 if [ "$fails" -gt 0 ]; then

@@ -21,7 +21,7 @@ import tls from 'node:tls';
 import { api, corralctl, newWorkspace, RUN, URL_BASE } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 import { listedDataPort } from '../lib/data_ports.mjs';
-import { sleep } from '../lib/poll.mjs';
+import { sleep, until } from '../lib/poll.mjs';
 
 const API_PORT = Number(new URL(URL_BASE).port);
 const GATEWAY_PORT = API_PORT + 1;
@@ -112,6 +112,7 @@ async function untilRefused(ask) {
   for (let i = 0; i < 20; i++) {
     r = await ask();
     if (r.status === 429) return r;
+    // sleep: between tries of this bounded loop (20 of them).
     await sleep(150);
   }
   return r;
@@ -269,8 +270,8 @@ test(`API: ${API_BUDGET} requests held from one address are all it gets, another
       const took = (s.closedAt - from) / 1000;
       assert.ok(took >= secs * 0.8 && took <= secs + 4, `${what} closed after ${took} s, not ~${secs} s`);
     };
-    await Promise.race([Promise.all([...socks, ...idle, ...bare].map((s) => s.ended)),
-      sleep((Math.max(API_BODY_S, API_HEADER_S, GW_HEADER_S) + 6) * 1000)]);
+    await until(() => [...socks, ...idle, ...bare].every((s) => s.closedAt),
+      { timeoutMs: (Math.max(API_BODY_S, API_HEADER_S, GW_HEADER_S) + 6) * 1000, everyMs: 100 });
     for (const s of socks) {
       assert.ok(s.closedAt, 'a held request is still open past client_body_timeout');
       bound(s, s.sentAt, API_BODY_S, 'a request whose body never came');

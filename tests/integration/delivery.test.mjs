@@ -1,7 +1,7 @@
 // The control channel's delivery guarantees and its long-poll budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, corralctl, newWorkspace, sleep } from '../lib/corral.mjs';
+import { api, corralctl, eventually, newWorkspace, redis, sleep } from '../lib/corral.mjs';
 import { until } from '../lib/poll.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
@@ -76,15 +76,24 @@ test('long-polls cannot starve the API: over the budget a poll answers at once, 
   assert.ok(apiMs < 500, `API requests took ${apiMs} ms each while polls were held`);
 });
 
+// w's lease as Redis holds it. A heartbeat that reaches its handler renews it
+// first, then (nothing to take) blocks in Redis, never looking at its client:
+// a lease other than `before` says a poll sent since is in its handler.
+const leaseOf = (w) => redis('HGET', `corral:{ws:${w.workspace}}:worker:${w.id}`, 'lease_until');
+const renewedSince = (w, before, what) => eventually(() => leaseOf(w) !== before, { every: 10, what });
+
 // A long-poll whose client is gone: the request is sent, then its connection
 // dropped while the handler waits in Redis (what a worker killed with -9 leaves).
-function abandonedPoll(w) {
+async function abandonedPoll(w) {
   const ac = new AbortController();
+  const before = leaseOf(w);
   const p = fetch(`${process.env.CORRAL_URL}/v1/worker/heartbeat`, {
     method: 'POST', signal: ac.signal, headers: { ...w.headers(), 'Content-Type': 'application/json' },
     body: JSON.stringify({ acks: [], sandboxes: [], wait: true }),
   }).catch(() => {});
-  return sleep(300).then(() => { ac.abort(); return p; });
+  await renewedSince(w, before, 'the poll to be abandoned to reach its handler');
+  ac.abort();
+  return p;
 }
 
 test('a poll abandoned by a restarted worker takes no command: the next create reaches the new poll at once', async () => {
@@ -96,8 +105,9 @@ test('a poll abandoned by a restarted worker takes no command: the next create r
   assert.equal(again.previous_data_key, first.data_key, 'the previous data key is handed back');
   assert.ok(again.previous_valid_ms >= 2000, 'valid at least as long as a gateway caches a route');
   const t0 = Date.now();
+  const before = leaseOf(w);
   const poll = w.pollOnce();
-  await sleep(100);
+  await renewedSince(w, before, 'the live poll to reach its handler');
   const create = api('POST', '/v1/sandboxes', { key: A.member, body: {} });
   await poll; // resume poll: answers at once with nothing pending, or with the create
   let got = w.received.find((c) => c.type === 'create');
@@ -162,6 +172,7 @@ test('a full report omits a create not yet delivered: spared; an older omission 
   // (It polls meanwhile, within its lease.)
   w.running.delete(sbid);
   w.start();
+  // sleep: what is tested: the slot grows older than a create's wait (12 s).
   await sleep(12200);
   await w.stop();
   await w.pollOnce({ full: true });

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { api, assertError, corralctl, newWorkspace } from '../lib/corral.mjs';
+import { api, assertError, corralctl, newWorkspace, sleep } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 
 const A = newWorkspace();
@@ -20,7 +20,6 @@ before(async () => {
 after(async () => w.stop());
 
 const e2b = (m, p, body, key = A.member) => api(m, p, { body, headers: { 'X-API-KEY': key } });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function create(body) {
   const r = await e2b('POST', '/v2/sandboxes', { templateID: 'base', ...body });
   assert.equal(r.status, 201, r.raw);
@@ -65,6 +64,7 @@ async function tagged() {
   made = [];
   for (let i = 0; i < 4; i++) {
     made.push(await create({ templateID: i % 2 ? 'py' : 'base', metadata: { tag } }));
+    // sleep: the clock moves on: each sandbox starts at an instant of its own (ms).
     await sleep(5);
   }
   return made;

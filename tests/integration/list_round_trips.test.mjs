@@ -4,9 +4,9 @@
 // (store/sandbox_record.c). Watched with MONITOR over 1,000 records.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { api, newWorkspace, redis, redisPortOf, RUN, sleep, eventually } from '../lib/corral.mjs';
+import { api, newWorkspace, redis, redisPortOf, RUN, eventually } from '../lib/corral.mjs';
 
 const COUNT = 1000;
 
@@ -32,10 +32,12 @@ function seed(ws, n) {
 
 // MONITOR as corral-admin (the corral user may not run it) on the node of
 // ws's keys; resolves once Redis confirmed, with the lines it printed so far
-// and a stop().
+// and a stop(), which returns once MONITOR has printed every command the node
+// ran before it (a marker sent then comes after them).
 async function monitor(ws) {
   const env = { ...process.env, REDISCLI_AUTH: readFileSync(`${RUN}/redis-admin-password`, 'utf8').trim() };
-  const child = spawn('redis-cli', ['--no-auth-warning', '--user', 'corral-admin', '-p', redisPortOf(`corral:{ws:${ws}}:sbs`), 'monitor'], { env });
+  const cli = ['--no-auth-warning', '--user', 'corral-admin', '-p', redisPortOf(`corral:{ws:${ws}}:sbs`)];
+  const child = spawn('redis-cli', [...cli, 'monitor'], { env });
   const lines = [];
   let partial = '';
   child.stdout.on('data', (d) => {
@@ -46,7 +48,12 @@ async function monitor(ws) {
   await eventually(() => lines.includes('OK'), { what: 'MONITOR to start' });
   return {
     lines,
-    async stop() { await sleep(300); child.kill(); },
+    async stop() {
+      const marker = `monitor-end-${ws}`;
+      execFileSync('redis-cli', [...cli, 'ECHO', marker], { env });
+      await eventually(() => lines.some((l) => l.includes(marker)), { what: 'MONITOR to print the commands before its stop' });
+      child.kill();
+    },
   };
 }
 

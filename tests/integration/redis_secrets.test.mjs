@@ -131,7 +131,8 @@ test('a create placed again after its worker died reaches the new worker with it
   // its lease lapses, corral-sched places the create again on the second.
   const dead = await worker([MOVED], { start: false });
   const pending = native('POST', '/v1/sandboxes', { template: MOVED });
-  await new Promise((s) => setTimeout(s, 500));
+  const placed = `corral:{ws:${dead.workspace}}:worker:${dead.id}:cmds`;
+  await eventually(() => Number(redis('XLEN', placed)) >= 1, { what: 'the create placed on the worker that never polls' });
   const next = await worker([MOVED]);
   const r = await pending;
   assert.equal(r.status, 201, r.raw);

@@ -14,9 +14,13 @@ test('kill -9 of a corral-api process mid-creates: no leaked reservation, no san
   const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token, { slots: 100 });
   await w.handshake();
   workers.push(w.start());
-  const creates = Array.from({ length: 30 }, (_, i) => sleep(i * 20).then(() =>
-    api('POST', '/v1/sandboxes', { key: A.member, body: {} })));
-  await sleep(150);
+  let sent = 0;
+  // sleep: the creates are spread over 600 ms, so that the kill falls among them.
+  const creates = Array.from({ length: 30 }, (_, i) => sleep(i * 20).then(() => {
+    sent++;
+    return api('POST', '/v1/sandboxes', { key: A.member, body: {} });
+  }));
+  await eventually(() => sent >= 8, { what: 'the first creates sent' });
   stack('kill-api', '1');
   const results = await Promise.all(creates);
   stack('start-api', '1');
@@ -170,15 +174,18 @@ test('Redis down longer than a lease: no worker declared dead, no sandbox lost',
   const lease = Number(process.env.CORRAL_LEASE_MS || 5000);
   await w.stop();
   stack('stop-redis');
+  // sleep: what is tested: Redis down for longer than a lease.
   await sleep(lease + 3000);
   stack('start-redis');
   await eventually(async () => (await api('GET', `/v1/sandboxes/${r.body.sandbox_id}`, { key: A.member })).status === 200,
     { what: 'service after Redis restart' });
+  // sleep: the worker, in backoff as a real one, heartbeats only 2 s after Redis is back.
   await sleep(2000);
   const beat = await w.pollOnce();
   assert.equal(beat.status, 200, `the worker's first heartbeat after the outage: ${beat.raw || beat.status}`);
   w.start();
-  await sleep(lease + 1000); // past any grace: its heartbeats now keep it
+  // sleep: a window, not a condition: past any grace, its heartbeats must keep it.
+  await sleep(lease + 1000);
   const g = await api('GET', `/v1/sandboxes/${r.body.sandbox_id}`, { key: A.member });
   assert.equal(g.body.state, 'running', g.raw);
   const mine = (await api('GET', '/v1/workers', { key: A.member })).body.workers;

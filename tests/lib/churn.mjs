@@ -9,6 +9,7 @@
 // (maxIterations); it stops early after maxErrors failed rounds.
 import { randomBytes } from 'node:crypto';
 import { docker, isReadyProxy, isReadyNetwork } from './engine.mjs';
+import { sleep } from './poll.mjs';
 
 export const LONG_FILE = '/tmp/corral-churn-long.txt';
 export const LONG_TEXT = 'the long-lived sandbox\n';
@@ -117,7 +118,8 @@ export function countContainers(workerIds, everyMs = 250) {
       }
       peak = Math.max(peak, n);
       samples++;
-      await new Promise((ok) => setTimeout(ok, everyMs));
+      // sleep: the sampling pace (until stop()).
+      await sleep(everyMs);
     }
   })();
   return { async stop() { stopped = true; await done; return { peak, samples }; } };
@@ -139,7 +141,8 @@ export async function removalsDone(workerIds, { keep = [], timeoutMs = 90_000 } 
       left += nets.filter((n) => !isReadyNetwork(n) && !keep.includes(n.Labels?.['corral.sandbox'])).length;
     }
     if (left === 0) return 0;
-    await new Promise((ok) => setTimeout(ok, 500));
+    // sleep: between tries of this loop, bounded by timeoutMs.
+    await sleep(500);
   } while (Date.now() < end);
   return left;
 }

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { sleep, until } from './poll.mjs';
+import { sleep, eventually } from './poll.mjs';
 
 export const URL_BASE = process.env.CORRAL_URL;
 export const RUN = process.env.CORRAL_RUN;
@@ -128,13 +128,4 @@ export function redisPortOf(key) {
   throw new Error(`no node serves slot ${slot}`);
 }
 
-export { sleep };
-
-// Polls fn until it returns a truthy value or the time runs out (bounded);
-// throws naming what it waited for.
-export async function eventually(fn, { timeout = 15000, every = 100, what = 'condition' } = {}) {
-  let last;
-  const v = await until(async () => (last = await fn()), { timeoutMs: timeout, everyMs: every });
-  if (v) return v;
-  throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-}
+export { sleep, eventually };

@@ -130,6 +130,7 @@ wait_socket() {
     local i
     for i in $(seq 1 150); do
         answers && return 0
+        # sleep: between tries of this loop (150 of them).
         sleep 0.2
     done
     return 1
@@ -208,6 +209,7 @@ stop() {
         kill -TERM "$pid"
         for i in $(seq 1 150); do
             kill -0 "$pid" 2>/dev/null || break
+            # sleep: between looks of this loop (150 of them), then SIGKILL.
             sleep 0.2
         done
         kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"

@@ -7,6 +7,7 @@
 // (bench_sustained.mjs prints it).
 import { readdirSync, readFileSync } from 'node:fs';
 import { docker } from './engine.mjs';
+import { sleep } from './poll.mjs';
 
 export function fdCount(pid) {
   return readdirSync(`/proc/${pid}/fd`).length;
@@ -81,7 +82,8 @@ export async function settledSample(daemons, { maxMs = 15000, everyMs = 1000 } =
   let prev = sample(daemons);
   const end = Date.now() + maxMs;
   while (Date.now() < end) {
-    await new Promise((ok) => setTimeout(ok, everyMs));
+    // sleep: two readings everyMs apart are what "settled" compares (bounded by maxMs).
+    await sleep(everyMs);
     const cur = sample(daemons);
     if (cur.every((c, i) => c.fds === prev[i]?.fds)) return cur;
     prev = cur;

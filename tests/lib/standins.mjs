@@ -12,6 +12,7 @@
 // traffic between its bridges, so a sandbox could never reach a stand-in
 // container, for reasons that have nothing to do with Corral.
 import { execFileSync, spawn } from 'node:child_process';
+import { sleep } from './poll.mjs';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +58,10 @@ async function answers(net) {
       execFileSync('ip', ['netns', 'exec', net.ns, 'python3', '-c',
         `import urllib.request;urllib.request.urlopen('http://${net.addrs[0]}:${PORT}/',timeout=1)`], { stdio: 'ignore' });
       return;
-    } catch { await new Promise((s) => setTimeout(s, 100)); }
+    } catch {
+      // sleep: between tries of this loop (50 of them).
+      await sleep(100);
+    }
   }
   throw new Error(`stand-in ${net.ns} did not answer on port ${PORT}`);
 }

@@ -3,6 +3,7 @@
 // so placement and delivery can be tested without Docker; workerd's own tests
 // cover real containers.
 import { api, corralctl } from './corral.mjs';
+import { sleep } from './poll.mjs';
 
 // Workerd's data port as conf/stack.sh lists it by default (exactly: the
 // gateway refuses any other port of loopback at the handshake, decision 0061).
@@ -67,7 +68,8 @@ export class TestWorker {
       return r;
     }
     for (const c of r.body.commands) this.apply(c);
-    if (r.body.retry_after_ms) await new Promise((s) => setTimeout(s, r.body.retry_after_ms));
+    // sleep: as a real worker, it waits as long as the control plane asks.
+    if (r.body.retry_after_ms) await sleep(r.body.retry_after_ms);
     return r;
   }
 
@@ -105,7 +107,8 @@ export class TestWorker {
     this.loop = (async () => {
       while (!this.stopped) {
         const r = await this.pollOnce().catch((e) => ({ status: 0, error: e }));
-        if (r.status !== 200) await new Promise((s) => setTimeout(s, 200));
+        // sleep: a worker's pause before it polls again after a failure (until stop()).
+        if (r.status !== 200) await sleep(200);
       }
     })();
     return this;

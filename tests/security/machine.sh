@@ -56,6 +56,7 @@ up() {
     for _ in $(seq 1 100); do
         [ "$(ip netns exec "$NS" ss -ltnH "( sport = :$CORRAL_PORT or sport = :$((CORRAL_PORT + 1)) )" | wc -l)" = 2 ] \
             && return 0
+        # sleep: between tries of this loop (100 of them).
         sleep 0.1
     done
     echo "machine.sh: the relay did not come up (see $CORRAL_RUN/log/sec-relay.log)" >&2

@@ -24,6 +24,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 # shellcheck source=../lib/ports.sh
 . "$ROOT/tests/lib/ports.sh"
+# shellcheck source=../lib/wait.sh
+. "$ROOT/tests/lib/wait.sh"
 export CORRAL_RUN CORRAL_PORT CORRAL_REDIS_PORT CORRAL_WORKERD_DATA_PORT
 if [ -n "${STACK_TEST_RUN:-}" ]; then
     CORRAL_RUN=$STACK_TEST_RUN made_run=""
@@ -82,11 +84,11 @@ health() { curl -sf --max-time 2 -o /dev/null --cacert "$R/tls/ca.crt" "https://
 redis_pong() { [ "$(conf/stack.sh redis-cli ping 2>/dev/null)" = PONG ]; }
 docker_answers() { curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1; }
 
-poll() { # seconds, command...: until it succeeds
-    local i secs=$1
-    shift
-    for ((i = 0; i < secs * 10; i++)); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    return 1
+listening() { ss -ltnH "( sport = :$1 )" | grep -q .; } # port
+# pid runs the program exe (readlink of /proc/PID/exe), its argv[0] argv0 if given
+runs() { # pid, exe, [argv0]
+    [ "$(readlink "/proc/$1/exe")" = "$2" ] || return 1
+    [ -z "${3:-}" ] || [ "$(tr '\0' '\n' <"/proc/$1/cmdline" | head -n 1)" = "$3" ]
 }
 new_pid() { # pid file, old pid: a live pid other than the old one is there
     local p
@@ -101,8 +103,8 @@ kill9_back() { # name, pid file, seconds, ready command...
     old=$(cat "$f" 2>/dev/null)
     if [ -z "$old" ] || ! kill -0 "$old" 2>/dev/null; then fail "$name: no live pid in $f"; return 1; fi
     kill -KILL "$old"
-    poll "$secs" new_pid "$f" "$old" || { fail "$name (pid $old) killed -9: no new one within ${secs}s"; return 1; }
-    if [ $# -gt 0 ] && ! poll "$secs" "$@"; then fail "$name killed -9: back ($(cat "$f")) but '$*' fails"; return 1; fi
+    wait_until "$secs" "a new $name" new_pid "$f" "$old" || { fail "$name (pid $old) killed -9: no new one within ${secs}s"; return 1; }
+    if [ $# -gt 0 ] && ! wait_until "$secs" "$name ready: $*" "$@"; then fail "$name killed -9: back ($(cat "$f")) but '$*' fails"; return 1; fi
     say "$name killed -9 (pid $old): back as $(cat "$f") in $((SECONDS - t0)) s"
 }
 
@@ -124,7 +126,7 @@ kill9_back corral-api-1 "$R/pids/api-1.pid" 10 test -S "$R/api-1.sock"
 kill9_back corral-api-2 "$R/pids/api-2.pid" 10 test -S "$R/api-2.sock"
 kill9_back corral-sched "$R/pids/sched.pid" 10
 kill9_back nginx "$R/nginx.pid" 10 health
-poll 10 api_answers || fail "the API does not answer the key after the kills"
+wait_until 10 "the API to answer the key" api_answers || fail "the API does not answer the key after the kills"
 conf/stack.sh up >"$R/up3.out" 2>&1 || fail "an up after the kills failed: $(cat "$R/up3.out")"
 grep -q "already up in $R" "$R/up3.out" || fail "an up after the kills did not say already up (the stack mended itself)"
 [ "$(exports_of "$R/up1.out")" = "$(exports_of "$R/up3.out")" ] || fail "an up after the kills printed other exports"
@@ -136,7 +138,10 @@ stray=$!
 mkdir -p "${R}x"
 (exec -a corral-sched bash -c 'sleep 600; :' _ -c "${R}x/corral.conf") >/dev/null 2>&1 </dev/null &
 other=$!
-sleep 0.3
+wait_until 10 "the stray corral-sched to run" runs "$stray" "$(readlink -f "$CORRAL_BUILD/corral-sched")" \
+    || fail "the stray corral-sched did not start"
+wait_until 10 "the other state dir's process to run" runs "$other" "$(readlink -f "$(command -v bash)")" corral-sched \
+    || fail "the other state dir's process did not start"
 conf/stack.sh down >/dev/null 2>&1 || fail "down failed"
 check_nothing_running "down"
 kill -0 "$stray" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$stray/stat")" != Z ] && fail "down left the stray corral-sched"
@@ -146,7 +151,7 @@ kill -0 "$other" 2>/dev/null || fail "down stopped another state dir's process"
 # A failed up: nginx's port is taken.
 node -e "require('net').createServer().listen($CORRAL_PORT, '127.0.0.1')" &
 holder=$!
-sleep 0.5
+wait_until 10 "a holder of port $CORRAL_PORT" listening "$CORRAL_PORT" || fail "nothing holds port $CORRAL_PORT"
 if conf/stack.sh up >"$R/up3.out" 2>&1; then fail "up succeeded with its port taken"; fi
 grep -q "up failed: stopping what it started" "$R/up3.out" || fail "a failed up did not say so: $(cat "$R/up3.out")"
 kill "$holder"; wait "$holder" 2>/dev/null; holder=""
@@ -156,7 +161,7 @@ check_nothing_running "a failed up"
 # the bridge go too, not only its processes.
 node -e "require('net').createServer().listen($CORRAL_PORT, '127.0.0.1')" &
 holder=$!
-sleep 0.5
+wait_until 10 "a holder of port $CORRAL_PORT" listening "$CORRAL_PORT" || fail "nothing holds port $CORRAL_PORT"
 if CORRAL_GATEWAY_HOSTS=1 CORRAL_HOSTS_NET=10.235.0 conf/stack.sh up >"$R/up4.out" 2>&1; then
     fail "a scaled-out up succeeded with its port taken"
 fi
@@ -231,7 +236,7 @@ else
         dpid=$(cat "$R/pids/dockerd.pid" 2>/dev/null)
     fi
     from=$(stat -c %s "$R/log/workerd.log")
-    kill9_back workerd "$R/pids/workerd.pid" 10 && { poll 90 enrolled_since "$from" || fail "workerd killed -9: back but not enrolled within 90 s"; }
+    kill9_back workerd "$R/pids/workerd.pid" 10 && { wait_until 90 "workerd to enrol" enrolled_since "$from" || fail "workerd killed -9: back but not enrolled within 90 s"; }
     [ "$(worker_id)" = "$wid" ] || fail "workerd came back as another worker: $wid -> $(worker_id)"
     if [ -n "$dpid" ]; then
         # Only a dockerd this stack started: the one here may be everyone's.
@@ -247,7 +252,7 @@ fi
 # An up killed -9 half-way (while its workerd enrols): `down` still finds all.
 conf/stack.sh up >"$R/up7.out" 2>&1 &
 upper=$!
-poll 300 test -s "$R/supervise/workerd.pid" || fail "the up to be killed did not get to workerd: $(tail -n 5 "$R/up7.out")"
+wait_until 300 "the up to start workerd" test -s "$R/supervise/workerd.pid" || fail "the up to be killed did not get to workerd: $(tail -n 5 "$R/up7.out")"
 dpid=""
 [ -e "$R/owned/dockerd" ] && dpid=$(cat "$R/pids/dockerd.pid" 2>/dev/null)
 kill -KILL "$upper"; wait "$upper" 2>/dev/null; upper=""

@@ -34,7 +34,8 @@ test('docker kill of a sandbox container: exited in the API within 1 s, no longe
     const sbid = await running();
     const before = await active();
     const [c] = await ctrsOf(s.id, sbid);
-    await sleep(300 + i * 600); // at different points of the poll
+    // sleep: the deaths come at different points of the poll, whatever it waits for.
+    await sleep(300 + i * 600);
     assert.equal((await docker('POST', `/containers/${c.Id}/kill`)).status, 204);
     await eventually(async () => (await getSb(A, sbid)).body.state === 'exited',
       { timeout: 1000, every: 50, what: `sandbox ${sbid} exited in the API within 1 s` });
@@ -64,6 +65,7 @@ test('kill -9 and restart of workerd: no 403 for its sandboxes, the next create 
   const load = (async () => {
     while (!back || Date.now() - back < 3000) {
       statuses.push((await viaGateway(sbid)).status);
+      // sleep: the load's pace, a request every 25 ms (until 3 s after the restart).
       await sleep(25);
     }
   })();

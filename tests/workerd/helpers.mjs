@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, corralctl, eventually, redis } from '../lib/corral.mjs';
 import { docker, SOCK } from '../lib/engine.mjs';
-import { sleep, until } from '../lib/poll.mjs';
+import { sleep } from '../lib/poll.mjs';
 import { listedDataPort } from '../lib/data_ports.mjs';
 
 export { docker, SOCK };
@@ -36,12 +36,6 @@ export async function removeLabelled(...labels) {
   for (const c of await containersLabelled(...labels)) await docker('DELETE', `/containers/${c.Id}?force=1`);
   const f = encodeURIComponent(JSON.stringify({ label: labels }));
   for (const n of (await docker('GET', `/networks?filters=${f}`)).body || []) await docker('DELETE', `/networks/${n.Id}`);
-}
-
-export async function waitFor(what, fn, timeoutMs = 30000, stepMs = 200) {
-  const v = await until(fn, { timeoutMs, everyMs: stepMs });
-  if (v) return v;
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 export { sleep };
@@ -145,18 +139,31 @@ export async function workerView(ws, wid) {
   return wid ? r.body.workers.find((w) => w.worker_id === wid) : r.body.workers;
 }
 
-// Observation only: commands of a worker not yet acknowledged.
+// Observation only: commands of a worker delivered and not yet acknowledged.
 export function pendingCommands(ws, wid) {
   const out = redis('XPENDING', `corral:{ws:${ws.id}}:worker:${wid}:cmds`, 'workerd');
   return Number(out.split('\n')[0]) || 0;
 }
 
-// Waits for a fresh lease renewal (a heartbeat that just began): the point from
-// which a pause of the worker is safe for lease_ms minus the margin.
-export async function freshLease(ws, wid) {
+// Observation only: commands on a worker's stream, delivered or not, not yet
+// acknowledged (an acknowledged one is deleted from it).
+export const queuedCommands = (ws, wid) => Number(redis('XLEN', `corral:{ws:${ws.id}}:worker:${wid}:cmds`));
+
+// Waits for n fresh lease renewals from now. n = 1: a heartbeat that just
+// began, the point from which a pause of the worker is safe for lease_ms minus
+// the margin. n = 2: the first heartbeat after the call has been applied (a
+// heartbeat renews, then applies its reports) and, as a long-poll is shorter
+// than a third of the lease (tests/workerd/run.sh; else the lease thread
+// renews meanwhile), answered: the second began after its answer.
+export async function freshLease(ws, wid, n = 1) {
   const key = `corral:{ws:${ws.id}}:worker:${wid}`;
-  const before = redis('HGET', key, 'lease_until');
-  return eventually(() => redis('HGET', key, 'lease_until') !== before, { timeout: 10000, every: 10, what: 'a heartbeat' });
+  let last = redis('HGET', key, 'lease_until');
+  let seen = 0;
+  return eventually(() => {
+    const now = redis('HGET', key, 'lease_until');
+    if (now !== last) { seen++; last = now; }
+    return seen >= n;
+  }, { timeout: 10000 * n, every: n > 1 ? 100 : 10, what: n > 1 ? `${n} heartbeats of worker ${wid}` : 'a heartbeat' });
 }
 
 // ---- envd inside a sandbox, reached on the container's bridge address ----

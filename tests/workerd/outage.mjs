@@ -57,10 +57,12 @@ function loadLoop(ws, n, rec, stop, maxMs) {
       let c;
       try { c = await createSb(ws, { timeout: 900, metadata: { load: String(n) } }); } catch (e) {
         rec.answers.push({ at, op: 'create', status: `fetch: ${e.message}` });
+        // sleep: a client's pause before it tries again (the loop is bounded by stop() and maxMs).
         await sleep(250);
         continue;
       }
       rec.answers.push({ at, op: 'create', status: c.status, code: c.body?.code });
+      // sleep: a client's pause before it tries again (the loop is bounded by stop() and maxMs).
       if (c.status !== 201) { await sleep(250); continue; }
       const id = c.body.sandbox_id;
       rec.told.add(id);
@@ -72,7 +74,7 @@ function loadLoop(ws, n, rec, stop, maxMs) {
       }
       const d = await deleteSb(ws, id).catch((e) => ({ status: `fetch: ${e.message}` }));
       rec.answers.push({ at: Date.now(), op: 'delete', status: d.status, code: d.body?.code });
-      if (d.status === 204) rec.killed.add(id); else rec.unkilled.add(id);
+      if (d.status === 204) { rec.killed.add(id); rec.rounds[n] = (rec.rounds[n] || 0) + 1; } else rec.unkilled.add(id);
       if (d.status === 204 && rec.backAt && at > rec.backAt) rec.roundsAfter[n] = (rec.roundsAfter[n] || 0) + 1;
     }
   })();
@@ -88,6 +90,7 @@ function probe(ws, stop, backAt) {
       const r = await api('GET', '/v1/workspace', { key: ws.member }).catch((e) => ({ status: `fetch: ${e.message}` }));
       if (r.status === 503) { p.first503 ||= at; p.last503 = Date.now(); } else if (r.status !== 200) p.other.push(r.status);
       if (r.status === 200 && backAt() && at >= backAt()) p.okAfter ||= at;
+      // sleep: the probe's pace, one request every 200 ms (until stop()).
       await sleep(200);
     }
   })();
@@ -117,14 +120,18 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
   const warm = await Promise.all(Array.from({ length: 200 }, () => api('GET', '/v1/workspace', { key: ws.member })));
   assert.deepEqual([...new Set(warm.map((r) => r.status))], [200]);
 
-  const rec = { answers: [], commands: [], told: new Set(), killed: new Set(), unkilled: new Set(), roundsAfter: {}, backAt: 0 };
+  const rec = { answers: [], commands: [], told: new Set(), killed: new Set(), unkilled: new Set(), rounds: {}, roundsAfter: {},
+    backAt: 0 };
   let stopLoad = false; let stopProbe = false;
   const p = probe(ws, () => stopProbe, () => rec.backAt);
   const running = Array.from({ length: loops }, (_, n) => loadLoop(ws, n, rec, () => stopLoad, 600_000));
   try {
-    await sleep(3000); // a few rounds before the outage
+    await eventually(() => Array.from({ length: loops }, (_, n) => rec.rounds[n] > 0).every(Boolean),
+      { timeout: 120_000, every: 250, what: 'every load loop to complete a round before the outage' })
+      .catch((e) => { throw new Error(`${e.message}; rounds: ${JSON.stringify(rec.rounds)}`); });
     t.down = Date.now();
     await down();
+    // sleep: the outage is held holdMs: its length is what the run tests.
     if (holdMs) await sleep(Math.max(0, t.down + holdMs - Date.now()));
     await back();
     t.back = Date.now(); rec.backAt = t.back;
@@ -143,6 +150,7 @@ export async function outageUnderLoad({ ws, worker, name, down, back, holdMs = 0
       rec.answers.push({ at: sent, op: 'create', status: r.status, code: r.body?.code });
       if (r.status !== 503) t.accepted ||= sent;
       assert.ok(t.accepted || sent - t.back < 30_000, `every create sent within 30 s of the store's return was answered 503 (${name})`);
+      // sleep: a client's pause before it tries again (the loop is bounded: 3 min).
       if (r.status === 201) { ok = r.body.sandbox_id; t.created = sent; t.createdAnswer = Date.now(); } else await sleep(250);
     }
     assert.ok(ok, `no create succeeded within 3 min of the store's return (${name})`);

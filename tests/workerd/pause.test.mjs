@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { api, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
 import { existsSync } from 'node:fs';
 import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, enrolledAs,
-  envdOf, envdRun, stopWorkerd, docker, sleep, sandboxLog, logLines, logOf } from './helpers.mjs';
+  envdOf, envdRun, stopWorkerd, docker, sleep, sandboxLog, logLines, logOf, freshLease } from './helpers.mjs';
 
 let A, s;
 
@@ -44,6 +44,8 @@ test('pause freezes the container: state paused, the counter stops; resume thaws
   assert.equal(await ctrState(sbid), 'paused');
   const frozenAt = Number((await docker('GET', `/containers/${(await ctrsOf(s.id, sbid))[0].Id}/json`)).body.State.Paused);
   assert.equal(frozenAt, 1);
+  // sleep: time is what is measured: frozen 1.5 s, the counter must not move
+  // (and the reports meanwhile keep it paused).
   await sleep(1500);
   assert.equal(await stateOf(sbid), 'paused', 'reports keep it paused');
   const again = await pause(sbid);
@@ -71,7 +73,7 @@ test('a paused sandbox survives a restart of workerd: still paused, adopted, res
   await eventually(() => enrolledAs(s.files.log).length === before + 1, { timeout: 20000, what: 're-enrolment' });
   await eventually(() => /^found paused \(adopted\)$/m.test(sandboxLog(s, sbid, 'CONTAINER')),
     { timeout: 10000, what: 'adopted as paused' });
-  await sleep(2500); // a full report has been made
+  await freshLease(A, s.id, 2); // the full report after the restart has been made and answered
   assert.equal(await stateOf(sbid), 'paused');
   const r = await resume(sbid);
   assert.equal(r.status, 200, r.raw);
@@ -94,7 +96,7 @@ test('a pause without memory stops the container: paused (not exited) through re
   assert.equal(p.body.paused_memory, false);
   assert.equal(await ctrState(sbid), 'exited', 'stopped, not frozen: its memory is given back');
   assert.ok(existsSync(`${s.files.dir}/state/stopped/${sbid}`), 'marked stopped on purpose in the state dir');
-  await sleep(2500); // reports, a full one among them, and the "die" event came
+  await freshLease(A, s.id, 2); // reports after the stop (and its "die" event) have been made and answered
   assert.equal(await stateOf(sbid), 'paused', 'the exited container is told paused');
   const before = enrolledAs(s.files.log).length;
   await stopWorkerd(s.wd, 'SIGTERM');
@@ -102,7 +104,7 @@ test('a pause without memory stops the container: paused (not exited) through re
   await eventually(() => enrolledAs(s.files.log).length === before + 1, { timeout: 20000, what: 're-enrolment' });
   await eventually(() => /^found paused \(adopted\)$/m.test(sandboxLog(s, sbid, 'CONTAINER').split('pause without memory')[1] ?? ''),
     { timeout: 10000, what: 'adopted as paused after the restart' });
-  await sleep(2500);
+  await freshLease(A, s.id, 2); // the full report after the restart has been made and answered
   assert.equal(await stateOf(sbid), 'paused', 'still paused after the restart');
   assert.ok(!logLines(logOf(s)).some((l) => l.sandbox === sbid && /exited|vanished/.test(l.msg)),
     'never told exited or vanished');

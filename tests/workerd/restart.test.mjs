@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { statSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { api, newWorkspace, eventually, stack, sleep } from '../lib/corral.mjs';
+import { api, newWorkspace, eventually, stack } from '../lib/corral.mjs';
 import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, workerView, logOf,
   enrolledAs, freshLease, envdOf, envdRun, containersLabelled, docker, removeLabelled,
-  stopWorkerd, logLines, sandboxLog } from './helpers.mjs';
+  stopWorkerd, logLines, sandboxLog, pendingCommands, queuedCommands } from './helpers.mjs';
 import { isReadyProxy } from '../lib/engine.mjs';
+import { socketsOf, unread } from '../lib/sockets.mjs';
 
 const hex = (n) => randomBytes(n).toString('hex');
 const OTHER = hex(8); // another worker id on the same dockerd
@@ -53,6 +54,9 @@ async function nginxStop() {
 const nginxStart = () => execFileSync('nginx', nginxArgs);
 
 const stateOf = async (ws, sbid) => (await getSb(ws, sbid)).body.state;
+// Bytes the control plane sent a stopped workerd (its sockets, read once it
+// is stopped): they wait in its receive queues.
+const unreadBy = (sockets) => unread((x) => sockets.has(x.inode));
 const untouched = async () => {
   const other = await containersLabelled(`corral.worker=${OTHER}`);
   assert.equal(other.length, 1, 'another worker id\'s container is never touched');
@@ -74,7 +78,7 @@ test('SIGTERM leaves sandboxes running; the restart re-enrols as the same worker
   assert.deepEqual(enrolledAs(s.files.log), [s.id, s.id], 'the same worker id');
   assert.equal((await workerView(A)).length, 1, 'one worker, not a new one');
   assert.match(sandboxLog(s, sbid, 'CONTAINER'), /^found running \(adopted\)$/m);
-  await sleep(2500); // a full report has been made: the sandbox is still running, nothing was killed
+  await freshLease(A, s.id, 2); // the full report has been made and answered: the sandbox is still running, nothing was killed
   assert.equal(await stateOf(A, sbid), 'running');
   assert.equal((await ctrsOf(s.id, sbid)).length, 1);
   await untouched();
@@ -85,8 +89,10 @@ test('kill -9 after applying a create, before its ack: applied again after resta
   const since = () => logOf(s).slice(mark);
   await freshLease(A, s.id);
   s.wd.proc.kill('SIGSTOP'); // the create reaches its socket while it is stopped
+  const held = socketsOf(s.wd.proc.pid);
   const pending = createSb(A).catch((e) => ({ status: 0, raw: String(e) }));
-  await sleep(700);
+  await eventually(() => pendingCommands(A, s.id) >= 1 && unreadBy(held) > 0,
+    { what: 'the create delivered, into the stopped workerd\'s socket' });
   // nginx down: the worker applies the create, but the heartbeat carrying the ack fails.
   // (The handler waiting on the create lives on, so the sandbox stays pending meanwhile.)
   await nginxStop();
@@ -162,11 +168,13 @@ test('a stray container of our worker id is killed; a create placed over it land
   // Stopped right after a poll began: it stays within its lease (10 s, tests/workerd/run.sh) throughout.
   await freshLease(B, w.id);
   w.wd.proc.kill('SIGSTOP');
-  await sleep(2300); // the poll in flight has been answered (empty) by now
+  const held = socketsOf(w.wd.proc.pid);
+  await eventually(() => unreadBy(held) > 0, { timeout: 10000, what: 'the poll in flight answered (empty), into the stopped workerd\'s socket' });
   const stray = hex(10);
   await startLabelled(`corral-${stray}-${w.id}`, { 'corral.worker': w.id, 'corral.sandbox': stray, 'corral.tier': 'CONTAINER' });
+  const queued = queuedCommands(B, w.id);
   const pending = createSb(B); // the control plane counts 0 of 1 slots used: placed here
-  await sleep(300);
+  await eventually(() => queuedCommands(B, w.id) > queued, { what: 'the create queued for the stopped worker' });
   w.wd.proc.kill('SIGCONT');
   const r = await pending;
   assert.equal(r.status, 201, r.raw);

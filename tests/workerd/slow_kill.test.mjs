@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { rmSync, copyFileSync } from 'node:fs';
-import { newWorkspace, setLimit, eventually, sleep } from '../lib/corral.mjs';
+import { newWorkspace, setLimit, eventually, redis, sleep } from '../lib/corral.mjs';
 import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, inspect, logOf, enrolledAs, workerView, SOCK } from './helpers.mjs';
 
 const LEASE_MS = Number(process.env.CORRAL_LEASE_MS || 5000);
@@ -36,6 +36,7 @@ function slowDockerd() {
       const hold = p.delay && p.held < p.limit && p.match.test(buf.toString('latin1', 0, 256)) ? p.delay : 0;
       if (hold) { p.held++; p.holding++; }
       chain = chain.then(async () => {
+        // sleep: the point of the stand-in: dockerd slower than a lease, made certain.
         if (hold) { await sleep(hold); p.holding--; }
         if (!d.destroyed) d.write(buf);
       });
@@ -78,7 +79,6 @@ test(`two kills that each take dockerd longer than a lease (${LEASE_MS} ms): the
     const del1 = deleteSb(A, first);
     // The first kill is at dockerd (held back): the second comes while it runs.
     await eventually(() => proxy.held >= 1, { timeout: 15_000, what: 'the first removal at dockerd' });
-    await sleep(500);
     const del2 = deleteSb(A, second);
     assert.equal((await del1).status, 204);
     assert.equal((await del2).status, 204);
@@ -87,7 +87,11 @@ test(`two kills that each take dockerd longer than a lease (${LEASE_MS} ms): the
     console.log(`# both kills done ${Date.now() - t0} ms after the first; removals held back: ${proxy.held}`);
     assert.ok(Date.now() - t0 > LEASE_MS + 5000, 'the kills took longer than a lease');
     proxy.delay = 0;
-    await sleep(2000); // a heartbeat after the kills: a 410 would come now
+    // A heartbeat after the kills: its lease renewed, or (declared dead) a 410.
+    const lease = () => redis('HGET', `corral:{ws:${A.id}}:worker:${w.id}`, 'lease_until');
+    const renewed = lease();
+    await eventually(() => lease() !== renewed || /answered 410/.test(logOf(w).slice(log0)),
+      { timeout: 20_000, what: 'a heartbeat after the kills' });
 
     const log = logOf(w).slice(log0);
     assert.doesNotMatch(log, /answered 410/, 'the worker was declared dead while dockerd worked');

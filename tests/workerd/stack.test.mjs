@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { api, corralctl, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
 import { isReadyProxy } from '../lib/engine.mjs';
 import { workerdFiles, startWorkerd, stopWorkerd, requireDocker, containersLabelled,
-  removeLabelled, sleep, ROOT, sandboxLog, workerView } from './helpers.mjs';
+  removeLabelled, sleep, ROOT, sandboxLog, workerView, freshLease, pendingCommands, queuedCommands } from './helpers.mjs';
 
 const RUN = process.env.CORRAL_RUN;
 const CA = process.env.NODE_EXTRA_CA_CERTS;
@@ -69,10 +69,10 @@ test('require_isolation GVISOR lands under runsc', async () => {
 test('kill -9 after the create was delivered, before its ack: exactly one container after restart', async () => {
   const A = newWorkspace();
   const s = await workerd(A);
-  await sleep(300);
+  await freshLease(A, s.id); // a poll in flight, to take the create
   s.wd.proc.kill('SIGSTOP'); // the create arrives in its socket but is never applied nor acked
   const pending = create(A);
-  await sleep(1500);
+  await eventually(() => pendingCommands(A, s.id) >= 1, { what: 'the create delivered to the stopped worker' });
   s.wd.proc.kill('SIGKILL');
   s.wd.proc.kill('SIGCONT');
   await s.wd.exited;
@@ -85,7 +85,9 @@ test('kill -9 after the create was delivered, before its ack: exactly one contai
     sbid = (l.body.sandboxes || l.body)[0].sandbox_id;
   }
   await eventually(async () => (await get(A, sbid)).body.state === 'running', { timeout: 20000, what: 'running after restart' });
-  await sleep(2500); // a second delivery, if any, would have made a second container by now
+  // sleep: a window, not a condition: no second container may appear; a
+  // second delivery, if any, would have made it by now.
+  await sleep(2500);
   const list = await ctrs(s.id, sbid);
   assert.equal(list.length, 1);
   assert.equal(list[0].State, 'running');
@@ -97,8 +99,9 @@ test('a worker that stops for good: its queued create lands on another worker, i
   const r1 = await create(A);
   assert.equal(r1.status, 201, r1.raw);
   a.wd.proc.kill('SIGSTOP');
+  const queued = queuedCommands(A, a.id);
   const pending = create(A); // placed on a (the only worker, lease still valid), never delivered
-  await sleep(500);
+  await eventually(() => queuedCommands(A, a.id) > queued, { what: 'the create placed on the stopped worker' });
   const b = await workerd(A);
   a.wd.proc.kill('SIGKILL');
   a.wd.proc.kill('SIGCONT');
