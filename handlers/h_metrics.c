@@ -3,6 +3,7 @@
  * samples are what its worker pushed (h_telemetry.c, decision 0047); a
  * sandbox of another workspace is a 404 like a missing one. */
 #include "handlers.h"
+#include "metrics_ids_parse.h"
 #include "respond.h"
 #include "sandbox_store.h"
 #include "telemetry.h"
@@ -13,7 +14,6 @@
 #include <string.h>
 
 #define TIME_MAX_S 253402300799LL /* 9999-12-31: any later is not a time */
-#define IDS_MAX 100               /* the spec's maxItems of sandbox_ids */
 
 /* start and end (unix seconds, both ends inclusive) as a range of ms. */
 static int time_range(struct request *req, long long *from_ms, long long *to_ms)
@@ -73,34 +73,6 @@ void h_sandbox_metrics(struct request *req)
                      json_pack("{s:s, s:o}", "sandbox_id", req->params[0], "metrics", out));
 }
 
-/* sandbox_ids: comma-separated, 1 to IDS_MAX distinct sandbox ids. The count
- * of ids, or -1 with err. */
-static int parse_ids(char *text, char ids[IDS_MAX][SANDBOX_ID_MAX], char *err, size_t errlen)
-{
-    char *save = NULL, *id;
-    int n = 0;
-
-    for (id = strtok_r(text, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
-        if (n == IDS_MAX) {
-            snprintf(err, errlen, "sandbox_ids: at most %d ids", IDS_MAX);
-            return -1;
-        }
-        if (!token_is_id(id)) {
-            snprintf(err, errlen, "sandbox_ids: '%.40s' is not a sandbox id", id);
-            return -1;
-        }
-        for (int k = 0; k < n; k++)
-            if (strcmp(ids[k], id) == 0) {
-                snprintf(err, errlen, "sandbox_ids: %s is listed twice", id);
-                return -1;
-            }
-        snprintf(ids[n++], SANDBOX_ID_MAX, "%s", id);
-    }
-    if (n == 0)
-        snprintf(err, errlen, "sandbox_ids: required, a comma-separated list of sandbox ids");
-    return n > 0 ? n : -1;
-}
-
 /* The newest sample of sbid into out, if it is a running sandbox of the
  * caller's. 0, or -1 Redis. */
 static int add_latest(struct request *req, const char *sbid, json_t *out)
@@ -127,17 +99,17 @@ static int add_latest(struct request *req, const char *sbid, json_t *out)
 
 void h_e2b_sandboxes_metrics(struct request *req)
 {
-    char text[IDS_MAX * (SANDBOX_ID_MAX + 1) + 1], err[128];
-    char ids[IDS_MAX][SANDBOX_ID_MAX];
+    char text[METRICS_IDS_MAX * (SANDBOX_ID_MAX + 1) + 1], err[128];
+    char ids[METRICS_IDS_MAX][SANDBOX_ID_MAX];
     int given = request_query_strict(req, "sandbox_ids", text, sizeof(text)), n = -1;
     json_t *out;
 
     if (given < 0)
-        snprintf(err, sizeof(err), "sandbox_ids: at most %d ids", IDS_MAX);
+        snprintf(err, sizeof(err), "sandbox_ids: at most %d ids", METRICS_IDS_MAX);
     else if (given == 0)
         snprintf(err, sizeof(err), "sandbox_ids: required, a comma-separated list of sandbox ids");
     else
-        n = parse_ids(text, ids, err, sizeof(err));
+        n = metrics_ids_parse(text, ids, err, sizeof(err));
     if (n < 0) {
         respond_error(req, 400, "%s", err);
         return;
