@@ -125,11 +125,11 @@ static enum create_outcome record_state(struct request *req, const char *sbid, c
         snprintf(why, whylen, "the sandbox ended while starting");
     else if (sandbox_is_running(&rec))
         o = CREATE_RUNNING;
-    else if (strcmp(rec.state, "pending") == 0)
+    else if (rec.state == SANDBOX_STATE_PENDING)
         o = CREATE_PENDING;
     else
         snprintf(why, whylen, "the sandbox ended while starting: %s",
-                 *rec.reason ? rec.reason : rec.state);
+                 *rec.reason ? rec.reason : sandbox_state_shown(&rec));
     sandbox_record_free(&rec);
     return o;
 }
@@ -160,7 +160,8 @@ static enum create_outcome wait_running(struct request *req, const char *sbid, l
             return CREATE_STORE_DOWN;
         if (woken) {
             snprintf(why, whylen, "%s", strncmp(msg, "failed:", 7) == 0 ? msg + 7 : msg);
-            return strcmp(msg, "running") == 0 ? CREATE_RUNNING : CREATE_FAILED;
+            return sandbox_state_parse(msg) == SANDBOX_STATE_RUNNING ? CREATE_RUNNING
+                                                                     : CREATE_FAILED;
         }
         if ((o = record_state(req, sbid, why, whylen)) != CREATE_PENDING)
             return o;

@@ -1,5 +1,6 @@
 #include "e2b_list_query.h"
 
+#include "sandbox_codec.h"
 #include "token.h"
 
 #include <ctype.h>
@@ -67,9 +68,10 @@ static int parse_state(const char *state, int *running, int *paused)
     *running = *paused = !*state;
     snprintf(buf, sizeof(buf), "%s", state);
     for (s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-        if (strcmp(s, "running") == 0)
+        enum sandbox_state named = sandbox_state_parse(s); /* E2B's two are the record's words */
+        if (named == SANDBOX_STATE_RUNNING)
             *running = 1;
-        else if (strcmp(s, "paused") == 0)
+        else if (named == SANDBOX_STATE_PAUSED)
             *paused = 1;
         else
             return -1;

@@ -30,7 +30,7 @@ static int in_order(const void *a, const void *b)
 static int keep(const struct e2b_list_query *q, const struct sandbox_record *rec,
                 const json_t *view)
 {
-    if (!(sandbox_is_running(rec) || strcmp(rec->state, "resuming") == 0
+    if (!(sandbox_is_running(rec) || rec->state == SANDBOX_STATE_RESUMING
               ? q->want_running
               : sandbox_is_paused(rec) && q->want_paused))
         return 0;
@@ -47,7 +47,7 @@ static struct listed *collect(struct request *req, const struct e2b_list_query *
     struct sandbox_list all;
     struct listed *out;
 
-    if (sandbox_list_read(req->rc, req->cred.ws, NULL, &all) != 0)
+    if (sandbox_list_read(req->rc, req->cred.ws, SANDBOX_STATE_ANY, &all) != 0)
         return NULL;
     out = calloc(all.n + 1, sizeof(*out));
     *n = 0;

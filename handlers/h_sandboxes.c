@@ -142,20 +142,21 @@ int metadata_matches(const json_t *meta, const char *filter)
 
 void h_sandbox_list(struct request *req)
 {
-    char state[32] = "", meta[1024] = "", wanted[40];
+    char state[32] = "", meta[1024] = "";
+    enum sandbox_state wanted;
     struct sandbox_list all;
     json_t *list;
 
     request_query(req, "state", state, sizeof(state));
-    snprintf(wanted, sizeof(wanted), ",%s,", state);
-    if (*state && !strstr(",pending,running,pausing,paused,resuming,exited,lost,error,", wanted)) {
+    wanted = sandbox_state_parse(state);
+    if (*state && wanted == SANDBOX_STATE_UNKNOWN) {
         respond_error(req, 400,
                       "state: must be one of pending, running, pausing, paused, resuming, exited, "
                       "lost, error");
         return;
     }
     request_query(req, "metadata", meta, sizeof(meta));
-    if (sandbox_list_read(req->rc, req->cred.ws, state, &all) != 0) {
+    if (sandbox_list_read(req->rc, req->cred.ws, wanted, &all) != 0) {
         respond_store_down(req);
         return;
     }

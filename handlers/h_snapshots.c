@@ -138,7 +138,7 @@ static void list(struct request *req, int e2b)
             past = strcmp(s->id, after) == 0;
             continue;
         }
-        if (s->fork || strcmp(s->state, "ready") != 0 ||
+        if (s->fork || s->state != SNAPSHOT_STATE_READY ||
             (*sandbox && strcmp(s->sandbox, sandbox) != 0) || (*name && strcmp(s->name, name) != 0))
             continue;
         if (json_array_size(arr) == limit) {

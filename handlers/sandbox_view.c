@@ -67,7 +67,7 @@ static void add_isolation(json_t *o, const struct sandbox_record *r)
     json_object_set_new(o, "keep_memory", json_boolean(r->keep_memory));
     /* Only while paused (or on the way): what that pause kept (decision 0074). */
     json_object_set_new(o, "paused_memory",
-                        sandbox_is_paused(r) || strcmp(r->state, "resuming") == 0
+                        sandbox_is_paused(r) || r->state == SANDBOX_STATE_RESUMING
                             ? json_boolean(r->paused_memory)
                             : json_null());
 }
@@ -78,12 +78,12 @@ json_t *sandbox_view(const struct sandbox_record *r)
         json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:I, s:I, s:o, s:o, s:o, s:o, "
                   "s:o, s:o}",
                   "sandbox_id", str_or_null(r->id), "template", str_or_null(r->template_id),
-                  "state", str_or_null(r->state), "isolation", str_or_null(r->tier), "runtime",
-                  str_or_null(r->runtime), "require_isolation", str_or_null(r->require_isolation),
-                  "worker_id", str_or_null(r->worker), "cpu_cores", r->cpu_cores, "memory_mb",
-                  (json_int_t)r->memory_mb, "timeout", (json_int_t)r->timeout_s, "metadata",
-                  sandbox_json_field(r->metadata, "{}"), "allowed_domains",
-                  sandbox_json_field(r->allowed_domains, "[]"), "created_at",
+                  "state", str_or_null(sandbox_state_shown(r)), "isolation", str_or_null(r->tier),
+                  "runtime", str_or_null(r->runtime), "require_isolation",
+                  str_or_null(r->require_isolation), "worker_id", str_or_null(r->worker),
+                  "cpu_cores", r->cpu_cores, "memory_mb", (json_int_t)r->memory_mb, "timeout",
+                  (json_int_t)r->timeout_s, "metadata", sandbox_json_field(r->metadata, "{}"),
+                  "allowed_domains", sandbox_json_field(r->allowed_domains, "[]"), "created_at",
                   time_or_null(r->created_at), "started_at", time_or_null(r->started_at),
                   "expires_at", time_or_null(r->expires_at), "reason", str_or_null(r->reason));
 

@@ -81,8 +81,9 @@ static int sandbox_owner(struct rconn *rc, const char *pool, const char *wid, co
 /* A report that changed something; a worker repeats "running" in every full
  * report, and those are not worth a line. */
 static void log_report(enum report_outcome o, const char *ws, const char *sbid, const char *wid,
-                       const char *state, const char *reason)
+                       enum sandbox_reported reported, const char *reason)
 {
+    const char *state = sandbox_reported_name(reported);
     const struct log_about a = {.workspace = ws, .sandbox = sbid, .worker = wid};
 
     if (o == REPORT_STARTED || o == REPORT_PAUSED || o == REPORT_RESUMED)
@@ -98,21 +99,23 @@ static void log_report(enum report_outcome o, const char *ws, const char *sbid, 
 }
 
 void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
-                      const char *state, const char *reason)
+                      const char *state_word, const char *reason)
 {
     char ws[33] = "", wake[300], actor[AUDIT_ACTOR_MAX];
     int was_pending = 0;
     enum report_outcome o;
+    enum sandbox_reported reported = sandbox_reported_parse(state_word);
+    const char *state = sandbox_reported_name(reported);
 
     if (sandbox_owner(rc, pool, wid, sbid, ws) <= 0) {
         /* Not assigned to this worker (deleted, moved, or never ours): stop it. */
-        if (strcmp(state, "running") == 0 || strcmp(state, "paused") == 0)
+        if (reported == SANDBOX_REPORTED_RUNNING || reported == SANDBOX_REPORTED_PAUSED)
             command_send_kill(rc, pool, wid, sbid);
         return;
     }
-    o = sandbox_report(rc, ws, sbid, wid, state, reason, &was_pending);
+    o = sandbox_report(rc, ws, sbid, wid, reported, reason, &was_pending);
     audit_actor_worker(actor, wid);
-    log_report(o, ws, sbid, wid, state, reason);
+    log_report(o, ws, sbid, wid, reported, reason);
     if (o == REPORT_STARTED || o == REPORT_PAUSED || o == REPORT_RESUMED)
         audit_sandbox(rc, ws, sbid,
                       o == REPORT_PAUSED    ? AUDIT_PAUSED
@@ -120,10 +123,13 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
                                             : AUDIT_RUNNING,
                       actor, NULL);
     else if (o == REPORT_STOPPED)
-        audit_sandbox(rc, ws, sbid, strcmp(state, "failed") == 0 ? AUDIT_FAILED : AUDIT_EXITED,
-                      actor, reason && *reason ? reason : state);
+        audit_sandbox(rc, ws, sbid,
+                      reported == SANDBOX_REPORTED_FAILED ? AUDIT_FAILED : AUDIT_EXITED, actor,
+                      reason && *reason ? reason : state);
     if (o == REPORT_STARTED || o == REPORT_RESUMED || o == REPORT_PAUSED) {
-        sandbox_wake(rc, ws, sbid, o == REPORT_PAUSED ? "paused" : "running");
+        sandbox_wake(
+            rc, ws, sbid,
+            sandbox_state_name(o == REPORT_PAUSED ? SANDBOX_STATE_PAUSED : SANDBOX_STATE_RUNNING));
     } else if (o == REPORT_STOPPED) {
         placement_release(rc, pool, wid, sbid);
         if (was_pending) {
@@ -139,14 +145,15 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
 static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char *pool,
                        const char *wid, const char *sbid, const char *ws, const char *actor)
 {
-    char what[16], why[320];
+    char why[320];
+    enum orphan_decision what;
     struct sched_error err;
 
-    if (!sandbox_orphan(rc, ws, sbid, wid, what, sizeof(what)))
+    if (sandbox_orphan(rc, ws, sbid, wid, &what) != 0)
         return;
-    if (strcmp(what, "lost") == 0)
+    if (what == ORPHAN_LOST)
         audit_sandbox(rc, ws, sbid, AUDIT_LOST, actor, "its worker died");
-    if (strcmp(what, "replace") == 0 && scheduler_replace(rc, c, ws, sbid, wid, &err) != 0) {
+    if (what == ORPHAN_REPLACE && scheduler_replace(rc, c, ws, sbid, wid, &err) != 0) {
         log_about("warn", &(struct log_about){.workspace = ws, .sandbox = sbid, .worker = wid},
                   "its worker died and it could not be placed again: %s", err.message);
         snprintf(why, sizeof(why), "its worker died and it could not be placed again: %s",

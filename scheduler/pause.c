@@ -16,7 +16,7 @@
  * the record is read after every slice, so that a wake another waiter took is
  * not missed. */
 static enum life_outcome wait_state(struct rconn *rc, const char *ws, const char *sbid,
-                                    const char *want, int wait_ms, char *why, size_t whylen)
+                                    enum sandbox_state want, int wait_ms, char *why, size_t whylen)
 {
     long long deadline = (long long)clock_now_ms() + wait_ms;
     struct sandbox_record rec;
@@ -29,13 +29,13 @@ static enum life_outcome wait_state(struct rconn *rc, const char *ws, const char
         if (found == 0 || !sandbox_is_live(&rec)) {
             snprintf(why, whylen, "the sandbox ended: %s",
                      found && *rec.reason ? rec.reason
-                     : found              ? rec.state
+                     : found              ? sandbox_state_shown(&rec)
                                           : "removed");
             if (found)
                 sandbox_record_free(&rec);
             return LIFE_FAILED;
         }
-        found = strcmp(rec.state, want) == 0;
+        found = rec.state == want;
         sandbox_record_free(&rec);
         if (found)
             return LIFE_DONE;
@@ -68,14 +68,25 @@ static void tell_worker(struct rconn *rc, const struct sandbox_transition *t, co
         json_decref(args);
 }
 
-/* The outcome a refusing state stands for. */
-static enum life_outcome refused_by(const char *state, const char *done_state)
+/* The outcome a refusal stands for: by the state it was to reach, already
+ * done; by another live (or pending) state, busy; else (no record, or ended)
+ * absent. */
+static enum life_outcome refused_by(const struct sandbox_transition *t,
+                                    enum sandbox_state done_state)
 {
-    if (strcmp(state, done_state) == 0)
+    if (t->outcome != TRANSITION_REFUSED)
+        return LIFE_ABSENT;
+    if (t->refused == done_state)
         return LIFE_ALREADY;
-    if (strcmp(state, "pending") == 0 || sandbox_state_live(state))
+    if (t->refused == SANDBOX_STATE_PENDING || sandbox_state_is_live(t->refused))
         return LIFE_BUSY;
     return LIFE_ABSENT;
+}
+
+/* Refused because a pause is under way (it refuses a pause and a resume alike). */
+static int refused_pausing(const struct sandbox_transition *t)
+{
+    return t->outcome == TRANSITION_REFUSED && t->refused == SANDBOX_STATE_PAUSING;
 }
 
 enum life_outcome sandbox_pause(struct rconn *rc, const struct sched_conf *c, const char *ws,
@@ -87,14 +98,14 @@ enum life_outcome sandbox_pause(struct rconn *rc, const struct sched_conf *c, co
     if (sandbox_mark_pausing(rc, ws, sbid, (long long)clock_now_ms() + c->paused_max_ms,
                              keep_memory, &t) != 0)
         return LIFE_STORE_DOWN;
-    if (strcmp(t.outcome, "pausing") == 0)
+    if (refused_pausing(&t))
         return LIFE_ALREADY; /* asked already: the worker is on it */
-    if (strcmp(t.outcome, "ok") != 0)
-        return refused_by(t.outcome, "paused");
+    if (t.outcome != TRANSITION_OK)
+        return refused_by(&t, SANDBOX_STATE_PAUSED);
     audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, actor,
                   t.keep_memory ? NULL : "without memory");
     tell_worker(rc, &t, sbid, 1);
-    return wait_state(rc, ws, sbid, "paused", wait_ms, why, whylen);
+    return wait_state(rc, ws, sbid, SANDBOX_STATE_PAUSED, wait_ms, why, whylen);
 }
 
 /* A resume is refused when the policy recorded while paused adds or removes
@@ -123,10 +134,10 @@ static enum life_outcome mark_resuming(struct rconn *rc, const struct sched_conf
     if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->ceilings[WS_LIMIT_MAX_CONCURRENT],
                               timeout_s, fresh, t) != 0)
         return LIFE_STORE_DOWN;
-    if (strcmp(t->outcome, "pausing") != 0)
+    if (!refused_pausing(t))
         return LIFE_DONE;
     /* A pause still under way: let it finish, then resume once. */
-    o = wait_state(rc, ws, sbid, "paused", wait_ms, why, whylen);
+    o = wait_state(rc, ws, sbid, SANDBOX_STATE_PAUSED, wait_ms, why, whylen);
     if (o != LIFE_DONE)
         return o;
     if (sandbox_mark_resuming(rc, ws, sbid, reserve, c->ceilings[WS_LIMIT_MAX_CONCURRENT],
@@ -148,23 +159,24 @@ enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, c
         return o;
     }
     *limit = t.limit;
-    if (strcmp(t.outcome, "over_limit") == 0) {
+    if (t.outcome == TRANSITION_OVER_LIMIT) {
         audit_sandbox(rc, ws, sbid, AUDIT_REFUSED, actor,
                       "resume: the workspace's concurrent sandbox limit is reached");
         o = LIFE_OVER_LIMIT;
-    } else if (strcmp(t.outcome, "network") == 0) {
+    } else if (t.outcome == TRANSITION_NETWORK) {
         audit_sandbox(rc, ws, sbid, AUDIT_REFUSED, actor,
                       "resume: a network change that needs a fresh start");
         o = network_refusal(sbid, t.egress ? t.egress : "", why, whylen);
-    } else if (strcmp(t.outcome, "resuming") == 0) { /* another resume is on it */
-        o = wait_state(rc, ws, sbid, "running", wait_ms, why, whylen);
-    } else if (strcmp(t.outcome, "ok") != 0) {
-        o = refused_by(t.outcome, "running");
+    } else if (t.outcome == TRANSITION_REFUSED && t.refused == SANDBOX_STATE_RESUMING) {
+        /* another resume is on it */
+        o = wait_state(rc, ws, sbid, SANDBOX_STATE_RUNNING, wait_ms, why, whylen);
+    } else if (t.outcome != TRANSITION_OK) {
+        o = refused_by(&t, SANDBOX_STATE_RUNNING);
     } else {
         audit_sandbox(rc, ws, sbid, AUDIT_RESUME_REQUESTED, actor,
                       t.keep_memory ? NULL : "without memory");
         tell_worker(rc, &t, sbid, 0);
-        o = wait_state(rc, ws, sbid, "running", wait_ms, why, whylen);
+        o = wait_state(rc, ws, sbid, SANDBOX_STATE_RUNNING, wait_ms, why, whylen);
     }
     free(t.egress);
     return o;
@@ -183,14 +195,14 @@ int sweep_timeouts(struct rconn *rc, const struct sched_conf *c, const char *ws)
         long long hold = (long long)clock_now_ms() + c->paused_max_ms;
         if (sandbox_timeout_claim(rc, ws, sbid, hold, &t) != 0)
             break;
-        if (strcmp(t.outcome, "pause") == 0) {
+        if (t.outcome == TRANSITION_PAUSE) {
             audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, AUDIT_ACTOR_SCHEDULER,
                           t.keep_memory ? "timeout" : "timeout, without memory");
             tell_worker(rc, &t, sbid, 1);
             log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},
                       "timeout: pausing");
             n++;
-        } else if (strcmp(t.outcome, "kill") == 0 &&
+        } else if (t.outcome == TRANSITION_KILL &&
                    sandbox_kill(rc, ws, sbid, AUDIT_TIMED_OUT, AUDIT_ACTOR_SCHEDULER, "timeout") ==
                        1) {
             log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},

@@ -60,88 +60,57 @@ static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
     need->pin_worker = spec->pin_worker;
 }
 
-static const char *internet_text(int internet)
+/* The record a create writes, from its resolved spec and placement. The
+ * workspace's limits are copied into it, so that a redelivery or a later
+ * start uses the values the sandbox was created with. The env vars (users'
+ * secrets) are recorded only sealed (common/env_seal.h). */
+static void record_of(struct sandbox_record *r, const char *ws, const char *sbid,
+                      const struct sandbox_spec *spec, const struct placement *p,
+                      const long limits[WS_LIMIT_COUNT], const char *env_sealed)
 {
-    return internet < 0 ? "" : internet ? "1" : "0";
+    sandbox_record_defaults(r);
+    r->id = sbid;
+    r->ws = ws;
+    r->template_id = spec->template_id;
+    r->state = SANDBOX_STATE_PENDING;
+    r->pool = p->pool;
+    r->worker = p->wid;
+    r->runtime = p->runtime;
+    r->tier = tier_name(p->tier);
+    r->require_isolation = spec->has_require ? tier_name(spec->require) : "";
+    r->timeout_s = spec->timeout_s;
+    r->cpu_cores = spec->cpu_cores;
+    r->memory_mb = spec->memory_mb;
+    r->metadata = spec->metadata_json;
+    r->env = env_sealed;
+    r->allowed_domains = spec->allowed_json;
+    r->created_at = clock_now_ms();
+    r->egress_policy = spec->egress_policy != 0;
+    r->secure = spec->secure != 0;
+    r->public_traffic = spec->public_traffic != 0;
+    r->egress = spec->egress_json ? spec->egress_json : "";
+    r->internet = spec->internet < 0 ? -1 : spec->internet != 0;
+    r->pids_limit = limits[WS_LIMIT_PIDS];
+    r->disk_mb = limits[WS_LIMIT_DISK_MB];
+    r->pause_on_timeout = spec->pause_on_timeout != 0;
+    r->auto_resume = spec->auto_resume != 0;
+    r->keep_memory = spec->keep_memory != 0;
+    r->image = spec->image;
+    r->base_template = spec->base_template;
+    r->volumes = spec->volumes_json ? spec->volumes_json : "";
 }
 
-/* The workspace's limits are copied into the record, so that a redelivery or
- * a later start uses the values the sandbox was created with. The env vars
- * (users' secrets) are recorded only sealed (common/env_seal.h). */
+/* Writes the record, then sends its worker the create as read back. */
 static int record_and_send(struct rconn *rc, const char *ws, const char *sbid,
                            const struct sandbox_spec *spec, const struct placement *p,
                            const long limits[WS_LIMIT_COUNT], int64_t deadline,
                            const char *env_sealed)
 {
-    char now[24], timeout[24], cpu[32], mem[24], pids[24], disk[24];
-    const char *fv[] = {"id",
-                        sbid,
-                        "ws",
-                        ws,
-                        "template",
-                        spec->template_id,
-                        "state",
-                        "pending",
-                        "pool",
-                        p->pool,
-                        "worker",
-                        p->wid,
-                        "runtime",
-                        p->runtime,
-                        "tier",
-                        tier_name(p->tier),
-                        "require_isolation",
-                        spec->has_require ? tier_name(spec->require) : "",
-                        "timeout",
-                        timeout,
-                        "cpu_cores",
-                        cpu,
-                        "memory_mb",
-                        mem,
-                        "metadata",
-                        spec->metadata_json,
-                        "env",
-                        env_sealed,
-                        "allowed_domains",
-                        spec->allowed_json,
-                        "created_at",
-                        now,
-                        "egress_policy",
-                        spec->egress_policy ? "1" : "0",
-                        "secure",
-                        spec->secure ? "1" : "0",
-                        "public",
-                        spec->public_traffic ? "1" : "0",
-                        "egress",
-                        spec->egress_json ? spec->egress_json : "",
-                        "internet",
-                        internet_text(spec->internet),
-                        "pids_limit",
-                        pids,
-                        "disk_mb",
-                        disk,
-                        "on_timeout",
-                        spec->pause_on_timeout ? "pause" : "kill",
-                        "auto_resume",
-                        spec->auto_resume ? "1" : "0",
-                        "keep_memory",
-                        spec->keep_memory ? "1" : "0",
-                        "image",
-                        spec->image,
-                        "base_template",
-                        spec->base_template,
-                        "volumes",
-                        spec->volumes_json ? spec->volumes_json : ""};
     struct sandbox_record rec;
     int rv;
 
-    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    snprintf(timeout, sizeof(timeout), "%ld", spec->timeout_s);
-    snprintf(cpu, sizeof(cpu), "%.3f", spec->cpu_cores);
-    snprintf(mem, sizeof(mem), "%ld", spec->memory_mb);
-    snprintf(pids, sizeof(pids), "%ld", limits[WS_LIMIT_PIDS]);
-    snprintf(disk, sizeof(disk), "%ld", limits[WS_LIMIT_DISK_MB]);
-    if (sandbox_insert(rc, ws, sbid, deadline, (int)(sizeof(fv) / sizeof(fv[0]) / 2), fv) != 0)
+    record_of(&rec, ws, sbid, spec, p, limits, env_sealed);
+    if (sandbox_insert(rc, &rec, deadline) != 0)
         return -1;
     if (sandbox_read(rc, ws, sbid, &rec) != 1)
         return -1;

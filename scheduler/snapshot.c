@@ -25,11 +25,11 @@ static enum life_outcome wait_ready(struct rconn *rc, const char *ws, const char
         int found = snapshot_read(rc, ws, id, &s);
         if (found < 0)
             return LIFE_STORE_DOWN;
-        if (found == 0 || strcmp(s.state, "failed") == 0) {
+        if (found == 0 || s.state == SNAPSHOT_STATE_FAILED) {
             snprintf(why, whylen, "snapshot failed: %s", found ? s.reason : "it was removed");
             return LIFE_FAILED;
         }
-        if (strcmp(s.state, "ready") == 0)
+        if (s.state == SNAPSHOT_STATE_READY)
             return LIFE_DONE;
         long long left = deadline - (long long)clock_now_ms();
         if (left <= 0)
@@ -99,24 +99,25 @@ enum life_outcome snapshot_take(struct rconn *rc, const char *ws, const char *sb
 }
 
 void snapshot_worker_report(struct rconn *rc, const char *ws, const char *wid, const char *id,
-                            const char *state, const char *reason)
+                            const char *state_word, const char *reason)
 {
     char actor[AUDIT_ACTOR_MAX];
     struct snapshot_record s;
+    enum snapshot_state state = snapshot_state_parse(state_word);
 
     if (snapshot_report(rc, ws, id, wid, state, reason) != 1)
         return;
     audit_actor_worker(actor, wid);
     if (snapshot_read(rc, ws, id, &s) == 1)
         audit_sandbox_event(rc, ws,
-                            &(struct audit_event){.event = strcmp(state, "ready") == 0
+                            &(struct audit_event){.event = state == SNAPSHOT_STATE_READY
                                                                ? AUDIT_SNAPSHOTTED
                                                                : AUDIT_FAILED,
                                                   .actor = actor,
                                                   .sandbox = s.sandbox,
                                                   .worker = wid,
                                                   .reason = *reason ? reason : id});
-    sandbox_wake(rc, ws, id, state);
+    sandbox_wake(rc, ws, id, snapshot_state_name(state));
 }
 
 int snapshot_delete(struct rconn *rc, const char *ws, const char *id, const char *actor)
@@ -155,8 +156,8 @@ int snapshot_resolve(struct rconn *rc, const char *ws, struct sandbox_spec *spec
         sched_error_set(err, 404, "template: '%s' not found", spec->template_id);
         return -1;
     }
-    if (strcmp(s.state, "ready") != 0) {
-        sched_error_set(err, 409, "template: snapshot '%s' is %s", s.id, s.state);
+    if (s.state != SNAPSHOT_STATE_READY) {
+        sched_error_set(err, 409, "template: snapshot '%s' is %s", s.id, s.state_text);
         return -1;
     }
     snprintf(spec->image, sizeof(spec->image), "%s", s.image);

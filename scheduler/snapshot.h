@@ -21,10 +21,11 @@ enum life_outcome snapshot_take(struct rconn *rc, const char *ws, const char *sb
                                 const char *name, int fork, const char *actor, int wait_ms,
                                 char id[SNAPSHOT_ID_MAX], char *why, size_t whylen);
 
-/* A worker's word on a snapshot it was asked for ("ready" or "failed"):
- * heard only from the worker that holds it; wakes the waiting call. */
+/* A worker's word on a snapshot it was asked for ("ready" or "failed",
+ * decoded here): heard only from the worker that holds it; wakes the
+ * waiting call. */
 void snapshot_worker_report(struct rconn *rc, const char *ws, const char *wid, const char *id,
-                            const char *state, const char *reason);
+                            const char *state_word, const char *reason);
 
 /* Removes ws's snapshot id: its record, and its image on its worker. 1, 0
  * absent, -1 Redis. */

@@ -89,12 +89,12 @@ static int in_use(struct rconn *rc, const char *ws, const char *dname)
     char quoted[80];
     int used = 0;
 
-    if (sandbox_list_read(rc, ws, NULL, &all) != 0)
+    if (sandbox_list_read(rc, ws, SANDBOX_STATE_ANY, &all) != 0)
         return -1;
     snprintf(quoted, sizeof(quoted), "\"%s\"", dname);
     for (size_t i = 0; i < all.n; i++) {
         const struct sandbox_record *s = &all.items[i];
-        int live = sandbox_is_live(s) || !strcmp(s->state, "pending");
+        int live = sandbox_is_live(s) || s->state == SANDBOX_STATE_PENDING;
         used |= live && strstr(s->volumes, quoted) != NULL;
     }
     sandbox_list_free(&all);

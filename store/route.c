@@ -9,8 +9,8 @@
 static int route_of(struct rconn *rc, const struct sandbox_record *sb, struct route *out)
 {
     if (!sandbox_is_running(sb)) {
-        if (!sandbox_is_paused(sb) && strcmp(sb->state, "resuming") != 0 &&
-            strcmp(sb->state, "pausing") != 0)
+        if (!sandbox_is_paused(sb) && sb->state != SANDBOX_STATE_RESUMING &&
+            sb->state != SANDBOX_STATE_PAUSING)
             return 0;
         /* Paused without its memory: resumed only when asked (decision 0074). */
         return sb->auto_resume && sb->paused_memory ? 2 : ROUTE_PAUSED;

@@ -103,7 +103,7 @@ static void keys_of(struct pause_keys *k, const char *ws, const char *sbid)
 
 /* What a script's reply holds past {outcome, worker, pool[, limit]}: a
  * pause's (and a deadline claim's) 5th element is the memory it keeps; a
- * resume's 5th the policy to apply (or, refused for "network", "add" or
+ * resume's 5th the policy to apply (or, refused for NETWORK, "add" or
  * "remove"), its 6th 1 for a fresh start. */
 enum reply_shape { REPLY_PAUSE, REPLY_RESUME };
 
@@ -119,7 +119,7 @@ static int transition_reply(redisReply *r, enum reply_shape shape, struct sandbo
             freeReplyObject(r);
         return -1;
     }
-    snprintf(t->outcome, sizeof(t->outcome), "%s", reply_str(r->element[0]) ?: "");
+    t->outcome = transition_outcome_parse(reply_str(r->element[0]), &t->refused);
     snprintf(t->worker, sizeof(t->worker), "%s", reply_str(r->element[1]) ?: "");
     snprintf(t->pool, sizeof(t->pool), "%s", reply_str(r->element[2]) ?: "");
     t->limit = r->elements > 3 ? (long)reply_int(r->element[3], 0) : 0;

@@ -1,7 +1,10 @@
-/* sandbox_record.c: a sandbox's Redis hash as a typed struct sandbox_record,
- * with the defaults of absent fields in one place (sandbox_store.h), and a
- * workspace's records read in one round trip. */
+/* sandbox_record.c: a sandbox's Redis hash as a typed struct sandbox_record
+ * (decoded by sandbox_fields.c's table), with the defaults of absent fields
+ * in one place (sandbox_store.h), and a workspace's records read in one
+ * round trip. */
 #include "sandbox_store.h"
+
+#include "sandbox_fields.h"
 
 #include "keys.h"
 
@@ -12,7 +15,7 @@
 void sandbox_record_defaults(struct sandbox_record *r)
 {
     memset(r, 0, sizeof(*r));
-    r->id = r->ws = r->state = r->pool = r->worker = r->runtime = r->tier = "";
+    r->id = r->ws = r->state_text = r->pool = r->worker = r->runtime = r->tier = "";
     r->require_isolation = r->reason = r->env = r->egress = r->image = r->base_template =
         r->volumes = "";
     r->template_id = SANDBOX_DEFAULT_TEMPLATE;
@@ -27,93 +30,21 @@ void sandbox_record_defaults(struct sandbox_record *r)
     r->keep_memory = r->paused_memory = 1; /* before decision 0074 every pause kept it */
 }
 
-/* A field's text, or the default when the record lacks it (or has it empty). */
-static void text(const redisReply *h, const char *field, const char **out)
+/* The whole hash (HGETALL reply), or NULL when absent (*absent set) or on
+ * failure. */
+static redisReply *sandbox_get(struct rconn *rc, const char *ws, const char *sbid, int *absent)
 {
-    const char *v = reply_hget(h, field);
+    char key[160];
+    redisReply *r;
 
-    if (v && *v)
-        *out = v;
-}
-
-static void number(const redisReply *h, const char *field, long long *out)
-{
-    const char *v = reply_hget(h, field);
-
-    if (v && *v)
-        *out = atoll(v);
-}
-
-static void flag(const redisReply *h, const char *field, int *out)
-{
-    const char *v = reply_hget(h, field);
-
-    if (v && *v)
-        *out = strcmp(v, "1") == 0;
-}
-
-static void numbers(struct sandbox_record *r, const redisReply *h)
-{
-    long long mem = r->memory_mb, timeout = r->timeout_s, pids = 0, disk = 0;
-    const char *cpu = reply_hget(h, "cpu_cores");
-
-    if (cpu && *cpu)
-        r->cpu_cores = atof(cpu);
-    number(h, "memory_mb", &mem);
-    number(h, "timeout", &timeout);
-    number(h, "pids_limit", &pids);
-    number(h, "disk_mb", &disk);
-    number(h, "created_at", &r->created_at);
-    number(h, "started_at", &r->started_at);
-    number(h, "expires_at", &r->expires_at);
-    r->memory_mb = (long)mem;
-    r->timeout_s = (long)timeout;
-    r->pids_limit = (long)pids;
-    r->disk_mb = (long)disk;
-}
-
-void sandbox_record_fill(struct sandbox_record *r, const redisReply *h)
-{
-    static const struct {
-        const char *field;
-        size_t offset;
-    } texts[] = {
-        {"id", offsetof(struct sandbox_record, id)},
-        {"ws", offsetof(struct sandbox_record, ws)},
-        {"template", offsetof(struct sandbox_record, template_id)},
-        {"state", offsetof(struct sandbox_record, state)},
-        {"pool", offsetof(struct sandbox_record, pool)},
-        {"worker", offsetof(struct sandbox_record, worker)},
-        {"runtime", offsetof(struct sandbox_record, runtime)},
-        {"tier", offsetof(struct sandbox_record, tier)},
-        {"require_isolation", offsetof(struct sandbox_record, require_isolation)},
-        {"reason", offsetof(struct sandbox_record, reason)},
-        {"metadata", offsetof(struct sandbox_record, metadata)},
-        {"allowed_domains", offsetof(struct sandbox_record, allowed_domains)},
-        {"env", offsetof(struct sandbox_record, env)},
-        {"egress", offsetof(struct sandbox_record, egress)},
-        {"image", offsetof(struct sandbox_record, image)},
-        {"base_template", offsetof(struct sandbox_record, base_template)},
-        {"volumes", offsetof(struct sandbox_record, volumes)},
-    };
-    const char *internet = reply_hget(h, "internet");
-
-    sandbox_record_defaults(r);
-    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
-        text(h, texts[i].field, (const char **)((char *)r + texts[i].offset));
-    /* Present but empty is not absent here: it is how "none" was recorded. */
-    r->egress_next = reply_hget(h, "egress_next");
-    numbers(r, h);
-    flag(h, "secure", &r->secure);
-    flag(h, "public", &r->public_traffic);
-    flag(h, "egress_policy", &r->egress_policy);
-    flag(h, "auto_resume", &r->auto_resume);
-    flag(h, "keep_memory", &r->keep_memory);
-    flag(h, "paused_memory", &r->paused_memory);
-    r->pause_on_timeout =
-        reply_hget(h, "on_timeout") && strcmp(reply_hget(h, "on_timeout"), "pause") == 0;
-    if (internet && *internet)
-        r->internet = strcmp(internet, "1") == 0;
+    snprintf(key, sizeof(key), K_SB, ws, sbid);
+    r = rconn_cmd(rc, 0, "HGETALL %s", key);
+    *absent = r && r->elements == 0;
+    if (r && r->elements == 0) {
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
 }
 
 int sandbox_read(struct rconn *rc, const char *ws, const char *sbid, struct sandbox_record *r)
@@ -136,7 +67,7 @@ int sandbox_worker_is(struct rconn *rc, const char *ws, const char *sbid, const 
     int yes;
 
     snprintf(key, sizeof(key), K_SB, ws, sbid);
-    r = rconn_cmd(rc, 0, "HGET %s worker", key);
+    r = rconn_cmd(rc, 0, "HGET %s %s", key, SANDBOX_FIELD_WORKER);
     if (!r)
         return -1;
     yes = reply_str(r) && strcmp(reply_str(r), wid) == 0;
@@ -153,7 +84,7 @@ void sandbox_record_free(struct sandbox_record *r)
 
 int sandbox_is_running(const struct sandbox_record *r)
 {
-    return strcmp(r->state, "running") == 0;
+    return r->state == SANDBOX_STATE_RUNNING;
 }
 
 json_t *sandbox_json_field(const char *text, const char *fallback)
@@ -183,10 +114,11 @@ static struct rscript list_script = {
     "return out\n",
     ""};
 
-int sandbox_list_read(struct rconn *rc, const char *ws, const char *state, struct sandbox_list *out)
+int sandbox_list_read(struct rconn *rc, const char *ws, enum sandbox_state state,
+                      struct sandbox_list *out)
 {
     char k_sbs[128], prefix[160];
-    const char *argv[3] = {k_sbs, prefix, state ? state : ""};
+    const char *argv[3] = {k_sbs, prefix, sandbox_state_name(state)}; /* ANY: "" */
     redisReply *r;
 
     memset(out, 0, sizeof(*out));
@@ -219,16 +151,17 @@ void sandbox_list_free(struct sandbox_list *l)
 
 int sandbox_is_paused(const struct sandbox_record *r)
 {
-    return strcmp(r->state, "paused") == 0 || strcmp(r->state, "pausing") == 0;
-}
-
-int sandbox_state_live(const char *state)
-{
-    return strcmp(state, "running") == 0 || strcmp(state, "pausing") == 0 ||
-           strcmp(state, "paused") == 0 || strcmp(state, "resuming") == 0;
+    return r->state == SANDBOX_STATE_PAUSED || r->state == SANDBOX_STATE_PAUSING;
 }
 
 int sandbox_is_live(const struct sandbox_record *r)
 {
-    return sandbox_state_live(r->state);
+    return sandbox_state_is_live(r->state);
+}
+
+const char *sandbox_state_shown(const struct sandbox_record *r)
+{
+    if (r->state != SANDBOX_STATE_UNKNOWN)
+        return sandbox_state_name(r->state);
+    return r->state_text ? r->state_text : "";
 }

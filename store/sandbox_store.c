@@ -2,8 +2,9 @@
 
 #include "clock.h"
 #include "keys.h"
-#include "wake.h"
+#include "sandbox_fields.h"
 #include "telemetry.h"
+#include "wake.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -178,27 +179,28 @@ int sandbox_workspace_of(struct rconn *rc, const char *sbid, char ws[33])
     return found;
 }
 
-int sandbox_insert(struct rconn *rc, const char *ws, const char *sbid, int64_t pending_deadline,
-                   int nfields, const char **fv)
+int sandbox_insert(struct rconn *rc, const struct sandbox_record *r, int64_t pending_deadline)
 {
     const char *argv[RCONN_EVAL_MAX];
     char deadline[24];
+    struct sandbox_encoded e;
 
-    SB_KEYS(ws, sbid);
+    SB_KEYS(r->ws, r->id);
     (void)k_active;
     (void)k_timeouts;
-    if (nfields * 2 + 5 > RCONN_EVAL_MAX)
+    sandbox_record_encode(r, SANDBOX_ENCODE_CREATE, &e);
+    if (e.n * 2 + 5 > RCONN_EVAL_MAX)
         return -1;
     snprintf(deadline, sizeof(deadline), "%lld", (long long)pending_deadline);
     argv[0] = k_sb;
     argv[1] = k_sbs;
     argv[2] = k_pending;
-    argv[3] = sbid;
+    argv[3] = r->id;
     argv[4] = deadline;
-    memcpy(argv + 5, fv, sizeof(*fv) * (size_t)nfields * 2);
-    if (eval_int(rc, &insert_script, 3, 2 + nfields * 2, argv) != 1)
+    memcpy(argv + 5, e.fv, sizeof(e.fv[0]) * (size_t)e.n * 2);
+    if (eval_int(rc, &insert_script, 3, 2 + e.n * 2, argv) != 1)
         return -1;
-    return set_index(rc, sbid, ws);
+    return set_index(rc, r->id, r->ws);
 }
 
 int sandbox_remove(struct rconn *rc, const char *ws, const char *sbid, char worker[33],
@@ -224,7 +226,7 @@ int sandbox_remove(struct rconn *rc, const char *ws, const char *sbid, char work
 }
 
 enum report_outcome sandbox_report(struct rconn *rc, const char *ws, const char *sbid,
-                                   const char *wid, const char *state, const char *reason,
+                                   const char *wid, enum sandbox_reported state, const char *reason,
                                    int *was_pending)
 {
     char now[24];
@@ -234,27 +236,28 @@ enum report_outcome sandbox_report(struct rconn *rc, const char *ws, const char 
     SB_KEYS(ws, sbid);
     (void)k_sbs;
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    const char *args[9] = {k_sb, k_active, k_timeouts,           k_pending, sbid,
-                           wid,  state,    reason ? reason : "", now};
+    const char *args[9] = {k_sb,
+                           k_active,
+                           k_timeouts,
+                           k_pending,
+                           sbid,
+                           wid,
+                           sandbox_reported_name(state),
+                           reason ? reason : "",
+                           now};
     r = rconn_eval(rc, &report_script, 4, 5, args);
     if (!r)
         return REPORT_IGNORED;
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
-        const char *o = r->element[0]->str;
         *was_pending = (int)r->element[1]->integer;
-        out = strcmp(o, "started") == 0   ? REPORT_STARTED
-              : strcmp(o, "stopped") == 0 ? REPORT_STOPPED
-              : strcmp(o, "kill") == 0    ? REPORT_KILL
-              : strcmp(o, "paused") == 0  ? REPORT_PAUSED
-              : strcmp(o, "resumed") == 0 ? REPORT_RESUMED
-                                          : REPORT_IGNORED;
+        out = report_outcome_parse(r->element[0]->str);
     }
     freeReplyObject(r);
     return out;
 }
 
-const char *sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, const char *wid,
-                           char *buf, size_t buflen)
+int sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, const char *wid,
+                   enum orphan_decision *out)
 {
     char now[24];
     redisReply *r;
@@ -266,10 +269,10 @@ const char *sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, c
     const char *argv[6] = {k_sb, k_active, k_timeouts, sbid, wid, now};
     r = rconn_eval(rc, &orphan_script, 3, 3, argv);
     if (!r)
-        return NULL;
-    snprintf(buf, buflen, "%s", reply_str(r) ? reply_str(r) : "skip");
+        return -1;
+    *out = orphan_decision_parse(reply_str(r)); /* nil: SKIP */
     freeReplyObject(r);
-    return buf;
+    return 0;
 }
 
 int sandbox_move(struct rconn *rc, const char *ws, const char *sbid, const char *old_wid,
@@ -310,19 +313,4 @@ int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char 
 
     snprintf(key, sizeof(key), K_READY, ws, sbid);
     return wake_push(rc, key, msg, 120000);
-}
-
-redisReply *sandbox_get(struct rconn *rc, const char *ws, const char *sbid, int *absent)
-{
-    char key[160];
-    redisReply *r;
-
-    snprintf(key, sizeof(key), K_SB, ws, sbid);
-    r = rconn_cmd(rc, 0, "HGETALL %s", key);
-    *absent = r && r->elements == 0;
-    if (r && r->elements == 0) {
-        freeReplyObject(r);
-        return NULL;
-    }
-    return r;
 }

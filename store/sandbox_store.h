@@ -6,40 +6,34 @@
 
 #include "id_list.h"
 #include "rconn.h"
+#include "sandbox_codec.h"
 
 #include <jansson.h>
 #include <stdint.h>
 
-/* Writes a new "pending" record from field/value pairs. 0 or -1. */
-int sandbox_insert(struct rconn *rc, const char *ws, const char *sbid, int64_t pending_deadline,
-                   int nfields, const char **fields_and_values);
+struct sandbox_record;
+
+/* Writes a create's record (r->ws, r->id: its fields as sandbox_fields.c
+ * spells them), pending until pending_deadline. 0 or -1. */
+int sandbox_insert(struct rconn *rc, const struct sandbox_record *r, int64_t pending_deadline);
 
 /* Deletes the record and every index entry; *worker and *pool are filled from it.
  * 1 removed, 0 there was none, -1 Redis. */
 int sandbox_remove(struct rconn *rc, const char *ws, const char *sbid, char worker[33],
                    char pool[33]);
 
-/* Outcomes of a worker's report about a sandbox. */
-enum report_outcome {
-    REPORT_IGNORED = 0, /* nothing changed */
-    REPORT_STARTED,     /* pending -> running: wake the waiting create */
-    REPORT_STOPPED,     /* running/pending -> exited or error: release its resources */
-    REPORT_KILL,        /* not this worker's (or its reservation lapsed): kill it */
-    REPORT_PAUSED,      /* pausing -> paused: wake the waiting pause */
-    REPORT_RESUMED,     /* resuming -> running: wake the waiting resume */
-};
-
 /* Applies "wid says sbid is <state>": running, paused, exited, failed, or
  * missing (a full report that omits it: only a live sandbox is then marked
  * exited). *was_pending: a create, pause or resume waits on this change. */
 enum report_outcome sandbox_report(struct rconn *rc, const char *ws, const char *sbid,
-                                   const char *wid, const char *state, const char *reason,
+                                   const char *wid, enum sandbox_reported state, const char *reason,
                                    int *was_pending);
 
-/* For a dead worker: "replace" (pending: place again), "lost" (was running, now
- * lost), or "skip" (not on that worker any more). NULL on Redis failure. */
-const char *sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, const char *wid,
-                           char *buf, size_t buflen);
+/* For a dead worker: ORPHAN_REPLACE (pending: place again), ORPHAN_LOST (was
+ * live, now lost), or ORPHAN_SKIP (not on that worker any more), in *out.
+ * 0, or -1 on Redis failure. */
+int sandbox_orphan(struct rconn *rc, const char *ws, const char *sbid, const char *wid,
+                   enum orphan_decision *out);
 
 /* Moves a pending sandbox from old_wid to a new placement; 1 moved, 0 no longer
  * pending on old_wid, -1. egress_next is the record's egress_next as read
@@ -60,18 +54,20 @@ int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int
 
 /* ---- Pause, resume and deadlines (sandbox_pause.c, decision 0044) ---- */
 
-/* What a transition did: outcome "ok" (or "pause"/"kill"/"notdue" for a
- * deadline), else the state that refused it ("absent": no record,
- * "over_limit": admission refused a resume, limit set); the worker and pool
- * that hold the sandbox when it is theirs to act on. */
+/* What a transition did: outcome TRANSITION_OK (or PAUSE/KILL/NOTDUE for a
+ * deadline), ABSENT (no record), OVER_LIMIT (admission refused a resume, limit
+ * set), NETWORK, or REFUSED by the state in refused; the worker and pool that
+ * hold the sandbox when it is theirs to act on. */
 struct sandbox_transition {
-    char outcome[16], worker[33], pool[33];
+    enum transition_outcome outcome;
+    enum sandbox_state refused;
+    char worker[33], pool[33];
     long limit;
     /* A pause: whether it keeps the memory (decision 0074). A resume: 0 when
      * the sandbox starts afresh (paused without memory, or asked to). */
     int keep_memory;
     /* A resume: the egress policy recorded while paused, to apply ("null":
-     * none), malloc'd, or NULL (no change); outcome "network": "add" or
+     * none), malloc'd, or NULL (no change); outcome NETWORK: "add" or
      * "remove", the change a resume keeping the memory cannot make. The
      * caller frees it. */
     char *egress;
@@ -90,8 +86,8 @@ int sandbox_mark_pausing(struct rconn *rc, const char *ws, const char *sbid, lon
 int sandbox_mark_resuming(struct rconn *rc, const char *ws, const char *sbid,
                           long long reserve_until, long ceiling, long timeout_s, int fresh,
                           struct sandbox_transition *t);
-/* Claims a passed deadline: "pause" (marked pausing, until hold_until),
- * "kill", or "notdue" (someone acted first). 0, -1 Redis. */
+/* Claims a passed deadline: TRANSITION_PAUSE (marked pausing, until
+ * hold_until), KILL, or NOTDUE (someone acted first). 0, -1 Redis. */
 int sandbox_timeout_claim(struct rconn *rc, const char *ws, const char *sbid, long long hold_until,
                           struct sandbox_transition *t);
 
@@ -101,11 +97,6 @@ int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char 
 /* The workspace a sandbox id belongs to, from the index the data plane keeps
  * (ids are global, records live in their workspace's slot). 1, 0 none, -1. */
 int sandbox_workspace_of(struct rconn *rc, const char *sbid, char ws[33]);
-
-/* Fetches the whole record (HGETALL reply) or NULL when absent or on failure;
- * *absent tells which. For sandbox_read only: everyone else reads a struct
- * sandbox_record. */
-redisReply *sandbox_get(struct rconn *rc, const char *ws, const char *sbid, int *absent);
 
 /* ---- The record, typed (sandbox_record.c) ----
  * What a field stands for when a record lacks it (an older record, or one
@@ -118,10 +109,13 @@ redisReply *sandbox_get(struct rconn *rc, const char *ws, const char *sbid, int 
 #define SANDBOX_DEFAULT_SECURE 0 /* before "secure" existed no sandbox had an envd token */
 #define SANDBOX_DEFAULT_PUBLIC 1 /* data-plane traffic needs no token unless asked */
 
-/* One sandbox. Text fields are never NULL ("" when absent) except egress_next,
- * and point into storage the record (or its list) owns. */
+/* One sandbox, field by field as sandbox_fields.c reads and writes it. Text
+ * fields are never NULL ("" when absent) except egress_next, and point into
+ * storage the record (or its list) owns. */
 struct sandbox_record {
-    const char *id, *ws, *template_id, *state, *pool, *worker, *runtime, *tier;
+    const char *id, *ws, *template_id, *pool, *worker, *runtime, *tier;
+    enum sandbox_state state;
+    const char *state_text;        /* the word read ("" absent): shown when state is UNKNOWN */
     const char *require_isolation; /* tier name, "" when none was required */
     const char *reason;            /* why it ended, "" while live */
     const char *metadata;          /* JSON object text */
@@ -146,7 +140,8 @@ struct sandbox_record {
 
 /* Fills r with every default: the record of a sandbox whose hash is empty. */
 void sandbox_record_defaults(struct sandbox_record *r);
-/* Fills r from an HGETALL-shaped reply, which must outlive r (r->owned NULL). */
+/* Fills r from an HGETALL-shaped reply, which must outlive r (r->owned NULL);
+ * sandbox_fields.c. */
 void sandbox_record_fill(struct sandbox_record *r, const redisReply *hash);
 /* Reads one record: 1 found, 0 absent, -1 Redis. Free with sandbox_record_free. */
 int sandbox_read(struct rconn *rc, const char *ws, const char *sbid, struct sandbox_record *r);
@@ -155,8 +150,10 @@ int sandbox_is_running(const struct sandbox_record *r);
 /* Paused or on the way there: the E2B surface calls both "paused". */
 int sandbox_is_paused(const struct sandbox_record *r);
 /* Not ended: running, pausing, paused or resuming (pending is not yet live). */
-int sandbox_state_live(const char *state);
 int sandbox_is_live(const struct sandbox_record *r);
+/* The state's word as the API shows it: the table's, or for a word no table
+ * names (UNKNOWN) the one the record holds ("" when it has none). */
+const char *sandbox_state_shown(const struct sandbox_record *r);
 /* A JSON field of a record (metadata, allowed_domains, a policy) parsed; the
  * parsed fallback when it does not parse. */
 json_t *sandbox_json_field(const char *text, const char *fallback);
@@ -168,9 +165,9 @@ struct sandbox_list {
     redisReply *owned;
 };
 
-/* Every sandbox of ws, or only those in state (NULL or "": all). 0, or -1
- * (Redis, memory). Free with sandbox_list_free. */
-int sandbox_list_read(struct rconn *rc, const char *ws, const char *state,
+/* Every sandbox of ws, or only those in state (SANDBOX_STATE_ANY: all). 0,
+ * or -1 (Redis, memory). Free with sandbox_list_free. */
+int sandbox_list_read(struct rconn *rc, const char *ws, enum sandbox_state state,
                       struct sandbox_list *out);
 void sandbox_list_free(struct sandbox_list *l);
 

@@ -2,11 +2,31 @@
 
 #include "clock.h"
 #include "keys.h"
+#include "sandbox_codec.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *const state_words[SNAPSHOT_STATE_COUNT] = {
+    [SNAPSHOT_STATE_UNKNOWN] = "",
+    [SNAPSHOT_STATE_PENDING] = "pending",
+    [SNAPSHOT_STATE_READY] = "ready",
+    [SNAPSHOT_STATE_FAILED] = "failed",
+};
+
+const char *snapshot_state_name(enum snapshot_state s)
+{
+    return (unsigned)s < SNAPSHOT_STATE_COUNT ? state_words[s] : "";
+}
+
+enum snapshot_state snapshot_state_parse(const char *word)
+{
+    int i = codec_word_index(state_words, SNAPSHOT_STATE_COUNT, word);
+
+    return i < 0 ? SNAPSHOT_STATE_UNKNOWN : (enum snapshot_state)i;
+}
 
 int snapshot_id_ok(const char *id)
 {
@@ -88,7 +108,7 @@ static void fill(const redisReply *h, struct snapshot_record *out)
         TEXT("pool", out->pool)
         TEXT("worker", out->worker)
         TEXT("image", out->image)
-        TEXT("state", out->state)
+        TEXT("state", out->state_text)
         TEXT("name", out->name)
         TEXT("reason", out->reason)
 #undef TEXT
@@ -97,6 +117,7 @@ static void fill(const redisReply *h, struct snapshot_record *out)
         if (strcmp(k, "fork") == 0)
             out->fork = atoi(v);
     }
+    out->state = snapshot_state_parse(out->state_text);
 }
 
 int snapshot_read(struct rconn *rc, const char *ws, const char *id, struct snapshot_record *out)
@@ -116,10 +137,10 @@ int snapshot_read(struct rconn *rc, const char *ws, const char *id, struct snaps
 }
 
 int snapshot_report(struct rconn *rc, const char *ws, const char *id, const char *wid,
-                    const char *state, const char *reason)
+                    enum snapshot_state state, const char *reason)
 {
     char one[192];
-    const char *argv[4] = {one, wid, state, reason ? reason : ""};
+    const char *argv[4] = {one, wid, snapshot_state_name(state), reason ? reason : ""};
     redisReply *r;
     int n;
 

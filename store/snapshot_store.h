@@ -12,9 +12,23 @@
 #define SNAPSHOT_IMAGE_REPO "corral-snap"
 #define SNAPSHOT_ID_MAX 48
 
+/* A snapshot's "state": pending until its worker says ready or failed.
+ * UNKNOWN: an absent or unexpected word (the record keeps it as read). */
+enum snapshot_state {
+    SNAPSHOT_STATE_UNKNOWN = 0,
+    SNAPSHOT_STATE_PENDING,
+    SNAPSHOT_STATE_READY,
+    SNAPSHOT_STATE_FAILED,
+    SNAPSHOT_STATE_COUNT
+};
+/* The wire word ("" for UNKNOWN), and the state a word names. */
+const char *snapshot_state_name(enum snapshot_state s);
+enum snapshot_state snapshot_state_parse(const char *word);
+
 struct snapshot_record {
     char id[SNAPSHOT_ID_MAX], sandbox[33], template_id[65], pool[33], worker[33];
-    char image[96], state[16], name[129], reason[256];
+    char image[96], state_text[16], name[129], reason[256];
+    enum snapshot_state state; /* decoded from state_text */
     long long created_at;
     int fork; /* made for a fork: not listed, removed once its forks started */
 };
@@ -28,10 +42,10 @@ void snapshot_image(const char *id, char *out, size_t len);
 int snapshot_insert(struct rconn *rc, const char *ws, const struct snapshot_record *s);
 /* 1 found, 0 absent, -1 Redis. */
 int snapshot_read(struct rconn *rc, const char *ws, const char *id, struct snapshot_record *out);
-/* The worker's word on a snapshot it was asked for: "ready" or "failed"
+/* The worker's word on a snapshot it was asked for: READY or FAILED
  * (reason). Only the worker that holds it is heard. 1 changed, 0 not, -1. */
 int snapshot_report(struct rconn *rc, const char *ws, const char *id, const char *wid,
-                    const char *state, const char *reason);
+                    enum snapshot_state state, const char *reason);
 /* Deletes the record; *out is filled from it first. 1, 0 absent, -1. */
 int snapshot_remove(struct rconn *rc, const char *ws, const char *id, struct snapshot_record *out);
 

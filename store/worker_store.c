@@ -1,12 +1,25 @@
 #include "worker_store.h"
 
 #include "keys.h"
+#include "sandbox_codec.h"
 #include "secret.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A worker's "state": alive until its death is claimed (dead). */
+enum worker_state { WORKER_STATE_ALIVE, WORKER_STATE_DEAD, WORKER_STATE_COUNT };
+static const char *const worker_state_words[WORKER_STATE_COUNT] = {
+    [WORKER_STATE_ALIVE] = "alive",
+    [WORKER_STATE_DEAD] = "dead",
+};
+
+static int state_is_alive(const char *word)
+{
+    return codec_word_index(worker_state_words, WORKER_STATE_COUNT, word) == WORKER_STATE_ALIVE;
+}
 
 int worker_slot_encode(const struct worker_slot *s, char *out, size_t len)
 {
@@ -115,7 +128,8 @@ static int enrol_fields(const struct worker_enrolment *e, const struct worker_ca
     snprintf(num[4], 32, "%lld", e->lease_until);
     snprintf(num[5], 32, "%d", c->public_ok ? 1 : 0);
 #define F(name, value) (argv[n++] = (name), argv[n++] = (value))
-    F("state", "alive"), F("hostname", c->hostname), F("runtimes", c->runtimes);
+    F("state", worker_state_words[WORKER_STATE_ALIVE]), F("hostname", c->hostname),
+        F("runtimes", c->runtimes);
     F("runtimes_json", c->runtimes_json), F("templates", c->templates);
     F("templates_json", c->templates_json), F("egress", num[0]), F("slots", num[1]);
     F("cpu", num[2]), F("mem", num[3]), F("data_addr", c->data_addr), F("lease_until", num[4]);
@@ -161,7 +175,7 @@ int worker_check_mac(struct rconn *rc, const char *pool, const char *wid, const 
     stored = reply_str(r->element[0]);
     state = reply_str(r->element[1]);
     ok = stored && secret_equal(stored, mac);
-    *alive = ok && state && strcmp(state, "alive") == 0;
+    *alive = ok && state_is_alive(state);
     return done(r, ok);
 }
 
@@ -216,7 +230,7 @@ int worker_is_alive(struct rconn *rc, const char *pool, const char *wid)
     r = rconn_cmd(rc, 0, "HGET %s state", key);
     if (!r)
         return -1;
-    return done(r, reply_str(r) && strcmp(reply_str(r), "alive") == 0);
+    return done(r, state_is_alive(reply_str(r)));
 }
 
 /* Check and mark in one step, so that of a sweep and a DELETE (or two
@@ -553,7 +567,7 @@ int worker_route(struct rconn *rc, const char *pool, const char *wid, struct wor
     addr = reply_str(r->element[0]);
     dkey = reply_str(r->element[1]);
     state = reply_str(r->element[2]);
-    if (!addr || !dkey || !state || strcmp(state, "alive") != 0)
+    if (!addr || !dkey || !state_is_alive(state))
         return done(r, 0);
     snprintf(out->data_addr, sizeof(out->data_addr), "%s", addr);
     snprintf(out->data_key, sizeof(out->data_key), "%s", dkey);

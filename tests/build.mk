@@ -7,6 +7,7 @@ UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_
              tests/unit/unit_lifecycle.c tests/unit/unit_rcluster.c tests/unit/unit_volume.c \
              tests/unit/unit_handshake.c tests/unit/unit_worker_push.c tests/unit/unit_heartbeat.c \
              tests/unit/unit_workspace_limits.c tests/unit/unit_metrics_ids.c \
+             tests/unit/unit_sandbox_fields.c \
              tests/lib/stderr_capture.c \
              $(filter-out handlers/main.c,$(API_SRCS))
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)

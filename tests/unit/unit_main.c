@@ -361,6 +361,7 @@ void unit_worker_push(int *total_passed, int *total_failed);
 void unit_heartbeat(int *total_passed, int *total_failed);
 void unit_workspace_limits(int *total_passed, int *total_failed);
 void unit_metrics_ids(int *total_passed, int *total_failed);
+void unit_sandbox_fields(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -499,6 +500,7 @@ int main(void)
     unit_heartbeat(&passed, &failed);
     unit_workspace_limits(&passed, &failed);
     unit_metrics_ids(&passed, &failed);
+    unit_sandbox_fields(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();

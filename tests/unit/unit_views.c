@@ -39,7 +39,7 @@ static void sample(struct sandbox_record *r)
     sandbox_record_defaults(r);
     r->id = SBID;
     r->ws = "w1";
-    r->state = "running";
+    r->state = SANDBOX_STATE_RUNNING;
     r->worker = "wk1";
     r->runtime = "runc";
     r->tier = "CONTAINER";
@@ -73,7 +73,7 @@ static void test_native(void)
                "\"pids_limit\":1024,\"disk_mb\":null,\"on_timeout\":\"kill\",\"auto_resume\":false,"
                "\"keep_memory\":true,\"paused_memory\":null}"));
     /* Paused without its memory (decision 0074): said while it lasts. */
-    r.state = "paused";
+    r.state = SANDBOX_STATE_PAUSED;
     r.paused_memory = 0;
     r.keep_memory = 0;
     r.pause_on_timeout = 1;
@@ -111,7 +111,7 @@ static void test_e2b(void)
              E2B_ENVD_VERSION);
     CHECK(same(e2b_view(&r, E2B_LISTED, &conf), want));
     /* Pausing is already "paused" to E2B; the lifecycle is the record's. */
-    r.state = "pausing";
+    r.state = SANDBOX_STATE_PAUSING;
     r.pause_on_timeout = r.auto_resume = 1;
     snprintf(want, sizeof(want),
              "{\"sandboxID\":\"" SBID "\",\"templateID\":\"base\",\"alias\":\"base\","
@@ -121,7 +121,7 @@ static void test_e2b(void)
              "\"state\":\"paused\",\"lifecycle\":{\"onTimeout\":\"pause\",\"autoResume\":true}}",
              E2B_ENVD_VERSION);
     CHECK(same(e2b_view(&r, E2B_LISTED, &conf), want));
-    r.state = "running";
+    r.state = SANDBOX_STATE_RUNNING;
     r.pause_on_timeout = r.auto_resume = 0;
     r.internet = 0;
     snprintf(want, sizeof(want),
@@ -172,9 +172,21 @@ static void test_fill(void)
           r.memory_mb == SANDBOX_DEFAULT_MEMORY_MB && r.timeout_s == SANDBOX_DEFAULT_TIMEOUT_S &&
           !strcmp(r.metadata, "{}") && r.internet == -1 && r.egress_next == NULL && !r.pids_limit);
     sandbox_record_fill(&r, hash_of(&h, fv, sizeof(fv) / sizeof(fv[0]) / 2));
-    CHECK(!strcmp(r.id, SBID) && !strcmp(r.state, "pending") && r.secure && r.cpu_cores == 2 &&
+    CHECK(!strcmp(r.id, SBID) && r.state == SANDBOX_STATE_PENDING && r.secure && r.cpu_cores == 2 &&
           r.started_at == 0 && !strcmp(r.egress, "") && r.egress_next && !*r.egress_next &&
           !sandbox_is_running(&r) && r.owned == NULL);
+    /* A state no table names is kept, and shown as it was; none at all: null. */
+    static const char *const odd[] = {"state", "stopping"};
+    sandbox_record_fill(&r, hash_of(&h, odd, 1));
+    json_t *v = sandbox_view(&r);
+    const char *shown = json_string_value(json_object_get(v, "state"));
+    CHECK(r.state == SANDBOX_STATE_UNKNOWN && shown && !strcmp(shown, "stopping") &&
+          !sandbox_is_live(&r));
+    json_decref(v);
+    sandbox_record_fill(&r, hash_of(&h, fv, 0));
+    v = sandbox_view(&r);
+    CHECK(r.state == SANDBOX_STATE_UNKNOWN && json_is_null(json_object_get(v, "state")));
+    json_decref(v);
 }
 
 /* A worker's sample and line in, stored text out as E2B's shapes. */
