@@ -20,7 +20,7 @@ test('kill -9 of a corral-api process mid-creates: no leaked reservation, no san
     sent++;
     return api('POST', '/v1/sandboxes', { key: A.member, body: {} });
   }));
-  await eventually(() => sent >= 8, { what: 'the first creates sent' });
+  await eventually(() => sent >= 8, { every: 10, what: 'the first creates sent' });
   stack('kill-api', '1');
   const results = await Promise.all(creates);
   stack('start-api', '1');

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/lib/wait.sh (sourced): waiting for a condition with a deadline,
 # instead of a fixed sleep before a check (issue 27). As fast as the condition
 # when it comes, bounded when it never does; a fixed sleep stays only where

@@ -90,8 +90,9 @@ test('kill -9 after applying a create, before its ack: applied again after resta
   await freshLease(A, s.id);
   s.wd.proc.kill('SIGSTOP'); // the create reaches its socket while it is stopped
   const held = socketsOf(s.wd.proc.pid);
+  const delivered = pendingCommands(A, s.id);
   const pending = createSb(A).catch((e) => ({ status: 0, raw: String(e) }));
-  await eventually(() => pendingCommands(A, s.id) >= 1 && unreadBy(held) > 0,
+  await eventually(() => pendingCommands(A, s.id) > delivered && unreadBy(held) > 0,
     { what: 'the create delivered, into the stopped workerd\'s socket' });
   // nginx down: the worker applies the create, but the heartbeat carrying the ack fails.
   // (The handler waiting on the create lives on, so the sandbox stays pending meanwhile.)

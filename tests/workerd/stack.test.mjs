@@ -71,8 +71,9 @@ test('kill -9 after the create was delivered, before its ack: exactly one contai
   const s = await workerd(A);
   await freshLease(A, s.id); // a poll in flight, to take the create
   s.wd.proc.kill('SIGSTOP'); // the create arrives in its socket but is never applied nor acked
+  const delivered = pendingCommands(A, s.id);
   const pending = create(A);
-  await eventually(() => pendingCommands(A, s.id) >= 1, { what: 'the create delivered to the stopped worker' });
+  await eventually(() => pendingCommands(A, s.id) > delivered, { what: 'the create delivered to the stopped worker' });
   s.wd.proc.kill('SIGKILL');
   s.wd.proc.kill('SIGCONT');
   await s.wd.exited;
