@@ -1,5 +1,6 @@
 /* The body of POST /v1/worker/heartbeat (heartbeat_parse.h). */
 #include "heartbeat_parse.h"
+#include "sandbox_codec.h"
 #include "snapshot_store.h"
 #include "token.h"
 
@@ -49,9 +50,9 @@ static int check_body(const json_t *b, char *err, size_t errlen)
     {
         const char *id = json_string_value(json_object_get(v, "id"));
         const char *st = json_string_value(json_object_get(v, "state"));
-        if (!id || !token_is_id(id) || !st ||
-            (strcmp(st, "running") != 0 && strcmp(st, "paused") != 0 && strcmp(st, "exited") != 0 &&
-             strcmp(st, "failed") != 0)) {
+        enum sandbox_reported r = st ? sandbox_reported_parse(st) : SANDBOX_REPORTED_UNKNOWN;
+        if (!id || !token_is_id(id) || r == SANDBOX_REPORTED_UNKNOWN ||
+            r == SANDBOX_REPORTED_MISSING) {
             snprintf(err, errlen,
                      "sandboxes[%zu]: needs an id and a state (running, paused, exited, "
                      "failed)",
@@ -77,9 +78,10 @@ static int check_snapshots(const json_t *snaps, char *err, size_t errlen)
     {
         const char *st = json_string_value(json_object_get(v, "state"));
         const char *ws = json_string_value(json_object_get(v, "workspace"));
+        enum snapshot_state state = st ? snapshot_state_parse(st) : SNAPSHOT_STATE_UNKNOWN;
         if (!snapshot_id_ok(json_string_value(json_object_get(v, "id"))) || !ws ||
-            (*ws && !token_is_id(ws)) || !st ||
-            (strcmp(st, "ready") != 0 && strcmp(st, "failed") != 0)) {
+            (*ws && !token_is_id(ws)) ||
+            (state != SNAPSHOT_STATE_READY && state != SNAPSHOT_STATE_FAILED)) {
             snprintf(err, errlen,
                      "snapshots[%zu]: needs a snapshot id, a workspace and a state (ready, "
                      "failed)",

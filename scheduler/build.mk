@@ -5,6 +5,7 @@ SCHED_LIB := $(BUILD)/lib/libcorral_sched.a
 
 $(SCHED_LIB): $(call objs,$(SCHED_LIB_SRCS))
 	@mkdir -p $(dir $@)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 BINS += $(BIN)/corral-sched

@@ -5,4 +5,5 @@ STORE_LIB  := $(BUILD)/lib/libcorral_store.a
 
 $(STORE_LIB): $(call objs,$(STORE_SRCS))
 	@mkdir -p $(dir $@)
+	@rm -f $@
 	$(AR) rcs $@ $^

@@ -1,6 +1,7 @@
 #include "snapshot_store.h"
 
 #include "clock.h"
+#include "id_list.h"
 #include "keys.h"
 #include "sandbox_codec.h"
 
@@ -120,20 +121,26 @@ static void fill(const redisReply *h, struct snapshot_record *out)
     out->state = snapshot_state_parse(out->state_text);
 }
 
-int snapshot_read(struct rconn *rc, const char *ws, const char *id, struct snapshot_record *out)
+/* A record's hash as a reply (NULL: Redis failed) into out, freeing it: 1
+ * found, 0 absent (out zeroed), -1. */
+static int filled(redisReply *r, struct snapshot_record *out)
 {
-    char one[192];
-    redisReply *r;
     int found;
 
-    snprintf(one, sizeof(one), K_SNAPSHOT, ws, id);
-    r = rconn_cmd(rc, 0, "HGETALL %s", one);
     if (!r)
         return -1;
     found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
     fill(found ? r : NULL, out);
     freeReplyObject(r);
     return found;
+}
+
+int snapshot_read(struct rconn *rc, const char *ws, const char *id, struct snapshot_record *out)
+{
+    char one[192];
+
+    snprintf(one, sizeof(one), K_SNAPSHOT, ws, id);
+    return filled(rconn_cmd(rc, 0, "HGETALL %s", one), out);
 }
 
 int snapshot_report(struct rconn *rc, const char *ws, const char *id, const char *wid,
@@ -157,36 +164,24 @@ int snapshot_remove(struct rconn *rc, const char *ws, const char *id, struct sna
 {
     char one[192], all[128];
     const char *argv[3] = {one, all, id};
-    redisReply *r;
-    int found;
 
     keys_of(ws, id, one, sizeof(one), all, sizeof(all));
-    r = rconn_eval(rc, &remove_script, 2, 1, argv);
-    if (!r)
-        return -1;
-    found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    fill(found ? r : NULL, out);
-    freeReplyObject(r);
-    return found;
+    return filled(rconn_eval(rc, &remove_script, 2, 1, argv), out);
 }
 
 int snapshot_list(struct rconn *rc, const char *ws, struct snapshot_record **out, size_t *n)
 {
     char all[128];
-    redisReply *ids;
-    size_t k = 0;
+    struct id_list ids;
 
     *out = NULL;
     *n = 0;
     snprintf(all, sizeof(all), K_SNAPSHOTS, ws);
-    ids = rconn_cmd(rc, 0, "ZRANGE %s 0 999", all);
-    if (!ids)
+    if (id_list_from_reply(rconn_cmd(rc, 0, "ZRANGE %s 0 999", all), &ids) != 0)
         return -1;
-    *out = calloc(ids->elements + 1, sizeof(**out));
-    for (size_t i = 0; *out && i < ids->elements; i++)
-        if (snapshot_read(rc, ws, ids->element[i]->str, &(*out)[k]) == 1)
-            k++;
-    freeReplyObject(ids);
-    *n = k;
+    *out = calloc(ids.n + 1, sizeof(**out));
+    for (size_t i = 0; *out && i < ids.n; i++)
+        *n += snapshot_read(rc, ws, ids.id[i], &(*out)[*n]) == 1;
+    id_list_free(&ids);
     return *out ? 0 : -1;
 }

@@ -1,5 +1,6 @@
 #include "volume_store.h"
 
+#include "id_list.h"
 #include "keys.h"
 
 #include <stdio.h>
@@ -63,21 +64,17 @@ int volume_id_of(struct rconn *rc, const char *ws, const char *name, char id[VOL
 int volume_list(struct rconn *rc, const char *ws, struct volume_record **out, size_t *n)
 {
     char names[128];
-    redisReply *r;
-    size_t k = 0;
+    struct id_list ids;
 
     *out = NULL;
     *n = 0;
     snprintf(names, sizeof(names), K_VOLUMES, ws);
-    r = rconn_cmd(rc, 0, "HVALS %s", names);
-    if (!r)
+    if (id_list_from_reply(rconn_cmd(rc, 0, "HVALS %s", names), &ids) != 0)
         return -1;
-    *out = calloc(r->elements + 1, sizeof(**out));
-    for (size_t i = 0; *out && i < r->elements; i++)
-        if (volume_read(rc, ws, r->element[i]->str, &(*out)[k]) == 1)
-            k++;
-    freeReplyObject(r);
-    *n = k;
+    *out = calloc(ids.n + 1, sizeof(**out));
+    for (size_t i = 0; *out && i < ids.n; i++)
+        *n += volume_read(rc, ws, ids.id[i], &(*out)[*n]) == 1;
+    id_list_free(&ids);
     return *out ? 0 : -1;
 }
 

@@ -25,6 +25,11 @@ bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
 make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress build/bin/unit-envd >/dev/null || { echo "build failed"; make all; exit 1; }
 make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress build-san/bin/unit-envd >/dev/null || { echo "sanitized build failed"; exit 1; }
 
+# The tree's rules that a compiler does not check (issue 27): the key layout
+# and Redis commands only in store/, no state compared as a string, no
+# function over 80 lines, no fixed sleep in a test without its reason.
+lint() { bash tests/lint/keys_once.sh && bash tests/lint/layout.sh && bash tests/lint/sleeps.sh; }
+step "lint: layout, keys, string states, function length, sleeps" lint
 step "install: make install and systemd units" bash tests/install/run.sh
 # make deb, then the packages on this host's stock nginx with the e2b suite
 # through it, and purge. Nothing has started dockerd yet at this point: the
