@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 MAX_FN_LINES=80
 # The files that turn a wire string into an enum and back: the only places a
 # state, outcome or command may be compared as a string.
-CODECS='^(store/sandbox_fields\.c|store/sandbox_codec\.c|workerd/cmd_table\.c|workerd/sb_state\.c)$'
+CODECS='^(store/sandbox_codec\.c|store/sandbox_fields\.c|workerd/commands\.c|workerd/states\.c)$'
 COMPONENTS="common store scheduler handlers module workerd envd egress conf tests"
 
 bad=0
