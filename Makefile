@@ -45,7 +45,7 @@ all: $(BINS) module
 # ngx_http_corral_module.so, built against Debian's nginx-dev (module/build.sh).
 NGINX_MODULE := build/nginx-module/ngx_http_corral_module.so
 module: $(NGINX_MODULE)
-$(NGINX_MODULE): module/ngx_http_corral_module.c module/ngx_http_corral_balancer.c module/ngx_http_corral_keep.c module/ngx_http_corral_module.h module/config module/build.sh common/data_addr.c common/data_addr.h common/egress_rule.c common/egress_rule.h
+$(NGINX_MODULE): module/ngx_http_corral_module.c module/ngx_http_corral_gateway.c module/ngx_http_corral_token.c module/ngx_http_corral_cache.c module/ngx_http_corral_balancer.c module/ngx_http_corral_keep.c module/ngx_http_corral_module.h module/config module/build.sh common/data_addr.c common/data_addr.h common/egress_rule.c common/egress_rule.h
 	@bash module/build.sh build/nginx-module >/dev/null
 
 # Debian packages the build, the tests and the local stack need; installed when missing.
