@@ -1,6 +1,7 @@
 /* A request body's array parsed element by element (body_array.h). */
 #include "body_array.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 void body_array_free(void *v, size_t n, const struct body_array_item *how)
@@ -33,4 +34,22 @@ enum body_array_status body_array_parse(const json_t *arr, size_t max,
     *out = v;
     *n = json_array_size(arr);
     return BODY_ARRAY_OK;
+}
+
+int body_array_answer(enum body_array_status st, const char *field, size_t max, const char *unit,
+                      char *err, size_t errlen)
+{
+    switch (st) {
+    case BODY_ARRAY_OK:
+        return 0;
+    case BODY_ARRAY_NOMEM:
+        snprintf(err, errlen, "out of memory");
+        return 500;
+    case BODY_ARRAY_SHAPE:
+        snprintf(err, errlen, "%s: must be an array of at most %zu%s", field, max, unit);
+        return 400;
+    case BODY_ARRAY_ITEM:
+        break;
+    }
+    return 400;
 }

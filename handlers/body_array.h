@@ -32,6 +32,11 @@ enum body_array_status body_array_parse(const json_t *arr, size_t max,
                                         const struct body_array_item *how, void **out, size_t *n,
                                         char *err, size_t errlen);
 
+/* The answer st becomes: 0 (OK), 400 (ITEM: err already says why; SHAPE:
+ * "<field>: must be an array of at most <max><unit>"), 500 (out of memory). */
+int body_array_answer(enum body_array_status st, const char *field, size_t max, const char *unit,
+                      char *err, size_t errlen);
+
 /* Frees v, n elements parsed by body_array_parse, and what each holds. */
 void body_array_free(void *v, size_t n, const struct body_array_item *how);
 

@@ -83,16 +83,7 @@ int telemetry_body_parse(const json_t *body, long long now_ms, struct telemetry_
     st = body_array_parse(json_object_get(body, "sandboxes"), TELEMETRY_PUSH_MAX_SANDBOXES, &how,
                           &v, &out->n, err, errlen);
     out->items = v; /* NULL but when parsed */
-    if (st == BODY_ARRAY_OK)
-        return 0;
-    if (st == BODY_ARRAY_NOMEM) {
-        snprintf(err, errlen, "out of memory");
-        return 500;
-    }
-    if (st == BODY_ARRAY_SHAPE)
-        snprintf(err, errlen, "sandboxes: must be an array of at most %d",
-                 TELEMETRY_PUSH_MAX_SANDBOXES);
-    return 400;
+    return body_array_answer(st, "sandboxes", TELEMETRY_PUSH_MAX_SANDBOXES, "", err, errlen);
 }
 
 void telemetry_body_free(struct telemetry_body *b)

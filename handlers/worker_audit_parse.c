@@ -93,16 +93,7 @@ int worker_audit_body_parse(const json_t *body, struct worker_audit_body *out, c
     st = body_array_parse(json_object_get(body, "lines"), WORKER_AUDIT_MAX_LINES, &line_how, &v,
                           &out->n, err, errlen);
     out->v = v; /* NULL but when parsed */
-    if (st == BODY_ARRAY_OK)
-        return 0;
-    if (st == BODY_ARRAY_NOMEM) {
-        snprintf(err, errlen, "out of memory");
-        return 500;
-    }
-    if (st == BODY_ARRAY_SHAPE)
-        snprintf(err, errlen, "lines: must be an array of at most %d audit lines",
-                 WORKER_AUDIT_MAX_LINES);
-    return 400;
+    return body_array_answer(st, "lines", WORKER_AUDIT_MAX_LINES, " audit lines", err, errlen);
 }
 
 void worker_audit_body_free(struct worker_audit_body *b)

@@ -54,6 +54,25 @@ static const struct pick *better(const struct pick *own, const struct pick *flee
     return fleet;
 }
 
+/* A look at W's pool and the fleet: the better pick of the two, or NULL with
+ * err (Redis, or why neither fits). */
+static const struct pick *peek_both(struct rconn *rc, const char *ws,
+                                    const struct placement_need *need, const char *sbid,
+                                    const char *val, struct pick *own, struct pick *fleet,
+                                    struct sched_error *err)
+{
+    if (placement_store_pick(rc, ws, ws, PICK_PEEK, need, sbid, val, "", own) ||
+        placement_store_pick(rc, ws, "", PICK_PEEK, need, sbid, val, "", fleet)) {
+        sched_error_set(err, 503, "state store unavailable");
+        return NULL;
+    }
+    if (own->stage < PLACE_STAGE_FITS && fleet->stage < PLACE_STAGE_FITS) {
+        explain(need, own, fleet, err);
+        return NULL;
+    }
+    return better(own, fleet);
+}
+
 /* Pinned to one worker (it holds the snapshot the sandbox is made from): that
  * one or none. Its pool is the workspace's or the fleet's, from a record of
  * this workspace, so the tenant rule holds. */
@@ -103,16 +122,8 @@ int placement_reserve(struct rconn *rc, const char *ws, const struct placement_n
         const char *pool;
         const struct pick *best;
 
-        if (placement_store_pick(rc, ws, ws, PICK_PEEK, need, sbid, val, "", &own) ||
-            placement_store_pick(rc, ws, "", PICK_PEEK, need, sbid, val, "", &fleet)) {
-            sched_error_set(err, 503, "state store unavailable");
+        if (!(best = peek_both(rc, ws, need, sbid, val, &own, &fleet, err)))
             return -1;
-        }
-        if (own.stage < PLACE_STAGE_FITS && fleet.stage < PLACE_STAGE_FITS) {
-            explain(need, &own, &fleet, err);
-            return -1;
-        }
-        best = better(&own, &fleet);
         pool = best == &own ? ws : "";
         if (placement_store_pick(rc, ws, pool, PICK_RESERVE, need, sbid, val, best->wid, &got)) {
             sched_error_set(err, 503, "state store unavailable");
@@ -133,16 +144,8 @@ int placement_peek(struct rconn *rc, const char *ws, const struct placement_need
     struct pick own, fleet;
     const struct pick *best;
 
-    if (placement_store_pick(rc, ws, ws, PICK_PEEK, need, "", "", "", &own) ||
-        placement_store_pick(rc, ws, "", PICK_PEEK, need, "", "", "", &fleet)) {
-        sched_error_set(err, 503, "state store unavailable");
+    if (!(best = peek_both(rc, ws, need, "", "", &own, &fleet, err)))
         return -1;
-    }
-    if (own.stage < PLACE_STAGE_FITS && fleet.stage < PLACE_STAGE_FITS) {
-        explain(need, &own, &fleet, err);
-        return -1;
-    }
-    best = better(&own, &fleet);
     take_pick(out, best == &own ? ws : "", best);
     return 0;
 }

@@ -169,19 +169,20 @@ int snapshot_remove(struct rconn *rc, const char *ws, const char *id, struct sna
     return filled(rconn_eval(rc, &remove_script, 2, 1, argv), out);
 }
 
+static int read_one(struct rconn *rc, const char *ws, const char *id, void *item)
+{
+    return snapshot_read(rc, ws, id, item);
+}
+
 int snapshot_list(struct rconn *rc, const char *ws, struct snapshot_record **out, size_t *n)
 {
     char all[128];
-    struct id_list ids;
+    void *items;
+    int rv;
 
-    *out = NULL;
-    *n = 0;
     snprintf(all, sizeof(all), K_SNAPSHOTS, ws);
-    if (id_list_from_reply(rconn_cmd(rc, 0, "ZRANGE %s 0 999", all), &ids) != 0)
-        return -1;
-    *out = calloc(ids.n + 1, sizeof(**out));
-    for (size_t i = 0; *out && i < ids.n; i++)
-        *n += snapshot_read(rc, ws, ids.id[i], &(*out)[*n]) == 1;
-    id_list_free(&ids);
-    return *out ? 0 : -1;
+    rv = id_list_read_all(rc, ws, rconn_cmd(rc, 0, "ZRANGE %s 0 999", all), sizeof(**out), read_one,
+                          &items, n);
+    *out = items;
+    return rv;
 }

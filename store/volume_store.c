@@ -61,21 +61,22 @@ int volume_id_of(struct rconn *rc, const char *ws, const char *name, char id[VOL
     return found;
 }
 
+static int read_one(struct rconn *rc, const char *ws, const char *id, void *item)
+{
+    return volume_read(rc, ws, id, item);
+}
+
 int volume_list(struct rconn *rc, const char *ws, struct volume_record **out, size_t *n)
 {
     char names[128];
-    struct id_list ids;
+    void *items;
+    int rv;
 
-    *out = NULL;
-    *n = 0;
     snprintf(names, sizeof(names), K_VOLUMES, ws);
-    if (id_list_from_reply(rconn_cmd(rc, 0, "HVALS %s", names), &ids) != 0)
-        return -1;
-    *out = calloc(ids.n + 1, sizeof(**out));
-    for (size_t i = 0; *out && i < ids.n; i++)
-        *n += volume_read(rc, ws, ids.id[i], &(*out)[*n]) == 1;
-    id_list_free(&ids);
-    return *out ? 0 : -1;
+    rv = id_list_read_all(rc, ws, rconn_cmd(rc, 0, "HVALS %s", names), sizeof(**out), read_one,
+                          &items, n);
+    *out = items;
+    return rv;
 }
 
 /* The name is claimed first (HSETNX): two creates of one name cannot both win. */
