@@ -4,10 +4,10 @@
  * through timing.
  */
 #include "auth.h"
+#include "auth_parse.h"
 #include "base64.h"
 #include "envd.h"
 
-#include <limits.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -69,52 +69,6 @@ static int expected_signature(const char *path, const char *operation, const cha
     return 0;
 }
 
-/* A Unix time in seconds, as the SDK writes it: decimal digits only (no sign,
- * space or suffix: atoll would read "9999999999abc" as a time in 2286). */
-static int parse_expiration(const char *s, long long *out)
-{
-    long long v = 0;
-
-    if (*s == '\0')
-        return -1;
-    for (; *s != '\0'; s++) {
-        if (*s < '0' || *s > '9' || v > (LLONG_MAX - (*s - '0')) / 10)
-            return -1;
-        v = v * 10 + (*s - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-/* The expiry rules beyond the signature (decision 0035). has_exp: 1 present,
- * 0 absent. 0 ok; -1 with msg. */
-static int expiration_ok(int has_exp, const char *expiration, char *msg, size_t msgsz)
-{
-    long long exp, now = (long long)time(NULL);
-
-    if (!has_exp) {
-        if (!envd_cfg.require_signature_expiration)
-            return 0;
-        snprintf(msg, msgsz, "signature_expiration is required by this server");
-        return -1;
-    }
-    if (parse_expiration(expiration, &exp) < 0) {
-        snprintf(msg, msgsz, "signature_expiration must be a Unix time in seconds (digits only)");
-        return -1;
-    }
-    if (exp < now) {
-        snprintf(msg, msgsz, "signature is already expired");
-        return -1;
-    }
-    if (exp > now + AUTH_SIGNATURE_MAX_WINDOW_S + AUTH_SIGNATURE_CLOCK_SKEW_S) {
-        snprintf(msg, msgsz,
-                 "signature_expiration is more than %d days ahead (the most envd accepts)",
-                 AUTH_SIGNATURE_MAX_WINDOW_S / 86400);
-        return -1;
-    }
-    return 0;
-}
-
 int auth_check_file_access(const struct http_req *r, const char *path, const char *operation,
                            const char *username, char *msg, size_t msgsz)
 {
@@ -137,7 +91,7 @@ int auth_check_file_access(const struct http_req *r, const char *path, const cha
     }
     has_exp = http_query_param(r, "signature_expiration", expiration, sizeof(expiration));
     if (has_exp < 0) {
-        snprintf(msg, msgsz, "signature_expiration must be a Unix time in seconds (digits only)");
+        snprintf(msg, msgsz, AUTH_EXPIRATION_NOT_DECIMAL);
         return -1;
     }
     if (expected_signature(path, operation, username, has_exp ? expiration : NULL, expected,
@@ -146,5 +100,6 @@ int auth_check_file_access(const struct http_req *r, const char *path, const cha
         snprintf(msg, msgsz, "invalid signature");
         return -1;
     }
-    return expiration_ok(has_exp, expiration, msg, msgsz);
+    return auth_expiration_check(has_exp ? expiration : NULL, envd_cfg.require_signature_expiration,
+                                 (long long)time(NULL), msg, msgsz);
 }

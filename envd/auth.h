@@ -9,15 +9,10 @@
 /* True when no token is configured or X-Access-Token equals it (constant time). */
 int auth_token_ok(const struct http_req *r);
 
-/* A signed URL lives at most this long (decision 0035), plus the slack for a
- * client whose clock runs ahead of the host's. */
-#define AUTH_SIGNATURE_MAX_WINDOW_S (7 * 86400)
-#define AUTH_SIGNATURE_CLOCK_SKEW_S 300
-
 /*
  * For GET/POST /files: a matching X-Access-Token, or a valid
  * signature=v1_<base64 sha256("path:op:user:token[:expiry]")>. An expiry must be
- * decimal seconds, not past, and at most AUTH_SIGNATURE_MAX_WINDOW_S ahead; an
+ * decimal seconds, not past, and at most AUTH_SIGNATURE_MAX_WINDOW_S (auth_parse.h) ahead; an
  * absent one is accepted (E2B's SDK default) unless the operator requires one
  * (-signature-expiration required). 0 ok; -1 with msg filled.
  */

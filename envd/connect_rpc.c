@@ -5,6 +5,7 @@
  * user; the access token was checked by the server before we get here.
  */
 #include "connect_rpc.h"
+#include "connect_parse.h"
 #include "envd.h"
 #include "filesystem_service.h"
 #include "process_service.h"
@@ -290,51 +291,9 @@ static const struct rpc_method *find_method(const char *path)
 
 static void read_call_headers(struct rpc_call *call)
 {
-    const char *timeout = http_header(call->req, "Connect-Timeout-Ms");
-    const char *keepalive = http_header(call->req, "Keepalive-Ping-Interval");
-    long long v;
-
-    call->deadline_ms = 0;
-    if (timeout != NULL && (v = atoll(timeout)) > 0)
-        call->deadline_ms = envd_now_ms() + v;
-    call->keepalive_ms = 50 * 1000;
-    if (keepalive != NULL && (v = atoll(keepalive)) > 0 && v <= 3600)
-        call->keepalive_ms = (int)(v * 1000);
-}
-
-json_t *rpc_parse_message(struct rpc_error *err, const char *body, size_t len, int enveloped)
-{
-    json_error_t jerr;
-    json_t *in;
-
-    if (enveloped) {
-        uint32_t be, n;
-        if (len < 5) {
-            rpc_fail(err, "invalid_argument", "stream request has no envelope");
-            return NULL;
-        }
-        if (body[0] & 1) {
-            rpc_fail(err, "unimplemented", "compressed messages are not supported");
-            return NULL;
-        }
-        memcpy(&be, body + 1, 4);
-        n = ntohl(be);
-        if (n != len - 5) {
-            rpc_fail(err, "invalid_argument", "envelope length mismatch");
-            return NULL;
-        }
-        body += 5;
-        len = n;
-    }
-    if (len == 0)
-        return json_object();
-    in = json_loadb(body, len, 0, &jerr);
-    if (!json_is_object(in)) {
-        json_decref(in);
-        rpc_fail(err, "invalid_argument", "request is not a JSON object: %s", jerr.text);
-        return NULL;
-    }
-    return in;
+    rpc_call_headers_parse(http_header(call->req, "Connect-Timeout-Ms"),
+                           http_header(call->req, "Keepalive-Ping-Interval"), envd_now_ms(),
+                           &call->deadline_ms, &call->keepalive_ms);
 }
 
 static void finish_stream(struct rpc_call *call)

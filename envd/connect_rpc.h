@@ -39,12 +39,6 @@ void rpc_fail_errno(struct rpc_error *e, int err, const char *fmt, ...)
  * for a code it does not know. */
 int rpc_code_status(const char *code);
 
-/* A request body as a JSON object: plain JSON (unary), or exactly one
- * enveloped frame (stream: flag byte, 4-byte big-endian length, JSON). An
- * empty message is {}. NULL with err set when the frame is truncated, its
- * length does not match, it is compressed, or the JSON is not an object. */
-json_t *rpc_parse_message(struct rpc_error *err, const char *body, size_t len, int enveloped);
-
 /* Handles POST /<package>.<Service>/<Method>. */
 void rpc_dispatch(struct http_req *r);
 

@@ -13,11 +13,11 @@
 #include "dirs_for_user.h"
 #include "entry.h"
 #include "envd.h"
+#include "files_parse.h"
 #include "gate.h"
 #include "multipart.h"
 #include "paths.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -87,29 +87,6 @@ static int errno_status(int err)
     default:
         return 500;
     }
-}
-
-/* True when the client asked for gzip itself: Accept-Encoding names gzip alone
- * (what the SDK sends with {gzip: true}), without q=0. A generic list such as
- * fetch's default "gzip, deflate" gets the file as it is: compressing on the
- * fly costs far more throughput than it saves on loopback or a fast network. */
-static int accepts_gzip(const struct http_req *r)
-{
-    const char *ae = http_header(r, "Accept-Encoding");
-    const char *g = ae ? strcasestr(ae, "gzip") : NULL;
-    const char *q;
-
-    while (ae != NULL && *ae == ' ')
-        ae++;
-    if (g == NULL || g != ae || strchr(ae, ','))
-        return 0;
-    q = g + 4;
-    while (*q == ' ')
-        q++;
-    if (*q != ';')
-        return 1;
-    q = strstr(q, "q=");
-    return q == NULL || atof(q + 2) > 0;
 }
 
 static int send_gzip(struct http_req *r, int fd)
@@ -210,7 +187,7 @@ void files_get(struct http_req *r)
         http_send_error(r, errno_status(rc), "error opening file '%s': %s", path, strerror(rc));
         return;
     }
-    if (st.st_size > 0 && accepts_gzip(r))
+    if (st.st_size > 0 && files_accepts_gzip(r))
         rc = http_send_head(r, 200, "application/octet-stream", -1,
                             "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n") < 0
                  ? -1
@@ -263,37 +240,6 @@ static ssize_t body_src_read(void *ctx, void *buf, size_t n)
             return -1;
     }
     return (ssize_t)(n - s->zs.avail_out);
-}
-
-/* Metadata from X-Metadata-<key> headers: keys lowercased, first value wins. */
-static json_t *metadata_from_headers(struct http_req *r, char *msg, size_t msgsz)
-{
-    json_t *meta = json_object();
-    char key[256];
-
-    for (int i = 0; i < r->nhdrs; i++) {
-        const char *name = r->hdrs[i].name;
-        if (strncasecmp(name, "X-Metadata-", 11) != 0)
-            continue;
-        size_t klen = strlen(name + 11);
-        if (klen == 0 || klen > 246) {
-            snprintf(msg, msgsz, "invalid metadata key length in header %s", name);
-            json_decref(meta);
-            return NULL;
-        }
-        for (size_t k = 0; k <= klen; k++)
-            key[k] = (char)tolower((unsigned char)name[11 + k]);
-        for (const char *v = r->hdrs[i].value; *v != '\0'; v++) {
-            if (*v < 0x20 || *v > 0x7e) {
-                snprintf(msg, msgsz, "metadata value of '%s' must be printable US-ASCII", key);
-                json_decref(meta);
-                return NULL;
-            }
-        }
-        if (json_object_get(meta, key) == NULL)
-            json_object_set_new(meta, key, json_string(r->hdrs[i].value));
-    }
-    return meta;
 }
 
 struct upload {
@@ -504,7 +450,7 @@ void files_post(struct http_req *r)
 
     if (file_request_prelude(r, &t, "write") < 0)
         return;
-    u.meta = metadata_from_headers(r, u.msg, sizeof(u.msg));
+    u.meta = files_metadata_from_headers(r, u.msg, sizeof(u.msg));
     if (u.meta == NULL) {
         http_send_error(r, 400, "%s", u.msg);
         return;

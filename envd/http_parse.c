@@ -107,6 +107,10 @@ enum http_head_status http_parse_head(struct http_req *r, const char *p, size_t 
         return HTTP_HEAD_TOO_LONG;
     if (head_len < 4)
         return HTTP_HEAD_MALFORMED; /* not a head http_head_length found */
+    /* The head is parsed as C strings: a NUL would end it early, and a
+     * Content-Length after it would go unseen (request smuggling). */
+    if (memchr(p, '\0', head_len) != NULL)
+        return HTTP_HEAD_MALFORMED;
     memcpy(r->head, p, head_len);
     r->head[head_len - 2] = '\0'; /* keep the last header's CRLF, drop the blank line */
     eol = strstr(r->head, "\r\n");

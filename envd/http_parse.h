@@ -24,7 +24,7 @@ size_t http_head_length(const char *p, size_t n);
 
 /* The head p[0..head_len) (head_len from http_head_length) copied into
  * r->head and parsed there; every parsed field of r is reset first (r->c
- * is kept). */
+ * is kept). A NUL byte anywhere in the head makes it malformed. */
 enum http_head_status http_parse_head(struct http_req *r, const char *p, size_t head_len);
 
 /* A chunk-size line without its CRLF ("1a", "1a;ext=x"): 0 with *size, or

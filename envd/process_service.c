@@ -6,12 +6,13 @@
  * it happens even when nobody is attached any more).
  */
 #include "process_service.h"
-#include "base64.h"
+#include "env_parse.h"
 #include "envd.h"
 #include "gate.h"
 #include "lifecycle_log.h"
 #include "paths.h"
 #include "process.h"
+#include "process_parse.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -22,119 +23,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-/* A NULL-terminated "K=V" array where a later set() of the same key replaces it. */
-struct env_list {
-    char **v;
-    size_t n, cap;
-};
-
-static int env_set(struct env_list *e, const char *key, const char *value)
-{
-    size_t klen = strlen(key);
-    char *kv;
-
-    if (asprintf(&kv, "%s=%s", key, value) < 0)
-        return -1;
-    for (size_t i = 0; i < e->n; i++) {
-        if (strncmp(e->v[i], key, klen) == 0 && e->v[i][klen] == '=') {
-            free(e->v[i]);
-            e->v[i] = kv;
-            return 0;
-        }
-    }
-    if (e->n + 2 > e->cap) {
-        size_t ncap = e->cap ? e->cap * 2 : 64;
-        char **nv = realloc(e->v, ncap * sizeof(*nv));
-        if (nv == NULL) {
-            free(kv);
-            return -1;
-        }
-        e->v = nv;
-        e->cap = ncap;
-    }
-    e->v[e->n++] = kv;
-    e->v[e->n] = NULL;
-    return 0;
-}
-
-static const char *env_get(const struct env_list *e, const char *key)
-{
-    size_t klen = strlen(key);
-
-    for (size_t i = 0; i < e->n; i++)
-        if (strncmp(e->v[i], key, klen) == 0 && e->v[i][klen] == '=')
-            return e->v[i] + klen + 1;
-    return NULL;
-}
-
-static void env_free(struct env_list *e)
-{
-    for (size_t i = 0; i < e->n; i++)
-        free(e->v[i]);
-    free(e->v);
-}
-
-/*
- * The environment of a process: envd's own (the container's, which carries the
- * sandbox's env vars; the access token was removed at startup), then the
- * user's HOME, USER and LOGNAME, then the request's envs, which win.
- */
-static int build_env(struct env_list *e, const struct envd_user *u, json_t *envs)
-{
-    const char *k;
-    json_t *v;
-
-    for (char **p = environ; *p != NULL; p++) {
-        char *eq = strchr(*p, '=');
-        if (eq == NULL)
-            continue;
-        char key[256];
-        snprintf(key, sizeof(key), "%.*s", (int)(eq - *p), *p);
-        if (env_set(e, key, eq + 1) < 0)
-            return -1;
-    }
-    if (env_set(e, "HOME", u->home) < 0 || env_set(e, "USER", u->name) < 0 ||
-        env_set(e, "LOGNAME", u->name) < 0)
-        return -1;
-    json_object_foreach(envs, k, v)
-    {
-        if (json_is_string(v) && env_set(e, k, json_string_value(v)) < 0)
-            return -1;
-    }
-    return 0;
-}
-
-/* argv = cmd followed by args; pointers into the request JSON (which outlives it). */
-static const char **build_argv(json_t *config, struct rpc_error *err)
-{
-    const char *cmd = json_get_str(config, "cmd");
-    json_t *args = json_object_get(config, "args");
-    size_t n = json_array_size(args), i;
-    const char **argv;
-    json_t *a;
-
-    if (cmd == NULL || cmd[0] == '\0') {
-        rpc_fail(err, "invalid_argument", "process.cmd is required");
-        return NULL;
-    }
-    argv = calloc(n + 2, sizeof(*argv));
-    if (argv == NULL) {
-        rpc_fail(err, "internal", "out of memory");
-        return NULL;
-    }
-    argv[0] = cmd;
-    json_array_foreach(args, i, a)
-    {
-        if (!json_is_string(a)) {
-            rpc_fail(err, "invalid_argument", "process.args[%zu] is not a string", i);
-            free(argv);
-            return NULL;
-        }
-        argv[i + 1] = json_string_value(a);
-    }
-    return argv;
-}
 
 static int resolve_cwd(struct rpc_call *call, json_t *config, char *out, size_t n)
 {
@@ -150,24 +38,6 @@ static int resolve_cwd(struct rpc_call *call, json_t *config, char *out, size_t 
         rpc_fail(&call->err, "invalid_argument", "cwd '%s' does not exist", out);
         return -1;
     }
-    return 0;
-}
-
-static int read_pty(json_t *pty, struct proc_spec *spec, struct rpc_error *err)
-{
-    json_t *size = json_object_get(pty, "size");
-    unsigned long cols, rows;
-
-    if (pty == NULL || json_is_null(pty))
-        return 0;
-    if (json_get_u32(size, "cols", 80, &cols) < 0 || json_get_u32(size, "rows", 24, &rows) < 0 ||
-        cols > 0xffff || rows > 0xffff) {
-        rpc_fail(err, "invalid_argument", "pty.size must hold cols and rows as integers");
-        return -1;
-    }
-    spec->pty = 1;
-    spec->cols = (unsigned short)cols;
-    spec->rows = (unsigned short)rows;
     return 0;
 }
 
@@ -219,7 +89,7 @@ static int gated_exec(struct rpc_call *call, const char **argv, const char *exe,
                       const struct env_list *env, const char *cwd)
 {
     char msg[1024];
-    const char *home = env_get(env, "HOME");
+    const char *home = env_list_get(env, "HOME");
 
     if (gate_exec((char *const *)argv, exe, cwd, home ? home : call->user.home, msg, sizeof(msg)) ==
         0)
@@ -242,11 +112,11 @@ static struct proc *spawn_from_request(struct rpc_call *call, json_t *in, struct
         rpc_fail(&call->err, "invalid_argument", "process is required");
         return NULL;
     }
-    argv = build_argv(config, &call->err);
+    argv = process_parse_argv(config, &call->err);
     if (argv == NULL || resolve_cwd(call, config, spec.cwd, sizeof(spec.cwd)) < 0 ||
-        read_pty(json_object_get(in, "pty"), &spec, &call->err) < 0)
+        process_parse_pty(json_object_get(in, "pty"), &spec, &call->err) < 0)
         goto out;
-    if (build_env(&env, &call->user, json_object_get(config, "envs")) < 0) {
+    if (env_build(&env, environ, &call->user, json_object_get(config, "envs")) < 0) {
         rpc_fail(&call->err, "internal", "cannot build the environment");
         goto out;
     }
@@ -272,7 +142,7 @@ static struct proc *spawn_from_request(struct rpc_call *call, json_t *in, struct
 out:
     free(argv);
     gate_argvec_free(&wrapped);
-    env_free(&env);
+    env_list_free(&env);
     return p;
 }
 
@@ -302,15 +172,12 @@ int process_start(struct rpc_call *call, json_t *in)
 /* The process named by a ProcessSelector {pid} or {tag}; NULL with err set. */
 static struct proc *select_process(struct rpc_call *call, json_t *in)
 {
-    json_t *sel = json_object_get(in, "process");
-    const char *tag = json_get_str(sel, "tag");
-    unsigned long pid = 0;
+    const char *tag;
+    unsigned long pid;
     struct proc *p;
 
-    if (json_get_u32(sel, "pid", 0, &pid) < 0 || (pid == 0 && tag == NULL)) {
-        rpc_fail(&call->err, "invalid_argument", "process selector needs a pid or a tag");
+    if (process_parse_selector(json_object_get(in, "process"), &pid, &tag, &call->err) < 0)
         return NULL;
-    }
     p = proc_find(pid, tag);
     if (p == NULL) {
         if (pid != 0)
@@ -353,30 +220,22 @@ json_t *process_list(struct rpc_call *call, json_t *in)
 
 json_t *process_send_input(struct rpc_call *call, json_t *in)
 {
-    json_t *input = json_object_get(in, "input");
-    const char *stdin_b64 = json_get_str(input, "stdin");
-    const char *pty_b64 = json_get_str(input, "pty");
-    const char *b64 = pty_b64 ? pty_b64 : stdin_b64;
     const char *code = "internal";
-    unsigned char *data;
-    size_t len;
+    unsigned char *data = NULL;
+    size_t len = 0;
     char msg[300];
     struct proc *p;
-    int rc;
+    int to_pty, rc;
 
-    if (b64 == NULL) {
-        /* an empty bytes field is left out of the JSON: nothing to write */
-        p = select_process(call, in);
+    rc = process_parse_input(json_object_get(in, "input"), &data, &len, &to_pty, &call->err);
+    if (rc < 0)
+        return NULL;
+    p = select_process(call, in);
+    if (rc == 0) { /* nothing to write */
         proc_unref(p);
         return p ? json_object() : NULL;
     }
-    data = base64_decode(b64, strlen(b64), &len);
-    if (data == NULL) {
-        rpc_fail(&call->err, "invalid_argument", "input is not valid base64");
-        return NULL;
-    }
-    p = select_process(call, in);
-    rc = p ? proc_write_input(p, pty_b64 != NULL, data, len, &code, msg, sizeof(msg)) : -1;
+    rc = p ? proc_write_input(p, to_pty, data, len, &code, msg, sizeof(msg)) : -1;
     if (p != NULL && rc < 0)
         rpc_fail(&call->err, code, "%s", msg);
     proc_unref(p);
@@ -384,24 +243,9 @@ json_t *process_send_input(struct rpc_call *call, json_t *in)
     return rc == 0 ? json_object() : NULL;
 }
 
-static int signal_number(json_t *v)
-{
-    const char *name = json_string_value(v);
-
-    if (json_is_integer(v))
-        return (int)json_integer_value(v);
-    if (name == NULL)
-        return 0;
-    if (strcmp(name, "SIGNAL_SIGKILL") == 0)
-        return SIGKILL;
-    if (strcmp(name, "SIGNAL_SIGTERM") == 0)
-        return SIGTERM;
-    return 0;
-}
-
 json_t *process_send_signal(struct rpc_call *call, json_t *in)
 {
-    int sig = signal_number(json_object_get(in, "signal"));
+    int sig = process_parse_signal(json_object_get(in, "signal"));
     struct proc *p;
 
     if (sig <= 0 || sig >= NSIG) {
@@ -444,7 +288,7 @@ json_t *process_update(struct rpc_call *call, json_t *in)
     struct proc *p;
     int rc = 0;
 
-    if (read_pty(json_object_get(in, "pty"), &spec, &call->err) < 0)
+    if (process_parse_pty(json_object_get(in, "pty"), &spec, &call->err) < 0)
         return NULL;
     p = select_process(call, in);
     if (p == NULL)

@@ -4,7 +4,7 @@
  * /etc/passwd and /etc/group, so reading those is both simpler and reliable.
  */
 #include "users.h"
-#include "base64.h"
+#include "basic_auth_parse.h"
 #include "envd.h"
 
 #include <errno.h>
@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -191,25 +190,13 @@ int users_from_authorization(const char *authorization, struct envd_user *out, c
                              size_t msgsz)
 {
     char name[256];
-    unsigned char *raw;
-    size_t rawlen;
-    const char *colon;
+    int named = basic_auth_user(authorization, name, sizeof(name));
 
-    if (authorization == NULL || strncasecmp(authorization, "Basic ", 6) != 0)
-        return users_default(out);
-    raw = base64_decode(authorization + 6, strlen(authorization + 6), &rawlen);
-    if (raw == NULL || rawlen >= sizeof(name)) {
-        free(raw);
+    if (named < 0) {
         snprintf(msg, msgsz, "invalid Authorization header");
         return -1;
     }
-    memcpy(name, raw, rawlen);
-    name[rawlen] = '\0';
-    free(raw);
-    colon = strchr(name, ':');
-    if (colon != NULL)
-        name[colon - name] = '\0';
-    if (name[0] == '\0')
+    if (named == 0)
         return users_default(out);
     if (users_lookup(name, out) < 0) {
         snprintf(msg, msgsz, "invalid username: '%s'", name);

@@ -4,10 +4,13 @@
  * multipart/form-data (multipart.c: parts split across reads, quoted
  * boundaries, escaped file names, truncated bodies), client paths (paths.c:
  * "~", relative paths, "..", too long), base64, the permission gate
- * (unit_gate.c) and HTTP requests (unit_http.c). Prints "N passed, N
- * failed". */
+ * (unit_gate.c), HTTP requests (unit_http.c), signed URLs and Basic auth
+ * (unit_auth.c), Connect call headers (unit_connect.c), /files headers
+ * (unit_files.c) and process.Process requests (unit_process.c). Prints "N
+ * passed, N failed". */
 #include "base64.h"
 #include "check.h"
+#include "connect_parse.h"
 #include "connect_rpc.h"
 #include "envd.h"
 #include "lifecycle_log.h"
@@ -26,8 +29,14 @@ CHECK_COUNTERS;
 
 /* The permission gate's table test (unit_gate.c): adds its counts to ours. */
 void test_gate(int *total_passed, int *total_failed);
-/* HTTP requests (unit_http.c): likewise. */
+/* HTTP requests (unit_http.c), signed URLs and Basic auth (unit_auth.c),
+ * Connect call headers (unit_connect.c), /files headers (unit_files.c),
+ * process.Process requests (unit_process.c): likewise. */
 void test_http(int *total_passed, int *total_failed);
+void test_auth(int *total_passed, int *total_failed);
+void test_connect(int *total_passed, int *total_failed);
+void test_files(int *total_passed, int *total_failed);
+void test_process(int *total_passed, int *total_failed);
 
 /* envd's configuration lives in its main.c, which is not linked here. */
 struct envd_config envd_cfg = {.port = 49983, .default_user = "user"};
@@ -463,5 +472,9 @@ int main(void)
     test_net_env();
     test_gate(&passed, &failed);
     test_http(&passed, &failed);
+    test_auth(&passed, &failed);
+    test_connect(&passed, &failed);
+    test_files(&passed, &failed);
+    test_process(&passed, &failed);
     return CHECK_SUMMARY();
 }

@@ -91,6 +91,28 @@ static void test_malformed_heads(void)
     CHECK(http_parse_head(&req, "GET", 3) == HTTP_HEAD_MALFORMED);
 }
 
+/* A NUL once ended the head where it stood: a Content-Length after it went
+ * unseen, and its body was read as the next request (smuggling). */
+static void test_nul_bytes(void)
+{
+    static const char after_crlf[] = "POST / HTTP/1.1\r\nHost: a\r\n\0Content-Length: 5\r\n\r\n";
+    static const char in_value[] = "POST / HTTP/1.1\r\nHost: a\0b\r\nContent-Length: 5\r\n\r\n";
+    static const char in_name[] = "POST / HTTP/1.1\r\nHo\0st: a\r\n\r\n";
+    static const char in_line[] = "GET / HTTP/1.1\0x\r\n\r\n";
+    static const char *const heads[] = {after_crlf, in_value, in_name, in_line};
+    static const size_t lens[] = {sizeof(after_crlf) - 1, sizeof(in_value) - 1, sizeof(in_name) - 1,
+                                  sizeof(in_line) - 1};
+
+    for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+        enum http_head_status st;
+        req.c = NULL;
+        st = http_parse_head(&req, heads[i], lens[i]);
+        CHECK(http_head_length(heads[i], lens[i]) == lens[i] && st == HTTP_HEAD_MALFORMED);
+        if (st != HTTP_HEAD_MALFORMED)
+            fprintf(stderr, "  head with a NUL %zu parsed: %d\n", i, st);
+    }
+}
+
 /* A head of exactly len bytes: the request line, one header "X: vvv...",
  * the blank line. */
 static char *head_of(size_t len)
@@ -315,6 +337,7 @@ void test_http(int *total_passed, int *total_failed)
 {
     test_good_heads();
     test_malformed_heads();
+    test_nul_bytes();
     test_limits();
     test_head_length();
     test_headers();
