@@ -6,6 +6,7 @@
 #include "users.h"
 #include "basic_auth_parse.h"
 #include "envd.h"
+#include "users_parse.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -55,79 +56,6 @@ static int db_refresh(struct db_file *db, const char *path)
     return 0;
 }
 
-/* Splits one line into up to max ':'-separated fields (in a copy). */
-static int split_fields(const char *line, size_t len, char *copy, size_t copysz, char **fields,
-                        int max)
-{
-    int n = 0;
-
-    if (len >= copysz)
-        return 0;
-    memcpy(copy, line, len);
-    copy[len] = '\0';
-    fields[n++] = copy;
-    for (char *p = copy; *p != '\0' && n < max; p++) {
-        if (*p == ':') {
-            *p = '\0';
-            fields[n++] = p + 1;
-        }
-    }
-    return n;
-}
-
-/* Calls fn for every line of text with its fields; stops when fn returns nonzero. */
-static int db_scan(const char *text, int want, int (*fn)(char **f, void *arg), void *arg)
-{
-    char copy[4096];
-    char *fields[8];
-
-    for (const char *p = text; p != NULL && *p != '\0';) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len > 0 && p[0] != '#' && split_fields(p, len, copy, sizeof(copy), fields, 8) >= want &&
-            fn(fields, arg))
-            return 1;
-        p = nl ? nl + 1 : NULL;
-    }
-    return 0;
-}
-
-static int match_passwd_name(char **f, void *arg)
-{
-    struct envd_user *u = arg;
-
-    if (strcmp(f[0], u->name) != 0)
-        return 0;
-    u->uid = (uid_t)strtoul(f[2], NULL, 10);
-    u->gid = (gid_t)strtoul(f[3], NULL, 10);
-    snprintf(u->home, sizeof(u->home), "%s", f[5][0] ? f[5] : "/");
-    return 1;
-}
-
-static int member_of(const char *members, const char *name)
-{
-    size_t nlen = strlen(name);
-
-    for (const char *p = members; p != NULL && *p != '\0';) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len == nlen && strncmp(p, name, len) == 0)
-            return 1;
-        p = comma ? comma + 1 : NULL;
-    }
-    return 0;
-}
-
-static int collect_group(char **f, void *arg)
-{
-    struct envd_user *u = arg;
-    gid_t gid = (gid_t)strtoul(f[2], NULL, 10);
-
-    if (gid != u->gid && u->ngroups < USERS_MAX_GROUPS && member_of(f[3], u->name))
-        u->groups[u->ngroups++] = gid;
-    return 0;
-}
-
 /* -agent: whoever started envd, whatever name the SDK sent ("user", "root"):
  * on a person's machine there is one identity to act as, and no other. */
 static int users_self(const char *name, struct envd_user *out)
@@ -162,12 +90,12 @@ int users_lookup(const char *name, struct envd_user *out)
     snprintf(out->name, sizeof(out->name), "%s", name);
     pthread_mutex_lock(&users_mu);
     found = db_refresh(&passwd_db, envd_cfg.passwd_path) == 0 &&
-            db_scan(passwd_db.text, 7, match_passwd_name, out);
+            users_parse_passwd(passwd_db.text, out);
     if (found) {
         out->groups[0] = out->gid;
         out->ngroups = 1;
         if (db_refresh(&group_db, envd_cfg.group_path) == 0)
-            db_scan(group_db.text, 4, collect_group, out);
+            users_parse_groups(group_db.text, out);
     }
     pthread_mutex_unlock(&users_mu);
     if (!found && strcmp(name, "root") == 0) {
@@ -205,31 +133,13 @@ int users_from_authorization(const char *authorization, struct envd_user *out, c
     return 0;
 }
 
-struct id_query {
-    unsigned long id;
-    int field;
-    char *out;
-    size_t outsz;
-};
-
-static int match_id(char **f, void *arg)
-{
-    struct id_query *q = arg;
-
-    if (strtoul(f[q->field], NULL, 10) != q->id)
-        return 0;
-    snprintf(q->out, q->outsz, "%s", f[0]);
-    return 1;
-}
-
 static void id_name(struct db_file *db, const char *path, int field, unsigned long id, char *out,
                     size_t outsz)
 {
-    struct id_query q = {id, field, out, outsz};
     int found;
 
     pthread_mutex_lock(&users_mu);
-    found = db_refresh(db, path) == 0 && db_scan(db->text, field + 1, match_id, &q);
+    found = db_refresh(db, path) == 0 && users_parse_id_name(db->text, field, id, out, outsz);
     pthread_mutex_unlock(&users_mu);
     if (!found)
         snprintf(out, outsz, "%lu", id);

@@ -6,8 +6,8 @@
  * "~", relative paths, "..", too long), base64, the permission gate
  * (unit_gate.c), HTTP requests (unit_http.c), signed URLs and Basic auth
  * (unit_auth.c), Connect call headers (unit_connect.c), /files headers
- * (unit_files.c) and process.Process requests (unit_process.c). Prints "N
- * passed, N failed". */
+ * (unit_files.c), process.Process requests (unit_process.c) and the passwd
+ * and group files (unit_users.c). Prints "N passed, N failed". */
 #include "base64.h"
 #include "check.h"
 #include "connect_parse.h"
@@ -31,12 +31,14 @@ CHECK_COUNTERS;
 void test_gate(int *total_passed, int *total_failed);
 /* HTTP requests (unit_http.c), signed URLs and Basic auth (unit_auth.c),
  * Connect call headers (unit_connect.c), /files headers (unit_files.c),
- * process.Process requests (unit_process.c): likewise. */
+ * process.Process requests (unit_process.c), the passwd and group files
+ * (unit_users.c): likewise. */
 void test_http(int *total_passed, int *total_failed);
 void test_auth(int *total_passed, int *total_failed);
 void test_connect(int *total_passed, int *total_failed);
 void test_files(int *total_passed, int *total_failed);
 void test_process(int *total_passed, int *total_failed);
+void test_users(int *total_passed, int *total_failed);
 
 /* envd's configuration lives in its main.c, which is not linked here. */
 struct envd_config envd_cfg = {.port = 49983, .default_user = "user"};
@@ -476,5 +478,6 @@ int main(void)
     test_connect(&passed, &failed);
     test_files(&passed, &failed);
     test_process(&passed, &failed);
+    test_users(&passed, &failed);
     return CHECK_SUMMARY();
 }
