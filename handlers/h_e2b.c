@@ -4,6 +4,7 @@
  * workspace slot, so another tenant's sandbox is a 404 like a missing one. */
 #include "clock.h"
 #include "e2b_spec.h"
+#include "e2b_timeout_parse.h"
 #include "e2b_view.h"
 #include "handlers.h"
 #include "respond.h"
@@ -74,40 +75,27 @@ void h_e2b_get(struct request *req)
 
 int body_flag(struct request *req, const json_t *body, const char *field)
 {
-    const json_t *v = json_object_get(body, field);
+    char err[128];
+    int flag = e2b_flag_parse(body, field, err, sizeof(err));
 
-    if (!v || json_is_null(v))
-        return 1;
-    if (json_is_boolean(v))
-        return json_is_true(v);
-    respond_error(req, 400, "%s: must be true or false", field);
-    return -1;
+    if (flag < 0)
+        respond_error(req, 400, "%s", err);
+    return flag;
 }
 
 long e2b_body_timeout(struct request *req, int required, int *keep_memory)
 {
-    json_t *body = required ? request_json_body(req) : request_json_optional(req), *v;
-    long max = req->conf->ceilings[WS_LIMIT_TIMEOUT], t = -2;
+    json_t *body = required ? request_json_body(req) : request_json_optional(req);
+    char err[160];
+    long t;
 
     if (!body)
         return -1;
-    if (keep_memory && (*keep_memory = body_flag(req, body, "memory")) < 0) {
-        json_decref(body);
-        return -1;
-    }
-    v = json_object_get(body, "timeout");
-    if (!v && !required)
-        t = -2;
-    else if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= max)
-        t = (long)json_integer_value(v);
-    else
-        t = -1;
+    t = e2b_timeout_parse(body, required, req->conf->ceilings[WS_LIMIT_TIMEOUT], keep_memory, err,
+                          sizeof(err));
     json_decref(body);
     if (t == -1)
-        respond_error(req, 400,
-                      "timeout: must be an integer number of seconds in [0, %ld] (the operator's "
-                      "maximum)",
-                      max);
+        respond_error(req, 400, "%s", err);
     return t;
 }
 

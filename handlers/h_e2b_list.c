@@ -6,6 +6,7 @@
 #include "e2b_view.h"
 #include "handlers.h"
 #include "respond.h"
+#include "sandbox_list_parse.h"
 #include "sandbox_store.h"
 
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /* Owner-only credential routes: API keys and join tokens of the caller's own
  * workspace. A secret is shown once, in the creating answer, and never again. */
 #include "handlers.h"
+#include "keys_parse.h"
 #include "respond.h"
 #include "sandbox_view.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* Reads an optional body; an absent one is an empty object. */
@@ -15,23 +15,6 @@ static json_t *optional_body(struct request *req)
     if (!cl || !*cl || strcmp(cl, "0") == 0)
         return json_object();
     return request_json_body(req);
-}
-
-static int only_fields(struct request *req, json_t *body, const char *allowed)
-{
-    const char *k;
-    json_t *v;
-
-    json_object_foreach(body, k, v)
-    {
-        char probe[80];
-        snprintf(probe, sizeof(probe), ",%s,", k);
-        if (!strstr(allowed, probe)) {
-            respond_error(req, 400, "%.64s: unknown field", k);
-            return -1;
-        }
-    }
-    return 0;
 }
 
 /* A credential event: by id, never the secret just made. */
@@ -46,23 +29,19 @@ static void audit_credential(struct request *req, const char *event, const char 
 
 void h_key_create(struct request *req)
 {
-    json_t *body = optional_body(req), *v;
-    char id[TOKEN_ID_MAX], token[TOKEN_TEXT_MAX];
-    enum role role = ROLE_MEMBER;
+    json_t *body = optional_body(req);
+    char id[TOKEN_ID_MAX], token[TOKEN_TEXT_MAX], err[128];
+    enum role role;
+    int rc;
 
     if (!body)
         return;
-    if (only_fields(req, body, ",role,") != 0) {
-        json_decref(body);
-        return;
-    }
-    v = json_object_get(body, "role");
-    if (v && (role = role_parse(json_string_value(v))) == ROLE_NONE) {
-        json_decref(body);
-        respond_error(req, 400, "role: must be \"owner\" or \"member\"");
-        return;
-    }
+    rc = key_create_parse(body, &role, err, sizeof(err));
     json_decref(body);
+    if (rc != 0) {
+        respond_error(req, 400, "%s", err);
+        return;
+    }
     if (apikey_create(req->rc, req->conf->server_secret, req->cred.ws, role, id, token) != 0) {
         respond_store_down(req);
         return;
@@ -84,25 +63,21 @@ void h_key_delete(struct request *req)
 
 void h_jointoken_create(struct request *req)
 {
-    json_t *body = optional_body(req), *v;
-    char id[TOKEN_ID_MAX], token[TOKEN_TEXT_MAX], expires[40];
-    json_int_t ttl = 3600;
+    json_t *body = optional_body(req);
+    char id[TOKEN_ID_MAX], token[TOKEN_TEXT_MAX], expires[40], err[128];
+    long ttl;
     int64_t expires_ms;
+    int rc;
 
     if (!body)
         return;
-    if (only_fields(req, body, ",ttl_seconds,") != 0) {
-        json_decref(body);
-        return;
-    }
-    v = json_object_get(body, "ttl_seconds");
-    if (v && (!json_is_integer(v) || (ttl = json_integer_value(v)) < 60 || ttl > 30L * 86400)) {
-        json_decref(body);
-        respond_error(req, 400, "ttl_seconds: must be an integer in [60, 2592000]");
-        return;
-    }
+    rc = jointoken_create_parse(body, &ttl, err, sizeof(err));
     json_decref(body);
-    if (jointoken_create(req->rc, req->conf->server_secret, req->cred.ws, (long)ttl, id, token,
+    if (rc != 0) {
+        respond_error(req, 400, "%s", err);
+        return;
+    }
+    if (jointoken_create(req->rc, req->conf->server_secret, req->cred.ws, ttl, id, token,
                          &expires_ms) != 0) {
         respond_store_down(req);
         return;

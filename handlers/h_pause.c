@@ -10,6 +10,7 @@
 #include "agent_refusal.h"
 #include "audit.h"
 #include "clock.h"
+#include "e2b_timeout_parse.h"
 #include "e2b_view.h"
 #include "handlers.h"
 #include "log.h"
@@ -21,8 +22,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-#define MAX_REFRESH_S 3600
 
 typedef enum life_outcome (*life_fn)(struct request *req, long timeout_s, int keep_memory,
                                      long *limit, char *why, size_t whylen);
@@ -164,23 +163,20 @@ void e2b_connect_paused(struct request *req, long timeout_s, int keep_memory)
  * looked up under the caller's workspace). */
 void h_e2b_refreshes(struct request *req)
 {
-    json_t *body = request_json_optional(req), *v;
-    long d = 0, most = req->conf->ceilings[WS_LIMIT_TIMEOUT];
+    json_t *body = request_json_optional(req);
+    long d, most = req->conf->ceilings[WS_LIMIT_TIMEOUT];
+    char err[128];
 
     if (!body)
         return;
-    v = json_object_get(body, "duration");
-    if (v && !(json_is_integer(v) && json_integer_value(v) >= 0 &&
-               json_integer_value(v) <= MAX_REFRESH_S)) {
-        json_decref(body);
-        respond_error(req, 400, "duration: must be an integer number of seconds in [0, %d]",
-                      MAX_REFRESH_S);
+    d = e2b_refresh_parse(body, err, sizeof(err));
+    json_decref(body);
+    if (d < 0) {
+        respond_error(req, 400, "%s", err);
         return;
     }
-    d = v ? (long)json_integer_value(v) : 0;
     if (d > most)
         d = most;
-    json_decref(body);
     respond_change(req,
                    token_is_id(req->params[0])
                        ? sandbox_set_deadline(req->rc, req->cred.ws, req->params[0],

@@ -6,6 +6,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "respond.h"
+#include "sandbox_list_parse.h"
 #include "sandbox_spec_parse.h"
 #include "sandbox_store.h"
 #include "sandbox_view.h"
@@ -121,49 +122,25 @@ void h_sandbox_delete(struct request *req)
     respond_change(req, n, "sandbox");
 }
 
-/* metadata filter: "k=v&k2=v2" (URL-encoded as one query value, as E2B does). */
-int metadata_matches(const json_t *meta, const char *filter)
-{
-    char buf[1024], *save = NULL, *pair;
-
-    snprintf(buf, sizeof(buf), "%s", filter);
-    for (pair = strtok_r(buf, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
-        char *eq = strchr(pair, '='), k[256], v[768];
-        const json_t *have;
-        if (!eq || url_decode(pair, (size_t)(eq - pair), k, sizeof(k)) ||
-            url_decode(eq + 1, strlen(eq + 1), v, sizeof(v)))
-            return 0;
-        have = json_object_get(meta, k);
-        if (!json_is_string(have) || strcmp(json_string_value(have), v) != 0)
-            return 0;
-    }
-    return 1;
-}
-
 void h_sandbox_list(struct request *req)
 {
-    char state[32] = "", meta[1024] = "";
-    enum sandbox_state wanted;
+    struct sandbox_list_query q;
     struct sandbox_list all;
+    char err[128];
     json_t *list;
 
-    request_query(req, "state", state, sizeof(state));
-    wanted = sandbox_state_parse(state);
-    if (*state && wanted == SANDBOX_STATE_UNKNOWN) {
-        respond_error(req, 400,
-                      "state: must be one of pending, running, pausing, paused, resuming, exited, "
-                      "lost, error");
+    if (sandbox_list_query_parse(req, &q, err, sizeof(err)) != 0) {
+        respond_error(req, 400, "%s", err);
         return;
     }
-    request_query(req, "metadata", meta, sizeof(meta));
-    if (sandbox_list_read(req->rc, req->cred.ws, wanted, &all) != 0) {
+    if (sandbox_list_read(req->rc, req->cred.ws, q.wanted, &all) != 0) {
         respond_store_down(req);
         return;
     }
     list = json_array();
     for (size_t i = 0; i < all.n; i++) {
         json_t *view = sandbox_view(&all.items[i]);
-        if (!*meta || metadata_matches(json_object_get(view, "metadata"), meta))
+        if (!*q.metadata || metadata_matches(json_object_get(view, "metadata"), q.metadata))
             json_array_append_new(list, view);
         else
             json_decref(view);

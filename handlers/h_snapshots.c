@@ -11,30 +11,25 @@
 #include "sandbox_view.h"
 #include "server.h"
 #include "snapshot.h"
+#include "snapshot_parse.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FORKS 10
-#define MAX_NAME 128
-
-/* The body's optional "name": 0, or -1 after answering 400. */
-static int body_name(struct request *req, char name[MAX_NAME + 1])
+/* The optional body's "name": 0, or -1 after answering 400. */
+static int body_name(struct request *req, char name[SNAPSHOT_NAME_MAX + 1])
 {
-    json_t *body = request_json_optional(req), *v;
-    int ok;
+    json_t *body = request_json_optional(req);
+    char err[128];
+    int rc;
 
     if (!body)
         return -1;
-    v = json_object_get(body, "name");
-    ok = !v || json_is_null(v) ||
-         (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) <= MAX_NAME);
-    snprintf(name, MAX_NAME + 1, "%s", json_is_string(v) && ok ? json_string_value(v) : "");
+    rc = snapshot_name_parse(body, name, err, sizeof(err));
     json_decref(body);
-    if (!ok)
-        respond_error(req, 400, "name: must be a string of 1-%d characters", MAX_NAME);
-    return ok ? 0 : -1;
+    if (rc != 0)
+        respond_error(req, 400, "%s", err);
+    return rc;
 }
 
 /* Takes the snapshot; 0 with id, or -1 after answering. */
@@ -93,7 +88,7 @@ static void answer_snapshot(struct request *req, const char *id, int e2b)
 
 void h_e2b_snapshot_create(struct request *req)
 {
-    char name[MAX_NAME + 1], id[SNAPSHOT_ID_MAX];
+    char name[SNAPSHOT_NAME_MAX + 1], id[SNAPSHOT_ID_MAX];
 
     if (body_name(req, name) == 0 && take(req, name, 0, id) == 0)
         answer_snapshot(req, id, 1);
@@ -101,7 +96,7 @@ void h_e2b_snapshot_create(struct request *req)
 
 void h_sandbox_snapshot_create(struct request *req)
 {
-    char name[MAX_NAME + 1], id[SNAPSHOT_ID_MAX];
+    char name[SNAPSHOT_NAME_MAX + 1], id[SNAPSHOT_ID_MAX];
 
     if (body_name(req, name) == 0 && take(req, name, 0, id) == 0)
         answer_snapshot(req, id, 0);
@@ -110,41 +105,37 @@ void h_sandbox_snapshot_create(struct request *req)
 /* Ready, listed snapshots passing the filters, after the cursor id. */
 static void list(struct request *req, int e2b)
 {
-    char sandbox[64] = "", name[MAX_NAME + 1] = "", after[64] = "", lim[16] = "";
+    struct snapshot_list_query q;
     struct snapshot_record *v;
-    size_t n, limit = 100;
-    json_t *arr = json_array();
-    int past = 1;
+    size_t n;
+    char err[128];
+    json_t *arr;
+    int past;
 
-    request_query(req, e2b ? "sandboxID" : "sandbox_id", sandbox, sizeof(sandbox));
-    request_query(req, "name", name, sizeof(name));
-    request_query(req, e2b ? "nextToken" : "cursor", after, sizeof(after));
-    request_query(req, "limit", lim, sizeof(lim));
-    if (*lim && (strspn(lim, "0123456789") != strlen(lim) || atol(lim) < 1 || atol(lim) > 100)) {
-        json_decref(arr);
-        respond_error(req, 400, "limit: must be an integer in [1, 100]");
+    if (snapshot_list_query_parse(req, e2b, &q, err, sizeof(err)) != 0) {
+        respond_error(req, 400, "%s", err);
         return;
     }
-    limit = *lim ? (size_t)atol(lim) : limit;
     if (snapshot_list(req->rc, req->cred.ws, &v, &n) != 0) {
-        json_decref(arr);
         respond_store_down(req);
         return;
     }
-    past = !*after;
+    arr = json_array();
+    past = !*q.after;
     for (size_t i = 0; i < n; i++) {
         const struct snapshot_record *s = &v[i];
         if (!past) {
-            past = strcmp(s->id, after) == 0;
+            past = strcmp(s->id, q.after) == 0;
             continue;
         }
         if (s->fork || s->state != SNAPSHOT_STATE_READY ||
-            (*sandbox && strcmp(s->sandbox, sandbox) != 0) || (*name && strcmp(s->name, name) != 0))
+            (*q.sandbox && strcmp(s->sandbox, q.sandbox) != 0) ||
+            (*q.name && strcmp(s->name, q.name) != 0))
             continue;
-        if (json_array_size(arr) == limit) {
+        if (json_array_size(arr) == q.limit) {
             respond_add_header(
                 req, e2b ? "X-Next-Token" : "X-Next-Cursor",
-                json_string_value(json_object_get(json_array_get(arr, limit - 1),
+                json_string_value(json_object_get(json_array_get(arr, q.limit - 1),
                                                   e2b ? "snapshotID" : "snapshot_id")));
             break;
         }
@@ -210,24 +201,20 @@ static json_t *fork_one(struct request *req, const struct sandbox_record *src, c
     return out;
 }
 
-/* The body's count (1-10, default 1) and timeout (default 300 s); -1 after 400. */
+/* The optional body's count and timeout: 0, or -1 after answering 400. */
 static int fork_body(struct request *req, long *count, long *timeout_s)
 {
-    json_t *body = request_json_optional(req), *c, *t;
-    int ok;
+    json_t *body = request_json_optional(req);
+    char err[128];
+    int rc;
 
     if (!body)
         return -1;
-    c = json_object_get(body, "count");
-    t = json_object_get(body, "timeout");
-    *count = json_is_integer(c) ? (long)json_integer_value(c) : 1;
-    *timeout_s = json_is_integer(t) ? (long)json_integer_value(t) : SANDBOX_DEFAULT_TIMEOUT_S;
-    ok = (!c || json_is_null(c) || (json_is_integer(c) && *count >= 1 && *count <= MAX_FORKS)) &&
-         (!t || json_is_null(t) || (json_is_integer(t) && *timeout_s >= 1 && *timeout_s <= 86400));
+    rc = snapshot_fork_parse(body, count, timeout_s, err, sizeof(err));
     json_decref(body);
-    if (!ok)
-        respond_error(req, 400, "count: 1-%d forks; timeout: 1-86400 seconds", MAX_FORKS);
-    return ok ? 0 : -1;
+    if (rc != 0)
+        respond_error(req, 400, "%s", err);
+    return rc;
 }
 
 void h_e2b_fork(struct request *req)

@@ -10,6 +10,7 @@
 #include "sandbox_view.h"
 #include "server.h"
 #include "volume.h"
+#include "volume_create_parse.h"
 #include "volume_token.h"
 
 #include <stdlib.h>
@@ -40,17 +41,16 @@ static json_t *view(const struct request *req, const struct volume_record *v, en
 static void create(struct request *req, int e2b)
 {
     json_t *body = request_json_body(req);
-    const char *name = json_string_value(json_object_get(body, "name"));
+    const char *name;
     struct volume_record v;
     struct sched_error err;
+    char why[128];
 
     if (!body)
         return;
-    if (!volume_name_ok(name)) {
+    if (volume_create_parse(body, &name, why, sizeof(why)) != 0) {
         json_decref(body);
-        respond_error(req, 400,
-                      "name: 1-64 characters [A-Za-z0-9._-], starting with a letter "
-                      "or digit");
+        respond_error(req, 400, "%s", why);
         return;
     }
     if (volume_create(req->rc, &req->thread->srv->sched, req->cred.ws, name, req->actor, &v,

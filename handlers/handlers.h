@@ -50,10 +50,6 @@ int sandbox_create_and_wait(struct request *req, struct sandbox_spec *spec, cons
                             char sbid[SANDBOX_ID_MAX]);
 int internal_caller(struct request *req);
 
-/* The metadata filter of both lists: "k=v&k2=v2" (URL-encoded as one query
- * value, as E2B sends it); 1 when meta has every pair. h_sandboxes.c. */
-int metadata_matches(const json_t *meta, const char *filter);
-
 void h_internal_route(struct request *req);
 void h_e2b_create(struct request *req);
 void h_e2b_list(struct request *req);

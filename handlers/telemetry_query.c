@@ -1,27 +1,18 @@
 #include "telemetry_query.h"
 
+#include "query_int_parse.h"
 #include "respond.h"
 #include "sandbox_store.h"
-
-#include <stdlib.h>
 
 int query_int(struct request *req, const char *name, long long min, long long max, long long dflt,
               long long *out)
 {
-    char text[32], *end;
-    int given = request_query_strict(req, name, text, sizeof(text));
-    long long v = dflt;
+    char err[128];
 
-    if (given > 0) {
-        v = strtoll(text, &end, 10);
-        if (end == text || *end || v < min || v > max)
-            given = -1;
-    }
-    if (given < 0) {
-        respond_error(req, 400, "%s: must be an integer in [%lld, %lld]", name, min, max);
+    if (query_int_parse(req, name, min, max, dflt, out, err, sizeof(err)) != 0) {
+        respond_error(req, 400, "%s", err);
         return -1;
     }
-    *out = v;
     return 0;
 }
 

@@ -362,6 +362,12 @@ void unit_heartbeat(int *total_passed, int *total_failed);
 void unit_workspace_limits(int *total_passed, int *total_failed);
 void unit_metrics_ids(int *total_passed, int *total_failed);
 void unit_sandbox_fields(int *total_passed, int *total_failed);
+void unit_logs_query(int *total_passed, int *total_failed);
+void unit_keys(int *total_passed, int *total_failed);
+void unit_volume_create(int *total_passed, int *total_failed);
+void unit_e2b_timeout(int *total_passed, int *total_failed);
+void unit_sandbox_list(int *total_passed, int *total_failed);
+void unit_snapshot_parse(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -501,6 +507,12 @@ int main(void)
     unit_workspace_limits(&passed, &failed);
     unit_metrics_ids(&passed, &failed);
     unit_sandbox_fields(&passed, &failed);
+    unit_logs_query(&passed, &failed);
+    unit_keys(&passed, &failed);
+    unit_volume_create(&passed, &failed);
+    unit_e2b_timeout(&passed, &failed);
+    unit_sandbox_list(&passed, &failed);
+    unit_snapshot_parse(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
