@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 json_t *rpc_parse_message(struct rpc_error *err, const char *body, size_t len, int enveloped)
 {
@@ -58,4 +59,11 @@ void rpc_call_headers_parse(const char *timeout, const char *keepalive, long lon
     *keepalive_ms = RPC_KEEPALIVE_DEFAULT_S * 1000;
     if (keepalive != NULL && decimal_parse(keepalive, &v) == 0 && v > 0 && v <= RPC_KEEPALIVE_MAX_S)
         *keepalive_ms = (int)(v * 1000);
+}
+
+int rpc_content_type_is(const char *ct, const char *want)
+{
+    size_t n = strlen(want);
+
+    return ct != NULL && strncasecmp(ct, want, n) == 0 && (ct[n] == '\0' || ct[n] == ';');
 }

@@ -30,4 +30,8 @@ json_t *rpc_parse_message(struct rpc_error *err, const char *body, size_t len, i
 void rpc_call_headers_parse(const char *timeout, const char *keepalive, long long now_ms,
                             long long *deadline_ms, int *keepalive_ms);
 
+/* True when the Content-Type ct (NULL when absent) is want, in any case,
+ * with or without parameters ("application/json; charset=utf-8"). */
+int rpc_content_type_is(const char *ct, const char *want);
+
 #endif

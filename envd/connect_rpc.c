@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define RPC_MAX_REQUEST (64 * 1024 * 1024)
 
@@ -352,13 +351,6 @@ static void run_unary(struct rpc_call *call, const struct rpc_method *m, json_t 
     free(s);
 }
 
-static int content_type_is(const char *ct, const char *want)
-{
-    size_t n = strlen(want);
-
-    return ct != NULL && strncasecmp(ct, want, n) == 0 && (ct[n] == '\0' || ct[n] == ';');
-}
-
 void rpc_dispatch(struct http_req *r)
 {
     const struct rpc_method *m = find_method(r->path);
@@ -373,8 +365,8 @@ void rpc_dispatch(struct http_req *r)
         http_send_error(r, 404, "unknown method %s", r->path);
         return;
     }
-    if (!content_type_is(ct,
-                         m->kind == RPC_STREAM ? "application/connect+json" : "application/json")) {
+    if (!rpc_content_type_is(ct, m->kind == RPC_STREAM ? "application/connect+json"
+                                                       : "application/json")) {
         http_send_error(r, 415, "unsupported content type %s (only the JSON codec is served)",
                         ct ? ct : "(none)");
         return;

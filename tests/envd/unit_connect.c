@@ -2,7 +2,8 @@
  * Connect-Timeout-Ms and Keepalive-Ping-Interval are decimal digits and
  * nothing else; anything else, 0, or a number that overflows leaves the
  * call without a deadline and with the default keepalive, as an absent
- * header does. (The message parser's tests are unit_envd.c's
+ * header does. Content types match in any case, with or without
+ * parameters. (The message parser's tests are unit_envd.c's
  * test_frames.) Linked into unit-envd (see unit_envd.c's main). */
 #include "check.h"
 #include "connect_parse.h"
@@ -47,8 +48,22 @@ static const struct header_row rows[] = {
     {"9223372036854774808", NULL, NOW, 0, DEFAULT_KA},
 };
 
+static void test_content_types(void)
+{
+    CHECK(rpc_content_type_is("application/json", "application/json"));
+    CHECK(rpc_content_type_is("Application/JSON; charset=utf-8", "application/json"));
+    CHECK(rpc_content_type_is("application/connect+json;x", "application/connect+json"));
+    CHECK(!rpc_content_type_is("application/jsonx", "application/json"));
+    CHECK(!rpc_content_type_is("application/json ; charset=utf-8", "application/json"));
+    CHECK(!rpc_content_type_is("application/connect+json", "application/json"));
+    CHECK(!rpc_content_type_is("application/js", "application/json"));
+    CHECK(!rpc_content_type_is("", "application/json") &&
+          !rpc_content_type_is(NULL, "application/json"));
+}
+
 void test_connect(int *total_passed, int *total_failed)
 {
+    test_content_types();
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         long long deadline = -1;
         int ka = -1;
