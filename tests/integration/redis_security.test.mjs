@@ -57,7 +57,8 @@ test('every Redis command in the code is one the corral user may run', () => {
   const allowed = new Set(line.split(' ').filter((w) => w.startsWith('+')).map((w) => w.slice(1)));
   const used = new Set(['evalsha', 'eval']); // rconn_eval
   const containers = new Set(['xgroup', 'xinfo']); // ACL names their subcommands
-  for (const dir of ['handlers', 'scheduler', 'common']) {
+  // store/ sends them (tests/lint/layout.sh keeps the others from it).
+  for (const dir of ['store', 'common', 'scheduler', 'handlers']) {
     for (const f of readdirSync(`${ROOT}${dir}`).filter((n) => n.endsWith('.c'))) {
       const src = readFileSync(`${ROOT}${dir}/${f}`, 'utf8');
       const found = [...src.matchAll(/rconn_cmd\([^"]*"([A-Z]+)(?: ([A-Z]+))?/g)]
