@@ -1,6 +1,7 @@
 /* An integer query parameter in a range (query_int_parse.h). */
 #include "query_int_parse.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,8 +13,10 @@ int query_int_parse(const struct request *req, const char *name, long long min, 
     long long v = dflt;
 
     if (given > 0) {
+        errno = 0;
         v = strtoll(text, &end, 10);
-        if (end == text || *end || v < min || v > max)
+        /* ERANGE: past what a long long holds, not the largest one. */
+        if (end == text || *end || errno == ERANGE || v < min || v > max)
             given = -1;
     }
     if (given < 0) {

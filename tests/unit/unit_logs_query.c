@@ -32,6 +32,7 @@ static const struct v1_row v1_rows[] = {
     {"start", 0, 0, "start: must be an integer in [0, " LL_MAX "]"},
     {"start=1x", 0, 0, "start: must be an integer in [0, " LL_MAX "]"},
     {"start=%zz", 0, 0, "start: must be an integer in [0, " LL_MAX "]"},
+    {"start=99999999999999999999", 0, 0, "start: must be an integer in [0, " LL_MAX "]"},
     {"limit=99999999999999999999", 0, 0, "limit: must be an integer in [0, 2147483647]"},
     {"limit=2147483648", 0, 0, "limit: must be an integer in [0, 2147483647]"},
     {"start=1&limit=x", 0, 0, "limit: must be an integer in [0, 2147483647]"},
