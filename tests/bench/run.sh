@@ -5,6 +5,9 @@
 #                         no API, sandbox-lifecycle, network or placement sections
 #   BENCH_ONLY=lifecycle  only sections 2 and 2a: workerd's creates, then pause,
 #                         resume, snapshots and deadlines (issue 11)
+#   BENCH_ONLY=sustained  only the sustained churn of bench_sustained.mjs (issue
+#                         34's soak: BENCH_SUSTAINED_PARALLEL loops for
+#                         BENCH_SUSTAINED_SECONDS, 4 and 600 by default)
 #   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
 #                         gateway hosts, Redis failovers (decision 0059)
 #   CORRAL_BENCH_PORT, CORRAL_BENCH_REDIS_PORT, CORRAL_BENCH_DATA_PORT  the ports
@@ -16,8 +19,8 @@ export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
 export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
 ONLY=${BENCH_ONLY:-all}
-case "$ONLY" in all | dataplane | lifecycle) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
-*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle or hosts" >&2; exit 2 ;; esac
+case "$ONLY" in all | dataplane | lifecycle | sustained) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
+*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained or hosts" >&2; exit 2 ;; esac
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
@@ -66,6 +69,12 @@ echo
 ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_json")
 conf/stack.sh redis-cli HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
 key2=$(field owner_key <<<"$ws2_json")
+sdk_env=(E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$key2" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))")
+if [ "$ONLY" = sustained ]; then
+    (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    env "${sdk_env[@]}" CORRAL_ROUTING=url node tests/bench/bench_sustained.mjs
+    exit 0
+fi
 if [ "$ONLY" != dataplane ]; then
 node tests/bench/bench_workerd.mjs "$(field owner_key <<<"$ws2_json")" "$(cat "$CORRAL_RUN/pids/workerd.pid")"
 
@@ -85,7 +94,6 @@ fi
 # envd (commands.run, 100 MB both ways with the SDK and curl), then 1,000 idle
 # streams held through the gateway to 20 sandboxes.
 (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-sdk_env=(E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$key2" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))")
 echo
 env "${sdk_env[@]}" node tests/e2b/bench_dataplane.mjs
 echo
