@@ -439,6 +439,14 @@ redisReply *rconn_eval_unwaited(struct rconn *rc, struct rscript *s, int nkeys, 
     return eval(rc, s, 1, nkeys, nargs, keys_then_args);
 }
 
+int reply_done(redisReply *r)
+{
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
 long long reply_int(const redisReply *r, long long dflt)
 {
     if (!r)

@@ -84,6 +84,9 @@ redisReply *rconn_eval_unwaited(struct rconn *rc, struct rscript *s, int nkeys, 
 /* Helpers over replies: integer or string reply as long long; string or NULL. */
 long long reply_int(const redisReply *r, long long dflt);
 const char *reply_str(const redisReply *r);
+/* A command whose reply only matters as success or failure: frees r; 0, or
+ * -1 when r is NULL (Redis failed). */
+int reply_done(redisReply *r);
 /* Field value from an HGETALL reply (array of field, value), or NULL. */
 const char *reply_hget(const redisReply *r, const char *field);
 

@@ -22,15 +22,6 @@ enum role role_parse(const char *s)
     return ROLE_NONE;
 }
 
-/* Runs a command whose reply only matters as success or failure. */
-static int cmd_ok(redisReply *r)
-{
-    if (!r)
-        return -1;
-    freeReplyObject(r);
-    return 0;
-}
-
 int workspace_create(struct rconn *rc, const char *name, char ws_out[TOKEN_WS_MAX])
 {
     char key[128];
@@ -38,10 +29,11 @@ int workspace_create(struct rconn *rc, const char *name, char ws_out[TOKEN_WS_MA
     if (secret_random_hex(ws_out, 8) != 0)
         return -1;
     snprintf(key, sizeof(key), K_WS_INFO, ws_out);
-    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s name %s max_concurrent %ld created_at %lld", key, name,
-                         ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt, (long long)clock_now_ms())))
+    if (reply_done(rconn_cmd(rc, 0, "HSET %s name %s max_concurrent %ld created_at %lld", key, name,
+                             ws_limit_defs[WS_LIMIT_MAX_CONCURRENT].dflt,
+                             (long long)clock_now_ms())))
         return -1;
-    return cmd_ok(rconn_cmd(rc, 0, "SADD " K_WORKSPACES " %s", ws_out));
+    return reply_done(rconn_cmd(rc, 0, "SADD " K_WORKSPACES " %s", ws_out));
 }
 
 int workspace_exists(struct rconn *rc, const char *ws)
@@ -137,7 +129,7 @@ int workspace_limits_set(struct rconn *rc, const char *ws, const long limits[WS_
         argv[argc++] = ws_limit_defs[i].field;
         argv[argc++] = values[i];
     }
-    return argc == 2 ? 0 : cmd_ok(rconn_cmdargv(rc, 0, argc, argv, NULL));
+    return argc == 2 ? 0 : reply_done(rconn_cmdargv(rc, 0, argc, argv, NULL));
 }
 
 int apikey_create(struct rconn *rc, const char *server_secret, const char *ws, enum role role,
@@ -149,11 +141,11 @@ int apikey_create(struct rconn *rc, const char *server_secret, const char *ws, e
         return -1;
     secret_mac_hex(server_secret, secret, mac);
     snprintf(key, sizeof(key), K_APIKEY, ws, id_out);
-    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s mac %s role %s created_at %lld", key, mac, role_name(role),
-                         (long long)clock_now_ms())))
+    if (reply_done(rconn_cmd(rc, 0, "HSET %s mac %s role %s created_at %lld", key, mac,
+                             role_name(role), (long long)clock_now_ms())))
         return -1;
     snprintf(key, sizeof(key), K_WS_KEYS, ws);
-    if (cmd_ok(rconn_cmd(rc, 0, "SADD %s %s", key, id_out)))
+    if (reply_done(rconn_cmd(rc, 0, "SADD %s %s", key, id_out)))
         return -1;
     token_format(TOKEN_API_KEY, ws, id_out, secret, token_out);
     return 0;
@@ -172,7 +164,7 @@ int apikey_delete(struct rconn *rc, const char *ws, const char *id)
     n = (int)reply_int(r, 0);
     freeReplyObject(r);
     snprintf(set, sizeof(set), K_WS_KEYS, ws);
-    if (cmd_ok(rconn_cmd(rc, 0, "SREM %s %s", set, id)))
+    if (reply_done(rconn_cmd(rc, 0, "SREM %s %s", set, id)))
         return -1;
     return n > 0;
 }
@@ -207,14 +199,14 @@ int jointoken_create(struct rconn *rc, const char *server_secret, const char *ws
     secret_mac_hex(server_secret, secret, mac);
     *expires_ms = clock_now_ms() + (int64_t)ttl_s * 1000;
     snprintf(key, sizeof(key), K_JOINTOKEN, ws, id_out);
-    if (cmd_ok(rconn_cmd(rc, 0, "HSET %s mac %s expires_at %lld revoked 0", key, mac,
-                         (long long)*expires_ms)))
+    if (reply_done(rconn_cmd(rc, 0, "HSET %s mac %s expires_at %lld revoked 0", key, mac,
+                             (long long)*expires_ms)))
         return -1;
     snprintf(key, sizeof(key), K_WS_JTS, ws);
-    if (cmd_ok(rconn_cmd(rc, 0, "SADD %s %s", key, id_out)))
+    if (reply_done(rconn_cmd(rc, 0, "SADD %s %s", key, id_out)))
         return -1;
     snprintf(key, sizeof(key), K_JT_INDEX, id_out);
-    if (cmd_ok(rconn_cmd(rc, 0, "SET %s %s", key, ws)))
+    if (reply_done(rconn_cmd(rc, 0, "SET %s %s", key, ws)))
         return -1;
     token_format(TOKEN_JOIN, ws, id_out, secret, token_out);
     return 0;

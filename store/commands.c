@@ -178,14 +178,9 @@ int command_send_args(struct rconn *rc, const char *pool, const char *wid, const
 int command_stream_drop(struct rconn *rc, const char *pool, const char *wid)
 {
     char key[192];
-    redisReply *r;
 
     snprintf(key, sizeof(key), K_WORKER_CMDS, pool, wid);
-    r = rconn_cmd(rc, 0, "DEL %s", key);
-    if (!r)
-        return -1;
-    freeReplyObject(r);
-    return 0;
+    return reply_done(rconn_cmd(rc, 0, "DEL %s", key));
 }
 
 int command_stream_init(struct rconn *rc, const char *pool, const char *wid)

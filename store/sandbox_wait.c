@@ -10,15 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Runs a command whose reply only matters as success or failure. */
-static int done(redisReply *r)
-{
-    if (!r)
-        return -1;
-    freeReplyObject(r);
-    return 0;
-}
-
 int sandbox_idem_claim(struct rconn *rc, const char *ws, const char *mac, int claim_ms,
                        char sbid[33], char print[65])
 {
@@ -28,8 +19,8 @@ int sandbox_idem_claim(struct rconn *rc, const char *ws, const char *mac, int cl
     snprintf(key, sizeof(key), K_IDEM, ws, mac);
     r = rconn_cmd(rc, 0, "SET %s claim NX PX %d", key, claim_ms);
     if (r && r->type == REDIS_REPLY_STATUS)
-        return done(r) == 0 ? 1 : -1;
-    done(r);
+        return reply_done(r) == 0 ? 1 : -1;
+    reply_done(r);
     r = rconn_cmd(rc, 0, "GET %s", key);
     if (!r)
         return -1;
@@ -47,7 +38,7 @@ int sandbox_idem_record(struct rconn *rc, const char *ws, const char *mac, const
     char key[200];
 
     snprintf(key, sizeof(key), K_IDEM, ws, mac);
-    return done(rconn_cmd(rc, 0, "SET %s %s:%s PX %lld", key, sbid, print, ttl_ms));
+    return reply_done(rconn_cmd(rc, 0, "SET %s %s:%s PX %lld", key, sbid, print, ttl_ms));
 }
 
 void sandbox_idem_forget(struct rconn *rc, const char *ws, const char *mac)
@@ -55,7 +46,7 @@ void sandbox_idem_forget(struct rconn *rc, const char *ws, const char *mac)
     char key[200];
 
     snprintf(key, sizeof(key), K_IDEM, ws, mac);
-    done(rconn_cmd(rc, 0, "DEL %s", key));
+    reply_done(rconn_cmd(rc, 0, "DEL %s", key));
 }
 
 int sandbox_wait_hold(struct rconn *rc, const char *ws, const char *sbid, long long until_ms)
@@ -63,7 +54,7 @@ int sandbox_wait_hold(struct rconn *rc, const char *ws, const char *sbid, long l
     char key[128];
 
     snprintf(key, sizeof(key), K_WAITERS, ws);
-    return done(rconn_cmd(rc, 0, "ZADD %s %lld %s", key, until_ms, sbid));
+    return reply_done(rconn_cmd(rc, 0, "ZADD %s %lld %s", key, until_ms, sbid));
 }
 
 void sandbox_wait_release(struct rconn *rc, const char *ws, const char *sbid)
@@ -71,7 +62,7 @@ void sandbox_wait_release(struct rconn *rc, const char *ws, const char *sbid)
     char key[128];
 
     snprintf(key, sizeof(key), K_WAITERS, ws);
-    done(rconn_cmd(rc, 0, "ZREM %s %s", key, sbid));
+    reply_done(rconn_cmd(rc, 0, "ZREM %s %s", key, sbid));
 }
 
 int sandbox_wait_wake(struct rconn *rc, const char *ws, const char *sbid, int block_ms, char *msg,

@@ -28,6 +28,8 @@ static const struct row rows[] = {
     {"state=", SANDBOX_STATE_ANY, "", NULL},
     {"state=%zz", SANDBOX_STATE_ANY, "", NULL}, /* nothing decoded: no filter */
     {"state=Running", SANDBOX_STATE_UNKNOWN, NULL, STATE_RULE},
+    /* one state at a time: a list was let through and listed nothing */
+    {"state=pending,running", SANDBOX_STATE_UNKNOWN, NULL, STATE_RULE},
     {"state=gone&metadata=a%3Db", SANDBOX_STATE_UNKNOWN, NULL, STATE_RULE},
     {"state=run%zz", SANDBOX_STATE_UNKNOWN, NULL, STATE_RULE}, /* "run" decoded */
 };
