@@ -29,6 +29,7 @@ struct corral_conf {
     char gateway_secret_file[256];
     char gateway_secret[256]; /* shared with nginx: signs the data plane's tokens */
     char domain[256];         /* E2B sandbox domain answered to clients ("" = none) */
+    char registry[256];       /* the template registry, host:port (docs/templates.md) */
     char listen[256];         /* FastCGI socket path (corral-api) */
     long threads;             /* handler threads per corral-api process */
     long longpoll_max;        /* heartbeats one process holds open at once */

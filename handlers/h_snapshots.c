@@ -156,18 +156,6 @@ void h_snapshots(struct request *req)
 }
 
 /* E2B deletes a snapshot as a template. Other templates are the workers'. */
-void h_e2b_template_delete(struct request *req)
-{
-    if (!snapshot_id_ok(req->params[0])) {
-        respond_error(req, 501,
-                      "DELETE /templates/{templateID}: only snapshots can be deleted through "
-                      "Corral; templates are a worker's configuration");
-        return;
-    }
-    respond_change(req, snapshot_delete(req->rc, req->cred.ws, req->params[0], req->actor),
-                   "snapshot");
-}
-
 void h_snapshot_delete(struct request *req)
 {
     respond_change(req,

@@ -93,6 +93,18 @@ void h_volume_content(struct request *req);
 int resume_for_traffic(struct request *req, const char *ws, const char *sbid);
 void h_e2b_templates(struct request *req);
 void h_e2b_template_alias(struct request *req);
+void h_e2b_template_get(struct request *req);
+void h_e2b_template_patch(struct request *req);
+void h_e2b_template_request(struct request *req);
+void h_e2b_template_files(struct request *req);
+void h_e2b_template_build(struct request *req);
+void h_e2b_build_status(struct request *req);
+void h_template_upload(struct request *req);
+void h_template_tags_assign(struct request *req);
+void h_template_tags_delete(struct request *req);
+void h_template_tags_list(struct request *req);
+void h_worker_build_report(struct request *req);
+void h_worker_build_files(struct request *req);
 
 /* The route dispatcher: match, authenticate, authorize, call. */
 void router_dispatch(struct request *req);

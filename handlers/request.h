@@ -22,7 +22,7 @@ struct request {
     char path[512];
     const char *query;
     const char *request_id;
-    char params[REQUEST_MAX_PARAMS][64]; /* {id} segments of the matched route */
+    char params[REQUEST_MAX_PARAMS][80]; /* {id} segments of the matched route */
     struct token cred;                   /* the caller's credential, once checked */
     enum role role;
     char actor[AUDIT_ACTOR_MAX]; /* "key:<id>" once an API key verified: who the audit names */

@@ -1,6 +1,7 @@
 #include "scheduler.h"
 
 #include "snapshot.h"
+#include "template.h"
 #include "volume.h"
 
 #include "accounts.h"
@@ -38,6 +39,9 @@ void sandbox_spec_free(struct sandbox_spec *s)
     free(s->egress_json);
     free(s->mounts_json);
     free(s->volumes_json);
+    free(s->start_json);
+    free(s->build_json);
+    s->start_json = s->build_json = NULL;
     s->metadata_json = s->env_json = s->allowed_json = s->egress_json = NULL;
     s->mounts_json = s->volumes_json = NULL;
 }
@@ -98,6 +102,9 @@ static void record_of(struct sandbox_record *r, const char *ws, const char *sbid
     r->image = spec->image;
     r->base_template = spec->base_template;
     r->volumes = spec->volumes_json ? spec->volumes_json : "";
+    r->start = spec->start_json ? spec->start_json : "";
+    r->build = spec->build_id;
+    r->build_spec = spec->build_json ? spec->build_json : "";
 }
 
 /* Writes the record, then sends its worker the create as read back. */
@@ -195,6 +202,7 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
         return -1;
     }
     if (snapshot_resolve(rc, ws, resolved, err) != 0 ||
+        template_resolve(rc, ws, resolved, err) != 0 ||
         volume_resolve(rc, ws, resolved, err) != 0) {
         audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
         return -1;
@@ -246,9 +254,10 @@ int scheduler_create(struct rconn *rc, const struct sched_conf *c, const char *w
     struct sandbox_spec resolved = *spec;
     int rv;
 
-    resolved.volumes_json = NULL;
+    resolved.volumes_json = resolved.start_json = NULL;
     rv = create_resolved(rc, c, ws, actor, spec, &resolved, sbid, err);
     free(resolved.volumes_json);
+    free(resolved.start_json);
     return rv;
 }
 
@@ -267,10 +276,11 @@ static void spec_from_record(const struct sandbox_record *rec, struct sandbox_sp
     s->has_require =
         *rec->require_isolation && tier_parse(rec->require_isolation, &s->require) == 0;
     s->egress_policy = rec->egress_policy || (next && *next && strcmp(next, "null") != 0);
-    /* From a snapshot: it can only start where the snapshot is. */
+    /* From a snapshot: it can only start where the snapshot is. A template's
+     * image is in the registry: any worker pulls it. */
     snprintf(s->image, sizeof(s->image), "%s", rec->image);
     snprintf(s->base_template, sizeof(s->base_template), "%s", rec->base_template);
-    if (*rec->image || *rec->volumes) {
+    if (snapshot_image_is(rec->image) || *rec->volumes) {
         snprintf(s->pin_pool, sizeof(s->pin_pool), "%s", rec->pool);
         snprintf(s->pin_worker, sizeof(s->pin_worker), "%s", rec->worker);
     }

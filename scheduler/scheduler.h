@@ -36,7 +36,12 @@ struct sandbox_spec {
     int pause_on_timeout; /* the deadline pauses it rather than killing it */
     /* Created from a snapshot (snapshot_resolve): its image, the template its
      * worker knows it by, and the worker that holds it; "" otherwise. */
-    char image[96], base_template[65], pin_pool[33], pin_worker[33];
+    char image[256], base_template[65], pin_pool[33], pin_worker[33];
+    /* From a template of the workspace (template_resolve): its start and
+     * ready commands as JSON text, owned; NULL none. A build sandbox: its
+     * build id and the command's build section (JSON text, owned). */
+    char *start_json, *build_json;
+    char build_id[32];
     char *mounts_json;  /* the create's volume mounts [{name, path}] as JSON text, owned; or NULL */
     char *volumes_json; /* the same resolved [{volume, path}] (volume_resolve), owned; or NULL */
     int auto_resume;    /* paused: gateway traffic resumes it */

@@ -56,7 +56,13 @@ static char *create_payload(const struct sandbox_record *rec)
         add_isolation(sb, rec);
         if (*rec->volumes)
             json_object_set_new(sb, "volumes", sandbox_json_field(rec->volumes, "[]"));
-        if (*rec->image) { /* from a snapshot: its image, under the template it came from */
+        if (*rec->start)
+            json_object_set_new(sb, "start", sandbox_json_field(rec->start, "{}"));
+        if (*rec->build)
+            json_object_set_new(sb, "build", sandbox_json_field(rec->build_spec, "{}"));
+        /* From a snapshot or a template of the workspace: its image, under
+         * the configured template it came from. */
+        if (*rec->image) {
             json_object_set_new(sb, "image", json_string(rec->image));
             json_object_set_new(sb, "template", json_string(rec->base_template));
         }

@@ -53,6 +53,9 @@ const struct sandbox_field sandbox_fields[] = {
     TEXT("image", image),
     TEXT("base_template", base_template),
     TEXT("volumes", volumes),
+    TEXT("start", start),
+    TEXT("build", build),
+    TEXT("build_spec", build_spec),
     /* Written by the transitions (sandbox_store.c, sandbox_pause.c), never
      * by a create. */
     {"reason", AT(reason), SANDBOX_FIELD_TEXT, NULL, NULL, 0},

@@ -17,7 +17,7 @@ void sandbox_record_defaults(struct sandbox_record *r)
     memset(r, 0, sizeof(*r));
     r->id = r->ws = r->state_text = r->pool = r->worker = r->runtime = r->tier = "";
     r->require_isolation = r->reason = r->env = r->egress = r->image = r->base_template =
-        r->volumes = "";
+        r->volumes = r->start = r->build = r->build_spec = "";
     r->template_id = SANDBOX_DEFAULT_TEMPLATE;
     r->metadata = "{}";
     r->allowed_domains = "[]";

@@ -126,6 +126,9 @@ struct sandbox_record {
     const char *image;             /* made from a snapshot: its image on the worker; "" */
     const char *base_template;     /* then: the template the snapshot came from; "" */
     const char *volumes;           /* mounted volumes [{volume, path}] as JSON text; "" none */
+    const char *start;             /* a template's start/ready commands as JSON text; "" none */
+    const char *build;             /* a build sandbox: its build id (docs/templates.md); "" */
+    const char *build_spec;        /* then: the command's build section as JSON text */
     double cpu_cores;
     long memory_mb, timeout_s;
     long pids_limit, disk_mb;                     /* 0: not recorded (older record) */

@@ -41,6 +41,11 @@ int snapshot_id_ok(const char *id)
     return 1;
 }
 
+int snapshot_image_is(const char *image)
+{
+    return image && strncmp(image, SNAPSHOT_IMAGE_REPO ":", strlen(SNAPSHOT_IMAGE_REPO) + 1) == 0;
+}
+
 void snapshot_image(const char *id, char *out, size_t len)
 {
     snprintf(out, len, SNAPSHOT_IMAGE_REPO ":%s", id);

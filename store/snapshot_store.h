@@ -37,6 +37,8 @@ struct snapshot_record {
 int snapshot_id_ok(const char *id);
 /* The image a snapshot id names on its worker, "corral-snap:<id>". Pure. */
 void snapshot_image(const char *id, char *out, size_t len);
+/* 1 when image is a snapshot's (corral-snap:...), 0 otherwise. Pure. */
+int snapshot_image_is(const char *image);
 
 /* Records a "pending" snapshot. 0 or -1. */
 int snapshot_insert(struct rconn *rc, const char *ws, const struct snapshot_record *s);

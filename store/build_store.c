@@ -1,0 +1,311 @@
+/* build_store.c: a template's builds and their logs (docs/templates.md). A
+ * build's state moves waiting -> building -> ready|error, each step one
+ * script, so a worker's report and the control plane's verdict never both
+ * end one build. */
+#include "template_store.h"
+
+#include "clock.h"
+#include "id_list.h"
+#include "keys.h"
+#include "registry_names.h"
+#include "secret.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const state_words[] = {"", "waiting", "building", "ready", "error"};
+
+const char *build_state_name(enum build_state s)
+{
+    return (unsigned)s < sizeof(state_words) / sizeof(*state_words) ? state_words[s] : "";
+}
+
+enum build_state build_state_parse(const char *word)
+{
+    for (size_t i = 1; word && i < sizeof(state_words) / sizeof(*state_words); i++)
+        if (strcmp(word, state_words[i]) == 0)
+            return (enum build_state)i;
+    return BUILD_STATE_UNKNOWN;
+}
+
+#define TEXT(field, dst)                                                                           \
+    if (strcmp(k, field) == 0)                                                                     \
+        snprintf(dst, sizeof(dst), "%s", v);
+#define NUM(field, dst)                                                                            \
+    if (strcmp(k, field) == 0)                                                                     \
+        dst = atoll(v);
+
+static void fill(const redisReply *h, struct build_record *b)
+{
+    memset(b, 0, sizeof(*b));
+    for (size_t i = 0; h && i + 1 < h->elements; i += 2) {
+        const char *k = h->element[i]->str, *v = h->element[i + 1]->str;
+        if (!k || !v)
+            continue;
+        TEXT("id", b->id)
+        TEXT("template", b->template_id)
+        TEXT("worker", b->worker)
+        TEXT("sandbox", b->sandbox)
+        TEXT("step", b->step)
+        TEXT("reason", b->reason)
+        TEXT("state", b->state_text)
+        TEXT("image", b->image)
+        TEXT("root", b->root)
+        TEXT("start_cmd", b->start_cmd)
+        TEXT("ready_cmd", b->ready_cmd)
+        TEXT("user", b->user)
+        TEXT("workdir", b->workdir)
+        TEXT("target", b->target)
+        TEXT("tags", b->tags)
+        NUM("cpu", b->cpu)
+        NUM("memory_mb", b->memory_mb)
+        NUM("created_at", b->created_at)
+        NUM("updated_at", b->updated_at)
+        NUM("finished_at", b->finished_at)
+    }
+    b->state = build_state_parse(b->state_text);
+}
+#undef TEXT
+#undef NUM
+
+int build_read(struct rconn *rc, const char *ws, const char *bid, struct build_record *out)
+{
+    char key[160];
+    redisReply *r;
+    int found;
+
+    snprintf(key, sizeof(key), K_BLD, ws, bid);
+    r = rconn_cmd(rc, 0, "HGETALL %s", key);
+    if (!r)
+        return -1;
+    found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
+    fill(found ? r : NULL, out);
+    freeReplyObject(r);
+    return found;
+}
+
+static int read_one(struct rconn *rc, const char *ws, const char *id, void *item)
+{
+    return build_read(rc, ws, id, item);
+}
+
+int build_list(struct rconn *rc, const char *ws, const char *tpl, struct build_record **out,
+               size_t *n)
+{
+    char key[160];
+    void *items;
+    int rv;
+
+    snprintf(key, sizeof(key), K_TPL_BUILDS, ws, tpl);
+    rv = id_list_read_all(rc, ws, rconn_cmd(rc, 0, "ZREVRANGE %s 0 99", key), sizeof(**out),
+                          read_one, &items, n);
+    *out = items;
+    return rv;
+}
+
+int build_make(struct rconn *rc, const char *ws, const char *tpl, long cpu, long memory_mb,
+               char bid[TEMPLATE_ID_MAX])
+{
+    char key[160], builds[160], index[96];
+    long long now = clock_now_ms();
+
+    snprintf(bid, TEMPLATE_ID_MAX, BUILD_PREFIX);
+    if (secret_random_hex(bid + strlen(BUILD_PREFIX), 10) != 0)
+        return -1;
+    snprintf(key, sizeof(key), K_BLD, ws, bid);
+    snprintf(builds, sizeof(builds), K_TPL_BUILDS, ws, tpl);
+    snprintf(index, sizeof(index), K_BLD_INDEX, bid);
+    if (reply_done(rconn_cmd(rc, 0,
+                             "HSET %s id %s template %s state waiting cpu %ld memory_mb %ld "
+                             "created_at %lld updated_at %lld",
+                             key, bid, tpl, cpu, memory_mb, now, now)) != 0 ||
+        reply_done(rconn_cmd(rc, 0, "ZADD %s %lld %s", builds, now, bid)) != 0)
+        return -1;
+    return reply_done(rconn_cmd(rc, 0, "SET %s %s", index, ws));
+}
+
+int build_workspace(struct rconn *rc, const char *bid, char ws[33])
+{
+    char index[96];
+    redisReply *r;
+    int found;
+
+    snprintf(index, sizeof(index), K_BLD_INDEX, bid);
+    r = rconn_cmd(rc, 0, "GET %s", index);
+    if (!r)
+        return -1;
+    found = reply_str(r) != NULL;
+    if (found)
+        snprintf(ws, 33, "%s", reply_str(r));
+    freeReplyObject(r);
+    return found;
+}
+
+static struct rscript begin_script = {
+    "build_begin",
+    "if redis.call('HGET', KEYS[1], 'state') ~= 'waiting' then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'state', 'building', 'worker', ARGV[1], 'sandbox', ARGV[2],\n"
+    "  'updated_at', ARGV[3])\n"
+    "redis.call('HSET', KEYS[2], 'building', ARGV[4])\n"
+    "return 1\n",
+    ""};
+
+static int eval_int(struct rconn *rc, struct rscript *s, int nkeys, int nargs, const char **argv)
+{
+    redisReply *r = rconn_eval(rc, s, nkeys, nargs, argv);
+    int n;
+
+    if (!r)
+        return -1;
+    n = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    return n;
+}
+
+int build_begin(struct rconn *rc, const char *ws, const char *bid, const char *wid,
+                const char *sbid)
+{
+    struct build_record b;
+    char key[160], tpl[160], now[24];
+    const char *argv[6] = {key, tpl, wid, sbid, now, bid};
+
+    if (build_read(rc, ws, bid, &b) != 1)
+        return -1;
+    snprintf(key, sizeof(key), K_BLD, ws, bid);
+    snprintf(tpl, sizeof(tpl), K_TPL, ws, b.template_id);
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    return eval_int(rc, &begin_script, 2, 4, argv);
+}
+
+/* ARGV[1] "" lets anyone end it (the control plane's own verdict). */
+static struct rscript end_script = {
+    "build_end",
+    "local b = redis.call('HMGET', KEYS[1], 'state', 'worker')\n"
+    "if b[1] ~= 'building' and b[1] ~= 'waiting' then return 0 end\n"
+    "if ARGV[1] ~= '' and b[2] ~= ARGV[1] then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'step', ARGV[3], 'reason', ARGV[4],\n"
+    "  'image', ARGV[5], 'updated_at', ARGV[6], 'finished_at', ARGV[6])\n"
+    "if redis.call('HGET', KEYS[2], 'building') == ARGV[7] then\n"
+    "  redis.call('HDEL', KEYS[2], 'building') end\n"
+    "return 1\n",
+    ""};
+
+int build_end(struct rconn *rc, const char *ws, const char *bid, const char *wid,
+              enum build_state to, const char *step, const char *reason, const char *image)
+{
+    struct build_record b;
+    char key[160], tpl[160], now[24];
+    const char *argv[9] = {key,
+                           tpl,
+                           wid ? wid : "",
+                           build_state_name(to),
+                           step ? step : "",
+                           reason ? reason : "",
+                           image ? image : "",
+                           now,
+                           bid};
+
+    if (build_read(rc, ws, bid, &b) != 1)
+        return -1;
+    snprintf(key, sizeof(key), K_BLD, ws, bid);
+    snprintf(tpl, sizeof(tpl), K_TPL, ws, b.template_id);
+    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
+    return eval_int(rc, &end_script, 2, 7, argv);
+}
+
+int build_tags_stash(struct rconn *rc, const char *ws, const char *bid, json_t *tags)
+{
+    char key[160], *text = json_dumps(tags, JSON_COMPACT);
+    int rv;
+
+    if (!text)
+        return -1;
+    snprintf(key, sizeof(key), K_BLD, ws, bid);
+    rv = reply_done(rconn_cmd(rc, 0, "HSET %s tags %s", key, text));
+    free(text);
+    return rv;
+}
+
+int build_recipe_set(struct rconn *rc, const char *ws, const struct build_record *b)
+{
+    char key[160];
+
+    snprintf(key, sizeof(key), K_BLD, ws, b->id);
+    return reply_done(rconn_cmd(rc, 0,
+                                "HSET %s root %s start_cmd %s ready_cmd %s user %s workdir %s "
+                                "target %s tags %s",
+                                key, b->root, b->start_cmd, b->ready_cmd, b->user, b->workdir,
+                                b->target, b->tags));
+}
+
+static struct rscript log_script = {
+    "build_log",
+    "if redis.call('HGET', KEYS[1], 'state') ~= 'building' then return 0 end\n"
+    "for i = 2, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end\n"
+    "redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[1]) - 1)\n"
+    "return 1\n",
+    ""};
+
+int build_log_append(struct rconn *rc, const char *ws, const char *bid, json_t *entries)
+{
+    size_t n = json_array_size(entries), i;
+    const char **argv = calloc(n + 3, sizeof(*argv));
+    char key[160], logs[160], max[16];
+    json_t *e;
+    int rv;
+
+    if (!argv)
+        return -1;
+    snprintf(key, sizeof(key), K_BLD, ws, bid);
+    snprintf(logs, sizeof(logs), K_BLD_LOGS, ws, bid);
+    snprintf(max, sizeof(max), "%d", BUILD_LOGS_MAX);
+    argv[0] = key;
+    argv[1] = logs;
+    argv[2] = max;
+    json_array_foreach(entries, i, e) argv[3 + i] = json_dumps(e, JSON_COMPACT);
+    rv = eval_int(rc, &log_script, 2, (int)n + 1, argv);
+    for (i = 0; i < n; i++)
+        free((char *)argv[3 + i]);
+    free(argv);
+    return rv < 0 ? -1 : 0;
+}
+
+json_t *build_log_range(struct rconn *rc, const char *ws, const char *bid, long offset, long limit)
+{
+    char logs[160];
+    redisReply *r;
+    json_t *out;
+
+    snprintf(logs, sizeof(logs), K_BLD_LOGS, ws, bid);
+    r = rconn_cmd(rc, 0, "LRANGE %s %ld %ld", logs, offset, offset + limit - 1);
+    if (!r)
+        return NULL;
+    out = json_array();
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        json_t *e = r->element[i]->str ? json_loads(r->element[i]->str, 0, NULL) : NULL;
+        if (e)
+            json_array_append_new(out, e);
+    }
+    freeReplyObject(r);
+    return out;
+}
+
+int build_push_allowed(struct rconn *rc, const char *wid, const char *repo)
+{
+    char ws[17], tpl[49], key[160];
+    struct build_record b;
+    redisReply *r;
+    int rv = 0;
+
+    if (registry_repo_parse(repo, ws, tpl) != 0)
+        return 0;
+    snprintf(key, sizeof(key), K_TPL, ws, tpl);
+    r = rconn_cmd(rc, 0, "HGET %s building", key);
+    if (!r)
+        return -1;
+    if (reply_str(r) && build_read(rc, ws, reply_str(r), &b) == 1)
+        rv = b.state == BUILD_STATE_BUILDING && strcmp(b.worker, wid) == 0;
+    freeReplyObject(r);
+    return rv;
+}
