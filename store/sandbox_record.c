@@ -135,8 +135,12 @@ int sandbox_list_read(struct rconn *rc, const char *ws, enum sandbox_state state
         freeReplyObject(r);
         return -1;
     }
-    for (size_t i = 0; i < r->elements; i++)
-        sandbox_record_fill(&out->items[out->n++], r->element[i]);
+    /* A build's sandbox is the build's, not one of the workspace's sandboxes
+     * (docs/templates.md): its template's build status shows it. */
+    for (size_t i = 0; i < r->elements; i++) {
+        sandbox_record_fill(&out->items[out->n], r->element[i]);
+        out->n += !*out->items[out->n].build;
+    }
     out->owned = r;
     return 0;
 }

@@ -368,6 +368,7 @@ void unit_volume_create(int *total_passed, int *total_failed);
 void unit_e2b_timeout(int *total_passed, int *total_failed);
 void unit_sandbox_list(int *total_passed, int *total_failed);
 void unit_snapshot_parse(int *total_passed, int *total_failed);
+void unit_template_build(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -513,6 +514,7 @@ int main(void)
     unit_e2b_timeout(&passed, &failed);
     unit_sandbox_list(&passed, &failed);
     unit_snapshot_parse(&passed, &failed);
+    unit_template_build(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();

@@ -117,18 +117,19 @@ static void test_served(void)
 static void test_params(void)
 {
     struct request req;
-    char seg[80];
+    char seg[96];
 
     /* a segment is everything up to the next "/", whatever it holds */
     CHECK(served("GET", "/sandboxes/a.b-c_d", h_e2b_get, ACCESS_MEMBER, "a.b-c_d"));
-    /* 63 characters fit params[0] (64 bytes); 64 do not, and match nothing */
-    memset(seg, 'x', 63);
-    seg[63] = '\0';
+    /* 79 characters fit params[0] (80 bytes: a 64-hex files hash does); 80
+     * do not, and match nothing */
+    memset(seg, 'x', 79);
+    seg[79] = '\0';
     CHECK(route("GET", "/v1/sandboxes/", &req).outcome == ROUTE_NOT_FOUND);
     snprintf(req.path, sizeof(req.path), "/v1/sandboxes/%s", seg);
     CHECK(served("GET", req.path, h_sandbox_get, ACCESS_MEMBER, seg));
-    memset(seg, 'x', 64);
-    seg[64] = '\0';
+    memset(seg, 'x', 80);
+    seg[80] = '\0';
     snprintf(req.path, sizeof(req.path), "/v1/sandboxes/%s", seg);
     CHECK(outcome("GET", req.path) == ROUTE_NOT_FOUND);
 }

@@ -49,6 +49,9 @@ static void created(struct sandbox_record *r)
     r->image = "";
     r->base_template = "";
     r->volumes = "[{\"volume\":\"v\",\"path\":\"/data\"}]";
+    r->start = "{\"cmd\":\"srv\"}";
+    r->build = "bld-1";
+    r->build_spec = "{\"id\":\"bld-1\"}";
 }
 
 /* Exactly what scheduler.c's record_and_send spelled before the table:
@@ -110,7 +113,13 @@ static const char *const want[] = {"id",
                                    "base_template",
                                    "",
                                    "volumes",
-                                   "[{\"volume\":\"v\",\"path\":\"/data\"}]"};
+                                   "[{\"volume\":\"v\",\"path\":\"/data\"}]",
+                                   "start",
+                                   "{\"cmd\":\"srv\"}",
+                                   "build",
+                                   "bld-1",
+                                   "build_spec",
+                                   "{\"id\":\"bld-1\"}"};
 
 static void test_create_pairs(void)
 {
@@ -236,7 +245,7 @@ static void test_round_trip(void)
     for (size_t i = 0; i < sandbox_nfields; i++)
         for (size_t j = i + 1; j < sandbox_nfields; j++)
             unique &= strcmp(sandbox_fields[i].name, sandbox_fields[j].name) != 0;
-    CHECK(unique && sandbox_nfields == 34);
+    CHECK(unique && sandbox_nfields == 37);
 }
 
 static void test_states(void)
