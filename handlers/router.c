@@ -49,6 +49,7 @@ static const struct route routes[] = {
     {"POST", "/v1/worker/heartbeat", ACCESS_WORKER, h_worker_heartbeat},
     {"POST", "/v1/worker/telemetry", ACCESS_WORKER, h_worker_telemetry},
     {"POST", "/v1/worker/audit", ACCESS_WORKER, h_worker_audit},
+    {"POST", "/v1/worker/registry-token", ACCESS_WORKER, h_worker_registry_token},
     {"GET", "/v1/internal/route/{}", ACCESS_INTERNAL, h_internal_route},
     /* The E2B surface. */
     {"POST", "/v2/sandboxes", ACCESS_MEMBER, h_e2b_create},

@@ -28,3 +28,9 @@ $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 $(BIN)/bench_sched: $(call objs,tests/bench/bench_sched.c) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# tests/registry/run.sh's signer: common/registry_token.c's tokens, judged by
+# a real docker-registry.
+$(BIN)/registry-sign: $(call objs,tests/registry/sign_main.c) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
