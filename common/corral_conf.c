@@ -83,7 +83,8 @@ static int registry_check(const char *value, char *err, size_t errlen)
     char host[256];
     int port;
 
-    if (!*value || (!strchr(value, ',') && sentinel_entry(value, 0, host, sizeof(host), &port) == 0))
+    if (!*value ||
+        (!strchr(value, ',') && sentinel_entry(value, 0, host, sizeof(host), &port) == 0))
         return 0;
     snprintf(err, errlen, "expected HOST:PORT");
     return -1;

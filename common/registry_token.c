@@ -128,10 +128,9 @@ static json_t *claims(const struct registry_grant *g)
         return NULL;
     }
     return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:[{s:s, s:s, s:o}]}", "iss", g->issuer,
-                     "sub", g->subject, "aud", g->service, "exp",
-                     (json_int_t)(g->now + g->ttl_s), "nbf", (json_int_t)g->now, "iat",
-                     (json_int_t)g->now, "jti", jti, "access", "type", "repository", "name",
-                     g->repo, "actions", actions);
+                     "sub", g->subject, "aud", g->service, "exp", (json_int_t)(g->now + g->ttl_s),
+                     "nbf", (json_int_t)g->now, "iat", (json_int_t)g->now, "jti", jti, "access",
+                     "type", "repository", "name", g->repo, "actions", actions);
 }
 
 /* ES256 over msg: JOSE wants r || s, each 32 bytes, not OpenSSL's DER. */
@@ -182,9 +181,8 @@ static int token_of(EVP_PKEY *k, const struct registry_grant *g, char *out, size
 int registry_token_sign(const char *pem, const struct registry_grant *g, char *out, size_t outlen)
 {
     EVP_PKEY *k = key_load(pem);
-    int rc = k && g->issuer && g->service && g->subject && g->repo
-                 ? token_of(k, g, out, outlen)
-                 : -1;
+    int rc =
+        k && g->issuer && g->service && g->subject && g->repo ? token_of(k, g, out, outlen) : -1;
 
     EVP_PKEY_free(k);
     if (rc != 0 && outlen > 0)

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define REGISTRY_KID_SIZE 60   /* 12 groups of 4 base32 characters, 11 ':', NUL */
+#define REGISTRY_KID_SIZE 60 /* 12 groups of 4 base32 characters, 11 ':', NUL */
 #define REGISTRY_TOKEN_MAX 2048
 #define REGISTRY_TOKEN_TTL_S 300
 

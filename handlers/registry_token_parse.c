@@ -20,7 +20,7 @@ int registry_ask_parse(const json_t *body, struct registry_ask *out, char *err, 
         snprintf(err, errlen, REPO_RULE);
         return -1;
     }
-    if (push && !json_is_boolean(push)) {
+    if (push && !json_is_boolean(push) && !json_is_null(push)) {
         memset(out, 0, sizeof(*out));
         snprintf(err, errlen, "push: must be a boolean");
         return -1;

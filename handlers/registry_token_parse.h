@@ -18,7 +18,7 @@ struct registry_ask {
 };
 
 /* {"repository": "corral/w<ws>/<tpl>" | "corral/fleet/<tpl>", "push": bool
- * (absent: false)} into out. 0, or -1 with err (answered 400). */
+ * (absent or null: false)} into out. 0, or -1 with err (answered 400). */
 int registry_ask_parse(const json_t *body, struct registry_ask *out, char *err, size_t errlen);
 
 enum registry_verdict {

@@ -48,16 +48,35 @@ int main(int argc, char **argv)
 
     while ((opt = getopt(argc, argv, "k:Kr:ps:a:i:n:t:")) != -1) {
         switch (opt) {
-        case 'k': key = optarg; break;
-        case 'K': kid_only = 1; break;
-        case 'r': g.repo = optarg; break;
-        case 'p': g.push = 1; break;
-        case 's': g.subject = optarg; break;
-        case 'a': g.service = optarg; break;
-        case 'i': g.issuer = optarg; break;
-        case 'n': shift = strtol(optarg, NULL, 10); break;
-        case 't': g.ttl_s = strtol(optarg, NULL, 10); break;
-        default: return usage();
+        case 'k':
+            key = optarg;
+            break;
+        case 'K':
+            kid_only = 1;
+            break;
+        case 'r':
+            g.repo = optarg;
+            break;
+        case 'p':
+            g.push = 1;
+            break;
+        case 's':
+            g.subject = optarg;
+            break;
+        case 'a':
+            g.service = optarg;
+            break;
+        case 'i':
+            g.issuer = optarg;
+            break;
+        case 'n':
+            shift = strtol(optarg, NULL, 10);
+            break;
+        case 't':
+            g.ttl_s = strtol(optarg, NULL, 10);
+            break;
+        default:
+            return usage();
         }
     }
     if (!key || (!kid_only && !g.repo) || read_key(key, pem, sizeof(pem)) != 0)

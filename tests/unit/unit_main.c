@@ -368,6 +368,8 @@ void unit_volume_create(int *total_passed, int *total_failed);
 void unit_e2b_timeout(int *total_passed, int *total_failed);
 void unit_sandbox_list(int *total_passed, int *total_failed);
 void unit_snapshot_parse(int *total_passed, int *total_failed);
+void unit_registry_token(int *total_passed, int *total_failed);
+void unit_registry_route(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -513,6 +515,8 @@ int main(void)
     unit_e2b_timeout(&passed, &failed);
     unit_sandbox_list(&passed, &failed);
     unit_snapshot_parse(&passed, &failed);
+    unit_registry_token(&passed, &failed);
+    unit_registry_route(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
