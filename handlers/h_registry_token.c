@@ -38,7 +38,7 @@ static void answer_token(struct request *req, const char *wid, const struct regi
     }
     respond_json(req, 200,
                  json_pack("{s:s, s:i}", "token", token, "expires_in", REGISTRY_TOKEN_TTL_S));
-    memset(token, 0, sizeof(token));
+    explicit_bzero(token, sizeof(token));
 }
 
 void h_worker_registry_token(struct request *req)
