@@ -3,6 +3,7 @@
 #include "accounts.h"
 #include "config.h"
 #include "rconn.h"
+#include "registry_token.h"
 #include "rsentinel.h"
 #include "secret.h"
 
@@ -52,6 +53,10 @@ static const struct str_key str_keys[] = {
     {"listen", offsetof(struct corral_conf, listen)},
     {"gateway_secret_file", offsetof(struct corral_conf, gateway_secret_file)},
     {"domain", offsetof(struct corral_conf, domain)},
+    {"registry", offsetof(struct corral_conf, registry)},
+    {"registry_key", offsetof(struct corral_conf, registry_key)},
+    {"registry_service", offsetof(struct corral_conf, registry_service)},
+    {"registry_issuer", offsetof(struct corral_conf, registry_issuer)},
 };
 
 /* Every entry of the list must be host:port: a typo found at start, not at
@@ -70,6 +75,40 @@ static int sentinels_check(const char *list, char *err, size_t errlen)
             return -1;
         }
     return 0;
+}
+
+/* One host:port (a name, an address, [v6]), or "" for no registry. */
+static int registry_check(const char *value, char *err, size_t errlen)
+{
+    char host[256];
+    int port;
+
+    if (!*value ||
+        (!strchr(value, ',') && sentinel_entry(value, 0, host, sizeof(host), &port) == 0))
+        return 0;
+    snprintf(err, errlen, "expected HOST:PORT");
+    return -1;
+}
+
+/* The signing key, read only when there is a registry to sign for: checked
+ * now, so that a wrong file stops corral-api at start, not at the first
+ * build. Its text is never part of an error. */
+static int registry_key_load(struct corral_conf *c, char *err, size_t errlen)
+{
+    if (!c->registry[0])
+        return 0;
+    if (!c->registry_service[0] || !c->registry_issuer[0]) {
+        snprintf(err, errlen, "registry_service and registry_issuer must not be empty");
+        return -1;
+    }
+    if (secret_read_file(c->registry_key, c->registry_key_pem, sizeof(c->registry_key_pem), err,
+                         errlen) != 0)
+        return -1;
+    if (registry_key_check(c->registry_key_pem) == 0)
+        return 0;
+    memset(c->registry_key_pem, 0, sizeof(c->registry_key_pem));
+    snprintf(err, errlen, "%s: not an EC P-256 private key in PEM (registry_key)", c->registry_key);
+    return -1;
 }
 
 /* worker_data_addrs or worker_data_networks. The default address (workerd's
@@ -126,6 +165,8 @@ static int set_key(void *ud, const char *key, const char *value, char *err, size
         return data_addr_ports(&c->data_allow, value, err, errlen);
     if (strcmp(key, "redis_sentinels") == 0 && sentinels_check(value, err, errlen) != 0)
         return -1;
+    if (strcmp(key, "registry") == 0 && registry_check(value, err, errlen) != 0)
+        return -1;
     for (size_t i = 0; i < sizeof(int_keys) / sizeof(int_keys[0]); i++)
         if (strcmp(key, int_keys[i].name) == 0) {
             if (config_parse_int(value, int_keys[i].min, int_keys[i].max,
@@ -178,6 +219,9 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->key_rate = 50;
     c->key_burst = 200;
     c->audit_retention_s = AUDIT_RETENTION_DEFAULT_S;
+    snprintf(c->registry_key, sizeof(c->registry_key), "/etc/corral/registry.key");
+    snprintf(c->registry_service, sizeof(c->registry_service), "corral-registry");
+    snprintf(c->registry_issuer, sizeof(c->registry_issuer), "corral");
     if (path && config_load(path, set_key, c, err, errlen) != 0)
         return -1;
     /* Blocking waits must leave threads free, or heartbeats (which unblock the
@@ -198,7 +242,8 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     if (secret_load_file(c->secret_file, c->server_secret, sizeof(c->server_secret), err, errlen) !=
             0 ||
         secret_load_file(c->redis_password_file, c->redis_password, sizeof(c->redis_password), err,
-                         errlen) != 0)
+                         errlen) != 0 ||
+        registry_key_load(c, err, errlen) != 0)
         return -1;
     return secret_load_file(c->gateway_secret_file, c->gateway_secret, sizeof(c->gateway_secret),
                             err, errlen);

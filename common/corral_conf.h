@@ -29,7 +29,6 @@ struct corral_conf {
     char gateway_secret_file[256];
     char gateway_secret[256]; /* shared with nginx: signs the data plane's tokens */
     char domain[256];         /* E2B sandbox domain answered to clients ("" = none) */
-    char registry[256];       /* the template registry, host:port (docs/templates.md) */
     char listen[256];         /* FastCGI socket path (corral-api) */
     long threads;             /* handler threads per corral-api process */
     long longpoll_max;        /* heartbeats one process holds open at once */
@@ -57,6 +56,15 @@ struct corral_conf {
     long key_rate;          /* requests/s one verified credential may make (decision 0028) */
     long key_burst;         /* and how many of them at once */
     long audit_retention_s; /* audit events older than this are trimmed (decision 0045) */
+    /* Corral's registry (issue 28, decision 0079): HOST:PORT the workers'
+     * dockerd reach ("" = none: templates cannot be built or pulled), the
+     * EC P-256 key that signs its tokens, and the service and issuer its
+     * config names. */
+    char registry[256];
+    char registry_key[256];
+    char registry_key_pem[2048]; /* loaded from registry_key when registry is set, never logged */
+    char registry_service[256];
+    char registry_issuer[256];
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

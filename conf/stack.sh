@@ -43,7 +43,10 @@
 # per sandbox, instead of the profile's; decision 0068), CORRAL_SUPERVISE
 # (1: every daemon under conf/supervise.sh, restarted when it dies, as the
 # systemd units do; the default for dev, `make up`; 0 for test and bench,
-# whose tests kill daemons and start them again themselves; decision 0072).
+# whose tests kill daemons and start them again themselves; decision 0072),
+# CORRAL_REGISTRY (where Corral's registry listens, corral.conf's registry:
+# default 127.0.0.1:5000, or 127.0.0.1:PORT+3 when CORRAL_PORT is not 8443;
+# empty: no registry; decision 0079).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,6 +82,11 @@ WORKER_ADDRS="${CORRAL_WORKER_ADDRS:-$(default_worker_addrs)}${CORRAL_WORKER_ADD
 WORKER_NETWORKS=${CORRAL_WORKER_NETWORKS:-}
 WORKER_PORTS=${CORRAL_WORKER_PORTS:-7001}
 API_PROCS=2
+# Corral's registry (docker-registry, decision 0079): on loopback, which
+# dockerd reaches over plain HTTP; its key and certificate beside the secrets.
+# 5000 for the stack on the default port (`make up`); a stack on ports of its
+# own (the suites') gets PORT+3, so that it never finds make up's registry.
+REGISTRY_ADDR=${CORRAL_REGISTRY-127.0.0.1:$([ "$PORT" = 8443 ] && echo 5000 || echo $((PORT + 3)))}
 # What `up` chose, for the commands after it (`kill-api`, `start-redis`, ...).
 SUPERVISE=$(cat "$RUN/supervised" 2>/dev/null || echo "${CORRAL_SUPERVISE:-$([ "$PROFILE" = dev ] && echo 1 || echo 0)}")
 
@@ -210,12 +218,12 @@ stack_pids() {
         [ ${#args[@]} -gt 0 ] || continue
         argv=" ${args[*]} "
         name=${argv#" "}; name=${name%%" "*}; name=${name##*/}; name=${name%:}
-        case "$name" in corral-api|corral-sched|workerd|nginx|redis-server|corral-supervise) ;; *) continue ;; esac
+        case "$name" in corral-api|corral-sched|workerd|nginx|redis-server|docker-registry|corral-supervise) ;; *) continue ;; esac
         running "$p" || continue
         case "$argv" in
         *" $RUN/supervise/dockerd "*) ;;
         *" $RUN/supervise/"*) [ "$name" = corral-supervise ] && echo "$p" ;;
-        *" $RUN/corral.conf "*|*" $RUN/workerd.conf "*|*" $RUN/workerd-2.conf "*) echo "$p" ;;
+        *" $RUN/corral.conf "*|*" $RUN/workerd.conf "*|*" $RUN/workerd-2.conf "*|*" $RUN/registry.yml "*) echo "$p" ;;
         *" $RUN/nginx.conf "*|*" $RUN/gw-"[1-9]"/nginx.conf "*) echo "$p"; masters+=("$p") ;;
         *) [ "$name" = redis-server ] && case "$(readlink "$d/cwd" 2>/dev/null)" in
                "$RUN/redis" | "$RUN"/redis-[2-9] | "$RUN/redis-replica" | "$RUN"/sentinel-[123]) echo "$p" ;; esac ;;
@@ -257,6 +265,7 @@ stack_state() {
         for n in $(seq 1 $API_PROCS); do files+=("$RUN/pids/api-$n.pid"); done
     fi
     [ "$PROFILE" = test ] && files+=("$RUN/pids/sched-2.pid")
+    [ -z "$REGISTRY_ADDR" ] || files+=("$RUN/pids/registry.pid")
     for n in $(seq 1 "$WORKERS"); do files+=("$RUN/pids/$(workerd_name "$n").pid"); done
     for f in "${files[@]}"; do
         [[ -f $f && $live == *" $(cat "$f") "* ]] && continue
@@ -413,6 +422,12 @@ write_conf() {
     # Redis's users (decision 0030): hashes of the two passwords, made afresh.
     bash "$ROOT/conf/redis-acl.sh" "$RUN/redis-password" "$RUN/redis-admin-password" \
         > "$RUN/redis-users.acl"
+    if [ -n "$REGISTRY_ADDR" ]; then
+        bash "$ROOT/conf/registry.sh" key "$RUN"
+        mkdir -p "$RUN/registry"
+        bash "$ROOT/conf/registry.sh" conf "$RUN/registry" "$REGISTRY_ADDR" \
+            "https://localhost:$PORT/v1/registry/token" "$RUN/registry.crt" > "$RUN/registry.yml"
+    fi
     corral_conf_text > "$RUN/corral.conf"
     # A replica and three sentinels beside Redis (decision 0058)
     if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then
@@ -461,6 +476,10 @@ CONF
     fi
     # Redis Cluster of several nodes: Corral routes each key to its node (0059)
     if [ "$CLUSTER" -ge 2 ]; then echo "redis_cluster = 1"; fi
+    # The registry whose tokens corral-api signs with this key (0079)
+    if [ -n "$REGISTRY_ADDR" ]; then
+        printf 'registry = %s\nregistry_key = %s\n' "$REGISTRY_ADDR" "$RUN/registry.key"
+    fi
 }
 
 # One gateway's nginx in DIR (its sockets, pid, logs; the one-host stack's is
@@ -616,6 +635,26 @@ redis_primary_conf() {
 
 cluster_ok() { redis_admin CLUSTER INFO | grep -q '^cluster_state:ok'; }
 
+# The registry answers /v2/ with 401 and a Bearer challenge: token auth is on.
+registry_challenges() {
+    [ "$(curl -s -o /dev/null --max-time 2 -w '%{http_code}' "http://$REGISTRY_ADDR/v2/")" = 401 ]
+}
+
+# docker-registry on REGISTRY_ADDR, its blobs in $RUN/registry (0700).
+# Another registry already there (another stack's) would pass the wait in
+# its place: refused first, and this one must still live after the wait.
+start_registry() {
+    [ -n "$REGISTRY_ADDR" ] || return 0
+    if curl -s -o /dev/null --max-time 2 "http://$REGISTRY_ADDR/"; then
+        die "something already listens on $REGISTRY_ADDR: stop it, or set CORRAL_REGISTRY"
+    fi
+    mkdir -p "$RUN/registry"
+    chmod 700 "$RUN/registry"
+    start_bg registry docker-registry serve "$RUN/registry.yml"
+    wait_for "the registry on $REGISTRY_ADDR" registry_challenges
+    running "$(cat "$RUN/pids/registry.pid")" || die "the registry exited (logs in $RUN/log/registry.log)"
+}
+
 # workerd N's name: its pid, log, config, token and state dir (N=1: workerd).
 workerd_name() { if [ "$1" = 1 ]; then echo workerd; else echo "workerd-$1"; fi; }
 
@@ -696,6 +735,8 @@ start_nginx() { # name, dir[, netns]
 up() {
     command -v redis-server >/dev/null && command -v nginx >/dev/null \
         || die "redis-server and nginx are missing: run 'make deps'"
+    [ -z "$REGISTRY_ADDR" ] || command -v docker-registry >/dev/null \
+        || die "docker-registry is missing: run 'make deps'"
     [ -x "$BIN/corral-api" ] || die "$BIN/corral-api is missing: run 'make'"
     [ -f "$MODULE" ] || die "$MODULE is missing: run 'make'"
     profile_settings
@@ -726,6 +767,7 @@ up() {
     write_conf
     start_redis
     if [ "${CORRAL_REDIS_HA:-0}" = 1 ]; then start_redis_ha; fi
+    start_registry
     if [ "$HOSTS" -ge 1 ]; then
         hosts_up "$HOSTS"
     else
@@ -778,6 +820,7 @@ down() {
         if [ -f "$f" ]; then f=${f##*/}; stop_pid "${f%.pid}"; fi
     done
     stop_redis_ha
+    stop_pid registry
     stop_strays
     hosts_down
     # What outlives the processes (decision 0072): the host's objects of

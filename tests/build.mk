@@ -11,6 +11,7 @@ UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_
              tests/unit/unit_logs_query.c tests/unit/unit_keys.c tests/unit/unit_volume_create.c \
              tests/unit/unit_e2b_timeout.c tests/unit/unit_sandbox_list.c \
              tests/unit/unit_snapshot_parse.c tests/unit/unit_template_build.c \
+             tests/unit/unit_registry_token.c tests/unit/unit_registry_route.c \
              tests/lib/stderr_capture.c \
              $(filter-out handlers/main.c,$(API_SRCS))
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
@@ -26,5 +27,11 @@ $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	  -fsanitize=fuzzer,address,undefined -o $@ $^ -lfcgi $(LIBS)
 
 $(BIN)/bench_sched: $(call objs,tests/bench/bench_sched.c) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# tests/registry/run.sh's signer: common/registry_token.c's tokens, judged by
+# a real docker-registry.
+$(BIN)/registry-sign: $(call objs,tests/registry/sign_main.c) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

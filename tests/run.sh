@@ -42,6 +42,7 @@ step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress
 step "egress proxy end to end: every request decided, loopback stand-ins" bash tests/egress/run.sh
 step "envd unit tests (ASan+UBSan)" build-san/bin/unit-envd
+step "registry: Corral's tokens before a real docker-registry, forged ones refused (ASan+UBSan)" bash tests/registry/run.sh
 fuzz() {
     make -s build/fuzz/fuzz_request >/dev/null || return 1
     local corpus; corpus=$(mktemp -d); cp tests/fuzz/corpus/* "$corpus"/

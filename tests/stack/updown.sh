@@ -4,7 +4,7 @@
 # 0072), on a state dir and ports of its own:
 #   - a second `up` says "already up", starts nothing (the same pids) and prints
 #     the same exports again (no new workspace, the owner key kept);
-#   - kill -9 of redis, each corral-api, corral-sched and nginx: each is back
+#   - kill -9 of redis, the registry, each corral-api, corral-sched and nginx: each is back
 #     within seconds by itself, and the API answers the same key;
 #   - `down` stops every process of the state dir, a stray of an earlier
 #     generation too, and no process of another state dir (a path prefix of it);
@@ -82,6 +82,7 @@ api_answers() {
 }
 health() { curl -sf --max-time 2 -o /dev/null --cacert "$R/tls/ca.crt" "https://localhost:$CORRAL_PORT/health"; }
 redis_pong() { [ "$(conf/stack.sh redis-cli ping 2>/dev/null)" = PONG ]; }
+registry_challenges() { [ "$(curl -s -o /dev/null --max-time 2 -w '%{http_code}' "http://127.0.0.1:$((CORRAL_PORT + 3))/v2/")" = 401 ]; }
 docker_answers() { curl -sf --max-time 3 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1; }
 
 listening() { ss -ltnH "( sport = :$1 )" | grep -q .; } # port
@@ -111,7 +112,7 @@ kill9_back() { # name, pid file, seconds, ready command...
 # --- up twice, every daemon killed -9, strays, down ------------------------
 conf/stack.sh up >"$R/up1.out" 2>&1 || { cat "$R/up1.out"; tail -n 20 "$R"/log/*.log; exit 1; }
 first=$(pids)
-[ "$(wc -w <<<"$first")" -eq 5 ] || fail "expected 5 pids (redis, 2 api, sched, nginx), got: $first"
+[ "$(wc -w <<<"$first")" -eq 6 ] || fail "expected 6 pids (redis, registry, 2 api, sched, nginx), got: $first"
 conf/stack.sh up >"$R/up2.out" 2>&1 || fail "a second up failed: $(cat "$R/up2.out")"
 grep -q "already up in $R" "$R/up2.out" || fail "a second up did not say already up"
 grep -q "^export E2B_API_KEY=" "$R/up2.out" || fail "a second up printed no exports"
@@ -125,6 +126,7 @@ kill9_back redis "$R/pids/redis.pid" 10 redis_pong
 kill9_back corral-api-1 "$R/pids/api-1.pid" 10 test -S "$R/api-1.sock"
 kill9_back corral-api-2 "$R/pids/api-2.pid" 10 test -S "$R/api-2.sock"
 kill9_back corral-sched "$R/pids/sched.pid" 10
+kill9_back registry "$R/pids/registry.pid" 10 registry_challenges
 kill9_back nginx "$R/nginx.pid" 10 health
 wait_until 10 "the API to answer the key" api_answers || fail "the API does not answer the key after the kills"
 conf/stack.sh up >"$R/up3.out" 2>&1 || fail "an up after the kills failed: $(cat "$R/up3.out")"

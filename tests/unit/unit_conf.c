@@ -3,8 +3,10 @@
  * integers out of range, over-long strings, lines without "=", the thread
  * budget and the lease rule, data-port addresses and networks (loopback only
  * as exact addresses, the default only while neither is listed), the
- * operator's ceilings over workspace limits (decision 0063), and the secret
- * files (missing, readable by others, too short). */
+ * operator's ceilings over workspace limits (decision 0063), the secret
+ * files (missing, readable by others, too short), and the registry's keys
+ * (decision 0079: its signing key read only when a registry is named, owner
+ * only, EC P-256, never quoted in an error). */
 #include "check.h"
 #include "corral_conf.h"
 
@@ -290,6 +292,51 @@ static void test_secrets(void)
     unlink(path);
 }
 
+/* Decision 0079: no registry by default; with one, its key is loaded and
+ * checked at start. */
+static void test_registry(void)
+{
+    struct corral_conf c;
+    char err[512] = "", key[300], cmd[600], body[700], want[600];
+
+    write_conf("");
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0 && c.registry[0] == '\0' &&
+          c.registry_key_pem[0] == '\0' && !strcmp(c.registry_key, "/etc/corral/registry.key") &&
+          !strcmp(c.registry_service, "corral-registry") && !strcmp(c.registry_issuer, "corral"));
+    snprintf(key, sizeof(key), "%s/registry.key", dir);
+    snprintf(cmd, sizeof(cmd),
+             "umask 077; openssl ecparam -name prime256v1 -genkey -noout -out %s 2>/dev/null", key);
+    CHECK(system(cmd) == 0);
+    snprintf(body, sizeof(body),
+             "registry = 127.0.0.1:5000\nregistry_key = %s\nregistry_service = reg\n"
+             "registry_issuer = me\n",
+             key);
+    write_conf(body);
+    CHECK(corral_conf_load(conf, &c, err, sizeof(err)) == 0 &&
+          !strcmp(c.registry, "127.0.0.1:5000") && !strcmp(c.registry_service, "reg") &&
+          !strcmp(c.registry_issuer, "me") &&
+          !strncmp(c.registry_key_pem, "-----BEGIN EC PRIVATE KEY-----\n", 31) &&
+          strstr(c.registry_key_pem, "-----END EC PRIVATE KEY-----"));
+    CHECK(accepted("registry = [::1]:5000\nregistry_key = /nonexistent\nregistry =\n"));
+    CHECK(refused("registry = 127.0.0.1\n", "%s:4: registry: expected HOST:PORT"));
+    CHECK(refused("registry = a:1,b:2\n", "%s:4: registry: expected HOST:PORT"));
+    CHECK(refused("registry = a:0\n", "%s:4: registry: expected HOST:PORT"));
+    snprintf(body, sizeof(body), "registry = r:5000\nregistry_key = %s\nregistry_issuer =\n", key);
+    CHECK(refused(body, "registry_service and registry_issuer must not be empty"));
+    snprintf(body, sizeof(body), "registry = r:5000\nregistry_key = %s/absent\n", dir);
+    snprintf(want, sizeof(want), "%s/absent: No such file or directory", dir);
+    CHECK(refused(body, want));
+    /* the server secret is no key: refused naming the file, never its text */
+    snprintf(body, sizeof(body), "registry = r:5000\nregistry_key = %s\n", secret);
+    snprintf(want, sizeof(want), "%s: not an EC P-256 private key in PEM (registry_key)", secret);
+    CHECK(refused(body, want));
+    CHECK(chmod(key, 0640) == 0);
+    snprintf(body, sizeof(body), "registry = r:5000\nregistry_key = %s\n", key);
+    snprintf(want, sizeof(want), "%s: readable by group or others; chmod 600 it", key);
+    CHECK(refused(body, want));
+    unlink(key);
+}
+
 void unit_conf(int *total_passed, int *total_failed)
 {
     if (!mkdtemp(dir)) {
@@ -304,6 +351,7 @@ void unit_conf(int *total_passed, int *total_failed)
     test_data_addrs();
     test_ceilings();
     test_secrets();
+    test_registry();
     unlink(conf);
     unlink(secret);
     rmdir(dir);

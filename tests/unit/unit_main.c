@@ -369,6 +369,8 @@ void unit_e2b_timeout(int *total_passed, int *total_failed);
 void unit_sandbox_list(int *total_passed, int *total_failed);
 void unit_snapshot_parse(int *total_passed, int *total_failed);
 void unit_template_build(int *total_passed, int *total_failed);
+void unit_registry_token(int *total_passed, int *total_failed);
+void unit_registry_route(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -515,6 +517,8 @@ int main(void)
     unit_sandbox_list(&passed, &failed);
     unit_snapshot_parse(&passed, &failed);
     unit_template_build(&passed, &failed);
+    unit_registry_token(&passed, &failed);
+    unit_registry_route(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
