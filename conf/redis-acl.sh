@@ -32,7 +32,7 @@ CORRAL_COMMANDS=(
     get set del exists pexpire time
     hget hmget hgetall hkeys hvals hset hsetnx hdel hincrby hincrbyfloat
     sadd srem smembers
-    lpush blpop
+    lpush blpop rpush lrange ltrim
     zadd zrem zcard zcount zscore zrange zrangebyscore zremrangebyscore zremrangebyrank
     xadd xrange xtrim xread xreadgroup xrevrange xack xdel xautoclaim "xgroup|create" "xinfo|groups"
     eval evalsha

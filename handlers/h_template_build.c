@@ -66,7 +66,7 @@ static int own_template(struct request *req, const char *id, struct template_rec
 static void upload_url(struct request *req, const char *tpl, const char *hash, char *out,
                        size_t len)
 {
-    const char *host = request_header(req, "HTTP_HOST"), *https = request_header(req, "HTTPS");
+    const char *host = request_header(req, "CORRAL_HOST"), *https = request_header(req, "HTTPS");
     char token[UPLOAD_TOKEN_MAX] = "";
 
     upload_token_mint(req->conf->server_secret, req->cred.ws, tpl, hash,

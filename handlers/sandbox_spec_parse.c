@@ -4,6 +4,7 @@
 
 #include "egress_policy.h"
 #include "sandbox_store.h"
+#include "template_build_parse.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -24,6 +25,21 @@ int valid_name(const char *s, size_t max)
         if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || strchr("._-", s[i])))
             return 0;
     return 1;
+}
+
+/* A template's name, with an optional ":tag" of the workspace's own
+ * templates (docs/templates.md). */
+static int valid_template_ref(const char *s)
+{
+    const char *colon = strchr(s, ':');
+    char name[65];
+
+    if (!colon)
+        return valid_name(s, 64);
+    if ((size_t)(colon - s) >= sizeof(name))
+        return 0;
+    snprintf(name, sizeof(name), "%.*s", (int)(colon - s), s);
+    return valid_name(name, 64) && template_tag_ok(colon + 1);
 }
 
 static int valid_env_name(const char *s)
@@ -191,7 +207,8 @@ static const char keep_memory_rule[] =
 
 /* SPEC_RULE_VALUE in each field's own words. */
 static const char *const value_rules[SPEC_FIELD_COUNT] = {
-    [SPEC_FIELD_TEMPLATE] = "must be a name of 1-64 characters [a-z0-9._-]",
+    [SPEC_FIELD_TEMPLATE] = "must be a name of 1-64 characters [a-z0-9._-], with an optional "
+                            ":tag",
     [SPEC_FIELD_TIMEOUT] = "must be an integer number of seconds in [1, 86400]",
     [SPEC_FIELD_CPU_CORES] = "must be a number in (0, 64]",
     [SPEC_FIELD_MEMORY_MB] = "must be an integer in [16, 262144]",
@@ -302,7 +319,7 @@ static int parse_template(const json_t *body, struct sandbox_spec *spec, struct 
 
     if (!v)
         return 0;
-    if (!json_is_string(v) || !valid_name(json_string_value(v), 64))
+    if (!json_is_string(v) || !valid_template_ref(json_string_value(v)))
         return fail(e, SPEC_FIELD_TEMPLATE, SPEC_RULE_VALUE, NULL);
     snprintf(spec->template_id, sizeof(spec->template_id), "%s", json_string_value(v));
     return 0;

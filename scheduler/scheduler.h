@@ -18,7 +18,7 @@
 #define SANDBOX_ID_MAX 33
 
 struct sandbox_spec {
-    char template_id[65];
+    char template_id[136]; /* a name, with an optional :tag (docs/templates.md) */
     long timeout_s;
     int timeout_given; /* 0: the workspace's sandbox_timeout_s applies (native creates) */
     double cpu_cores;

@@ -55,6 +55,8 @@ static void spec_of(const char *bid, const struct build_start *bs, struct sandbo
     s->public_traffic = 0;
     s->secure = 1;
     s->metadata_json = strdup("{}");
+    s->env_json = strdup("{}");
+    s->allowed_json = strdup("[]");
     s->build_json = build_section(bid, bs);
 }
 
@@ -93,7 +95,7 @@ int template_build_start(struct rconn *rc, const struct sched_conf *c, const cha
     }
     memset(&rec, 0, sizeof(rec));
     spec_of(bid, bs, &spec);
-    if (!spec.metadata_json || !spec.build_json)
+    if (!spec.metadata_json || !spec.env_json || !spec.allowed_json || !spec.build_json)
         sched_error_set(err, 500, "out of memory");
     else if (scheduler_create(rc, c, ws, actor, &spec, sbid, err) == 0) {
         if (sandbox_read(rc, ws, sbid, &rec) == 1 &&

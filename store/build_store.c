@@ -98,7 +98,7 @@ int build_list(struct rconn *rc, const char *ws, const char *tpl, struct build_r
     int rv;
 
     snprintf(key, sizeof(key), K_TPL_BUILDS, ws, tpl);
-    rv = id_list_read_all(rc, ws, rconn_cmd(rc, 0, "ZREVRANGE %s 0 99", key), sizeof(**out),
+    rv = id_list_read_all(rc, ws, rconn_cmd(rc, 0, "ZRANGE %s 0 99 REV", key), sizeof(**out),
                           read_one, &items, n);
     *out = items;
     return rv;

@@ -19,7 +19,7 @@ int template_file_exists(struct rconn *rc, const char *ws, const char *hash)
     int n;
 
     snprintf(key, sizeof(key), K_TPL_FILE, ws, hash);
-    r = rconn_cmd(rc, 0, "EXPIRE %s %d", key, FILE_TTL_S);
+    r = rconn_cmd(rc, 0, "PEXPIRE %s %lld", key, FILE_TTL_S * 1000LL);
     if (!r)
         return -1;
     n = (int)reply_int(r, 0);

@@ -71,7 +71,9 @@ test('a build as the SDK drives it: upload once, steps in a sandbox, log by offs
   assert.equal(sb.start, undefined, 'a build runs its steps, not a start command');
   // The build's sandbox is the build's: not one of the workspace's sandboxes.
   const list = await api('GET', '/v1/sandboxes', { key: A.member });
-  assert.ok(!list.body.some((s) => s.sandbox_id === sb.id), JSON.stringify(list.body));
+  assert.ok(!list.body.sandboxes.some((s) => s.sandbox_id === sb.id), JSON.stringify(list.body));
+  const e2bList = await api('GET', '/sandboxes', { key: A.member });
+  assert.ok(!e2bList.body.some((s) => s.sandboxID === sb.id), JSON.stringify(e2bList.body));
 
   // The files, once more: present now, so no second upload.
   const again = await api('GET', `/templates/${b.templateID}/files/${HASH}`, { key: A.member });

@@ -184,9 +184,8 @@ static const struct {
     {"POST", "/templates/t", "/templates/{templateID}"},
     {"GET", "/teams/t1/metrics", "/teams/{teamID}/metrics"},
     {"GET", "/teams", "/teams"},
-    {"GET", "/templates/base", "/templates/{templateID}"},
     {"GET", "/secrets/s1", "/secrets/{secretID}"},
-    {"GET", "/templates/t/files/h", "/templates/{templateID}/files/{hash}"},
+    {"GET", "/templates/t/builds/b/logs", "/templates/{templateID}/builds/{buildID}/logs"},
 };
 
 static void test_unserved(void)
@@ -197,6 +196,12 @@ static void test_unserved(void)
     /* and never for a path or method the spec does not have */
     CHECK(outcome("GET", "/sandboxes/i1/unknown") == ROUTE_NOT_FOUND);
     CHECK(outcome("GET", "/templates/aliases/base") == ROUTE_SERVED);
+    /* issue 28's: served now */
+    CHECK(outcome("GET", "/templates/base") == ROUTE_SERVED);
+    CHECK(outcome("GET", "/templates/t/files/h") == ROUTE_SERVED);
+    CHECK(outcome("POST", "/v3/templates") == ROUTE_SERVED);
+    CHECK(outcome("DELETE", "/templates/tags") == ROUTE_SERVED);
+    CHECK(outcome("PUT", "/templatefiles/h") == ROUTE_SERVED);
 }
 
 /* Which log field a route's "{}" fills (decision 0046): the sandbox of both
