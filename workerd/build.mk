@@ -9,7 +9,10 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/egress_change.c workerd/tar_one.c workerd/snapshots.c workerd/volumes.c \
                 workerd/volume_req.c workerd/volume_files.c workerd/volume_serve.c \
                 workerd/docker_logs.c workerd/stats.c workerd/sandbox_sample.c workerd/metrics_thread.c \
-                workerd/agent_conf.c workerd/agent_spawn.c workerd/agent_sessions.c workerd/agent_audit.c
+                workerd/agent_conf.c workerd/agent_spawn.c workerd/agent_sessions.c workerd/agent_audit.c \
+                workerd/registry_auth.c workerd/image_pull.c workerd/docker_exec.c workerd/start_ready.c \
+                workerd/build_steps.c workerd/layer_cache.c workerd/build_run.c workerd/build_push.c \
+                workerd/build_thread.c
 
 BINS += $(BIN)/workerd
 $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
