@@ -21,11 +21,11 @@ $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 
 # Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
 UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c tests/workerd/unit_dataport.c tests/workerd/unit_dataport_frame.c \
-                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c tests/workerd/unit_commands.c \
+                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c tests/workerd/unit_commands.c tests/workerd/unit_build.c \
                      tests/lib/stderr_capture.c $(filter-out workerd/main.c,$(WORKERD_SRCS))
 $(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 $(OBJ)/tests/workerd/unit_workerd.o $(OBJ)/tests/workerd/unit_dataport.o $(OBJ)/tests/workerd/unit_dataport_frame.o \
 $(OBJ)/tests/workerd/unit_telemetry.o $(OBJ)/tests/workerd/unit_volume.o \
-$(OBJ)/tests/workerd/unit_commands.o: CFLAGS += -Iworkerd -I.
+$(OBJ)/tests/workerd/unit_commands.o $(OBJ)/tests/workerd/unit_build.o: CFLAGS += -Iworkerd -I.
