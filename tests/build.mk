@@ -28,3 +28,12 @@ $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 $(BIN)/bench_sched: $(call objs,tests/bench/bench_sched.c) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# workerd's template builds against the real dockerd (tests/workerd/build_main.c).
+BUILD_HARNESS_SRCS := tests/workerd/build_main.c workerd/build_run.c workerd/build_steps.c \
+                      workerd/layer_cache.c workerd/docker_exec.c workerd/start_ready.c \
+                      workerd/docker_api.c workerd/curl_buf.c workerd/sandbox_body.c workerd/volumes.c
+$(BIN)/build-harness: $(call objs,$(BUILD_HARNESS_SRCS)) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl
+$(OBJ)/tests/workerd/build_main.o: CFLAGS += -Iworkerd -I.

@@ -99,7 +99,7 @@ static int step_copy(const struct build_io *io, const struct build_step *s,
     if (rc != 0)
         return rc;
     return exec_as(io, "0", st,
-                   json_pack("[s,s,s,s,s,s,s,s]", "/bin/sh", "-c", copy_script, "copy", tmp,
+                   json_pack("[s,s,s,s,s,s,s,s,s]", "/bin/sh", "-c", copy_script, "copy", tmp,
                              arg(s, 0), dest, arg(s, 2), arg(s, 3)),
                    reason, len);
 }

@@ -44,7 +44,7 @@ static int until_ready(struct docker *d, const char *ctr, struct exec_spec *s, l
                        char *reason, size_t len)
 {
     int64_t deadline = clock_now_ms() + timeout_s * 1000;
-    char tail[EXEC_TAIL_MAX + 1] = "", err[256];
+    char tail[EXEC_TAIL_MAX + 1], last[EXEC_TAIL_MAX + 1] = "", err[256];
 
     for (;;) {
         int64_t left = deadline - clock_now_ms(), t0 = clock_now_ms();
@@ -59,8 +59,10 @@ static int until_ready(struct docker *d, const char *ctr, struct exec_spec *s, l
         }
         if (rc == 0 && code == 0)
             return 0;
+        if (rc == 0) /* an attempt cut short by the deadline says nothing */
+            memcpy(last, tail, sizeof(last));
         if (clock_now_ms() >= deadline) {
-            timed_out(timeout_s, tail, reason, len);
+            timed_out(timeout_s, last, reason, len);
             return 1;
         }
         int64_t spent = clock_now_ms() - t0;
