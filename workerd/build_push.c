@@ -34,7 +34,8 @@ int build_push_digest(const char *buf, size_t len, char *digest)
 static int tag_image(struct docker *d, const char *image, const char *repo, const char *tag,
                      char *err, size_t errlen)
 {
-    char path[1024], *r = curl_easy_escape(d->curl, repo, 0), *t = curl_easy_escape(d->curl, tag, 0);
+    char path[1024], *r = curl_easy_escape(d->curl, repo, 0),
+                     *t = curl_easy_escape(d->curl, tag, 0);
     long status = 0;
     json_t *ans = NULL;
     int rc = -1;

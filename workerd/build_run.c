@@ -49,9 +49,8 @@ static int exec_as(const struct build_io *io, const char *user, const struct bui
 {
     struct exec_spec es = {.user = user, .workdir = st->workdir, .env = st->env, .cmd = argv};
     char tail[EXEC_TAIL_MAX + 1], err[256];
-    int code = 0,
-        rc = docker_exec_run(io->d, io->ctr, &es, io->step_timeout_ms, io->line, io->ud, &code,
-                             tail, err, sizeof(err));
+    int code = 0, rc = docker_exec_run(io->d, io->ctr, &es, io->step_timeout_ms, io->line, io->ud,
+                                       &code, tail, err, sizeof(err));
 
     json_decref(argv);
     if (rc == 1 || rc < 0)
@@ -86,8 +85,8 @@ static int step_copy(const struct build_io *io, const struct build_step *s,
         rc = exec_as(io, "0", st, json_pack("[s,s,s]", "mkdir", "-p", tmp), reason, len);
     if (rc == 0) {
         snprintf(path, sizeof(path), "/containers/%s/archive?path=%s", io->ctr, tmp);
-        rc = docker_put_bytes(io->d, path, tar, n, "application/x-tar", COPY_CALL_MS, &status,
-                              err, sizeof(err));
+        rc = docker_put_bytes(io->d, path, tar, n, "application/x-tar", COPY_CALL_MS, &status, err,
+                              sizeof(err));
         if (rc == 0 && status != 200) {
             snprintf(reason, len, "COPY: the files were refused (dockerd answered %ld)", status);
             rc = 1;
@@ -154,9 +153,8 @@ static json_t *commit_config(const char *key, const struct build_state *st)
 
     sandbox_env_blanked(env);
     json_array_extend(env, st->env);
-    cfg = json_pack("{s:o, s:s, s:s, s:{s:s, s:s}}", "Env", env, "WorkingDir", st->workdir,
-                    "User", st->user, "Labels", LAYER_LABEL, key, LAYER_STATE_LABEL,
-                    state ? state : "{}");
+    cfg = json_pack("{s:o, s:s, s:s, s:{s:s, s:s}}", "Env", env, "WorkingDir", st->workdir, "User",
+                    st->user, "Labels", LAYER_LABEL, key, LAYER_STATE_LABEL, state ? state : "{}");
     free(state);
     return cfg;
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const char *const kinds[] = {
-    [STEP_RUN] = "RUN", [STEP_COPY] = "COPY", [STEP_ENV] = "ENV",
+    [STEP_RUN] = "RUN",         [STEP_COPY] = "COPY", [STEP_ENV] = "ENV",
     [STEP_WORKDIR] = "WORKDIR", [STEP_USER] = "USER",
 };
 /* How many args each kind needs at least: RUN cmd [user]; COPY src dest
@@ -117,8 +117,8 @@ void build_state_free(struct build_state *st)
 
 char *build_state_encode(const struct build_state *st)
 {
-    json_t *j = json_pack("{s:O, s:s, s:s}", "env", st->env, "workdir", st->workdir, "user",
-                          st->user);
+    json_t *j =
+        json_pack("{s:O, s:s, s:s}", "env", st->env, "workdir", st->workdir, "user", st->user);
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 
     json_decref(j);

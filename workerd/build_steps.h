@@ -21,7 +21,7 @@ enum step_kind { STEP_RUN, STEP_COPY, STEP_ENV, STEP_WORKDIR, STEP_USER };
 
 struct build_step {
     enum step_kind kind;
-    json_t *args; /* borrowed from the command: strings only */
+    json_t *args;           /* borrowed from the command: strings only */
     const char *files_hash; /* COPY's, else NULL */
     int force;
 };

@@ -102,7 +102,8 @@ static void post(struct build_job *j, json_t *more)
     snprintf(path, sizeof(path), "/v1/worker/builds/%s", j->bid);
     if (!body || control_post(&j->ctl, path, body, &id, POST_TIMEOUT_MS, &status, &ans, err,
                               sizeof(err)) != 0)
-        log_sandbox("warn", j->sbid, NULL, "build %s: report: %s", j->bid, body ? err : "no memory");
+        log_sandbox("warn", j->sbid, NULL, "build %s: report: %s", j->bid,
+                    body ? err : "no memory");
     else if (status != 200)
         log_sandbox("warn", j->sbid, NULL, "build %s: report answered %ld", j->bid, status);
     else
@@ -124,8 +125,8 @@ static void add_log(struct build_job *j, const char *level, const char *text)
     strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(frac, sizeof(frac), ".%03ldZ", now.tv_nsec / 1000000);
     strncat(ts, frac, sizeof(ts) - strlen(ts) - 1);
-    json_array_append_new(j->logs, json_pack("{s:s, s:s, s:s}", "timestamp", ts, "level", level,
-                                             "message", text));
+    json_array_append_new(
+        j->logs, json_pack("{s:s, s:s, s:s}", "timestamp", ts, "level", level, "message", text));
     if (clock_now_ms() - j->posted_ms >= BUILD_POST_EVERY_MS)
         post(j, NULL);
 }
@@ -219,7 +220,11 @@ static int run_steps(struct build_job *j, char *image)
 {
     json_t *steps = json_object_get(j->build, "steps"), *step;
     json_int_t to = json_integer_value(json_object_get(j->build, "step_timeout_s"));
-    struct build_io io = {.d = &j->dk, .ctr = j->ctr, .fetch = fetch, .line = on_line, .ud = j,
+    struct build_io io = {.d = &j->dk,
+                          .ctr = j->ctr,
+                          .fetch = fetch,
+                          .line = on_line,
+                          .ud = j,
                           .step_timeout_ms = (to > 0 ? to : BUILD_STEP_TIMEOUT_S_DEFAULT) * 1000};
     size_t i, total = json_array_size(steps);
     char key[LAYER_KEY_MAX], title[512], msg[600];
@@ -324,7 +329,8 @@ void build_thread_start(struct worker *w, json_t *sb, const struct layer_plan *p
     pthread_attr_destroy(&attr);
     /* Not started here: report it failed, on this (the create's) thread. */
     if (docker_init(&j->dk, w->conf->docker_socket) == 0 && control_init(&j->ctl, w->conf) == 0)
-        fail(j, "0", fresh ? "workerd could not start the build's thread"
-                           : "the build's worker restarted during the build");
+        fail(j, "0",
+             fresh ? "workerd could not start the build's thread"
+                   : "the build's worker restarted during the build");
     job_free(j);
 }

@@ -66,8 +66,8 @@ static int pull(struct docker *d, const char *ref, const char *host, const char 
     snprintf(path, sizeof(path), "/images/create?fromImage=%s&tag=%s", f, t);
     curl_free(f);
     curl_free(t);
-    rc = docker_request(d, "POST", path, &r, PULL_TIMEOUT_MS, &status, &buf, &len, why,
-                        sizeof(why));
+    rc =
+        docker_request(d, "POST", path, &r, PULL_TIMEOUT_MS, &status, &buf, &len, why, sizeof(why));
     if (rc != 0) {
         snprintf(err, errlen, "%s", why);
         return -1;

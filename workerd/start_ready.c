@@ -48,9 +48,8 @@ static int until_ready(struct docker *d, const char *ctr, struct exec_spec *s, l
 
     for (;;) {
         int64_t left = deadline - clock_now_ms(), t0 = clock_now_ms();
-        int code = -1,
-            rc = docker_exec_run(d, ctr, s, left > 0 ? left : 1, NULL, NULL, &code, tail, err,
-                                 sizeof(err));
+        int code = -1, rc = docker_exec_run(d, ctr, s, left > 0 ? left : 1, NULL, NULL, &code, tail,
+                                            err, sizeof(err));
         if (rc < 0)
             return -1;
         if (rc == 1) {

@@ -261,7 +261,8 @@ static void cleanup(json_t *all, const char *base_id)
         while (layer_find(&dk, key, id, err, sizeof(err)) == 0) {
             snprintf(path, sizeof(path), "/images/%s?force=1", id);
             ans = NULL;
-            if (docker_call(&dk, "DELETE", path, NULL, 60000, &status, &ans, err, sizeof(err)) != 0 ||
+            if (docker_call(&dk, "DELETE", path, NULL, 60000, &status, &ans, err, sizeof(err)) !=
+                    0 ||
                 status != 200) {
                 json_decref(ans);
                 break;
@@ -275,8 +276,8 @@ int main(void)
 {
     json_t *all = steps();
     struct layer_plan base;
-    struct build_io io = {.d = &dk, .ctr = ctr, .step_timeout_ms = 60000, .fetch = fetch,
-                          .line = on_line};
+    struct build_io io = {
+        .d = &dk, .ctr = ctr, .step_timeout_ms = 60000, .fetch = fetch, .line = on_line};
     char image[LAYER_KEY_MAX] = "", err[256];
 
     if (docker_init(&dk, sock()) != 0 || docker_ping(&dk, err, sizeof(err)) != 0) {

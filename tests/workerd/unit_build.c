@@ -80,8 +80,8 @@ static void test_keys(void)
     hex_sha("", want);
     {
         char text[256];
-        snprintf(text, sizeof(text), "%s{\"args\":[\"a\",\"b\"],\"filesHash\":\"h1\",\"type\":\"COPY\"}",
-                 k1);
+        snprintf(text, sizeof(text),
+                 "%s{\"args\":[\"a\",\"b\"],\"filesHash\":\"h1\",\"type\":\"COPY\"}", k1);
         hex_sha(text, want);
     }
     CHECK(strcmp(k2, want) == 0);
@@ -105,8 +105,8 @@ static void test_copy_dest(void)
     CHECK(build_copy_dest("/app", ".", out, sizeof(out)) == 0 && strcmp(out, "/app/") == 0);
     CHECK(build_copy_dest("/", "x/", out, sizeof(out)) == 0 && strcmp(out, "/x/") == 0);
     CHECK(build_copy_dest("/app", "", out, sizeof(out)) == -1);
-    CHECK(build_copy_dest("/app", "a-name-far-too-long-for-the-buffer-it-is-given-here-at-all",
-                          out, 16) == -1);
+    CHECK(build_copy_dest("/app", "a-name-far-too-long-for-the-buffer-it-is-given-here-at-all", out,
+                          16) == -1);
 }
 
 static void test_state(void)
@@ -152,8 +152,8 @@ static void test_ref_split(void)
           strcmp(repo, "corral/fleet/tpl-2") == 0 && strcmp(tag, "bld-9") == 0);
     CHECK(registry_ref_split("corral/base", host, sizeof(host), repo, sizeof(repo), tag,
                              sizeof(tag)) == -1);
-    CHECK(registry_ref_split("127.0.0.1:5000/corral/x", host, sizeof(host), repo, sizeof(repo),
-                             tag, sizeof(tag)) == -1); /* neither tag nor digest */
+    CHECK(registry_ref_split("127.0.0.1:5000/corral/x", host, sizeof(host), repo, sizeof(repo), tag,
+                             sizeof(tag)) == -1); /* neither tag nor digest */
     CHECK(registry_ref_split("python:3.12", host, sizeof(host), repo, sizeof(repo), tag,
                              sizeof(tag)) == -1);
 }
@@ -165,8 +165,8 @@ static void test_tail(void)
     exec_tail("one\ntwo\n\n", 9, tail, sizeof(tail));
     CHECK(strcmp(tail, "one\ntwo") == 0);
     memset(big, 'a', sizeof(big));
-    memcpy(big + 800, "\nlast line", 10);
-    exec_tail(big, 810, tail, sizeof(tail));
+    snprintf(big + 800, sizeof(big) - 800, "\nlast line");
+    exec_tail(big, strlen(big), tail, sizeof(tail));
     CHECK(strcmp(tail, "last line") == 0);
     memset(big, 'b', sizeof(big));
     exec_tail(big, sizeof(big), tail, sizeof(tail));
