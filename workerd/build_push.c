@@ -85,26 +85,45 @@ static int push(struct docker *d, const char *name, const char *tag, const char 
     return rc;
 }
 
-int build_push(struct docker *d, const struct worker_conf *c, const struct worker_identity *id,
-               const char *image, const char *target, char *digest, char *err, size_t errlen)
+/* target split; 0, or 1 (err). */
+static int target_split(const char *target, char *host, char *repo, char *tag, char *err,
+                        size_t errlen)
 {
-    char host[256], repo[256], tag[128], name[600], header[REGISTRY_HEADER_MAX], why[256];
-    int rc;
-
-    if (registry_ref_split(target, host, sizeof(host), repo, sizeof(repo), tag, sizeof(tag)) != 0 ||
-        strchr(target, '@')) {
+    if (registry_ref_split(target, host, 256, repo, 256, tag, 128) != 0 || strchr(target, '@')) {
         snprintf(err, errlen, "push: target %.200s is not HOST:PORT/REPO:TAG", target);
         return 1;
     }
+    return 0;
+}
+
+int build_push_with(struct docker *d, const char *image, const char *target, const char *header,
+                    char *digest, char *err, size_t errlen)
+{
+    char host[256], repo[256], tag[128], name[600];
+    int rc = target_split(target, host, repo, tag, err, errlen);
+
+    if (rc != 0)
+        return rc;
     snprintf(name, sizeof(name), "%s/%s", host, repo);
     if ((rc = tag_image(d, image, name, tag, err, errlen)) != 0)
         return rc;
+    return push(d, name, tag, header, digest, err, errlen);
+}
+
+int build_push(struct docker *d, const struct worker_conf *c, const struct worker_identity *id,
+               const char *image, const char *target, char *digest, char *err, size_t errlen)
+{
+    char host[256], repo[256], tag[128], header[REGISTRY_HEADER_MAX], why[256];
+    int rc;
+
+    if (target_split(target, host, repo, tag, err, errlen) != 0)
+        return 1;
     rc = registry_auth_header(c, id, repo, 1, header, sizeof(header), why, sizeof(why));
     if (rc != 0) {
         snprintf(err, errlen, "push %.200s: %s", target, why);
         return rc;
     }
-    rc = push(d, name, tag, header, digest, err, errlen);
+    rc = build_push_with(d, image, target, header, digest, err, errlen);
     explicit_bzero(header, sizeof(header));
     return rc;
 }

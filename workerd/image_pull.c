@@ -42,11 +42,9 @@ static int present(struct docker *d, const char *ref, char *err, size_t errlen)
     return status == 200 ? 0 : 1;
 }
 
-/* POST /images/create?fromImage=HOST/REPO&tag=TAG (a digest goes in tag as
- * well) with the pull token's header; the why in err. */
-static int pull(struct docker *d, const char *ref, const char *host, const char *repo,
-                const char *tag, const char *header, char *err, size_t errlen)
+int image_pull_with(struct docker *d, const char *ref, const char *header, char *err, size_t errlen)
 {
+    char host[256], repo[256], tag[128];
     char path[1024], why[512] = "", from[600], *f, *t;
     struct docker_req r = {.header = header};
     long status = 0;
@@ -54,6 +52,11 @@ static int pull(struct docker *d, const char *ref, const char *host, const char 
     size_t len = 0;
     int rc;
 
+    if (registry_ref_split(ref, host, sizeof(host), repo, sizeof(repo), tag, sizeof(tag)) != 0) {
+        snprintf(err, errlen, "pull %.200s: not an image of a registry (HOST:PORT/REPO@DIGEST)",
+                 ref);
+        return 1;
+    }
     snprintf(from, sizeof(from), "%s/%s", host, repo);
     f = curl_easy_escape(d->curl, from, 0);
     t = curl_easy_escape(d->curl, tag, 0);
@@ -104,7 +107,7 @@ int image_ensure(struct docker *d, const struct worker_conf *c, const struct wor
         snprintf(err, errlen, "pull %.200s: %s", ref, why);
         return rc;
     }
-    rc = pull(d, ref, host, repo, tag, header, err, errlen);
+    rc = image_pull_with(d, ref, header, err, errlen);
     explicit_bzero(header, sizeof(header));
     return rc;
 }

@@ -13,6 +13,11 @@
  * into err; 1 when there was one, else 0. Pure. */
 int image_stream_error(const char *buf, size_t len, char *err, size_t errlen);
 
+/* Pulls ref (POST /images/create) with header (the X-Registry-Auth line, or
+ * NULL). 0, 1 failed (err: "pull <ref>: <dockerd's why>"), -1 dockerd down. */
+int image_pull_with(struct docker *d, const char *ref, const char *header, char *err,
+                    size_t errlen);
+
 /* 0 when ref is present (or was pulled now); 1 when it cannot be (err: "pull
  * <ref>: <why>", naming the image and its registry); -1 dockerd or the
  * control plane did not answer (the create comes again). */

@@ -8,17 +8,33 @@
  * owner and mode) and of a file into a directory and to a new name; WORKDIR
  * made; a commit per step, then the whole prefix found cached with its state;
  * a force stops the reuse; a failing step's reason; the step timeout; start
- * with and without ready, and a ready that never succeeds. */
+ * with and without ready, and a ready that never succeeds; the last layer
+ * pushed to a real registry (docker-registry, started here on a free port,
+ * without auth: the X-Registry-Auth header is sent as workerd sends it) and
+ * pulled back by digest, and a pull of what is not there failing with the
+ * image named. */
+#include "build_push.h"
 #include "build_run.h"
 #include "check.h"
 #include "docker_exec.h"
+#include "image_pull.h"
 #include "layer_cache.h"
 #include "start_ready.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 CHECK_COUNTERS;
 
@@ -244,6 +260,111 @@ static void check_start_ready(void)
     json_decref(never);
 }
 
+static pid_t registry_pid;
+static char registry_dir[] = "/tmp/corral-bh-reg.XXXXXX";
+
+static int free_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t n = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &n) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* docker-registry on 127.0.0.1:port (dockerd speaks plain HTTP to 127/8). */
+static int start_registry(int port)
+{
+    char cfg[256], cmd[128];
+    char *argv[] = {"docker-registry", "serve", cfg, NULL};
+    FILE *f;
+
+    if (!mkdtemp(registry_dir))
+        return -1;
+    snprintf(cfg, sizeof(cfg), "%s/config.yml", registry_dir);
+    f = fopen(cfg, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: "
+            "%s/data\nhttp:\n  addr: 127.0.0.1:%d\n",
+            registry_dir, port);
+    fclose(f);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa); /* its access log is noise here */
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    int rc = posix_spawnp(&registry_pid, "docker-registry", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        fprintf(stderr,
+                "build-harness: docker-registry not found (apt-get install docker-registry)\n");
+        return -1;
+    }
+    snprintf(cmd, sizeof(cmd), "curl -sf -o /dev/null http://127.0.0.1:%d/v2/", port);
+    for (int i = 0; i < 100; i++, usleep(100000))
+        if (system(cmd) == 0)
+            return 0;
+    fprintf(stderr, "build-harness: docker-registry did not answer on port %d\n", port);
+    return -1;
+}
+
+static void stop_registry(void)
+{
+    char cmd[128];
+
+    if (registry_pid > 0) {
+        kill(registry_pid, SIGTERM);
+        waitpid(registry_pid, NULL, 0);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", registry_dir);
+    if (strncmp(registry_dir, "/tmp/corral-bh-reg.", 19) == 0 && system(cmd) != 0)
+        fprintf(stderr, "build-harness: %s left behind\n", registry_dir);
+}
+
+static void delete_image(const char *name)
+{
+    char path[512], err[256];
+    json_t *ans = NULL;
+    long status;
+
+    snprintf(path, sizeof(path), "/images/%s?force=1", name);
+    docker_call(&dk, "DELETE", path, NULL, 60000, &status, &ans, err, sizeof(err));
+    json_decref(ans);
+}
+
+static void check_registry(const char *image)
+{
+    const char auth[] = "{\"registrytoken\":\"not-checked-by-this-registry\"}";
+    char header[256] = "X-Registry-Auth: ", target[128], ref[256], err[600], digest[DIGEST_MAX];
+    int port = free_port();
+
+    EVP_EncodeBlock((unsigned char *)header + strlen(header), (const unsigned char *)auth,
+                    (int)strlen(auth));
+    for (char *p = header + 17; *p; p++)
+        *p = *p == '+' ? '-' : *p == '/' ? '_' : *p;
+    if (port < 0 || start_registry(port) != 0) {
+        CHECK(!"a registry to push to");
+        return;
+    }
+    snprintf(target, sizeof(target), "127.0.0.1:%d/corral/fleet/tpl-harness:bld-1", port);
+    CHECK(build_push_with(&dk, image, target, header, digest, err, sizeof(err)) == 0 &&
+          strncmp(digest, "sha256:", 7) == 0);
+    snprintf(ref, sizeof(ref), "127.0.0.1:%d/corral/fleet/tpl-harness@%s", port, digest);
+    delete_image(target);
+    CHECK(image_pull_with(&dk, ref, header, err, sizeof(err)) == 0);
+    delete_image(ref);
+    snprintf(ref, sizeof(ref), "127.0.0.1:%d/corral/fleet/tpl-absent:bld-1", port);
+    CHECK(image_pull_with(&dk, ref, header, err, sizeof(err)) == 1 &&
+          strncmp(err, "pull 127.0.0.1:", 15) == 0 && strstr(err, "tpl-absent"));
+    stop_registry();
+}
+
 static void cleanup(json_t *all, const char *base_id)
 {
     char key[LAYER_KEY_MAX], id[LAYER_KEY_MAX], err[256], path[256];
@@ -298,6 +419,7 @@ int main(void)
     check_cache(all, image);
     check_failures(&io);
     check_start_ready();
+    check_registry(image);
     cleanup(all, base.key);
     json_decref(all);
     free(tar_bytes);
