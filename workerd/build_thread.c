@@ -199,6 +199,7 @@ static int one_step(struct build_job *j, const struct build_io *io, json_t *step
     int rc;
 
     snprintf(nstr, sizeof(nstr), "%zu", n);
+    snprintf(why, sizeof(why), "out of memory");
     if (build_step_decode(step, &s, why, sizeof(why)) != 0 || build_layer_key(key, step, next) != 0)
         rc = 1;
     else

@@ -1,5 +1,7 @@
 #include "docker_exec.h"
 
+#include "containers.h"
+
 #include "clock.h"
 
 #include <stdio.h>
@@ -42,8 +44,11 @@ static int exec_create(struct docker *d, const char *ctr, const struct exec_spec
         json_object_set_new(body, "User", json_string(s->user));
     if (s->workdir && *s->workdir)
         json_object_set_new(body, "WorkingDir", json_string(s->workdir));
+    /* An exec inherits the container's variables, envd's token among them
+     * (envd drops it from its own): a command of the tenant's never sees it. */
+    json_object_set_new(body, "Env", json_pack("[s]", ENVD_TOKEN_ENV "="));
     if (s->env)
-        json_object_set(body, "Env", s->env);
+        json_array_extend(json_object_get(body, "Env"), s->env);
     snprintf(path, sizeof(path), "/containers/%s/exec", ctr);
     rc = docker_call(d, "POST", path, body, EXEC_CALL_MS, &status, &ans, err, errlen);
     json_decref(body);

@@ -109,8 +109,9 @@ static const char *sh(const char *cmd)
 
 static int start_container(void)
 {
-    json_t *body = json_pack("{s:s, s:[s,s], s:{s:s}}", "Image", "corral/base", "Cmd", "sleep",
-                             "infinity", "Labels", "corral.test", "build-harness"),
+    json_t *body = json_pack("{s:s, s:[s,s], s:{s:s}, s:[s]}", "Image", "corral/base", "Cmd",
+                             "sleep", "infinity", "Labels", "corral.test", "build-harness", "Env",
+                             "CORRAL_ENVD_ACCESS_TOKEN=secret-of-envd"),
            *ans = NULL;
     char path[256], err[256];
     long status = 0;
@@ -188,6 +189,23 @@ static void check_files(void)
     CHECK(strcmp(sh("cat /app/renamed.txt"), "ONE") == 0);
     CHECK(strcmp(sh("cat /tmp/who2 /tmp/pwd /tmp/who3"), "user\n/app\nroot") == 0);
     CHECK(strcmp(sh("ls -a /tmp | grep -c corral-copy || true"), "0") == 0);
+    CHECK(strcmp(sh("echo \"[$CORRAL_ENVD_ACCESS_TOKEN]\""), "[]") == 0);
+}
+
+/* The layer keeps the template's ENVs, never envd's token. */
+static void check_layer_env(const char *image)
+{
+    char path[256], err[256], *env = NULL;
+    long status = 0;
+    json_t *ans = NULL;
+
+    snprintf(path, sizeof(path), "/images/%s/json", image);
+    if (docker_call(&dk, "GET", path, NULL, 30000, &status, &ans, err, sizeof(err)) == 0)
+        env = json_dumps(json_object_get(json_object_get(ans, "Config"), "Env"), JSON_COMPACT);
+    CHECK(env && strstr(env, "\"FOO=bar baz\"") && strstr(env, "\"CORRAL_ENVD_ACCESS_TOKEN=\"") &&
+          !strstr(env, "secret-of-envd"));
+    free(env);
+    json_decref(ans);
 }
 
 static void check_cache(json_t *all, const char *image)
@@ -416,6 +434,7 @@ int main(void)
     run_all(&io, all, base.key, image);
     CHECK(fetched == 3 && lines >= 2);
     check_files();
+    check_layer_env(image);
     check_cache(all, image);
     check_failures(&io);
     check_start_ready();
