@@ -10,6 +10,7 @@
 #include "worker.h"
 
 #include "agent.h"
+#include "build_thread.h"
 #include "dataplane.h"
 #include "freeze.h"
 #include "snapshots.h"
@@ -83,6 +84,7 @@ static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int s
     int64_t started = clock_now_ms(),
             arrived = json_integer_value(json_object_get(sb, ARRIVED_FIELD)) ?: started;
     struct ctr_state st;
+    struct ctr_extras x = {0};
     int rc;
 
     if (!slot) {
@@ -97,8 +99,12 @@ static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int s
     } else if (w->conf->agent.on) {
         rc = agent_create(w->conf, sb, apply_envd_wait_ms(w), &st);
     } else {
+        pthread_mutex_lock(&w->id_mu);
+        x.id = w->id; /* a registry image's pull token is asked with it */
+        pthread_mutex_unlock(&w->id_mu);
         rc = containers_create(dk, w->conf, &w->caps, w->id.worker_id, sb, apply_envd_wait_ms(w),
-                               &st);
+                               &x, &st);
+        explicit_bzero(&x.id, sizeof(x.id));
     }
     if (rc < 0)
         return -1;
@@ -114,7 +120,10 @@ static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int s
                     rt ? rt : "runc", sb_state_name(st.state), st.reason[0] ? ": " : "", st.reason);
     if (!st.sbid[0])
         return 0; /* nothing to report about an unusable id; the create is done */
-    return apply_record(w, &st);
+    rc = apply_record(w, &st);
+    if (rc == 0 && st.state == SB_RUNNING && x.plan.active)
+        build_thread_start(w, sb, &x.plan, x.fresh); /* told running first, built after */
+    return rc;
 }
 
 int apply_create_taken(struct worker *w, struct docker *dk, json_t *sb, int took)
@@ -146,6 +155,7 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
         return 0;
     sbtable_tier(&w->table, sbid, tier, sizeof(tier));
     dataplane_bar(sbid);
+    build_thread_cancel(sbid);
     atomic_fetch_add(&w->killing, 1);
     sbtable_del(&w->table, sbid);
     if (!w->conf->agent.on && containers_halt(dk, w->id.worker_id, sbid, err, sizeof(err)) == 0) {

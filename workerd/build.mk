@@ -9,7 +9,10 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/egress_change.c workerd/tar_one.c workerd/snapshots.c workerd/volumes.c \
                 workerd/volume_req.c workerd/volume_files.c workerd/volume_serve.c \
                 workerd/docker_logs.c workerd/stats.c workerd/sandbox_sample.c workerd/metrics_thread.c \
-                workerd/agent_conf.c workerd/agent_spawn.c workerd/agent_sessions.c workerd/agent_audit.c
+                workerd/agent_conf.c workerd/agent_spawn.c workerd/agent_sessions.c workerd/agent_audit.c \
+                workerd/registry_auth.c workerd/image_pull.c workerd/docker_exec.c workerd/start_ready.c \
+                workerd/build_steps.c workerd/layer_cache.c workerd/build_run.c workerd/build_push.c \
+                workerd/build_thread.c
 
 BINS += $(BIN)/workerd
 $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
@@ -18,11 +21,11 @@ $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 
 # Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
 UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c tests/workerd/unit_dataport.c tests/workerd/unit_dataport_frame.c \
-                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c tests/workerd/unit_commands.c \
+                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c tests/workerd/unit_commands.c tests/workerd/unit_build.c \
                      tests/lib/stderr_capture.c $(filter-out workerd/main.c,$(WORKERD_SRCS))
 $(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 $(OBJ)/tests/workerd/unit_workerd.o $(OBJ)/tests/workerd/unit_dataport.o $(OBJ)/tests/workerd/unit_dataport_frame.o \
 $(OBJ)/tests/workerd/unit_telemetry.o $(OBJ)/tests/workerd/unit_volume.o \
-$(OBJ)/tests/workerd/unit_commands.o: CFLAGS += -Iworkerd -I.
+$(OBJ)/tests/workerd/unit_commands.o $(OBJ)/tests/workerd/unit_build.o: CFLAGS += -Iworkerd -I.

@@ -7,9 +7,11 @@
 #include "egress_pool.h"
 #include "egress_proxy.h"
 #include "envd_ready.h"
+#include "image_pull.h"
 #include "log.h"
 #include "sandbox_body.h"
 #include "sbnet.h"
+#include "start_ready.h"
 #include "stopped.h"
 
 #include <stdio.h>
@@ -421,9 +423,19 @@ static int proxy_joined(struct docker *d, const char *wid, struct egress_job *jo
     return rc != 0 ? rc : prc;
 }
 
-/* The id, tier and template of a create; 1 (st failed) when unusable. */
+/* A create whose "image" is a registry's (not a snapshot's): its template
+ * is a tenant's, which workerd.conf does not list. */
+static int registry_image(json_t *sb)
+{
+    const char *image = json_string_value(json_object_get(sb, "image"));
+
+    return image && *image && !snapshot_image_name_ok(image);
+}
+
+/* The id, tier and template of a create (a registry image's template in
+ * own, named for its labels); 1 (st failed) when unusable. */
 static int take_create(const struct worker_conf *c, json_t *sb, struct ctr_state *st,
-                       const struct wtemplate **t)
+                       const struct wtemplate **t, struct wtemplate *own)
 {
     const char *sbid = json_string_value(json_object_get(sb, "id"));
     const char *tname = json_string_value(json_object_get(sb, "template"));
@@ -437,6 +449,11 @@ static int take_create(const struct worker_conf *c, json_t *sb, struct ctr_state
         return 1;
     }
     *t = tname ? wconf_template(c, tname) : NULL;
+    if (!*t && tname && *tname && strlen(tname) < sizeof(own->name) && registry_image(sb)) {
+        snprintf(own->name, sizeof(own->name), "%s", tname);
+        own->image[0] = '\0';
+        *t = own;
+    }
     if (!*t) {
         st_set(st, SB_FAILED, "unknown template %.64s", tname ? tname : "(none)");
         return 1;
@@ -444,10 +461,27 @@ static int take_create(const struct worker_conf *c, json_t *sb, struct ctr_state
     return 0;
 }
 
+/* A template's start and ready commands, once envd answers. */
+static int started(struct docker *d, const char *wid, const char *name, json_t *sb, int fresh,
+                   struct ctr_state *st)
+{
+    json_t *start = json_object_get(sb, "start");
+    char why[CTR_REASON_MAX];
+    int rc;
+
+    if (!json_is_object(start) || st->state != SB_RUNNING)
+        return 0;
+    rc = start_ready_run(d, name, start, fresh, why, sizeof(why));
+    if (rc < 0)
+        log_warn("%s: start or ready command: dockerd did not answer", name);
+    return rc > 0 ? refused(d, wid, st, why) : rc;
+}
+
 /* The sandbox's own container: created (or found) and brought to running. */
 static int create_and_settle(struct docker *d, const struct worker_conf *c,
                              const struct wtemplate *t, const char *wid, json_t *sb,
-                             const struct sandbox_net *net, long ready_ms, struct ctr_state *st)
+                             const struct sandbox_net *net, long ready_ms, struct ctr_extras *x,
+                             struct ctr_state *st)
 {
     char name[256], path[512], err[256];
     json_t *body, *ans = NULL;
@@ -470,44 +504,86 @@ static int create_and_settle(struct docker *d, const struct worker_conf *c,
     if (status != 201 && status != 409) /* 409: it exists, a create delivered again */
         return create_refused(d, wid, st, ans, status, t->image);
     json_decref(ans);
-    return settle(d, wid, name, ready_ms, st);
+    x->fresh = status == 201;
+    rc = settle(d, wid, name, ready_ms, st);
+    return rc == 0 ? started(d, wid, name, sb, x->fresh, st) : rc;
 }
 
-/* A create from a snapshot (decision 0048): its image, which must be one this
- * worker made, under the template it came from. 0, 1 refused (st), -1. */
-static int from_snapshot(struct docker *d, const char *wid, json_t *sb, struct wtemplate *snap,
-                         const struct wtemplate **t, struct ctr_state *st)
+/* *t's image replaced by image, in own. */
+static void image_in_own(const char *image, struct wtemplate *own, const struct wtemplate **t)
+{
+    if (*t != own)
+        *own = **t;
+    snprintf(own->image, sizeof(own->image), "%s", image);
+    *t = own;
+}
+
+/* A create from an image of its own, under the template it came from: a
+ * snapshot's, which must be one this worker made (decision 0048), or a
+ * registry's (a tenant's template: docs/templates.md), pulled when absent.
+ * 0, 1 refused (st), -1. */
+static int from_image(struct docker *d, const struct worker_conf *c, const char *wid, json_t *sb,
+                      struct ctr_extras *x, struct wtemplate *own, const struct wtemplate **t,
+                      struct ctr_state *st)
 {
     const char *image = json_string_value(json_object_get(sb, "image"));
-    char err[256];
+    char err[CTR_REASON_MAX];
     int rc;
 
     if (!image)
         return 0;
-    rc = snapshot_image_ours(d, wid, image, err, sizeof(err));
+    if (registry_image(sb))
+        rc = image_ensure(d, c, &x->id, image, err, sizeof(err));
+    else
+        rc = snapshot_image_ours(d, wid, image, err, sizeof(err));
     if (rc != 0) {
-        st_set(st, SB_FAILED, "%s", err);
+        if (rc > 0)
+            st_set(st, SB_FAILED, "%s", err);
+        else
+            log_warn("%s", err);
         return rc;
     }
-    *snap = **t;
-    snprintf(snap->image, sizeof(snap->image), "%s", image);
-    *t = snap;
+    image_in_own(image, own, t);
+    return 0;
+}
+
+/* A build's container starts from its longest cached prefix (x->plan). */
+static int from_cache(struct docker *d, json_t *sb, struct ctr_extras *x, struct wtemplate *own,
+                      const struct wtemplate **t, struct ctr_state *st)
+{
+    json_t *build = json_object_get(sb, "build");
+    char err[256];
+    int rc;
+
+    if (!json_is_object(build))
+        return 0;
+    rc = layer_plan_make(d, (*t)->image, build, &x->plan, err, sizeof(err));
+    if (rc != 0) {
+        if (rc > 0)
+            st_set(st, SB_FAILED, "build: %.200s", err);
+        else
+            log_warn("%s", err);
+        return rc;
+    }
+    image_in_own(x->plan.image, own, t);
     return 0;
 }
 
 int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
-                      const char *wid, json_t *sb, long ready_ms, struct ctr_state *st)
+                      const char *wid, json_t *sb, long ready_ms, struct ctr_extras *x,
+                      struct ctr_state *st)
 {
     const struct wtemplate *t;
-    struct wtemplate snap;
+    struct wtemplate own;
     char netname[SBNET_NAME_MAX], verr[256];
     struct sandbox_net net;
     struct egress_job job;
     int rc;
 
-    if (take_create(c, sb, st, &t) != 0)
+    if (take_create(c, sb, st, &t, &own) != 0)
         return 1;
-    if ((rc = from_snapshot(d, wid, sb, &snap, &t, st)) != 0)
+    if ((rc = from_image(d, c, wid, sb, x, &own, &t, st)) != 0 ||
+        (rc = from_cache(d, sb, x, &own, &t, st)) != 0)
         return rc;
     if ((rc = volumes_prepare(d, wid, sb, verr, sizeof(verr))) != 0) {
         if (rc > 0)
@@ -520,7 +596,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
     st->phase_ms[CTR_PHASE_NET] = (long)(clock_now_ms() - t0);
     if (rc != 0)
         return rc;
-    rc = create_and_settle(d, c, t, wid, sb, &net, ready_ms, st);
+    rc = create_and_settle(d, c, t, wid, sb, &net, ready_ms, x, st);
     if (rc == 1 && !net.via_proxy && strstr(st->reason, "start: network") &&
         strstr(st->reason, "not found")) {
         /* dockerd, making many networks at once, has been seen to lose one
@@ -529,7 +605,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
         log_sandbox("warn", st->sbid, st->tier, "%s; creating it once more", st->reason);
         rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
         if (rc == 0)
-            rc = create_and_settle(d, c, t, wid, sb, &net, ready_ms, st);
+            rc = create_and_settle(d, c, t, wid, sb, &net, ready_ms, x, st);
     }
     return net.via_proxy ? proxy_joined(d, wid, &job, rc, st) : rc;
 }

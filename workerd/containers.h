@@ -11,6 +11,8 @@
 #define WORKERD_CONTAINERS_H
 
 #include "docker_api.h"
+#include "layer_cache.h"
+#include "state_file.h"
 #include "states.h"
 #include "worker_conf.h"
 
@@ -62,14 +64,26 @@ void containers_name(char *out, size_t len, const char *sbid, const char *wid);
 int containers_ip(struct docker *d, const char *wid, const char *sbid, long timeout_ms, char *ip,
                   size_t len);
 
+/* What a create needs besides its command, and what it tells back. */
+struct ctr_extras {
+    struct worker_identity id; /* in: for a registry image's pull token */
+    struct layer_plan plan;    /* out: a build's starting point (plan.active) */
+    int fresh;                 /* out: its container was made by this create */
+};
+
 /* Applies a create command's "sandbox" object. 0: applied, *st says how it
  * is now (a create of an existing sandbox is a no-op that reports it); a new
  * container is "running" only once envd answered /health, waited for at most
- * ready_ms (else "failed", and the container is removed).
+ * ready_ms (else "failed", and the container is removed), and, with a
+ * "start" object, once its ready command succeeded (start_ready.h). An
+ * "image" is a snapshot's (corral-snap:…) or a registry's, pulled when absent
+ * (image_pull.h); with "build", the container starts from the longest cached
+ * prefix of its steps (x->plan; layer_cache.h).
  * 1: refused for good (st->state "failed", st->reason why). -1: dockerd did
  * not answer; nothing to acknowledge, the command will come again. */
 int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
-                      const char *wid, json_t *sandbox, long ready_ms, struct ctr_state *st);
+                      const char *wid, json_t *sandbox, long ready_ms, struct ctr_extras *x,
+                      struct ctr_state *st);
 
 /* SIGKILLs the sandbox's own container and waits until dockerd saw it stop:
  * from then on no process of the sandbox runs (its init died, and with it its

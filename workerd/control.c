@@ -91,3 +91,28 @@ int control_post(struct control *ctl, const char *path, json_t *body,
     free(b.p);
     return 0;
 }
+
+int control_get(struct control *ctl, const char *path, const struct worker_identity *id,
+                long timeout_ms, size_t max, long *status, char **buf, size_t *len, char *err,
+                size_t errlen)
+{
+    struct curl_buf b = {0, 0, max};
+    struct curl_slist *hdrs = headers(ctl, id);
+    CURLcode rc;
+
+    *buf = NULL;
+    *len = 0;
+    prepare(ctl, path, NULL, timeout_ms, hdrs, &b);
+    curl_easy_setopt(ctl->curl, CURLOPT_HTTPGET, 1L);
+    rc = curl_easy_perform(ctl->curl);
+    curl_slist_free_all(hdrs);
+    if (rc != CURLE_OK) {
+        free(b.p);
+        snprintf(err, errlen, "GET %s: %s", path, curl_easy_strerror(rc));
+        return CONTROL_ERR;
+    }
+    curl_easy_getinfo(ctl->curl, CURLINFO_RESPONSE_CODE, status);
+    *buf = b.p;
+    *len = b.len;
+    return 0;
+}

@@ -29,4 +29,10 @@ int control_post(struct control *ctl, const char *path, json_t *body,
                  const struct worker_identity *id, long timeout_ms, long *status, json_t **out,
                  char *err, size_t errlen);
 
+/* GET path (as control_post's headers); the answer's bytes, at most max, in
+ * *buf (malloc'ed, may be NULL when empty). 0 with *status, or CONTROL_ERR. */
+int control_get(struct control *ctl, const char *path, const struct worker_identity *id,
+                long timeout_ms, size_t max, long *status, char **buf, size_t *len, char *err,
+                size_t errlen);
+
 #endif

@@ -53,45 +53,41 @@ static int perform(struct docker *d, const char *method, const char *path, long 
     return 0;
 }
 
-int docker_call(struct docker *d, const char *method, const char *path, json_t *body,
-                long timeout_ms, long *status, json_t **out, char *err, size_t errlen)
+int docker_request(struct docker *d, const char *method, const char *path,
+                   const struct docker_req *r, long timeout_ms, long *status, char **buf,
+                   size_t *len, char *err, size_t errlen)
 {
     struct curl_buf b = {0, 0, 0};
     struct curl_slist *hdrs = NULL;
     char *text = NULL;
     int rc;
 
-    *out = NULL;
+    *buf = NULL;
+    *len = 0;
     prepare(d, method, path, timeout_ms, &b);
-    if (body) {
-        text = json_dumps(body, JSON_COMPACT);
+    if (r && r->sink) {
+        curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, r->sink);
+        curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, r->ud);
+    }
+    if (r && r->header)
+        hdrs = curl_slist_append(hdrs, r->header);
+    if (r && r->body) {
+        text = json_dumps(r->body, JSON_COMPACT);
         if (!text) {
+            curl_slist_free_all(hdrs);
             snprintf(err, errlen, "out of memory");
             return -1;
         }
         hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-        curl_easy_setopt(d->curl, CURLOPT_HTTPHEADER, hdrs);
         curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, text);
     } else if (strcmp(method, "POST") == 0) {
         curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS, "");
     }
+    curl_easy_setopt(d->curl, CURLOPT_HTTPHEADER, hdrs);
     rc = perform(d, method, path, status, err, errlen);
-    curl_slist_free_all(hdrs);
+    curl_easy_setopt(d->curl, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(hdrs); /* may hold a registry token: gone with the call */
     free(text);
-    if (rc == 0 && b.len > 0)
-        *out = json_loadb(b.p, b.len, 0, NULL);
-    free(b.p);
-    return rc;
-}
-
-int docker_call_raw(struct docker *d, const char *method, const char *path, long timeout_ms,
-                    long *status, char **buf, size_t *len, char *err, size_t errlen)
-{
-    struct curl_buf b = {0, 0, 0};
-    int rc;
-
-    prepare(d, method, path, timeout_ms, &b);
-    rc = perform(d, method, path, status, err, errlen);
     if (rc != 0) {
         free(b.p);
         return -1;
@@ -99,6 +95,28 @@ int docker_call_raw(struct docker *d, const char *method, const char *path, long
     *buf = b.p;
     *len = b.len;
     return 0;
+}
+
+int docker_call(struct docker *d, const char *method, const char *path, json_t *body,
+                long timeout_ms, long *status, json_t **out, char *err, size_t errlen)
+{
+    struct docker_req r = {.body = body};
+    char *buf;
+    size_t len;
+
+    *out = NULL;
+    if (docker_request(d, method, path, &r, timeout_ms, status, &buf, &len, err, errlen) != 0)
+        return -1;
+    if (len > 0)
+        *out = json_loadb(buf, len, 0, NULL);
+    free(buf);
+    return 0;
+}
+
+int docker_call_raw(struct docker *d, const char *method, const char *path, long timeout_ms,
+                    long *status, char **buf, size_t *len, char *err, size_t errlen)
+{
+    return docker_request(d, method, path, NULL, timeout_ms, status, buf, len, err, errlen);
 }
 
 int docker_put_bytes(struct docker *d, const char *path, const void *body, size_t len,

@@ -27,6 +27,23 @@ int docker_call(struct docker *d, const char *method, const char *path, json_t *
 int docker_call_raw(struct docker *d, const char *method, const char *path, long timeout_ms,
                     long *status, char **buf, size_t *len, char *err, size_t errlen);
 
+/* What a call may carry besides its method and path: a JSON body, one extra
+ * header ("Name: value", e.g. X-Registry-Auth; never logged), and a sink that
+ * takes the answer's bytes as they come (a libcurl write function) instead
+ * of their being collected. */
+struct docker_req {
+    json_t *body;
+    const char *header;
+    size_t (*sink)(char *p, size_t size, size_t n, void *ud);
+    void *ud;
+};
+
+/* One request as r says (r may be NULL); -1 as docker_call, else 0 with
+ * *status and the answer in *buf (malloc'ed, *len bytes; NULL with a sink). */
+int docker_request(struct docker *d, const char *method, const char *path,
+                   const struct docker_req *r, long timeout_ms, long *status, char **buf,
+                   size_t *len, char *err, size_t errlen);
+
 /* PUT of len bytes of body (e.g. a tar archive into a container); -1 as
  * docker_call, else 0 with *status (the answer's body is dropped). */
 int docker_put_bytes(struct docker *d, const char *path, const void *body, size_t len,

@@ -33,6 +33,15 @@ void sandbox_proxy_env(json_t *arr, int on)
     env_add(arr, "no_proxy", on ? "localhost,127.0.0.1,::1" : NULL);
 }
 
+void sandbox_env_blanked(json_t *arr)
+{
+    env_add(arr, ENVD_TOKEN_ENV, "");
+    for (int i = 0; proxy_env[i]; i++)
+        env_add(arr, proxy_env[i], "");
+    env_add(arr, "NO_PROXY", "");
+    env_add(arr, "no_proxy", "");
+}
+
 /* The sandbox's env vars (envd hands them to every process it starts), the
  * proxy variables when egress goes through the proxy, then, for a secure
  * sandbox, envd's access token, which envd takes out of its environment

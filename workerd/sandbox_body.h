@@ -32,6 +32,13 @@ struct sandbox_net {
  * form for unsetting them, decision 0074). */
 void sandbox_proxy_env(json_t *arr, int on);
 
+/* What an image committed from a sandbox keeps of its environment: not its
+ * envd token (the sandboxes made from it get their own, or none) nor a proxy
+ * it may not have. dockerd's commit merges the container's variables back
+ * in, so they are appended overridden empty ("NAME=") rather than left out:
+ * snapshots and build layers alike. */
+void sandbox_env_blanked(json_t *arr);
+
 /* The body of POST /containers/create for the create command's sandbox sb. */
 json_t *sandbox_body(const struct worker_conf *c, const struct wtemplate *t, const char *wid,
                      json_t *sb, const struct sandbox_net *net);

@@ -1,6 +1,7 @@
 #include "snapshots.h"
 
 #include "containers.h"
+#include "sandbox_body.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -19,15 +20,13 @@ int snapshot_image_name_ok(const char *name)
     return strspn(id, "0123456789abcdef") == 20;
 }
 
-/* What the image keeps of the sandbox's environment: not its envd token (the
- * sandboxes made from it get their own, or none) nor a proxy it may not have.
- * dockerd's commit merges the container's variables back in, so they are
- * overridden empty rather than left out. */
+/* What the image keeps of the sandbox's environment: sandbox_env_blanked. */
 static json_t *commit_config(const char *wid, const char *ws, const char *image)
 {
-    return json_pack("{s:[s,s,s,s,s,s,s], s:{s:s, s:s, s:s}}", "Env",
-                     "CORRAL_ENVD_ACCESS_TOKEN=", "HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=",
-                     "https_proxy=", "NO_PROXY=", "no_proxy=", "Labels", "corral.worker", wid,
+    json_t *env = json_array();
+
+    sandbox_env_blanked(env);
+    return json_pack("{s:o, s:{s:s, s:s, s:s}}", "Env", env, "Labels", "corral.worker", wid,
                      "corral.workspace", ws, "corral.snapshot", image + strlen(IMAGE_REPO ":"));
 }
 

@@ -631,6 +631,7 @@ void unit_dataport_frame(int *total_passed, int *total_failed);
 void unit_telemetry(int *total_passed, int *total_failed);
 void unit_volume(int *total_passed, int *total_failed);
 void unit_commands(int *total_passed, int *total_failed);
+void unit_build(int *total_passed, int *total_failed);
 
 int main(void)
 {
@@ -657,5 +658,6 @@ int main(void)
     unit_telemetry(&passed, &failed);
     unit_volume(&passed, &failed);
     unit_commands(&passed, &failed);
+    unit_build(&passed, &failed);
     return CHECK_SUMMARY();
 }
