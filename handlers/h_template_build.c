@@ -164,32 +164,43 @@ static int target_of(struct request *req, const struct template_record *t, const
     return 0;
 }
 
+/* A build lives as long as a sandbox may (the operator's maximum), at most
+ * BUILD_TIMEOUT_S. */
+static long build_timeout_s(const struct server *srv)
+{
+    long max = srv->sched.ceilings[WS_LIMIT_TIMEOUT];
+
+    return max > 0 && max < BUILD_TIMEOUT_S ? max : BUILD_TIMEOUT_S;
+}
+
 static void start_build(struct request *req, const struct template_record *t,
                         const struct build_record *b, const struct template_build_req *p)
 {
     struct server *srv = req->thread->srv;
     char target[TEMPLATE_IMAGE_MAX];
     json_t *tags = json_loads(*b->tags ? b->tags : "[\"default\"]", 0, NULL);
-    struct build_start bs = {p->from_template,
-                             p->from_image,
-                             p->steps,
-                             p->force,
-                             target,
-                             b->cpu ? b->cpu : 2,
-                             b->memory_mb ? b->memory_mb : 1024,
-                             BUILD_TIMEOUT_S,
-                             BUILD_STEP_TIMEOUT_S,
-                             p->start_cmd,
-                             p->ready_cmd,
-                             p->user,
-                             p->workdir,
-                             tags};
+    struct build_start bs = {.from_template = p->from_template,
+                             .from_image = p->from_image,
+                             .steps = p->steps,
+                             .force = p->force,
+                             .target = target,
+                             .cpu = b->cpu ? b->cpu : 2,
+                             .memory_mb = b->memory_mb ? b->memory_mb : 1024,
+                             .timeout_s = build_timeout_s(srv),
+                             .step_timeout_s = BUILD_STEP_TIMEOUT_S,
+                             .start_cmd = p->start_cmd,
+                             .ready_cmd = p->ready_cmd,
+                             .user = p->user,
+                             .workdir = p->workdir,
+                             .tags = tags};
     struct sched_error err = {0};
 
     if (target_of(req, t, b->id, target, sizeof(target)) == 0) {
         if (template_build_start(req->rc, &srv->sched, req->cred.ws, req->actor, t->id, b->id, &bs,
                                  &err) == 0)
-            respond_empty(req, 202);
+            /* "{}": the SDK parses a 202's body as JSON, and nginx sends
+             * an empty FastCGI answer without a Content-Length: 0. */
+            respond_json(req, 202, json_object());
         else
             respond_error(req, err.status, "%s", err.message);
     }
