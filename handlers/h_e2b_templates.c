@@ -52,7 +52,10 @@ void h_e2b_templates(struct request *req)
     }
     for (size_t i = 0; i < n; i++)
         json_array_append_new(out, own_view(&own[i]));
-    json_object_foreach(seen, name, v) json_array_append_new(out, fleet_view(name));
+    json_object_foreach(seen, name, v)
+    {
+        json_array_append_new(out, fleet_view(name));
+    }
     free(own);
     json_decref(seen);
     respond_json(req, 200, out);

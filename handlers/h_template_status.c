@@ -14,10 +14,11 @@ static json_t *messages(json_t *entries)
     json_t *out = json_array(), *e;
     size_t i;
 
-    json_array_foreach(entries, i, e) json_array_append_new(
-        out, json_string(json_string_value(json_object_get(e, "message"))
-                             ? json_string_value(json_object_get(e, "message"))
-                             : ""));
+    json_array_foreach(entries, i, e)
+    {
+        const char *m = json_string_value(json_object_get(e, "message"));
+        json_array_append_new(out, json_string(m ? m : ""));
+    }
     return out;
 }
 

@@ -19,10 +19,12 @@ static json_t *tags_of(struct request *req, json_t *body)
         respond_error(req, 400, "tags: must be an array of 1 to 16 tags");
         return NULL;
     }
-    json_array_foreach(tags, i, t) if (!template_tag_ok(json_string_value(t)))
+    json_array_foreach(tags, i, t)
     {
-        respond_error(req, 400, "tags[%zu]: a tag is 1-63 of [A-Za-z0-9._-]", i);
-        return NULL;
+        if (!template_tag_ok(json_string_value(t))) {
+            respond_error(req, 400, "tags[%zu]: a tag is 1-63 of [A-Za-z0-9._-]", i);
+            return NULL;
+        }
     }
     return tags;
 }
@@ -49,7 +51,9 @@ void h_template_tags_assign(struct request *req)
             respond_error(req, 409, "template '%s' has no ready build to tag", target);
         else {
             json_array_foreach(tags, i, t)
+            {
                 template_tag_set(req->rc, req->cred.ws, tpl.id, json_string_value(t), bid);
+            }
             respond_json(req, 201, json_pack("{s:O, s:s}", "tags", tags, "buildID", bid));
         }
     }
@@ -74,7 +78,9 @@ void h_template_tags_delete(struct request *req)
             respond_change(req, found, "template");
         else {
             json_array_foreach(tags, i, t)
+            {
                 template_tag_remove(req->rc, req->cred.ws, tpl.id, json_string_value(t));
+            }
             respond_empty(req, 204);
         }
     }
@@ -97,7 +103,10 @@ void h_template_tags_list(struct request *req)
         respond_store_down(req);
         return;
     }
-    json_array_foreach(tags, i, t) json_object_set_new(
-        t, "createdAt", format_time_json(json_integer_value(json_object_get(t, "createdAt"))));
+    json_array_foreach(tags, i, t)
+    {
+        json_int_t ms = json_integer_value(json_object_get(t, "createdAt"));
+        json_object_set_new(t, "createdAt", format_time_json(ms));
+    }
     respond_json(req, 200, tags);
 }

@@ -205,10 +205,11 @@ static const char keep_memory_rule[] =
     "must be true or false, and false only with on_timeout \"pause\" and without auto_resume "
     "(a sandbox paused without its memory boots afresh, only when asked)";
 
+#define TEMPLATE_RULE "must be a name of 1-64 characters [a-z0-9._-], with an optional :tag"
+
 /* SPEC_RULE_VALUE in each field's own words. */
 static const char *const value_rules[SPEC_FIELD_COUNT] = {
-    [SPEC_FIELD_TEMPLATE] = "must be a name of 1-64 characters [a-z0-9._-], with an optional "
-                            ":tag",
+    [SPEC_FIELD_TEMPLATE] = TEMPLATE_RULE,
     [SPEC_FIELD_TIMEOUT] = "must be an integer number of seconds in [1, 86400]",
     [SPEC_FIELD_CPU_CORES] = "must be a number in (0, 64]",
     [SPEC_FIELD_MEMORY_MB] = "must be an integer in [16, 262144]",

@@ -50,9 +50,12 @@ static int args_ok(json_t *args, size_t min, size_t max)
 
     if (!json_is_array(args) || n < min || n > max)
         return 0;
-    json_array_foreach(args, i,
-                       a) if (!json_is_string(a) || json_string_length(a) > 65536 ||
-                              strlen(json_string_value(a)) != json_string_length(a)) return 0;
+    json_array_foreach(args, i, a)
+    {
+        if (!json_is_string(a) || json_string_length(a) > 65536 ||
+            strlen(json_string_value(a)) != json_string_length(a))
+            return 0;
+    }
     return 1;
 }
 
@@ -216,10 +219,12 @@ static int tags_check(json_t *tags, char *err, size_t errlen)
         snprintf(err, errlen, "tags: must be an array of at most 16 tags");
         return -1;
     }
-    json_array_foreach(tags, i, t) if (!template_tag_ok(json_string_value(t)))
+    json_array_foreach(tags, i, t)
     {
-        snprintf(err, errlen, "tags[%zu]: a tag is 1-63 of [A-Za-z0-9._-]", i);
-        return -1;
+        if (!template_tag_ok(json_string_value(t))) {
+            snprintf(err, errlen, "tags[%zu]: a tag is 1-63 of [A-Za-z0-9._-]", i);
+            return -1;
+        }
     }
     return 0;
 }

@@ -31,7 +31,7 @@ int upload_token_mint(const char *secret, const char *ws, const char *tpl, const
 /* The five dot-separated fields of text, each within its buffer. */
 static int split(const char *text, struct upload_grant *g, long long *expires, char *mac)
 {
-    char exp[24];
+    char exp[24] = "";
     char *bufs[5] = {g->ws, g->tpl, exp, g->nonce, mac};
     size_t lens[5] = {sizeof(g->ws), sizeof(g->tpl), sizeof(exp), sizeof(g->nonce), SECRET_MAC_HEX};
     const char *p = text;

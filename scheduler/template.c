@@ -88,6 +88,7 @@ int template_resolve(struct rconn *rc, const char *ws, long ready_timeout_s,
     }
     snprintf(spec->base_template, sizeof(spec->base_template), "%s", t.root);
     free(spec->start_json);
-    spec->start_json = *spec->build_id ? NULL : start_of(&t, ready_timeout_s); /* a build runs steps, not it */
+    spec->start_json =
+        *spec->build_id ? NULL : start_of(&t, ready_timeout_s); /* a build runs steps, not it */
     return 0;
 }

@@ -165,8 +165,11 @@ static int make_template(struct rconn *rc, const char *ws, const struct build_re
         json_decref(tags);
         return -1;
     }
-    json_array_foreach(tags, i, tag) if (json_string_value(tag))
-        template_tag_set(rc, ws, t.id, json_string_value(tag), b->id);
+    json_array_foreach(tags, i, tag)
+    {
+        if (json_string_value(tag))
+            template_tag_set(rc, ws, t.id, json_string_value(tag), b->id);
+    }
     json_decref(tags);
     return 0;
 }

@@ -14,27 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const state_words[] = {"", "waiting", "building", "ready", "error"};
-
-const char *build_state_name(enum build_state s)
-{
-    return (unsigned)s < sizeof(state_words) / sizeof(*state_words) ? state_words[s] : "";
-}
-
-enum build_state build_state_parse(const char *word)
-{
-    for (size_t i = 1; word && i < sizeof(state_words) / sizeof(*state_words); i++)
-        if (strcmp(word, state_words[i]) == 0)
-            return (enum build_state)i;
-    return BUILD_STATE_UNKNOWN;
-}
-
 #define TEXT(field, dst)                                                                           \
     if (strcmp(k, field) == 0)                                                                     \
         snprintf(dst, sizeof(dst), "%s", v);
 #define NUM(field, dst)                                                                            \
     if (strcmp(k, field) == 0)                                                                     \
-        dst = atoll(v);
+        (dst) = atoll(v);
 
 static void fill(const redisReply *h, struct build_record *b)
 {
@@ -263,7 +248,10 @@ int build_log_append(struct rconn *rc, const char *ws, const char *bid, json_t *
     argv[0] = key;
     argv[1] = logs;
     argv[2] = max;
-    json_array_foreach(entries, i, e) argv[3 + i] = json_dumps(e, JSON_COMPACT);
+    json_array_foreach(entries, i, e)
+    {
+        argv[3 + i] = json_dumps(e, JSON_COMPACT);
+    }
     rv = eval_int(rc, &log_script, 2, (int)n + 1, argv);
     for (i = 0; i < n; i++)
         free((char *)argv[3 + i]);

@@ -1,6 +1,7 @@
 /* sandbox_codec.c: one table per enum of sandbox_codec.h, indexed by the
  * enum, holding its wire word; a word is looked up in the same table. */
 #include "sandbox_codec.h"
+#include "template_store.h"
 
 #include <string.h>
 
@@ -121,4 +122,22 @@ enum report_outcome report_outcome_parse(const char *word)
     int i = codec_word_index(report_words, REPORT_COUNT, word);
 
     return i < 0 ? REPORT_IGNORED : (enum report_outcome)i;
+}
+
+/* A template build's state (store/build_store.c). */
+static const char *const build_state_words[] = {"", "waiting", "building", "ready", "error"};
+
+const char *build_state_name(enum build_state s)
+{
+    return (unsigned)s < sizeof(build_state_words) / sizeof(*build_state_words)
+               ? build_state_words[s]
+               : "";
+}
+
+enum build_state build_state_parse(const char *word)
+{
+    for (size_t i = 1; word && i < sizeof(build_state_words) / sizeof(*build_state_words); i++)
+        if (strcmp(word, build_state_words[i]) == 0)
+            return (enum build_state)i;
+    return BUILD_STATE_UNKNOWN;
 }

@@ -34,7 +34,7 @@ int build_id_ok(const char *id)
         snprintf(dst, sizeof(dst), "%s", v);
 #define NUM(field, dst)                                                                            \
     if (strcmp(k, field) == 0)                                                                     \
-        dst = atoll(v);
+        (dst) = atoll(v);
 
 static void fill(const redisReply *h, struct template_record *t)
 {

@@ -181,7 +181,10 @@ static const char *unsupported(const struct worker_conf *c, json_t *sb)
     if (json_array_size(json_object_get(sb, "volumes")) > 0)
         return "agent mode: volumes are not supported on a person's machine";
     if (json_string_value(json_object_get(sb, "image")))
-        return "agent mode: a sandbox cannot start from a snapshot on a person's machine";
+        return "agent mode: a sandbox cannot start from a snapshot or a built template on a "
+               "person's machine";
+    if (json_object_get(sb, "build") || json_object_get(sb, "start"))
+        return "agent mode: templates are not built or started on a person's machine";
     /* The person's side checks the walls again (decision 0062): an envd
      * without a token would run anyone's commands here, and a public
      * sandbox's exposed ports would need no traffic token. */
