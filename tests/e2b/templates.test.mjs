@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Sandbox } from './lib.mjs';
 import { Template, SDK } from './sdk.mjs';
 import { MODE } from './lib.mjs';
+import { docker } from '../lib/engine.mjs';
 
 const tag = `[${MODE} ${SDK}]`;
 const other = { apiKey: process.env.CORRAL_OTHER_KEY };
@@ -67,6 +68,34 @@ test(`${tag} a second build of the unchanged template reuses every layer`, async
   const ran = logs.filter((l) => /^\[\d+\/\d+\]/.test(l));
   assert.ok(cached.length >= 5, `every step cached:\n${logs.join('\n')}`);
   assert.equal(ran.length, 0, `nothing ran again:\n${ran.join('\n')}`);
+});
+
+// The registry's names of the template on this machine's dockerd (tags and digests).
+async function localRefs(templateId) {
+  const all = (await docker('GET', '/images/json')).body;
+  return all.flatMap((i) => [...(i.RepoTags || []), ...(i.RepoDigests || [])])
+    .filter((r) => r.includes(`/${templateId}:`) || r.includes(`/${templateId}@`));
+}
+
+test(`${tag} a worker without the image pulls it from the registry: two sandboxes at once, one per worker`, async () => {
+  const tid = (await (await fetch(`${process.env.E2B_API_URL}/templates/aliases/${name}`, {
+    headers: { 'X-API-Key': process.env.E2B_API_KEY } })).json()).templateID;
+  const refs = await localRefs(tid);
+  assert.ok(refs.length > 0, 'the build left its image on the builder');
+  // Both workers share this machine's dockerd: the image is made absent for
+  // them, so a create must pull it from the registry.
+  for (const r of refs) assert.ok([200, 404].includes((await docker('DELETE', `/images/${encodeURIComponent(r)}`)).status));
+  assert.deepEqual(await localRefs(tid), []);
+  const made = await Promise.all([0, 1].map(() => Sandbox.create(name, { timeoutMs: 120_000 })));
+  try {
+    for (const s of made) assert.equal((await s.commands.run('cat /opt/built')).stdout.trim(), 'built-as-root');
+    const workers = await Promise.all(made.map(async (s) => (await (await fetch(
+      `${process.env.E2B_API_URL}/v1/sandboxes/${s.sandboxId}`, { headers: { 'X-API-Key': process.env.E2B_API_KEY } })).json()).worker_id));
+    assert.equal(new Set(workers).size, 2, `one on each worker: ${workers}`);
+    assert.ok((await localRefs(tid)).some((r) => r.includes('@sha256:')), 'pulled by its digest');
+  } finally {
+    await Promise.all(made.map((s) => s.kill()));
+  }
 });
 
 test(`${tag} another workspace: cannot create from it, find it or delete it`, async () => {
