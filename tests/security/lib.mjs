@@ -3,7 +3,7 @@
 // Nothing is mocked: the real SDK over HTTPS, real dockerd, real workerd.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Sandbox, ALL_TRAFFIC, Volume } from '../e2b/sdk.mjs';
+import { Sandbox, ALL_TRAFFIC, Volume, Template } from '../e2b/sdk.mjs';
 import { docker } from '../lib/engine.mjs';
 import { until } from '../lib/poll.mjs';
 import { PC, sessions, startAgent } from './machine.mjs';
@@ -99,6 +99,15 @@ export const KINDS = {
     return Sandbox.create('base', { ...o, volumeMounts: { '/data': vol } });
   },
   gvisor: (ws) => native(ws, { require_isolation: 'GVISOR' }),
+  // From a template the workspace built (issue 28, decision 0080): its image
+  // pulled from Corral's registry, its start command run as the template's
+  // user; the build itself ran in a sandbox of this workspace.
+  templated: async (ws, o) => {
+    const name = `sec-${ws.name}`;
+    await Template.build(Template().fromTemplate('base').runCmd('echo built > /etc/built', { user: 'root' })
+      .setStartCmd('sleep infinity', 'test -f /etc/built'), name, o);
+    return Sandbox.create(name, o);
+  },
   // A session on the person's machine (machine.mjs): its agent enrols with a
   // join token of ws (ws.agentSlot: which of the machine's users and ports)
   // and offers a template no other worker has. It enrols here, after ws's
@@ -116,7 +125,8 @@ export const KINDS = {
 // TCP ports should anyone open them.
 export function platformPorts() {
   const redis = Number(process.env.CORRAL_REDIS_PORT), wd = Number(process.env.CORRAL_WORKERD_DATA_PORT);
-  return [redis, redis + 1, redis + 2, redis + 3, redis + 4, wd, wd + 1, 2375, 2376];
+  const registry = Number(process.env.CORRAL_PORT) + 3; // conf/stack.sh's, off the default port
+  return [redis, redis + 1, redis + 2, redis + 3, redis + 4, wd, wd + 1, 2375, 2376, registry];
 }
 
 async function containers(label) {

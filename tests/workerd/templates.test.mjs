@@ -15,10 +15,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers, envdOf, envdRun, docker, logOf } from './helpers.mjs';
+import { stackWorker, cleanupWorkers, envdOf, envdRun, docker, logOf, stopWorkerd, restartWorker, enrolledAs } from './helpers.mjs';
 
 let ws;
 let worker;
@@ -205,4 +205,59 @@ test('a start command without a ready command is enough once it runs; a ready co
   assert.ok(bad.status >= 400, `a create that never became ready: ${bad.status} ${bad.raw}`);
   assert.match(bad.raw, /ready command did not succeed in \d+s: still-waiting/);
   assert.ok(Date.now() - t0 < 120_000, 'failed within the ready timeout, not the create timeout');
+});
+
+// Every address of this host: its interfaces' and its Docker bridges' gateways.
+async function hostAddresses() {
+  const own = Object.values(networkInterfaces()).flat().filter((a) => a.family === 'IPv4').map((a) => a.address);
+  const nets = (await docker('GET', '/networks')).body || [];
+  const gws = nets.flatMap((n) => (n.IPAM?.Config || []).map((c) => c.Gateway)).filter(Boolean);
+  return [...new Set([...own, ...gws])];
+}
+
+test('a hostile build step reaches nothing a sandbox could not: the host\'s Redis, nginx, registry and data port', async () => {
+  const port = Number(process.env.CORRAL_PORT), redis = Number(process.env.CORRAL_REDIS_PORT);
+  const ports = [redis, port, port + 1, port + 3, Number(process.env.CORRAL_WORKERD_DATA_PORT || 7001)];
+  const targets = (await hostAddresses()).flatMap((h) => ports.map((p) => `${h}:${p}`));
+  // The probe's control: a listener of the step itself answers.
+  const probe = `python3 -m http.server 9999 >/dev/null 2>&1 & sleep 1; for t in 127.0.0.1:9999 ${targets.join(' ')}; do
+    h=\${t%:*}; p=\${t#*:}; ( if timeout 2 bash -c "echo > /dev/tcp/$h/$p" 2>/dev/null; then echo "REACHED $t"; else echo "walled $t"; fi ) & done; wait`;
+  const tpl = await newTemplate(`tpl-hostile-${Date.now().toString(16)}`);
+  await startBuild(tpl, { fromTemplate: 'base', steps: [{ type: 'RUN', args: [probe, 'root'], force: true }] });
+  const done = await waitBuild(tpl);
+  assert.equal(done.status, 'ready', JSON.stringify(done.reason));
+  const lines = done.messages.join('\n');
+  assert.match(lines, /REACHED 127\.0\.0\.1:9999/, `the probe works:\n${lines}`);
+  const reached = done.messages.filter((m) => /^REACHED /.test(m) && !m.includes(':9999'));
+  assert.deepEqual(reached, [], `a build step reached the host:\n${lines}`);
+  assert.equal(done.messages.filter((m) => /^walled /.test(m)).length, targets.length);
+});
+
+test('workerd killed mid-build: the build fails with a reason, nothing is tagged, a retry works', async () => {
+  const name = `tpl-killed-${Date.now().toString(16)}`;
+  const tpl = await newTemplate(name);
+  await startBuild(tpl, { fromTemplate: 'base', steps: [{ type: 'RUN', args: ['echo long-step-began; sleep 300'], force: true }] });
+  await eventually(async () => {
+    const r = await e2b('GET', `/templates/${tpl.templateID}/builds/${tpl.buildID}/status`);
+    return r.body.logEntries.some((e) => /long-step-began/.test(e.message));
+  }, { timeout: BUILD_MS, what: 'the long step running' });
+  await stopWorkerd(worker.wd, 'SIGKILL');
+  const done = await waitBuild(tpl);
+  assert.equal(done.status, 'error');
+  assert.match(done.reason.message, /sandbox|worker/, JSON.stringify(done.reason));
+  const none = await createFrom(name);
+  assert.equal(none.status, 409, `nothing was made of it: ${none.raw}`);
+  const tags = await e2b('GET', `/templates/${tpl.templateID}/tags`);
+  assert.deepEqual(tags.body, []);
+
+  const seen = enrolledAs(worker.files.log).length;
+  restartWorker(worker);
+  await eventually(() => enrolledAs(worker.files.log).length > seen, { timeout: 30_000, what: 'workerd enrolled again' });
+  const again = await newTemplate(name);
+  assert.equal(again.templateID, tpl.templateID, 'the same template, a new build');
+  await startBuild(again, { fromTemplate: 'base', steps: [{ type: 'RUN', args: ['echo retried'], force: true }] });
+  assert.equal((await waitBuild(again)).status, 'ready');
+  const ok = await createFrom(name);
+  assert.equal(ok.status, 201, ok.raw);
+  await api('DELETE', `/sandboxes/${ok.body.sandboxID}`, { key: ws.member });
 });
