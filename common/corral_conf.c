@@ -28,6 +28,7 @@ static const struct int_key int_keys[] = {
     {"grace_ms", offsetof(struct corral_conf, grace_ms), 0, 600000},
     {"sweep_ms", offsetof(struct corral_conf, sweep_ms), 50, 60000},
     {"paused_max_s", offsetof(struct corral_conf, paused_max_s), 1, 30 * 86400},
+    {"template_ready_s", offsetof(struct corral_conf, template_ready_s), 0, 3600},
     {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
     {"redis_cluster", offsetof(struct corral_conf, redis_cluster), 0, 1},
     {"fleet_share", offsetof(struct corral_conf, fleet_share), 1, 100},

@@ -25,6 +25,7 @@ void sched_conf_init(struct sched_conf *sc, const struct corral_conf *c)
     sc->fleet_share = (int)c->fleet_share;
     sc->env_secret = c->server_secret;
     sc->paused_max_ms = (long long)c->paused_max_s * 1000;
+    sc->template_ready_s = c->template_ready_s;
     memcpy(sc->ceilings, c->ceilings, sizeof(sc->ceilings));
     /* Here, so that every process that runs the scheduler's rules (corral-api,
      * corral-sched) keeps events as long as its corral.conf says. */
@@ -169,12 +170,15 @@ static void audit_placed(struct rconn *rc, const char *ws, const char *actor, co
     audit_append(rc, ws, &e);
 }
 
-/* A template's ready command gets the create's wait less a margin for the
- * worker's report to arrive (at least 5 s). */
+/* A template's ready command gets corral.conf's template_ready_s, never
+ * more than the create's wait less a margin for the worker's report to
+ * arrive (at least 5 s). */
 static long ready_timeout_s(const struct sched_conf *c)
 {
     long s = c->create_timeout_ms / 1000 - 5;
 
+    if (c->template_ready_s > 0 && c->template_ready_s < s)
+        s = c->template_ready_s;
     return s < 5 ? 5 : s;
 }
 

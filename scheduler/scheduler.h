@@ -56,6 +56,7 @@ struct sched_conf {
     int fleet_share;         /* % of the unscoped fleet's slots one workspace may hold */
     const char *env_secret;  /* the server secret: seals env vars (common/env_seal.h) */
     long long paused_max_ms; /* a paused sandbox is killed after this long */
+    long template_ready_s;   /* corral.conf's, 0 when not set (decision 0080) */
     /* corral.conf's ceilings (decision 0063): a create never gets more,
      * whatever its workspace stored; [WS_LIMIT_TIMEOUT] is sandbox_max_timeout_s,
      * the longest any sandbox lives in one go. */

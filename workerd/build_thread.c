@@ -28,6 +28,12 @@ struct build_job {
     struct control ctl;
     json_t *logs; /* not yet posted */
     int64_t posted_ms;
+    /* mu guards logs, posted_ms and ctl: the flusher posts what a long step
+     * printed while the build thread waits on it (docs/templates.md). */
+    pthread_mutex_t mu;
+    pthread_t flusher;
+    int flushing;
+    atomic_int done;
 };
 
 static pthread_mutex_t jobs_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -71,6 +77,10 @@ void build_thread_cancel(const char *sbid)
 
 static void job_free(struct build_job *j)
 {
+    atomic_store(&j->done, 1);
+    if (j->flushing)
+        pthread_join(j->flusher, NULL);
+    pthread_mutex_destroy(&j->mu);
     jobs_del(j);
     docker_close(&j->dk);
     control_close(&j->ctl);
@@ -87,8 +97,9 @@ static void identity(struct build_job *j, struct worker_identity *id)
 }
 
 /* POST /v1/worker/builds/{bid}: the logs so far and what more (may be NULL,
- * taken). The logs are kept for the next post when this one is not taken. */
-static void post(struct build_job *j, json_t *more)
+ * taken). The logs are kept for the next post when this one is not taken.
+ * With j->mu held. */
+static void post_locked(struct build_job *j, json_t *more)
 {
     struct worker_identity id;
     char path[128], err[256];
@@ -114,6 +125,29 @@ static void post(struct build_job *j, json_t *more)
     j->posted_ms = clock_now_ms();
 }
 
+static void post(struct build_job *j, json_t *more)
+{
+    pthread_mutex_lock(&j->mu);
+    post_locked(j, more);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* A step that prints a line and then works for minutes: its line is posted
+ * within BUILD_POST_EVERY_MS all the same. */
+static void *flush_loop(void *arg)
+{
+    struct build_job *j = arg;
+
+    while (!atomic_load(&j->done)) {
+        clock_sleep_ms(BUILD_POST_EVERY_MS / 2);
+        pthread_mutex_lock(&j->mu);
+        if (json_array_size(j->logs) > 0 && clock_now_ms() - j->posted_ms >= BUILD_POST_EVERY_MS)
+            post_locked(j, NULL);
+        pthread_mutex_unlock(&j->mu);
+    }
+    return NULL;
+}
+
 static void add_log(struct build_job *j, const char *level, const char *text)
 {
     char ts[40], frac[24];
@@ -125,10 +159,12 @@ static void add_log(struct build_job *j, const char *level, const char *text)
     strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(frac, sizeof(frac), ".%03ldZ", now.tv_nsec / 1000000);
     strncat(ts, frac, sizeof(ts) - strlen(ts) - 1);
+    pthread_mutex_lock(&j->mu);
     json_array_append_new(
         j->logs, json_pack("{s:s, s:s, s:s}", "timestamp", ts, "level", level, "message", text));
     if (clock_now_ms() - j->posted_ms >= BUILD_POST_EVERY_MS)
-        post(j, NULL);
+        post_locked(j, NULL);
+    pthread_mutex_unlock(&j->mu);
 }
 
 static void on_line(void *ud, const char *line)
@@ -146,8 +182,10 @@ static int fetch(void *ud, const char *hash, char **buf, size_t *len, char *err,
 
     identity(j, &id);
     snprintf(path, sizeof(path), "/v1/worker/build-files/%s/%s", j->bid, hash);
+    pthread_mutex_lock(&j->mu);
     rc = control_get(&j->ctl, path, &id, FILES_TIMEOUT_MS, FILES_MAX, &status, buf, len, err,
                      errlen);
+    pthread_mutex_unlock(&j->mu);
     explicit_bzero(&id, sizeof(id));
     if (rc != 0)
         return -1;
@@ -279,6 +317,7 @@ static void *run(void *arg)
     if (docker_init(&j->dk, j->w->conf->docker_socket) == 0 &&
         control_init(&j->ctl, j->w->conf) == 0) {
         post(j, json_pack("{s:s, s:s}", "state", "building", "step", "0"));
+        j->flushing = pthread_create(&j->flusher, NULL, flush_loop, j) == 0;
         if (run_steps(j, image) == 0)
             finish(j, image);
     }
@@ -301,6 +340,7 @@ static struct build_job *job_new(struct worker *w, json_t *sb, const struct laye
     containers_name(j->ctr, sizeof(j->ctr), j->sbid, j->wid);
     j->build = json_deep_copy(b);
     j->logs = json_array();
+    pthread_mutex_init(&j->mu, NULL);
     j->plan = *plan;
     if (!j->build || !j->logs || !containers_id_ok(j->bid)) {
         job_free(j);

@@ -17,6 +17,9 @@ export WORKERD_BIN=${WORKERD_BIN:-$CORRAL_BUILD/workerd}
 # a loaded 2-core machine that restart (runtime probes included) can take 4 s,
 # too close to the test profile's 5 s. Lease expiry is still tested, later.
 export CORRAL_LEASE_MS=${CORRAL_LEASE_MS:-10000}
+# A template's ready command that never succeeds fails its create after this
+# (templates.test.mjs), not the create wait's 55 s (decision 0080).
+export CORRAL_TEMPLATE_READY_S=${CORRAL_TEMPLATE_READY_S:-12}
 # A create waits up to 60 s for running, as in production (the test profile
 # says 20): a dozen creates at once took this 2-core machine's dockerd 25 s
 # under ASan, and what these tests claim is what lands, not dockerd's speed.

@@ -12,21 +12,22 @@
 // .../status with logsOffset).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, rmSync } from 'node:fs';
-import { tmpdir, networkInterfaces } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers, envdOf, envdRun, docker, logOf, stopWorkerd, restartWorker, enrolledAs } from './helpers.mjs';
+import { templateClient, tarOf } from './template_lib.mjs';
+import { stackWorker, cleanupWorkers, envdOf, envdRun, docker, logOf } from './helpers.mjs';
 
 let ws;
 let worker;
 const BUILD_MS = 300_000;
 
+let e2b, newTemplate, upload, startBuild, waitBuild, createFrom;
 before(async () => {
   ws = newWorkspace();
   worker = await stackWorker(ws);
+  ({ e2b, newTemplate, upload, startBuild, waitBuild, createFrom } = templateClient(ws, BUILD_MS));
 });
 
 after(async () => {
@@ -39,52 +40,6 @@ after(async () => {
     await docker('DELETE', `/images/${img.Id}?force=1`);
   }
 });
-
-const e2b = (method, path, body) => api(method, path, { key: ws.member, body });
-
-async function newTemplate(alias) {
-  const r = await e2b('POST', '/v3/templates', { alias, cpuCount: 1, memoryMB: 512 });
-  assert.equal(r.status, 202, `POST /v3/templates: ${r.status} ${r.raw}`);
-  assert.match(r.body.templateID, /^tpl-[0-9a-f]{20}$/);
-  assert.match(r.body.buildID, /^bld-[0-9a-f]{20}$/);
-  return r.body;
-}
-
-// A gzip tar of dir's entries, as the SDK uploads a COPY's files; its hash
-// is the layer's filesHash.
-function tarOf(dir, entries) {
-  const tgz = execFileSync('tar', ['-czf', '-', '-C', dir, ...entries]);
-  return { tgz, hash: createHash('sha256').update(tgz).digest('hex') };
-}
-
-async function upload(tpl, { tgz, hash }) {
-  const r = await e2b('GET', `/templates/${tpl.templateID}/files/${hash}`);
-  assert.ok(r.status === 200 || r.status === 201, `files/${hash}: ${r.status} ${r.raw}`);
-  if (r.body.present) return hash;
-  assert.ok(r.body.url, `an upload URL: ${r.raw}`);
-  const put = await fetch(r.body.url, { method: 'PUT', body: tgz, headers: r.body.headers || {} });
-  assert.ok(put.status >= 200 && put.status < 300, `upload: ${put.status} ${await put.text()}`);
-  return hash;
-}
-
-async function startBuild(tpl, body) {
-  const r = await e2b('POST', `/v2/templates/${tpl.templateID}/builds/${tpl.buildID}`, body);
-  assert.equal(r.status, 202, `start build: ${r.status} ${r.raw}`);
-}
-
-// Follows the build's status (logsOffset, as the SDK does) until it ends.
-async function waitBuild(tpl) {
-  const logs = [];
-  let info;
-  await eventually(async () => {
-    const r = await e2b('GET', `/templates/${tpl.templateID}/builds/${tpl.buildID}/status?logsOffset=${logs.length}`);
-    assert.equal(r.status, 200, `status: ${r.status} ${r.raw}`);
-    info = r.body;
-    logs.push(...(info.logEntries || []).map((e) => e.message));
-    return info.status === 'ready' || info.status === 'error';
-  }, { timeout: BUILD_MS, every: 500, what: `build ${tpl.buildID}` });
-  return { ...info, messages: logs };
-}
 
 function copyFiles() {
   const dir = mkdtempSync(join(tmpdir(), 'corral-tpl-'));
@@ -112,10 +67,6 @@ function mainSteps(hash) {
 
 const START = 'cd /opt/site && echo served > index.html && python3 -m http.server 8000';
 const READY = 'curl -sf http://127.0.0.1:8000/index.html';
-
-async function createFrom(alias) {
-  return api('POST', '/sandboxes', { key: ws.member, body: { templateID: alias, timeout: 300, secure: true } });
-}
 
 let alias;
 let hash;
@@ -205,59 +156,4 @@ test('a start command without a ready command is enough once it runs; a ready co
   assert.ok(bad.status >= 400, `a create that never became ready: ${bad.status} ${bad.raw}`);
   assert.match(bad.raw, /ready command did not succeed in \d+s: still-waiting/);
   assert.ok(Date.now() - t0 < 120_000, 'failed within the ready timeout, not the create timeout');
-});
-
-// Every address of this host: its interfaces' and its Docker bridges' gateways.
-async function hostAddresses() {
-  const own = Object.values(networkInterfaces()).flat().filter((a) => a.family === 'IPv4').map((a) => a.address);
-  const nets = (await docker('GET', '/networks')).body || [];
-  const gws = nets.flatMap((n) => (n.IPAM?.Config || []).map((c) => c.Gateway)).filter(Boolean);
-  return [...new Set([...own, ...gws])];
-}
-
-test('a hostile build step reaches nothing a sandbox could not: the host\'s Redis, nginx, registry and data port', async () => {
-  const port = Number(process.env.CORRAL_PORT), redis = Number(process.env.CORRAL_REDIS_PORT);
-  const ports = [redis, port, port + 1, port + 3, Number(process.env.CORRAL_WORKERD_DATA_PORT || 7001)];
-  const targets = (await hostAddresses()).flatMap((h) => ports.map((p) => `${h}:${p}`));
-  // The probe's control: a listener of the step itself answers.
-  const probe = `python3 -m http.server 9999 >/dev/null 2>&1 & sleep 1; for t in 127.0.0.1:9999 ${targets.join(' ')}; do
-    h=\${t%:*}; p=\${t#*:}; ( if timeout 2 bash -c "echo > /dev/tcp/$h/$p" 2>/dev/null; then echo "REACHED $t"; else echo "walled $t"; fi ) & done; wait`;
-  const tpl = await newTemplate(`tpl-hostile-${Date.now().toString(16)}`);
-  await startBuild(tpl, { fromTemplate: 'base', steps: [{ type: 'RUN', args: [probe, 'root'], force: true }] });
-  const done = await waitBuild(tpl);
-  assert.equal(done.status, 'ready', JSON.stringify(done.reason));
-  const lines = done.messages.join('\n');
-  assert.match(lines, /REACHED 127\.0\.0\.1:9999/, `the probe works:\n${lines}`);
-  const reached = done.messages.filter((m) => /^REACHED /.test(m) && !m.includes(':9999'));
-  assert.deepEqual(reached, [], `a build step reached the host:\n${lines}`);
-  assert.equal(done.messages.filter((m) => /^walled /.test(m)).length, targets.length);
-});
-
-test('workerd killed mid-build: the build fails with a reason, nothing is tagged, a retry works', async () => {
-  const name = `tpl-killed-${Date.now().toString(16)}`;
-  const tpl = await newTemplate(name);
-  await startBuild(tpl, { fromTemplate: 'base', steps: [{ type: 'RUN', args: ['echo long-step-began; sleep 300'], force: true }] });
-  await eventually(async () => {
-    const r = await e2b('GET', `/templates/${tpl.templateID}/builds/${tpl.buildID}/status`);
-    return r.body.logEntries.some((e) => /long-step-began/.test(e.message));
-  }, { timeout: BUILD_MS, what: 'the long step running' });
-  await stopWorkerd(worker.wd, 'SIGKILL');
-  const done = await waitBuild(tpl);
-  assert.equal(done.status, 'error');
-  assert.match(done.reason.message, /sandbox|worker/, JSON.stringify(done.reason));
-  const none = await createFrom(name);
-  assert.equal(none.status, 409, `nothing was made of it: ${none.raw}`);
-  const tags = await e2b('GET', `/templates/${tpl.templateID}/tags`);
-  assert.deepEqual(tags.body, []);
-
-  const seen = enrolledAs(worker.files.log).length;
-  restartWorker(worker);
-  await eventually(() => enrolledAs(worker.files.log).length > seen, { timeout: 30_000, what: 'workerd enrolled again' });
-  const again = await newTemplate(name);
-  assert.equal(again.templateID, tpl.templateID, 'the same template, a new build');
-  await startBuild(again, { fromTemplate: 'base', steps: [{ type: 'RUN', args: ['echo retried'], force: true }] });
-  assert.equal((await waitBuild(again)).status, 'ready');
-  const ok = await createFrom(name);
-  assert.equal(ok.status, 201, ok.raw);
-  await api('DELETE', `/sandboxes/${ok.body.sandboxID}`, { key: ws.member });
 });
