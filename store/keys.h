@@ -34,21 +34,21 @@
 #define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds"        /* stream of commands */
 #define K_WORKER_KILLED "corral:{ws:%s}:worker:%s:killed:%s" /* list: wakes a kill's caller */
 #define K_WORKER_KILL_WAIT "corral:{ws:%s}:worker:%s:killwait:%s" /* string: a caller waits */
-#define K_AUDIT "corral:{ws:%s}:audit"      /* stream: the audit trail ({ws:}: the operator's) */
-#define K_SNAPSHOT "corral:{ws:%s}:snap:%s" /* hash: one snapshot (decision 0048) */
-#define K_SNAPSHOTS "corral:{ws:%s}:snaps"  /* zset: snapshot ids by creation time (ms) */
-#define K_TPL "corral:{ws:%s}:tpl:%s"            /* hash: one template (docs/templates.md) */
-#define K_TPLS "corral:{ws:%s}:tpls"              /* zset: template ids by creation (ms) */
-#define K_TPL_NAMES "corral:{ws:%s}:tplnames"     /* hash: template name -> id */
-#define K_TPL_TAGS "corral:{ws:%s}:tpltags:%s"    /* hash: a template's tag -> "build created_at" */
+#define K_AUDIT "corral:{ws:%s}:audit"         /* stream: the audit trail ({ws:}: the operator's) */
+#define K_SNAPSHOT "corral:{ws:%s}:snap:%s"    /* hash: one snapshot (decision 0048) */
+#define K_SNAPSHOTS "corral:{ws:%s}:snaps"     /* zset: snapshot ids by creation time (ms) */
+#define K_TPL "corral:{ws:%s}:tpl:%s"          /* hash: one template (docs/templates.md) */
+#define K_TPLS "corral:{ws:%s}:tpls"           /* zset: template ids by creation (ms) */
+#define K_TPL_NAMES "corral:{ws:%s}:tplnames"  /* hash: template name -> id */
+#define K_TPL_TAGS "corral:{ws:%s}:tpltags:%s" /* hash: a template's tag -> "build created_at" */
 #define K_TPL_BUILDS "corral:{ws:%s}:tplbuilds:%s" /* zset: a template's build ids by creation */
-#define K_BLD "corral:{ws:%s}:bld:%s"             /* hash: one build */
-#define K_BLD_LOGS "corral:{ws:%s}:bldlogs:%s"    /* list: a build's log entries (JSON) */
-#define K_BLD_INDEX "corral:bldws:%s"             /* build id -> workspace (worker routes) */
-#define K_TPL_FILE "corral:{ws:%s}:tplfile:%s"    /* string: a COPY step's uploaded tar */
-#define K_TPL_UPLOAD "corral:{ws:%s}:tplup:%s"    /* string: an upload URL's nonce, once used */
-#define K_VOLUME "corral:{ws:%s}:vol:%s"    /* hash: one volume (decision 0049) */
-#define K_VOLUMES "corral:{ws:%s}:vols"     /* hash: volume name -> id */
+#define K_BLD "corral:{ws:%s}:bld:%s"              /* hash: one build */
+#define K_BLD_LOGS "corral:{ws:%s}:bldlogs:%s"     /* list: a build's log entries (JSON) */
+#define K_BLD_INDEX "corral:bldws:%s"              /* build id -> workspace (worker routes) */
+#define K_TPL_FILE "corral:{ws:%s}:tplfile:%s"     /* string: a COPY step's uploaded tar */
+#define K_TPL_UPLOAD "corral:{ws:%s}:tplup:%s"     /* string: an upload URL's nonce, once used */
+#define K_VOLUME "corral:{ws:%s}:vol:%s"           /* hash: one volume (decision 0049) */
+#define K_VOLUMES "corral:{ws:%s}:vols"            /* hash: volume name -> id */
 
 #define CMD_GROUP "workerd"
 #define CMD_CONSUMER "w"
