@@ -50,7 +50,11 @@ void sandbox_spec_free(struct sandbox_spec *s)
 static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
                            struct placement_need *need)
 {
-    need->template_id = *spec->base_template ? spec->base_template : spec->template_id;
+    /* A public image (a build's fromImage, docs/templates.md) is pulled by
+     * whichever worker it lands on: no configured template is needed. */
+    need->template_id = *spec->base_template                              ? spec->base_template
+                        : *spec->image && !snapshot_image_is(spec->image) ? ""
+                                                                          : spec->template_id;
     need->egress = spec->egress_policy;
     need->has_require = spec->has_require;
     need->require = spec->require;

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "id_list.h"
 #include "keys.h"
+#include "record_read.h"
 #include "registry_names.h"
 #include "secret.h"
 
@@ -14,15 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TEXT(field, dst)                                                                           \
-    if (strcmp(k, field) == 0)                                                                     \
-        snprintf(dst, sizeof(dst), "%s", v);
-#define NUM(field, dst)                                                                            \
-    if (strcmp(k, field) == 0)                                                                     \
-        (dst) = atoll(v);
+#define TEXT RECORD_TEXT
+#define NUM RECORD_NUM
 
-static void fill(const redisReply *h, struct build_record *b)
+static void fill(const redisReply *h, void *out)
 {
+    struct build_record *b = out;
+
     memset(b, 0, sizeof(*b));
     for (size_t i = 0; h && i + 1 < h->elements; i += 2) {
         const char *k = h->element[i]->str, *v = h->element[i + 1]->str;
@@ -57,17 +56,9 @@ static void fill(const redisReply *h, struct build_record *b)
 int build_read(struct rconn *rc, const char *ws, const char *bid, struct build_record *out)
 {
     char key[160];
-    redisReply *r;
-    int found;
 
     snprintf(key, sizeof(key), K_BLD, ws, bid);
-    r = rconn_cmd(rc, 0, "HGETALL %s", key);
-    if (!r)
-        return -1;
-    found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    fill(found ? r : NULL, out);
-    freeReplyObject(r);
-    return found;
+    return record_hash_read(rc, key, fill, out);
 }
 
 static int read_one(struct rconn *rc, const char *ws, const char *id, void *item)
@@ -113,18 +104,9 @@ int build_make(struct rconn *rc, const char *ws, const char *tpl, long cpu, long
 int build_workspace(struct rconn *rc, const char *bid, char ws[33])
 {
     char index[96];
-    redisReply *r;
-    int found;
 
     snprintf(index, sizeof(index), K_BLD_INDEX, bid);
-    r = rconn_cmd(rc, 0, "GET %s", index);
-    if (!r)
-        return -1;
-    found = reply_str(r) != NULL;
-    if (found)
-        snprintf(ws, 33, "%s", reply_str(r));
-    freeReplyObject(r);
-    return found;
+    return record_string_read(rc, index, ws, 33);
 }
 
 static struct rscript begin_script = {

@@ -64,7 +64,9 @@ static char *create_payload(const struct sandbox_record *rec)
          * the configured template it came from. */
         if (*rec->image) {
             json_object_set_new(sb, "image", json_string(rec->image));
-            json_object_set_new(sb, "template", json_string(rec->base_template));
+            json_object_set_new(
+                sb, "template",
+                json_string(*rec->base_template ? rec->base_template : rec->template_id));
         }
     }
     text = sb ? json_dumps(sb, JSON_COMPACT) : NULL;

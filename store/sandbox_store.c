@@ -2,6 +2,7 @@
 
 #include "clock.h"
 #include "keys.h"
+#include "record_read.h"
 #include "sandbox_fields.h"
 #include "telemetry.h"
 #include "wake.h"
@@ -165,18 +166,9 @@ static int set_index(struct rconn *rc, const char *sbid, const char *ws)
 int sandbox_workspace_of(struct rconn *rc, const char *sbid, char ws[33])
 {
     char key[96];
-    redisReply *r;
-    int found;
 
     snprintf(key, sizeof(key), K_SB_INDEX, sbid);
-    r = rconn_cmd(rc, 0, "GET %s", key);
-    if (!r)
-        return -1;
-    found = reply_str(r) != NULL;
-    if (found)
-        snprintf(ws, 33, "%s", reply_str(r));
-    freeReplyObject(r);
-    return found;
+    return record_string_read(rc, key, ws, 33);
 }
 
 int sandbox_insert(struct rconn *rc, const struct sandbox_record *r, int64_t pending_deadline)

@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "id_list.h"
 #include "keys.h"
+#include "record_read.h"
 #include "secret.h"
 
 #include <stdio.h>
@@ -29,15 +30,13 @@ int build_id_ok(const char *id)
     return id_spelled(id, BUILD_PREFIX);
 }
 
-#define TEXT(field, dst)                                                                           \
-    if (strcmp(k, field) == 0)                                                                     \
-        snprintf(dst, sizeof(dst), "%s", v);
-#define NUM(field, dst)                                                                            \
-    if (strcmp(k, field) == 0)                                                                     \
-        (dst) = atoll(v);
+#define TEXT RECORD_TEXT
+#define NUM RECORD_NUM
 
-static void fill(const redisReply *h, struct template_record *t)
+static void fill(const redisReply *h, void *out)
 {
+    struct template_record *t = out;
+
     memset(t, 0, sizeof(*t));
     for (size_t i = 0; h && i + 1 < h->elements; i += 2) {
         const char *k = h->element[i]->str, *v = h->element[i + 1]->str;
@@ -67,17 +66,9 @@ static void fill(const redisReply *h, struct template_record *t)
 static int read_id(struct rconn *rc, const char *ws, const char *id, void *item)
 {
     char key[160];
-    redisReply *r;
-    int found;
 
     snprintf(key, sizeof(key), K_TPL, ws, id);
-    r = rconn_cmd(rc, 0, "HGETALL %s", key);
-    if (!r)
-        return -1;
-    found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    fill(found ? r : NULL, item);
-    freeReplyObject(r);
-    return found;
+    return record_hash_read(rc, key, fill, item);
 }
 
 int template_find(struct rconn *rc, const char *ws, const char *ref, struct template_record *out)

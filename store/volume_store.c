@@ -2,13 +2,16 @@
 
 #include "id_list.h"
 #include "keys.h"
+#include "record_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void fill(const redisReply *h, struct volume_record *out)
+static void fill(const redisReply *h, void *record)
 {
+    struct volume_record *out = record;
+
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; h && i + 1 < h->elements; i += 2) {
         const char *k = h->element[i]->str, *v = h->element[i + 1]->str ?: "";
@@ -30,17 +33,9 @@ static void fill(const redisReply *h, struct volume_record *out)
 int volume_read(struct rconn *rc, const char *ws, const char *id, struct volume_record *out)
 {
     char key[192];
-    redisReply *r;
-    int found;
 
     snprintf(key, sizeof(key), K_VOLUME, ws, id);
-    r = rconn_cmd(rc, 0, "HGETALL %s", key);
-    if (!r)
-        return -1;
-    found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    fill(found ? r : NULL, out);
-    freeReplyObject(r);
-    return found;
+    return record_hash_read(rc, key, fill, out);
 }
 
 /* The id a name stands for in ws: 1, 0 none, -1. */

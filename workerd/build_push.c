@@ -57,25 +57,18 @@ static int tag_image(struct docker *d, const char *image, const char *repo, cons
 static int push(struct docker *d, const char *name, const char *tag, const char *header,
                 char *digest, char *err, size_t errlen)
 {
-    struct docker_req r = {.header = header};
     char path[1024], why[512] = "", *t = curl_easy_escape(d->curl, tag, 0), *buf = NULL;
-    long status = 0;
     size_t len = 0;
     int rc;
 
     snprintf(path, sizeof(path), "/images/%s/push?tag=%s", name, t ? t : "");
     curl_free(t);
-    rc = docker_request(d, "POST", path, &r, PUSH_TIMEOUT_MS, &status, &buf, &len, err, errlen);
-    if (rc != 0)
+    rc = image_stream_call(d, path, header, PUSH_TIMEOUT_MS, &buf, &len, why, sizeof(why));
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", why);
         return -1;
-    if (status != 200) {
-        json_t *ans = json_loadb(buf ? buf : "", len, 0, NULL);
-        snprintf(why, sizeof(why), "%s", docker_errmsg(ans, status));
-        json_decref(ans);
-        rc = 1;
-    } else if (image_stream_error(buf, len, why, sizeof(why))) {
-        rc = 1;
-    } else if (build_push_digest(buf, len, digest) != 0) {
+    }
+    if (rc == 0 && build_push_digest(buf, len, digest) != 0) {
         snprintf(why, sizeof(why), "no digest in dockerd's answer");
         rc = 1;
     }

@@ -13,6 +13,12 @@
  * into err; 1 when there was one, else 0. Pure. */
 int image_stream_error(const char *buf, size_t len, char *err, size_t errlen);
 
+/* A pull or push: POST path with header (or NULL) and its progress stream
+ * read to the end. 0 with *buf (malloc'ed, the caller frees) and *len; 1
+ * refused, -1 dockerd down (why set, *buf NULL either way). */
+int image_stream_call(struct docker *d, const char *path, const char *header, long timeout_ms,
+                      char **buf, size_t *len, char *why, size_t whylen);
+
 /* Pulls ref (POST /images/create) with header (the X-Registry-Auth line, or
  * NULL). 0, 1 failed (err: "pull <ref>: <dockerd's why>"), -1 dockerd down. */
 int image_pull_with(struct docker *d, const char *ref, const char *header, char *err,

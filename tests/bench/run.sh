@@ -19,8 +19,8 @@ export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
 export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
 ONLY=${BENCH_ONLY:-all}
-case "$ONLY" in all | dataplane | lifecycle | sustained) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
-*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained or hosts" >&2; exit 2 ;; esac
+case "$ONLY" in all | dataplane | lifecycle | sustained | templates) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
+*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates or hosts" >&2; exit 2 ;; esac
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
@@ -70,6 +70,12 @@ ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_js
 conf/stack.sh redis-cli HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev/null
 key2=$(field owner_key <<<"$ws2_json")
 sdk_env=(E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$key2" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))")
+if [ "$ONLY" = templates ] || [ "$ONLY" = all ]; then
+    (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    env "${sdk_env[@]}" CORRAL_ROUTING=url node tests/bench/bench_templates.mjs
+    [ "$ONLY" = templates ] && exit 0
+    echo
+fi
 if [ "$ONLY" = sustained ]; then
     (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
     env "${sdk_env[@]}" CORRAL_ROUTING=url node tests/bench/bench_sustained.mjs

@@ -98,6 +98,11 @@ test(`${tag} a worker without the image pulls it from the registry: two sandboxe
   }
 });
 
+test(`${tag} fromImage of a public registry: no registry is reachable here, and the build's error names the image and the registry tried`, async () => {
+  await assert.rejects(Template.build(Template().fromImage('python:3.12').runCmd('true'), `${name}-public`),
+    (e) => /python:3\.12/.test(e.message) && /docker\.io/.test(e.message));
+});
+
 test(`${tag} another workspace: cannot create from it, find it or delete it`, async () => {
   await assert.rejects(Sandbox.create(name, { timeoutMs: 30_000, ...other }), /not found|404/i);
   assert.equal(await Template.exists(name, other), false);

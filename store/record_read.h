@@ -1,0 +1,28 @@
+/* record_read.h: the two reads every record store makes, written once: a
+ * hash into a typed record through the store's own fill, and a string key
+ * (an index: id -> workspace). */
+#ifndef CORRAL_RECORD_READ_H
+#define CORRAL_RECORD_READ_H
+
+#include "rconn.h"
+
+#include <stddef.h>
+
+/* A store's HGETALL reply (NULL: absent) into its record. */
+typedef void (*record_fill_fn)(const redisReply *h, void *out);
+
+/* HGETALL key through fill: 1 found, 0 absent (fill(NULL)), -1 Redis. */
+int record_hash_read(struct rconn *rc, const char *key, record_fill_fn fill, void *out);
+
+/* GET key into out (len bytes): 1 found, 0 absent, -1 Redis. */
+int record_string_read(struct rconn *rc, const char *key, char *out, size_t len);
+
+/* In a fill's loop over field k with value v: copies or converts a known one. */
+#define RECORD_TEXT(field, dst)                                                                    \
+    if (strcmp(k, field) == 0)                                                                     \
+        snprintf(dst, sizeof(dst), "%s", v);
+#define RECORD_NUM(field, dst)                                                                     \
+    if (strcmp(k, field) == 0)                                                                     \
+        (dst) = atoll(v);
+
+#endif
