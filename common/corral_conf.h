@@ -41,6 +41,7 @@ struct corral_conf {
     long sweep_ms;          /* corral-sched period */
     long paused_max_s;      /* a paused sandbox is killed after this long (decision 0044) */
     long template_ready_s;  /* a template's ready command's time (0: the create's wait less 5 s) */
+    long max_templates;     /* a workspace's templates at most (decision 0080) */
     long redis_timeout_ms;
     long
         redis_cluster; /* 1: redis_host:redis_port is one node of a Redis Cluster (decision 0059) */

@@ -34,7 +34,16 @@ void h_e2b_template_request(struct request *req)
         return;
     }
     json_decref(body);
-    made = template_get_or_make(req->rc, req->cred.ws, n.name, n.cpu, n.memory_mb, &t);
+    made = template_get_or_make(req->rc, req->cred.ws, n.name, n.cpu, n.memory_mb,
+                                req->conf->max_templates, &t);
+    if (made == -2) {
+        json_decref(n.tags);
+        respond_error(req, 403,
+                      "templates: the workspace has %ld, the operator's maximum "
+                      "(max_templates)",
+                      req->conf->max_templates);
+        return;
+    }
     if (made < 0 || build_make(req->rc, req->cred.ws, t.id, n.cpu ? n.cpu : t.cpu,
                                n.memory_mb ? n.memory_mb : t.memory_mb, bid) != 0) {
         json_decref(n.tags);
@@ -226,7 +235,11 @@ void h_e2b_template_build(struct request *req)
         return;
     }
     json_decref(body);
-    if (files_present(req, p.steps) == 0)
+    /* A FROM of Corral's registry is a template of the caller's own, or of
+     * the fleet: another workspace's is as absent. */
+    if (p.from_registry && *p.registry_ws && strcmp(p.registry_ws, req->cred.ws) != 0)
+        respond_error(req, 404, "template '%s' not found", p.from_template);
+    else if (files_present(req, p.steps) == 0)
         start_build(req, &t, &b, &p);
     json_decref(p.steps);
 }

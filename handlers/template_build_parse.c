@@ -1,6 +1,8 @@
 /* template_build_parse.c: a template build's steps, checked at the edge. */
 #include "template_build_parse.h"
 
+#include "registry_names.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -136,16 +138,42 @@ static int steps_check(json_t *steps, struct template_build_req *out, char *err,
     return 0;
 }
 
-/* Corral's own images (its registry, local names) are not a base a tenant
- * may name: they may be another workspace's. */
-static int image_ours(const char *image, const char *registry)
+/* Corral's local names and loopback registries are not a base a tenant may
+ * name: they may be another workspace's. */
+static int image_local(const char *image)
 {
-    size_t r = registry ? strlen(registry) : 0;
-
-    if (r && strncmp(image, registry, r) == 0 && image[r] == '/')
-        return 1;
     return strncmp(image, "corral", 6) == 0 || strncmp(image, "localhost", 9) == 0 ||
            strncmp(image, "127.", 4) == 0;
+}
+
+/* An image of Corral's own registry ("<registry>/corral/w<ws>/<tpl>[:tag|@digest]",
+ * as a Dockerfile's FROM names a template) becomes that template, its
+ * workspace kept for the caller to check: 1, 0 not the registry's, -1 not a
+ * template's name. */
+static int registry_template(struct template_build_req *out, const char *registry)
+{
+    size_t r = registry ? strlen(registry) : 0;
+    char repo[REGISTRY_REPO_MAX], tpl[49];
+    const char *p = out->from_image + r, *slash, *end;
+
+    if (!r || strncmp(out->from_image, registry, r) != 0 || *p != '/')
+        return 0;
+    p++;
+    slash = strrchr(p, '/');
+    end = strchr(p, '@');
+    if (!end && slash && strchr(slash, ':'))
+        end = strchr(slash, ':');
+    if (!end)
+        end = p + strlen(p);
+    if ((size_t)(end - p) >= sizeof(repo))
+        return -1;
+    snprintf(repo, sizeof(repo), "%.*s", (int)(end - p), p);
+    if (registry_repo_parse(repo, out->registry_ws, tpl) != 0)
+        return -1;
+    snprintf(out->from_template, sizeof(out->from_template), "%s", tpl);
+    out->from_image[0] = '\0';
+    out->from_registry = 1;
+    return 1;
 }
 
 static int text_field(json_t *body, const char *name, char *out, size_t len, char *err,
@@ -171,8 +199,12 @@ static int base_check(struct template_build_req *out, const char *registry, char
         snprintf(err, errlen, "one of fromTemplate and fromImage is required");
         return -1;
     }
-    if (*out->from_image &&
-        (image_ours(out->from_image, registry) || strpbrk(out->from_image, " \t\n"))) {
+    if (*out->from_image && registry_template(out, registry) < 0) {
+        snprintf(err, errlen, "fromImage: '%s' names no template of Corral's registry",
+                 out->from_image);
+        return -1;
+    }
+    if (*out->from_image && (image_local(out->from_image) || strpbrk(out->from_image, " \t\n"))) {
         snprintf(err, errlen,
                  "fromImage: '%s' is not an image a build may start from (Corral's own images "
                  "are named by fromTemplate)",

@@ -17,6 +17,11 @@ struct template_build_req {
     char start_cmd[1024], ready_cmd[1024];
     char user[33], workdir[256]; /* the last USER and WORKDIR ("user", "/home/user") */
     size_t n_copy;               /* COPY steps: each names a filesHash */
+    /* fromImage named a template in Corral's registry (a Dockerfile's FROM):
+     * from_template is its id, registry_ws its workspace (the caller's only:
+     * the handler checks). */
+    int from_registry;
+    char registry_ws[17];
 };
 
 /* 0, or -1 with err naming the field. registry: Corral's own registry

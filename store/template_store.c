@@ -95,6 +95,7 @@ static struct rscript make_script = {
     "template_make",
     "local id = redis.call('HGET', KEYS[1], ARGV[1])\n"
     "if id then return {0, id} end\n"
+    "if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return {-1, ''} end\n"
     "redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])\n"
     "redis.call('HSET', KEYS[2], 'id', ARGV[2], 'name', ARGV[1], 'cpu', ARGV[3],\n"
     "  'memory_mb', ARGV[4], 'created_at', ARGV[5], 'updated_at', ARGV[5], 'public', '0',\n"
@@ -104,11 +105,11 @@ static struct rscript make_script = {
     ""};
 
 int template_get_or_make(struct rconn *rc, const char *ws, const char *name, long cpu,
-                         long memory_mb, struct template_record *out)
+                         long memory_mb, long max, struct template_record *out)
 {
-    char names[128], one[160], all[128], id[TEMPLATE_ID_MAX] = TEMPLATE_PREFIX, c[24], m[24],
-                                         now[24];
-    const char *argv[8] = {names, one, all, name, id, c, m, now};
+    char names[128], one[160], all[128], id[TEMPLATE_ID_MAX] = TEMPLATE_PREFIX;
+    char c[24], m[24], now[24], cap[24];
+    const char *argv[9] = {names, one, all, name, id, c, m, now, cap};
     redisReply *r;
     int made;
 
@@ -120,7 +121,8 @@ int template_get_or_make(struct rconn *rc, const char *ws, const char *name, lon
     snprintf(c, sizeof(c), "%ld", cpu);
     snprintf(m, sizeof(m), "%ld", memory_mb);
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    r = rconn_eval(rc, &make_script, 3, 5, argv);
+    snprintf(cap, sizeof(cap), "%ld", max);
+    r = rconn_eval(rc, &make_script, 3, 6, argv);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !reply_str(r->element[1])) {
         if (r)
             freeReplyObject(r);
@@ -129,6 +131,8 @@ int template_get_or_make(struct rconn *rc, const char *ws, const char *name, lon
     made = (int)reply_int(r->element[0], 0);
     snprintf(id, sizeof(id), "%s", reply_str(r->element[1]));
     freeReplyObject(r);
+    if (made < 0)
+        return -2;
     return read_id(rc, ws, id, out) == 1 ? made : -1;
 }
 

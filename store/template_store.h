@@ -55,10 +55,11 @@ int build_id_ok(const char *id);
 
 /* Templates. ref is an id or a name. 1 found, 0 absent, -1 Redis. */
 int template_find(struct rconn *rc, const char *ws, const char *ref, struct template_record *out);
-/* The template named name, made (with cpu, memory_mb) when absent: 1 made,
- * 0 it existed (out as stored), -1 Redis. */
+/* The template named name, made (with cpu, memory_mb) when absent and the
+ * workspace has fewer than max: 1 made, 0 it existed (out as stored), -2 the
+ * workspace has max already, -1 Redis. */
 int template_get_or_make(struct rconn *rc, const char *ws, const char *name, long cpu,
-                         long memory_mb, struct template_record *out);
+                         long memory_mb, long max, struct template_record *out);
 int template_list(struct rconn *rc, const char *ws, struct template_record **out, size_t *n);
 /* Removes the template, its name, tags, builds and logs: 1, 0 absent, -1. */
 int template_remove(struct rconn *rc, const char *ws, const char *id);

@@ -8,6 +8,8 @@
 // one worker holds it starts on the other (pulled from the registry).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +103,35 @@ test(`${tag} a worker without the image pulls it from the registry: two sandboxe
 test(`${tag} fromImage of a public registry: no registry is reachable here, and the build's error names the image and the registry tried`, async () => {
   await assert.rejects(Template.build(Template().fromImage('python:3.12').runCmd('true'), `${name}-public`),
     (e) => /python:3\.12/.test(e.message) && /docker\.io/.test(e.message));
+});
+
+const CLI = new URL('./node_modules/@e2b/cli/dist/index.js', import.meta.url).pathname;
+const asMember = { headers: { 'X-API-Key': process.env.E2B_API_KEY } };
+const getJson = async (path) => (await fetch(`${process.env.E2B_API_URL}${path}`, asMember)).json();
+
+test(`${tag} the CLI: e2b template create from a Dockerfile whose FROM is the workspace's template in Corral's registry`, async () => {
+  const { templateID } = await getJson(`/templates/aliases/${name}`);
+  const { buildID } = await getJson(`/templates/${templateID}`);
+  const ws = (await getJson('/v1/workspace')).id;
+  const registry = `127.0.0.1:${Number(process.env.CORRAL_PORT) + 3}`; // conf/stack.sh's, off the default port
+  const dir = mkdtempSync(join(tmpdir(), 'corral-cli-'));
+  const cliName = `${name}-cli`;
+  try {
+    writeFileSync(join(dir, 'Dockerfile'),
+      `FROM ${registry}/corral/w${ws}/${templateID}:${buildID}\nRUN echo from-the-cli > /tmp/cli.txt\n`);
+    const out = await promisify(execFile)('node', [CLI, 'template', 'create', cliName, '-p', dir,
+      '--cpu-count', '1', '--memory-mb', '512'], { env: process.env, timeout: 300_000 });
+    assert.match(out.stdout + out.stderr, /success|built|ready/i, out.stdout + out.stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const sbx = await Sandbox.create(cliName, { timeoutMs: 120_000 });
+  try {
+    assert.equal((await sbx.commands.run('cat /tmp/cli.txt')).stdout.trim(), 'from-the-cli');
+    assert.equal((await sbx.commands.run('cat /opt/built')).stdout.trim(), 'built-as-root', 'its base template\'s files');
+  } finally {
+    await sbx.kill();
+  }
 });
 
 test(`${tag} another workspace: cannot create from it, find it or delete it`, async () => {

@@ -181,6 +181,14 @@ test('the upload URL: once, for its hash only, unforgeable, capped', async () =>
   assert.equal(over.status, 413);
 });
 
+test('a workspace\'s templates stop at the operator\'s max_templates (3 in this profile); a known name still builds', async () => {
+  const A = newWorkspace();
+  for (const n of ['one', 'two', 'three']) await requestBuild(A, n);
+  assertError(await api('POST', '/v3/templates', { key: A.member, body: { name: 'four' } }), 403, /max_templates/);
+  await requestBuild(A, 'two:v2');
+  assert.equal((await api('GET', '/templates', { key: A.member })).body.filter((t) => t.templateID.startsWith('tpl-')).length, 3);
+});
+
 test('refusals: bad steps, bases that are Corral\'s own images, files not uploaded, a build started twice', async () => {
   const A = newWorkspace();
   const req = await requestBuild(A, 'refusals');

@@ -35,8 +35,8 @@ static const struct build_row build_rows[] = {
     {"{\"fromTemplate\":\"base\",\"fromImage\":\"x\"}",
      "one of fromTemplate and fromImage is required"},
     {"{\"fromImage\":\"127.0.0.1:5000/corral/w0/tpl-x:b\"}",
-     "fromImage: '127.0.0.1:5000/corral/w0/tpl-x:b' is not an image a build may start from "
-     "(Corral's own images are named by fromTemplate)"},
+     "fromImage: '127.0.0.1:5000/corral/w0/tpl-x:b' names no template of Corral's registry"},
+    {"{\"fromImage\":\"127.0.0.1:5000/corral/w0123456789abcdef/tpl-x@sha256:" H "\"}", NULL},
     {"{\"fromImage\":\"corral-snap:snap-0\"}",
      "fromImage: 'corral-snap:snap-0' is not an image a build may start from (Corral's own "
      "images are named by fromTemplate)"},
@@ -103,6 +103,25 @@ static void test_build_state(void)
     CHECK(template_build_parse(b, "", &r, err, sizeof(err)) == 0);
     CHECK(strcmp(r.user, "user") == 0 && strcmp(r.workdir, "/home/user") == 0);
     CHECK(strcmp(r.from_template, "base") == 0 && json_array_size(r.steps) == 0);
+    json_decref(r.steps);
+    json_decref(b);
+}
+
+/* A Dockerfile's FROM of Corral's registry names a template, and its workspace. */
+static void test_registry_from(void)
+{
+    json_t *b =
+        json_loads("{\"fromImage\":\"reg:5000/corral/w0123456789abcdef/tpl-a:bld-b\"}", 0, NULL);
+    struct template_build_req r;
+    char err[200];
+
+    CHECK(template_build_parse(b, "reg:5000", &r, err, sizeof(err)) == 0);
+    CHECK(r.from_registry && strcmp(r.from_template, "tpl-a") == 0 && !*r.from_image);
+    CHECK(strcmp(r.registry_ws, "0123456789abcdef") == 0);
+    json_decref(r.steps);
+    json_decref(b);
+    b = json_loads("{\"fromImage\":\"other:5000/corral/w0123456789abcdef/tpl-a\"}", 0, NULL);
+    CHECK(template_build_parse(b, "reg:5000", &r, err, sizeof(err)) == 0 && !r.from_registry);
     json_decref(r.steps);
     json_decref(b);
 }
@@ -190,6 +209,7 @@ void unit_template_build(int *total_passed, int *total_failed)
 {
     test_build();
     test_build_state();
+    test_registry_from();
     test_names();
     test_report();
     test_upload_token();
