@@ -10,6 +10,7 @@
 #include "respond.h"
 #include "sandbox_view.h"
 #include "snapshot.h"
+#include "template.h"
 #include "template_store.h"
 #include "worker_store.h"
 
@@ -137,8 +138,9 @@ void h_e2b_template_delete(struct request *req)
         respond_error(req, 403, "only the workspace's owner deletes templates");
         return;
     }
-    respond_change(req, found == 1 ? template_remove(req->rc, req->cred.ws, t.id) : found,
-                   "template");
+    if (found == 1 && (found = template_remove(req->rc, req->cred.ws, t.id)) == 1)
+        template_images_forget(req->rc, req->cred.ws, req->conf->registry, t.id);
+    respond_change(req, found, "template");
 }
 
 /* Publishing to every workspace is the operator's (fleet templates): a

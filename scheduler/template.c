@@ -3,6 +3,10 @@
 
 #include "scheduler.h"
 
+#include "commands.h"
+#include "registry_names.h"
+#include "worker_store.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,4 +95,29 @@ int template_resolve(struct rconn *rc, const char *ws, long ready_timeout_s,
     spec->start_json =
         *spec->build_id ? NULL : start_of(&t, ready_timeout_s); /* a build runs steps, not it */
     return 0;
+}
+
+static void forget_in(struct rconn *rc, const char *pool, const char *repository)
+{
+    struct worker_ids ids;
+
+    if (worker_ids_all(rc, pool, &ids) != 0)
+        return;
+    for (size_t i = 0; i < ids.n; i++)
+        if (worker_is_alive(rc, pool, ids.id[i]) == 1)
+            command_send_args(rc, pool, ids.id[i], "template_remove", "",
+                              json_pack("{s:s}", "repository", repository));
+    worker_ids_free(&ids);
+}
+
+void template_images_forget(struct rconn *rc, const char *ws, const char *registry, const char *tpl)
+{
+    char repo[REGISTRY_REPO_MAX], repository[REGISTRY_REPO_MAX + 260];
+
+    if (!*registry || registry_repo(ws, tpl, repo, sizeof(repo)) != 0)
+        return;
+    snprintf(repository, sizeof(repository), "%s/%s", registry, repo);
+    forget_in(rc, ws, repository);
+    if (*ws)
+        forget_in(rc, "", repository);
 }

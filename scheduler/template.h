@@ -49,6 +49,12 @@ int template_build_start(struct rconn *rc, const struct sched_conf *c, const cha
                          const char *actor, const char *tpl, const char *bid,
                          const struct build_start *bs, struct sched_error *err);
 
+/* A deleted template's images leave every live worker that may hold them
+ * (ws's pool and the unscoped fleet): a "template_remove" command each, with
+ * its repository in registry. */
+void template_images_forget(struct rconn *rc, const char *ws, const char *registry,
+                            const char *tpl);
+
 /* A build still building whose sandbox has ended, or moved off the worker
  * that began it, has failed: ends it as error (its reason says why) and
  * updates b. 0, or -1 (Redis). */

@@ -6,6 +6,8 @@
  * sandbox id (apply.c). */
 #include "worker.h"
 
+#include "template_images.h"
+
 #include "clock.h"
 #include "log.h"
 
@@ -39,6 +41,24 @@ static int run_image_remove(struct worker *w, struct docker *dk, json_t *cmd)
     return apply_image_remove(w, dk, json_object_get(cmd, "args"));
 }
 
+/* A deleted template's local images (decision 0080): its registry
+ * repository's names, unless a sandbox still runs on one. */
+static int run_template_remove(struct worker *w, struct docker *dk, json_t *cmd)
+{
+    const char *repo =
+        json_string_value(json_object_get(json_object_get(cmd, "args"), "repository"));
+    char err[256];
+    int removed, kept;
+
+    (void)w;
+    if (!repo || !strstr(repo, "/corral/")) /* only Corral's templates' names */
+        return 0;
+    if (template_images_remove(dk, repo, &removed, &kept, err, sizeof(err)) != 0)
+        return -1;
+    log_info("template %s: %d local names removed, %d in use kept", repo, removed, kept);
+    return 0;
+}
+
 /* agent: applied in agent mode too (decision 0054); the rest is refused. */
 static const struct command {
     const char *name; /* the wire's */
@@ -53,6 +73,7 @@ static const struct command {
     {"snapshot", run_snapshot, CMD_SNAPSHOT, 0},
     {"volume_remove", run_volume_remove, CMD_VOLUME_REMOVE, 0},
     {"image_remove", run_image_remove, CMD_IMAGE_REMOVE, 0},
+    {"template_remove", run_template_remove, CMD_TEMPLATE_REMOVE, 0},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -18,6 +18,7 @@ enum worker_cmd {
     CMD_SNAPSHOT,
     CMD_VOLUME_REMOVE,
     CMD_IMAGE_REMOVE,
+    CMD_TEMPLATE_REMOVE,
     CMD_COUNT /* how many: not a command */
 };
 

@@ -17,6 +17,7 @@ import { Sandbox } from './lib.mjs';
 import { Template, SDK } from './sdk.mjs';
 import { MODE } from './lib.mjs';
 import { docker } from '../lib/engine.mjs';
+import { until } from '../lib/poll.mjs';
 
 const tag = `[${MODE} ${SDK}]`;
 const other = { apiKey: process.env.CORRAL_OTHER_KEY };
@@ -139,4 +140,15 @@ test(`${tag} another workspace: cannot create from it, find it or delete it`, as
   assert.equal(await Template.exists(name, other), false);
   const r = await fetch(`${process.env.E2B_API_URL}/templates`, { headers: { 'X-API-Key': other.apiKey } });
   assert.ok(!(await r.json()).some((t) => (t.names || []).includes(name)));
+});
+
+test(`${tag} the owner deletes it: gone for creates, and its images leave the workers`, async () => {
+  const { templateID } = await getJson(`/templates/aliases/${name}`);
+  assert.ok((await localRefs(templateID)).length > 0, 'the template\'s image is on this machine');
+  const del = await fetch(`${process.env.E2B_API_URL}/templates/${templateID}`,
+    { method: 'DELETE', headers: { 'X-API-Key': process.env.CORRAL_OWNER_KEY } });
+  assert.equal(del.status, 204);
+  await assert.rejects(Sandbox.create(name, { timeoutMs: 30_000 }), /not found|404/i);
+  await until(async () => (await localRefs(templateID)).length === 0, { timeoutMs: 30_000, everyMs: 250 });
+  assert.deepEqual(await localRefs(templateID), []);
 });

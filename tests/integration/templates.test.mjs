@@ -127,6 +127,10 @@ test('a build as the SDK drives it: upload once, steps in a sandbox, log by offs
   assertError(await api('DELETE', `/templates/${b.templateID}`, { key: A.member }), 403, /owner/);
   assert.equal((await api('DELETE', `/templates/${b.templateID}`, { key: A.owner })).status, 204);
   assertError(await api('POST', '/v1/sandboxes', { key: A.member, body: { template: 'app' } }), 404);
+  // Its images leave the workers that may hold them.
+  const gone = await eventually(() => w.received.find((c) => c.type === 'template_remove'),
+    { what: 'a template_remove command' });
+  assert.match(gone.args.repository, new RegExp(`/corral/w${A.id}/${b.templateID}$`));
 });
 
 test('another workspace: the same name is its own template; nothing of the first is found, by id, name, files or worker', async () => {

@@ -6,6 +6,7 @@
  * the errors and digest of dockerd's pull and push streams. */
 #include "build_push.h"
 #include "build_steps.h"
+#include "template_images.h"
 #include "check.h"
 #include "docker_exec.h"
 #include "image_pull.h"
@@ -158,6 +159,19 @@ static void test_ref_split(void)
                              sizeof(tag)) == -1);
 }
 
+/* A deleted template's names: its repository's tags and digests, no other. */
+static void test_template_refs(void)
+{
+    const char *repo = "127.0.0.1:5000/corral/w0123456789abcdef/tpl-1";
+
+    CHECK(template_ref_of("127.0.0.1:5000/corral/w0123456789abcdef/tpl-1:bld-2", repo));
+    CHECK(template_ref_of("127.0.0.1:5000/corral/w0123456789abcdef/tpl-1@sha256:ab", repo));
+    CHECK(!template_ref_of("127.0.0.1:5000/corral/w0123456789abcdef/tpl-10:bld-2", repo));
+    CHECK(!template_ref_of("127.0.0.1:5000/corral/w0123456789abcdef/tpl-1", repo));
+    CHECK(!template_ref_of("corral/base:latest", repo));
+    CHECK(!template_ref_of("anything:tag", ""));
+}
+
 static void test_tail(void)
 {
     char big[1000], tail[EXEC_TAIL_MAX + 1];
@@ -195,6 +209,7 @@ void unit_build(int *total_passed, int *total_failed)
     test_copy_dest();
     test_state();
     test_ref_split();
+    test_template_refs();
     test_tail();
     test_streams();
     *total_passed += passed;

@@ -29,6 +29,7 @@ static const struct {
     {CMD_SNAPSHOT, "snapshot"},
     {CMD_VOLUME_REMOVE, "volume_remove"},
     {CMD_IMAGE_REMOVE, "image_remove"},
+    {CMD_TEMPLATE_REMOVE, "template_remove"},
 };
 
 static void test_command_names(void)
