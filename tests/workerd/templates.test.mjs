@@ -52,9 +52,13 @@ function copyFiles() {
 }
 
 // The steps of the main template: every type, with the start and ready commands.
+// This run's own: a layer left in dockerd by an earlier run (the cache is
+// keyed by content) is not taken for this build's.
+const RUN_ID = `${process.pid}-${Date.now().toString(36)}`;
+
 function mainSteps(hash) {
   return [
-    { type: 'ENV', args: ['GREETING', 'hi there', 'APP_MODE', 'test'], force: false },
+    { type: 'ENV', args: ['GREETING', 'hi there', 'APP_MODE', 'test', 'RUN_ID', RUN_ID], force: false },
     { type: 'WORKDIR', args: ['/srv/app'], force: false },
     { type: 'RUN', args: ['echo "$GREETING" > greeting.txt && id -un > ran-as.txt && echo built-line'], force: false },
     { type: 'COPY', args: ['app', '/srv/app/files', 'user', '0750'], filesHash: hash, force: false },
