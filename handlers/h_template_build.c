@@ -54,7 +54,11 @@ void h_e2b_template_request(struct request *req)
     json_array_extend(tags, n.tags);
     json_decref(n.tags);
     /* The build's tags wait in its record until it is ready (recipe). */
-    build_tags_stash(req->rc, req->cred.ws, bid, tags);
+    if (build_tags_stash(req->rc, req->cred.ws, bid, tags) != 0) {
+        json_decref(tags);
+        respond_store_down(req);
+        return;
+    }
     respond_json(req, 202,
                  json_pack("{s:s, s:s, s:b, s:[s], s:[s], s:o}", "templateID", t.id, "buildID", bid,
                            "public", t.public_, "names", t.name, "aliases", t.name, "tags", tags));

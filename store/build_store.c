@@ -109,76 +109,70 @@ int build_workspace(struct rconn *rc, const char *bid, char ws[33])
     return record_string_read(rc, index, ws, 33);
 }
 
+/* The template's key is its prefix (ARGV[1]) and the build's "template":
+ * one script reads and writes both, in the workspace's slot. */
 static struct rscript begin_script = {
     "build_begin",
-    "if redis.call('HGET', KEYS[1], 'state') ~= 'waiting' then return 0 end\n"
-    "redis.call('HSET', KEYS[1], 'state', 'building', 'worker', ARGV[1], 'sandbox', ARGV[2],\n"
-    "  'updated_at', ARGV[3])\n"
-    "redis.call('HSET', KEYS[2], 'building', ARGV[4])\n"
+    "local b = redis.call('HMGET', KEYS[1], 'state', 'template')\n"
+    "if b[1] ~= 'waiting' then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'state', 'building', 'worker', ARGV[2], 'sandbox', ARGV[3],\n"
+    "  'updated_at', ARGV[4])\n"
+    "redis.call('HSET', ARGV[1] .. b[2], 'building', ARGV[5])\n"
     "return 1\n",
     ""};
 
-static int eval_int(struct rconn *rc, struct rscript *s, int nkeys, int nargs, const char **argv)
-{
-    redisReply *r = rconn_eval(rc, s, nkeys, nargs, argv);
-    int n;
+/* key and template-key prefix of build bid, and now: the scripts' common
+ * arguments. */
+struct build_keys {
+    char key[160], tpl[160], now[24];
+};
 
-    if (!r)
-        return -1;
-    n = (int)reply_int(r, 0);
-    freeReplyObject(r);
-    return n;
+static void keys_of(const char *ws, const char *bid, struct build_keys *k)
+{
+    snprintf(k->key, sizeof(k->key), K_BLD, ws, bid);
+    snprintf(k->tpl, sizeof(k->tpl), K_TPL, ws, "");
+    snprintf(k->now, sizeof(k->now), "%lld", (long long)clock_now_ms());
 }
 
 int build_begin(struct rconn *rc, const char *ws, const char *bid, const char *wid,
                 const char *sbid)
 {
-    struct build_record b;
-    char key[160], tpl[160], now[24];
-    const char *argv[6] = {key, tpl, wid, sbid, now, bid};
+    struct build_keys k;
+    const char *argv[6] = {k.key, k.tpl, wid, sbid, k.now, bid};
 
-    if (build_read(rc, ws, bid, &b) != 1)
-        return -1;
-    snprintf(key, sizeof(key), K_BLD, ws, bid);
-    snprintf(tpl, sizeof(tpl), K_TPL, ws, b.template_id);
-    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    return eval_int(rc, &begin_script, 2, 4, argv);
+    keys_of(ws, bid, &k);
+    return record_eval_int(rc, &begin_script, 1, 5, argv);
 }
 
-/* ARGV[1] "" lets anyone end it (the control plane's own verdict). */
+/* ARGV[2] "" lets anyone end it (the control plane's own verdict). */
 static struct rscript end_script = {
     "build_end",
-    "local b = redis.call('HMGET', KEYS[1], 'state', 'worker')\n"
+    "local b = redis.call('HMGET', KEYS[1], 'state', 'worker', 'template')\n"
     "if b[1] ~= 'building' and b[1] ~= 'waiting' then return 0 end\n"
-    "if ARGV[1] ~= '' and b[2] ~= ARGV[1] then return 0 end\n"
-    "redis.call('HSET', KEYS[1], 'state', ARGV[2], 'step', ARGV[3], 'reason', ARGV[4],\n"
-    "  'image', ARGV[5], 'updated_at', ARGV[6], 'finished_at', ARGV[6])\n"
-    "if redis.call('HGET', KEYS[2], 'building') == ARGV[7] then\n"
-    "  redis.call('HDEL', KEYS[2], 'building') end\n"
+    "if ARGV[2] ~= '' and b[2] ~= ARGV[2] then return 0 end\n"
+    "redis.call('HSET', KEYS[1], 'state', ARGV[3], 'step', ARGV[4], 'reason', ARGV[5],\n"
+    "  'image', ARGV[6], 'updated_at', ARGV[7], 'finished_at', ARGV[7])\n"
+    "if redis.call('HGET', ARGV[1] .. b[3], 'building') == ARGV[8] then\n"
+    "  redis.call('HDEL', ARGV[1] .. b[3], 'building') end\n"
     "return 1\n",
     ""};
 
 int build_end(struct rconn *rc, const char *ws, const char *bid, const char *wid,
               enum build_state to, const char *step, const char *reason, const char *image)
 {
-    struct build_record b;
-    char key[160], tpl[160], now[24];
-    const char *argv[9] = {key,
-                           tpl,
+    struct build_keys k;
+    const char *argv[9] = {k.key,
+                           k.tpl,
                            wid ? wid : "",
                            build_state_name(to),
                            step ? step : "",
                            reason ? reason : "",
                            image ? image : "",
-                           now,
+                           k.now,
                            bid};
 
-    if (build_read(rc, ws, bid, &b) != 1)
-        return -1;
-    snprintf(key, sizeof(key), K_BLD, ws, bid);
-    snprintf(tpl, sizeof(tpl), K_TPL, ws, b.template_id);
-    snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
-    return eval_int(rc, &end_script, 2, 7, argv);
+    keys_of(ws, bid, &k);
+    return record_eval_int(rc, &end_script, 1, 8, argv);
 }
 
 int build_tags_stash(struct rconn *rc, const char *ws, const char *bid, json_t *tags)
@@ -234,7 +228,7 @@ int build_log_append(struct rconn *rc, const char *ws, const char *bid, json_t *
     {
         argv[3 + i] = json_dumps(e, JSON_COMPACT);
     }
-    rv = eval_int(rc, &log_script, 2, (int)n + 1, argv);
+    rv = record_eval_int(rc, &log_script, 2, (int)n + 1, argv);
     for (i = 0; i < n; i++)
         free((char *)argv[3 + i]);
     free(argv);

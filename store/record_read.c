@@ -5,7 +5,23 @@
 
 int record_hash_read(struct rconn *rc, const char *key, record_fill_fn fill, void *out)
 {
-    redisReply *r = rconn_cmd(rc, 0, "HGETALL %s", key);
+    return record_from_reply(rconn_cmd(rc, 0, "HGETALL %s", key), fill, out);
+}
+
+int record_eval_int(struct rconn *rc, struct rscript *s, int nkeys, int nargs, const char **argv)
+{
+    redisReply *r = rconn_eval(rc, s, nkeys, nargs, argv);
+    int n;
+
+    if (!r)
+        return -1;
+    n = (int)reply_int(r, 0);
+    freeReplyObject(r);
+    return n;
+}
+
+int record_from_reply(redisReply *r, record_fill_fn fill, void *out)
+{
     int found;
 
     if (!r)

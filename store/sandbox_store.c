@@ -135,18 +135,6 @@ static struct rscript deadline_script = {
     "return 1\n",
     ""};
 
-static int eval_int(struct rconn *rc, struct rscript *s, int nkeys, int nargs, const char **argv)
-{
-    redisReply *r = rconn_eval(rc, s, nkeys, nargs, argv);
-    int n;
-
-    if (!r)
-        return -1;
-    n = (int)reply_int(r, 0);
-    freeReplyObject(r);
-    return n;
-}
-
 /* The data plane knows only a sandbox id: this global key says whose it is.
  * Written after the record and removed after it, so it never outlives it for
  * long; a stale entry just leads to a record that is not there (404). */
@@ -190,7 +178,7 @@ int sandbox_insert(struct rconn *rc, const struct sandbox_record *r, int64_t pen
     argv[3] = r->id;
     argv[4] = deadline;
     memcpy(argv + 5, e.fv, sizeof(e.fv[0]) * (size_t)e.n * 2);
-    if (eval_int(rc, &insert_script, 3, 2 + e.n * 2, argv) != 1)
+    if (record_eval_int(rc, &insert_script, 3, 2 + e.n * 2, argv) != 1)
         return -1;
     return set_index(rc, r->id, r->ws);
 }
@@ -275,7 +263,7 @@ int sandbox_move(struct rconn *rc, const char *ws, const char *sbid, const char 
     const char *argv[7] = {k_sb, old_wid, pool, wid, runtime, tier, egress_next};
 
     snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
-    return eval_int(rc, &move_script, 1, 6, argv);
+    return record_eval_int(rc, &move_script, 1, 6, argv);
 }
 
 int sandbox_set_egress_next(struct rconn *rc, const char *ws, const char *sbid, const char *policy)
@@ -284,7 +272,7 @@ int sandbox_set_egress_next(struct rconn *rc, const char *ws, const char *sbid, 
     const char *argv[2] = {k_sb, policy ? policy : "null"};
 
     snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
-    return eval_int(rc, &egress_next_script, 1, 1, argv);
+    return record_eval_int(rc, &egress_next_script, 1, 1, argv);
 }
 
 int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int64_t expires_ms,
@@ -296,7 +284,7 @@ int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int
     snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
     snprintf(k_timeouts, sizeof(k_timeouts), K_TIMEOUTS, ws);
     snprintf(when, sizeof(when), "%lld", (long long)expires_ms);
-    return eval_int(rc, &deadline_script, 2, 3, argv);
+    return record_eval_int(rc, &deadline_script, 2, 3, argv);
 }
 
 int sandbox_wake(struct rconn *rc, const char *ws, const char *sbid, const char *msg)

@@ -3,6 +3,7 @@
 #include "clock.h"
 #include "id_list.h"
 #include "keys.h"
+#include "record_read.h"
 #include "sandbox_codec.h"
 
 #include <ctype.h>
@@ -126,18 +127,15 @@ static void fill(const redisReply *h, struct snapshot_record *out)
     out->state = snapshot_state_parse(out->state_text);
 }
 
-/* A record's hash as a reply (NULL: Redis failed) into out, freeing it: 1
- * found, 0 absent (out zeroed), -1. */
+/* fill through record_read's shape. */
+static void fill_any(const redisReply *h, void *out)
+{
+    fill(h, out);
+}
+
 static int filled(redisReply *r, struct snapshot_record *out)
 {
-    int found;
-
-    if (!r)
-        return -1;
-    found = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    fill(found ? r : NULL, out);
-    freeReplyObject(r);
-    return found;
+    return record_from_reply(r, fill_any, out);
 }
 
 int snapshot_read(struct rconn *rc, const char *ws, const char *id, struct snapshot_record *out)

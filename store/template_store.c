@@ -163,11 +163,23 @@ static struct rscript remove_script = {
     "return 1\n",
     ""};
 
+/* The builds' global index entries (another slot than the workspace's), once
+ * their records are gone; one left behind only names a missing build. */
+static void forget_builds(struct rconn *rc, const struct id_list *bids)
+{
+    char index[96];
+
+    for (size_t i = 0; i < bids->n; i++) {
+        snprintf(index, sizeof(index), K_BLD_INDEX, bids->id[i]);
+        reply_done(rconn_cmd(rc, 0, "DEL %s", index));
+    }
+}
+
 int template_remove(struct rconn *rc, const char *ws, const char *id)
 {
     char one[160], names[128], all[128], tags[160], builds[160], bld[128], logs[128];
     const char *argv[8] = {one, names, all, tags, builds, id, bld, logs};
-    redisReply *r;
+    struct id_list bids;
     int n;
 
     snprintf(one, sizeof(one), K_TPL, ws, id);
@@ -177,11 +189,12 @@ int template_remove(struct rconn *rc, const char *ws, const char *id)
     snprintf(builds, sizeof(builds), K_TPL_BUILDS, ws, id);
     snprintf(bld, sizeof(bld), K_BLD, ws, "");
     snprintf(logs, sizeof(logs), K_BLD_LOGS, ws, "");
-    r = rconn_eval(rc, &remove_script, 5, 3, argv);
-    if (!r)
+    if (id_list_from_reply(rconn_cmd(rc, 0, "ZRANGE %s 0 -1", builds), &bids) != 0)
         return -1;
-    n = (int)reply_int(r, 0);
-    freeReplyObject(r);
+    n = record_eval_int(rc, &remove_script, 5, 3, argv);
+    if (n == 1)
+        forget_builds(rc, &bids);
+    id_list_free(&bids);
     return n;
 }
 

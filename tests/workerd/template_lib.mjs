@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { api, eventually } from '../lib/corral.mjs';
+import { docker } from './helpers.mjs';
 
 // A gzip tar of dir's entries, as the SDK uploads a COPY's files; its hash
 // is the layer's filesHash.
@@ -57,4 +58,12 @@ export function templateClient(ws, BUILD_MS) {
     return api('POST', '/sandboxes', { key: ws.member, body: { templateID: alias, timeout: 300, secure: true } });
   }
   return { e2b, newTemplate, upload, startBuild, waitBuild, createFrom };
+}
+
+// The layers and images a worker's build sandboxes committed (they carry its label).
+export async function removeWorkerImages(wid) {
+  const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${wid}`] }));
+  for (const img of (await docker('GET', `/images/json?filters=${f}`)).body || []) {
+    await docker('DELETE', `/images/${img.Id}?force=1`);
+  }
 }

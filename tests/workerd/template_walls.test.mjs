@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
 import { stackWorker, cleanupWorkers, docker, stopWorkerd, restartWorker, enrolledAs } from './helpers.mjs';
-import { templateClient } from './template_lib.mjs';
+import { templateClient, removeWorkerImages } from './template_lib.mjs';
 
 const BUILD_MS = 300_000;
 let ws, worker, e2b, newTemplate, startBuild, waitBuild, createFrom;
@@ -21,11 +21,7 @@ before(async () => {
 after(async () => {
   const wid = worker?.id;
   await cleanupWorkers();
-  if (!wid) return;
-  const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${wid}`] }));
-  for (const img of (await docker('GET', `/images/json?filters=${f}`)).body || []) {
-    await docker('DELETE', `/images/${img.Id}?force=1`);
-  }
+  if (wid) await removeWorkerImages(wid);
 });
 
 // Every address of this host: its interfaces' and its Docker bridges' gateways.

@@ -16,8 +16,8 @@ import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
-import { templateClient, tarOf } from './template_lib.mjs';
-import { stackWorker, cleanupWorkers, envdOf, envdRun, docker, logOf } from './helpers.mjs';
+import { templateClient, tarOf, removeWorkerImages } from './template_lib.mjs';
+import { stackWorker, cleanupWorkers, envdOf, envdRun, logOf } from './helpers.mjs';
 
 let ws;
 let worker;
@@ -33,12 +33,7 @@ before(async () => {
 after(async () => {
   const wid = worker?.id;
   await cleanupWorkers();
-  if (!wid) return;
-  // Layers committed by this worker's build sandboxes carry its label.
-  const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${wid}`] }));
-  for (const img of (await docker('GET', `/images/json?filters=${f}`)).body || []) {
-    await docker('DELETE', `/images/${img.Id}?force=1`);
-  }
+  if (wid) await removeWorkerImages(wid);
 });
 
 function copyFiles() {
