@@ -30,6 +30,7 @@ static const struct int_key int_keys[] = {
     {"paused_max_s", offsetof(struct corral_conf, paused_max_s), 1, 30 * 86400},
     {"template_ready_s", offsetof(struct corral_conf, template_ready_s), 0, 3600},
     {"max_templates", offsetof(struct corral_conf, max_templates), 1, 100000},
+    {"template_upload_mb", offsetof(struct corral_conf, template_upload_mb), 1, 1 << 20},
     {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
     {"redis_cluster", offsetof(struct corral_conf, redis_cluster), 0, 1},
     {"fleet_share", offsetof(struct corral_conf, fleet_share), 1, 100},
@@ -212,7 +213,8 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->grace_ms = 5000;
     c->sweep_ms = 250; /* a deadline is acted on within this (decision 0044) */
     c->paused_max_s = 86400;
-    c->max_templates = 100; /* a workspace's, decision 0080 */
+    c->max_templates = 100;       /* a workspace's, decision 0080 */
+    c->template_upload_mb = 1024; /* a workspace's COPY uploads per 24 h */
     c->redis_timeout_ms = 1000;
     data_addr_defaults(&c->data_allow);
     /* Decision 0034: half the shared fleet per tenant. */

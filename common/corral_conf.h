@@ -34,14 +34,15 @@ struct corral_conf {
     long longpoll_max;        /* heartbeats one process holds open at once */
     long create_wait_max;     /* creates one process holds open waiting for "running" */
     long max_body_bytes;
-    long poll_ms;           /* heartbeat long-poll wait */
-    long lease_ms;          /* a worker silent this long is dead */
-    long create_timeout_ms; /* a create waits this long for "running" */
-    long grace_ms;          /* then corral-sched reclaims after this much more */
-    long sweep_ms;          /* corral-sched period */
-    long paused_max_s;      /* a paused sandbox is killed after this long (decision 0044) */
-    long template_ready_s;  /* a template's ready command's time (0: the create's wait less 5 s) */
-    long max_templates;     /* a workspace's templates at most (decision 0080) */
+    long poll_ms;            /* heartbeat long-poll wait */
+    long lease_ms;           /* a worker silent this long is dead */
+    long create_timeout_ms;  /* a create waits this long for "running" */
+    long grace_ms;           /* then corral-sched reclaims after this much more */
+    long sweep_ms;           /* corral-sched period */
+    long paused_max_s;       /* a paused sandbox is killed after this long (decision 0044) */
+    long template_ready_s;   /* a template's ready command's time (0: the create's wait less 5 s) */
+    long max_templates;      /* a workspace's templates at most (decision 0080) */
+    long template_upload_mb; /* a workspace's COPY uploads per 24 h, in MiB (0080) */
     long redis_timeout_ms;
     long
         redis_cluster; /* 1: redis_host:redis_port is one node of a Redis Cluster (decision 0059) */

@@ -29,7 +29,7 @@ die() { echo "redis-acl: $*" >&2; exit 1; }
 # it here (tests/integration/redis_security.test.mjs checks the code against
 # this list); anything else is refused with NOPERM.
 CORRAL_COMMANDS=(
-    get set del exists pexpire time
+    get set del exists pexpire time incrby
     hget hmget hgetall hkeys hvals hset hsetnx hdel hincrby hincrbyfloat
     sadd srem smembers
     lpush blpop rpush lrange ltrim

@@ -464,6 +464,7 @@ sweep_ms = $SWEEP
 paused_max_s = ${CORRAL_PAUSED_MAX_S:-86400}
 template_ready_s = ${CORRAL_TEMPLATE_READY_S:-0}
 max_templates = ${CORRAL_MAX_TEMPLATES:-100}
+template_upload_mb = ${CORRAL_TEMPLATE_UPLOAD_MB:-1024}
 sandbox_max_timeout_s = ${CORRAL_SANDBOX_MAX_TIMEOUT_S:-86400}
 worker_data_addrs = $WORKER_ADDRS
 fleet_share = $FLEET_SHARE

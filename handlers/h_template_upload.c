@@ -86,10 +86,19 @@ void h_template_upload(struct request *req)
     if (granted(req, &g) != 0 || !(data = body_of(req, &len)))
         return;
     first = template_upload_claim(req->rc, g.ws, g.nonce, UPLOAD_TOKEN_TTL_S);
-    if (first == 1 && template_file_put(req->rc, g.ws, req->params[0], data, (size_t)len) != 0)
-        first = -1;
+    if (first == 1) {
+        int put = template_file_put(req->rc, g.ws, req->params[0], data, (size_t)len,
+                                    req->conf->template_upload_mb * (1LL << 20));
+        if (put != 0)
+            first = put; /* -1 Redis, -2 over the budget */
+    }
     free(data);
-    if (first < 0)
+    if (first == -2)
+        respond_error(req, 413,
+                      "the workspace's uploads of the last 24 hours would pass %ld MiB "
+                      "(template_upload_mb)",
+                      req->conf->template_upload_mb);
+    else if (first < 0)
         respond_store_down(req);
     else if (first == 0)
         respond_error(req, 409, "this upload URL was used already");

@@ -46,9 +46,11 @@
 #define K_BLD_LOGS "corral:{ws:%s}:bldlogs:%s"     /* list: a build's log entries (JSON) */
 #define K_BLD_INDEX "corral:bldws:%s"              /* build id -> workspace (worker routes) */
 #define K_TPL_FILE "corral:{ws:%s}:tplfile:%s"     /* string: a COPY step's uploaded tar */
-#define K_TPL_UPLOAD "corral:{ws:%s}:tplup:%s"     /* string: an upload URL's nonce, once used */
-#define K_VOLUME "corral:{ws:%s}:vol:%s"           /* hash: one volume (decision 0049) */
-#define K_VOLUMES "corral:{ws:%s}:vols"            /* hash: volume name -> id */
+#define K_TPL_BYTES                                                                                \
+    "corral:{ws:%s}:tplbytes" /* string: bytes uploaded, kept as the files are (24 h) */
+#define K_TPL_UPLOAD "corral:{ws:%s}:tplup:%s" /* string: an upload URL's nonce, once used */
+#define K_VOLUME "corral:{ws:%s}:vol:%s"       /* hash: one volume (decision 0049) */
+#define K_VOLUMES "corral:{ws:%s}:vols"        /* hash: volume name -> id */
 
 #define CMD_GROUP "workerd"
 #define CMD_CONSUMER "w"

@@ -5,6 +5,7 @@
 #include "template_store.h"
 
 #include "keys.h"
+#include "record_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +28,31 @@ int template_file_exists(struct rconn *rc, const char *ws, const char *hash)
     return n;
 }
 
-int template_file_put(struct rconn *rc, const char *ws, const char *hash, const char *data,
-                      size_t len)
-{
-    char key[192];
+/* The workspace's uploaded bytes are counted while its files may still be
+ * held: a tenant cannot fill Redis with uploads (decision 0080). */
+static struct rscript budget_script = {
+    "template_upload_budget",
+    "local used = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+    "if used + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return 0 end\n"
+    "redis.call('INCRBY', KEYS[1], ARGV[1])\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
+    "return 1\n",
+    ""};
 
+int template_file_put(struct rconn *rc, const char *ws, const char *hash, const char *data,
+                      size_t len, long long budget)
+{
+    char key[192], bytes[128], n[24], cap[24], ttl[24];
+    const char *argv[4] = {bytes, n, cap, ttl};
+    int room;
+
+    snprintf(bytes, sizeof(bytes), K_TPL_BYTES, ws);
+    snprintf(n, sizeof(n), "%zu", len);
+    snprintf(cap, sizeof(cap), "%lld", budget);
+    snprintf(ttl, sizeof(ttl), "%lld", FILE_TTL_S * 1000LL);
+    room = record_eval_int(rc, &budget_script, 1, 3, argv);
+    if (room != 1)
+        return room < 0 ? -1 : -2;
     snprintf(key, sizeof(key), K_TPL_FILE, ws, hash);
     return reply_done(rconn_cmd(rc, 0, "SET %s %b EX %d", key, data, len, FILE_TTL_S));
 }

@@ -107,8 +107,10 @@ int build_push_allowed(struct rconn *rc, const char *wid, const char *repo);
 
 /* Files a COPY step uploaded, by the SDK's hash (64 hex), kept 24 h. */
 int template_file_exists(struct rconn *rc, const char *ws, const char *hash);
+/* 0, -2 the workspace's budget (bytes uploaded in 24 h) would be passed,
+ * -1 Redis. */
 int template_file_put(struct rconn *rc, const char *ws, const char *hash, const char *data,
-                      size_t len);
+                      size_t len, long long budget);
 /* *data malloc'ed (caller frees): 1, 0 absent, -1. */
 int template_file_get(struct rconn *rc, const char *ws, const char *hash, char **data, size_t *len);
 /* An upload URL's nonce, used once: 1 first use, 0 used before, -1. */

@@ -60,7 +60,7 @@ integration() (
     # lifecycle.test.mjs waits out a paused sandbox's whole life.
     export CORRAL_PAUSED_MAX_S=5 CORRAL_SANDBOX_MAX_TIMEOUT_S=3600
     # templates.test.mjs reaches a workspace's ceiling of templates.
-    export CORRAL_MAX_TEMPLATES=3
+    export CORRAL_MAX_TEMPLATES=3 CORRAL_TEMPLATE_UPLOAD_MB=1
     # Its workers are test workers that answer in milliseconds: a create
     # that is never started fails after 12 s, not the test profile's 20. Not
     # less: a create redelivered waits out its dead worker's 5 s lease first.

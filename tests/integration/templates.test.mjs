@@ -183,6 +183,18 @@ test('the upload URL: once, for its hash only, unforgeable, capped', async () =>
   const big = await api('GET', `/templates/${req.templateID}/files/${other}`, { key: A.member });
   const over = await fetch(big.body.url, { method: 'PUT', body: Buffer.alloc(65 << 20) });
   assert.equal(over.status, 413);
+  // Under the cap each, over the workspace's budget together (1 MiB in this
+  // profile): the third is refused, and what was refused is not stored.
+  const sizes = [400 << 10, 400 << 10, 400 << 10];
+  const answers = [];
+  for (const [i, n] of sizes.entries()) {
+    const h = createHash('sha256').update(`budget-${i}`).digest('hex');
+    const l = await api('GET', `/templates/${req.templateID}/files/${h}`, { key: A.member });
+    answers.push({ h, status: (await fetch(l.body.url, { method: 'PUT', body: Buffer.alloc(n, i) })).status });
+  }
+  assert.deepEqual(answers.map((a) => a.status), [200, 200, 413]);
+  const third = await api('GET', `/templates/${req.templateID}/files/${answers[2].h}`, { key: A.member });
+  assert.equal(third.body.present, false);
 });
 
 test('a workspace\'s templates stop at the operator\'s max_templates (3 in this profile); a known name still builds', async () => {
