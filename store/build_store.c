@@ -127,20 +127,28 @@ struct build_keys {
     char key[160], tpl[160], now[24];
 };
 
-static void keys_of(const char *ws, const char *bid, struct build_keys *k)
+static struct build_keys keys_of(const char *ws, const char *bid)
 {
-    snprintf(k->key, sizeof(k->key), K_BLD, ws, bid);
-    snprintf(k->tpl, sizeof(k->tpl), K_TPL, ws, "");
-    snprintf(k->now, sizeof(k->now), "%lld", (long long)clock_now_ms());
+    struct build_keys k;
+
+    snprintf(k.key, sizeof(k.key), K_BLD, ws, bid);
+    snprintf(k.tpl, sizeof(k.tpl), K_TPL, ws, "");
+    snprintf(k.now, sizeof(k.now), "%lld", (long long)clock_now_ms());
+    return k;
 }
 
 int build_begin(struct rconn *rc, const char *ws, const char *bid, const char *wid,
                 const char *sbid)
 {
-    struct build_keys k;
-    const char *argv[6] = {k.key, k.tpl, wid, sbid, k.now, bid};
+    struct build_keys k = keys_of(ws, bid);
+    const char *argv[6];
 
-    keys_of(ws, bid, &k);
+    argv[0] = k.key;
+    argv[1] = k.tpl;
+    argv[2] = wid;
+    argv[3] = sbid;
+    argv[4] = k.now;
+    argv[5] = bid;
     return record_eval_int(rc, &begin_script, 1, 5, argv);
 }
 
@@ -160,18 +168,18 @@ static struct rscript end_script = {
 int build_end(struct rconn *rc, const char *ws, const char *bid, const char *wid,
               enum build_state to, const char *step, const char *reason, const char *image)
 {
-    struct build_keys k;
-    const char *argv[9] = {k.key,
-                           k.tpl,
-                           wid ? wid : "",
-                           build_state_name(to),
-                           step ? step : "",
-                           reason ? reason : "",
-                           image ? image : "",
-                           k.now,
-                           bid};
+    struct build_keys k = keys_of(ws, bid);
+    const char *argv[9];
 
-    keys_of(ws, bid, &k);
+    argv[0] = k.key;
+    argv[1] = k.tpl;
+    argv[2] = wid ? wid : "";
+    argv[3] = build_state_name(to);
+    argv[4] = step ? step : "";
+    argv[5] = reason ? reason : "";
+    argv[6] = image ? image : "";
+    argv[7] = k.now;
+    argv[8] = bid;
     return record_eval_int(rc, &end_script, 1, 8, argv);
 }
 
