@@ -31,6 +31,8 @@ static const struct int_key int_keys[] = {
     {"template_ready_s", offsetof(struct corral_conf, template_ready_s), 0, 3600},
     {"max_templates", offsetof(struct corral_conf, max_templates), 1, 100000},
     {"template_upload_mb", offsetof(struct corral_conf, template_upload_mb), 1, 1 << 20},
+    {"template_storage_mb", offsetof(struct corral_conf, template_storage_mb), 1, 1L << 30},
+    {"max_builds", offsetof(struct corral_conf, max_builds), 1, 1000},
     {"redis_timeout_ms", offsetof(struct corral_conf, redis_timeout_ms), 10, 60000},
     {"redis_cluster", offsetof(struct corral_conf, redis_cluster), 0, 1},
     {"fleet_share", offsetof(struct corral_conf, fleet_share), 1, 100},
@@ -60,6 +62,8 @@ static const struct str_key str_keys[] = {
     {"registry_key", offsetof(struct corral_conf, registry_key)},
     {"registry_service", offsetof(struct corral_conf, registry_service)},
     {"registry_issuer", offsetof(struct corral_conf, registry_issuer)},
+    {"registry_url", offsetof(struct corral_conf, registry_url)},
+    {"registry_config", offsetof(struct corral_conf, registry_config)},
 };
 
 /* Every entry of the list must be host:port: a typo found at start, not at
@@ -215,6 +219,8 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->paused_max_s = 86400;
     c->max_templates = 100;       /* a workspace's, decision 0080 */
     c->template_upload_mb = 1024; /* a workspace's COPY uploads per 24 h */
+    c->template_storage_mb = 20480; /* 20 GiB of a workspace's own layers, decision 0081 */
+    c->max_builds = 4;
     c->redis_timeout_ms = 1000;
     data_addr_defaults(&c->data_allow);
     /* Decision 0034: half the shared fleet per tenant. */
@@ -227,6 +233,7 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     snprintf(c->registry_key, sizeof(c->registry_key), "/etc/corral/registry.key");
     snprintf(c->registry_service, sizeof(c->registry_service), "corral-registry");
     snprintf(c->registry_issuer, sizeof(c->registry_issuer), "corral");
+    snprintf(c->registry_config, sizeof(c->registry_config), "/etc/docker/registry/config.yml");
     if (path && config_load(path, set_key, c, err, errlen) != 0)
         return -1;
     /* Blocking waits must leave threads free, or heartbeats (which unblock the

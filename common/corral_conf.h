@@ -43,6 +43,8 @@ struct corral_conf {
     long template_ready_s;   /* a template's ready command's time (0: the create's wait less 5 s) */
     long max_templates;      /* a workspace's templates at most (decision 0080) */
     long template_upload_mb; /* a workspace's COPY uploads per 24 h, in MiB (0080) */
+    long template_storage_mb; /* what a workspace's templates' images may add, MiB (0081) */
+    long max_builds;          /* a workspace's builds at once (0081) */
     long redis_timeout_ms;
     long
         redis_cluster; /* 1: redis_host:redis_port is one node of a Redis Cluster (decision 0059) */
@@ -68,6 +70,11 @@ struct corral_conf {
     char registry_key_pem[2048]; /* loaded from registry_key when registry is set, never logged */
     char registry_service[256];
     char registry_issuer[256];
+    /* The registry's API as the control plane reaches it (deletes, garbage
+     * collection; "" = http://<registry>), and the registry's own config
+     * file, which corralctl registry-gc hands its garbage-collect (0081). */
+    char registry_url[256];
+    char registry_config[256];
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

@@ -118,19 +118,34 @@ static int b64url_json(json_t *part, char *out, size_t outlen)
     return n;
 }
 
+/* "a,b" -> ["a", "b"] */
+static json_t *action_list(const char *csv)
+{
+    json_t *out = json_array();
+    const char *p = csv;
+
+    while (out && p && *p) {
+        size_t n = strcspn(p, ",");
+        json_array_append_new(out, json_stringn(p, n));
+        p += n + (p[n] == ',');
+    }
+    return out;
+}
+
 static json_t *claims(const struct registry_grant *g)
 {
     char jti[33];
-    json_t *actions = g->push ? json_pack("[s, s]", "pull", "push") : json_pack("[s]", "pull");
+    json_t *actions = action_list(g->actions);
 
-    if (secret_random_hex(jti, 16) != 0) {
+    if (!actions || secret_random_hex(jti, 16) != 0) {
         json_decref(actions);
         return NULL;
     }
     return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:[{s:s, s:s, s:o}]}", "iss", g->issuer,
                      "sub", g->subject, "aud", g->service, "exp", (json_int_t)(g->now + g->ttl_s),
                      "nbf", (json_int_t)g->now, "iat", (json_int_t)g->now, "jti", jti, "access",
-                     "type", "repository", "name", g->repo, "actions", actions);
+                     "type", g->type ? g->type : "repository", "name", g->repo, "actions",
+                     actions);
 }
 
 /* ES256 over msg: JOSE wants r || s, each 32 bytes, not OpenSSL's DER. */

@@ -12,13 +12,16 @@
 #define REGISTRY_TOKEN_MAX 2048
 #define REGISTRY_TOKEN_TTL_S 300
 
-/* What one token grants: pull (and push) on one repository. */
+/* What one token grants: actions on one repository (pull, pull and push for
+ * a build; pull and delete for a garbage collection), or on the registry's
+ * catalog (type "registry", repo "catalog", actions "*"). */
 struct registry_grant {
     const char *issuer;  /* corral.conf registry_issuer: the registry's auth.token.issuer */
     const char *service; /* registry_service: its auth.token.service, the token's aud */
     const char *subject; /* the worker id */
     const char *repo;    /* corral/w<ws>/<tpl> or corral/fleet/<tpl> */
-    int push;
+    const char *type;    /* NULL: "repository" */
+    const char *actions; /* comma-separated: "pull", "pull,push", "pull,delete", "*" */
     long long now; /* iat and nbf, seconds since the epoch */
     long ttl_s;    /* exp = now + ttl_s */
 };

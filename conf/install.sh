@@ -8,6 +8,7 @@
 #   PREFIX/lib/nginx/modules/ngx_http_corral_module.so
 #   PREFIX/lib/corral/redis-acl   prints Redis's ACL file from the password files
 #   /lib/systemd/system/    corral-api@.service corral-sched.service corral-workerd.service
+#                           corral-registry-gc.service and .timer
 #                           (@PREFIX@ replaced), nginx.service.d/corral-restart.conf,
 #                           redis-server.service.d/corral.conf (Redis's files 0600 in 0700)
 #   /usr/lib/sysusers.d/corral.conf   the user corral (systemd-sysusers)
@@ -31,7 +32,8 @@ case "$BIN" in /*) ;; *) BIN=$ROOT/$BIN ;; esac
 case "$MODULE" in /*) ;; *) MODULE=$ROOT/$MODULE ;; esac
 
 BINARIES=(corral-api corralctl corral-sched workerd envd corral-egress)
-UNITS=(corral-api@.service corral-sched.service corral-workerd.service)
+UNITS=(corral-api@.service corral-sched.service corral-workerd.service corral-registry-gc.service
+       corral-registry-gc.timer)
 SYSTEMD=$ROOT/conf/systemd
 MODDIR=$PREFIX/lib/nginx/modules
 # The FastCGI sockets of corral-api@1 and @2, as the unit names them

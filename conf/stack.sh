@@ -465,6 +465,8 @@ paused_max_s = ${CORRAL_PAUSED_MAX_S:-86400}
 template_ready_s = ${CORRAL_TEMPLATE_READY_S:-0}
 max_templates = ${CORRAL_MAX_TEMPLATES:-100}
 template_upload_mb = ${CORRAL_TEMPLATE_UPLOAD_MB:-1024}
+template_storage_mb = ${CORRAL_TEMPLATE_STORAGE_MB:-20480}
+max_builds = ${CORRAL_MAX_BUILDS:-4}
 sandbox_max_timeout_s = ${CORRAL_SANDBOX_MAX_TIMEOUT_S:-86400}
 worker_data_addrs = $WORKER_ADDRS
 fleet_share = $FLEET_SHARE
@@ -481,7 +483,8 @@ CONF
     if [ "$CLUSTER" -ge 2 ]; then echo "redis_cluster = 1"; fi
     # The registry whose tokens corral-api signs with this key (0079)
     if [ -n "$REGISTRY_ADDR" ]; then
-        printf 'registry = %s\nregistry_key = %s\n' "$REGISTRY_ADDR" "$RUN/registry.key"
+        printf 'registry = %s\nregistry_key = %s\nregistry_config = %s\n' \
+            "$REGISTRY_ADDR" "$RUN/registry.key" "$RUN/registry.yml"
     fi
 }
 
@@ -779,6 +782,11 @@ up() {
     start_bg sched "$BIN/corral-sched" -c "$RUN/corral.conf"
     # Tests run two sweepers: corral-sched must be safe as several copies.
     [ "$PROFILE" = test ] && start_bg sched-2 "$BIN/corral-sched" -c "$RUN/corral.conf"
+    # The dev stack's registry is collected daily, as the packages' timer does (0081).
+    if [ "$PROFILE" = dev ] && [ -n "$REGISTRY_ADDR" ]; then
+        start_bg registry-gc bash -c 'while sleep 86400; do "$0" -c "$1" registry-gc; done' \
+            "$BIN/corralctl" "$RUN/corral.conf"
+    fi
     start_nginx nginx "$RUN"
     wait_for "nginx on port $PORT" curl -sf --max-time 2 --cacert "$RUN/tls/ca.crt" "https://localhost:$PORT/health"
     for i in $(seq 1 "$WORKERS"); do start_workerd "$i"; done
@@ -814,6 +822,7 @@ down() {
     done
     stop_pid sched
     stop_pid sched-2
+    stop_pid registry-gc
     for i in $(seq 1 $API_PROCS); do stop_pid "api-$i"; done
     for f in "$RUN"/pids/gw*-api-*.pid; do
         if [ -f "$f" ]; then f=${f##*/}; stop_pid "${f%.pid}"; fi

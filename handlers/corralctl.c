@@ -6,15 +6,19 @@
  *   corralctl [-c conf] [--json] join-token create [--workspace ID] [--ttl SECONDS]
  *   corralctl [-c conf] [--json] join-token revoke TOKEN_ID
  *   corralctl [-c conf] audit [--workspace ID] [--limit N] [--cursor NEXT]
+ *   corralctl [-c conf] registry-gc [--wait SECONDS]
  *
  * What it mints or revokes is in the audit trail with actor "operator"; audit
  * prints a page of a workspace's trail, or of the operator's (the unscoped
- * fleet's workers) without --workspace (decision 0045).
+ * fleet's workers) without --workspace (decision 0045). registry-gc deletes
+ * the registry's manifests no template keeps and, on the registry's host,
+ * frees the blobs they held (decision 0081; ctl_registry_gc.c).
  */
 #include "accounts.h"
 #include "audit.h"
 #include "audit_view.h"
 #include "corral_conf.h"
+#include "ctl_registry_gc.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -25,7 +29,7 @@ struct cli {
     struct rconn rc;
     struct corral_conf conf;
     int json;
-    const char *workspace, *role, *ttl, *limit, *cursor;
+    const char *workspace, *role, *ttl, *limit, *cursor, *wait;
 };
 
 static int usage(void)
@@ -35,7 +39,8 @@ static int usage(void)
                     "  key create --workspace ID --role owner|member\n"
                     "  join-token create [--workspace ID] [--ttl SECONDS]\n"
                     "  join-token revoke TOKEN_ID\n"
-                    "  audit [--workspace ID] [--limit 1-1000] [--cursor NEXT]\n");
+                    "  audit [--workspace ID] [--limit 1-1000] [--cursor NEXT]\n"
+                    "  registry-gc [--wait SECONDS (330)]\n");
     return 2;
 }
 
@@ -174,6 +179,18 @@ static int cmd_audit(struct cli *c)
     return 0;
 }
 
+/* A push token lives 300 s: the default wait outlasts one. */
+static int cmd_registry_gc(struct cli *c)
+{
+    long wait = c->wait ? strtol(c->wait, NULL, 10) : 330;
+
+    if (wait < 0 || wait > 3600)
+        return fail("--wait: seconds in [0, 3600]");
+    if (!c->conf.registry[0])
+        return fail("corral.conf names no registry");
+    return ctl_registry_gc(&c->rc, &c->conf, wait);
+}
+
 /* Splits options from positional words; positional[] gets the rest. */
 static int parse(struct cli *c, int argc, char **argv, const char **conf, const char **pos,
                  int *npos)
@@ -186,6 +203,7 @@ static int parse(struct cli *c, int argc, char **argv, const char **conf, const 
                             : !strcmp(a, "--ttl")       ? &c->ttl
                             : !strcmp(a, "--limit")     ? &c->limit
                             : !strcmp(a, "--cursor")    ? &c->cursor
+                            : !strcmp(a, "--wait")      ? &c->wait
                                                         : NULL;
         if (!strcmp(a, "--json"))
             c->json = 1;
@@ -218,6 +236,8 @@ int main(int argc, char **argv)
     audit_set_retention(c.conf.audit_retention_s);
     if (!strcmp(pos[0], "audit"))
         return npos == 1 ? cmd_audit(&c) : usage();
+    if (!strcmp(pos[0], "registry-gc"))
+        return npos == 1 ? cmd_registry_gc(&c) : usage();
     if (npos < 2)
         return usage();
     if (!strcmp(pos[0], "workspace") && !strcmp(pos[1], "create"))

@@ -7,6 +7,8 @@
  * template is "not found", as an absent one. */
 #include "e2b_spec.h"
 #include "handlers.h"
+#include "log.h"
+#include "registry_gc.h"
 #include "respond.h"
 #include "sandbox_view.h"
 #include "snapshot.h"
@@ -138,8 +140,14 @@ void h_e2b_template_delete(struct request *req)
         respond_error(req, 403, "only the workspace's owner deletes templates");
         return;
     }
-    if (found == 1 && (found = template_remove(req->rc, req->cred.ws, t.id)) == 1)
+    if (found == 1 && (found = template_remove(req->rc, req->cred.ws, t.id)) == 1) {
+        char err[300];
         template_images_forget(req->rc, req->cred.ws, req->conf->registry, t.id);
+        /* Its tags leave the registry now; what fails here, corralctl
+         * registry-gc deletes later (decision 0081). */
+        if (registry_template_forget(req->conf, req->cred.ws, t.id, err, sizeof(err)) != 0)
+            log_warn("template %s: its registry manifests stay until registry-gc: %s", t.id, err);
+    }
     respond_change(req, found, "template");
 }
 

@@ -7,9 +7,11 @@
  * Authenticated as the heartbeat is. The rule is registry_decide's: pull on
  * the fleet's repositories and on the worker's own workspace's (every
  * workspace's for the unscoped fleet); push only on the target of a build in
- * progress on this worker (template_store's build_push_allowed). A refusal
- * is 403 naming why; 503 when corral.conf names no registry. Nothing is
- * written: a token is good for 300 s and is never stored or logged. */
+ * progress on this worker (template_store's build_push_admit). A refusal
+ * is 403 naming why; 503 when corral.conf names no registry, or while a
+ * registry garbage collection holds pushes (decision 0081: the worker
+ * retries). A token is good for 300 s and is never stored or logged; a push
+ * token's build id and expiry are recorded as a push in flight. */
 #include "clock.h"
 #include "handlers.h"
 #include "registry_token.h"
@@ -28,7 +30,7 @@ static void answer_token(struct request *req, const char *wid, const struct regi
                                .service = req->conf->registry_service,
                                .subject = wid,
                                .repo = a->repo,
-                               .push = a->push,
+                               .actions = a->push ? "pull,push" : "pull",
                                .now = clock_now_ms() / 1000,
                                .ttl_s = REGISTRY_TOKEN_TTL_S};
 
@@ -63,7 +65,15 @@ void h_worker_registry_token(struct request *req)
         respond_error(req, 503, "no registry is configured (corral.conf registry)");
         return;
     }
-    if (a.push && (push_ok = build_push_allowed(req->rc, wid, a.repo)) < 0) {
+    if (a.push)
+        push_ok = build_push_admit(req->rc, wid, a.repo,
+                                   clock_now_ms() / 1000 + REGISTRY_TOKEN_TTL_S);
+    if (push_ok == -2) {
+        respond_error(req, 503, "%s: the registry is collecting garbage; pushes wait, retry",
+                      a.repo);
+        return;
+    }
+    if (push_ok < 0) {
         respond_store_down(req);
         return;
     }

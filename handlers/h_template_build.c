@@ -205,7 +205,9 @@ static void start_build(struct request *req, const struct template_record *t,
                              .ready_cmd = p->ready_cmd,
                              .user = p->user,
                              .workdir = p->workdir,
-                             .tags = tags};
+                             .tags = tags,
+                             .storage_max_bytes = req->conf->template_storage_mb * 1024LL * 1024,
+                             .max_builds = req->conf->max_builds};
     struct sched_error err = {0};
 
     if (target_of(req, t, b->id, target, sizeof(target)) == 0) {

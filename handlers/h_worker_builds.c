@@ -57,10 +57,15 @@ static void apply_report(struct request *req, const char *wid, const char *ws,
         respond_error(req, 400, "digest: the build's target has no tag to replace");
         return;
     }
-    if (r->ends)
-        n = template_build_finish(req->rc, ws, wid, b,
-                                  r->ends == 1 ? BUILD_STATE_READY : BUILD_STATE_ERROR, r->step,
-                                  r->reason, image);
+    if (r->ends) {
+        struct build_outcome o = {.to = r->ends == 1 ? BUILD_STATE_READY : BUILD_STATE_ERROR,
+                                  .step = r->step,
+                                  .reason = r->reason,
+                                  .image = image,
+                                  .size_bytes = r->size_bytes};
+        n = template_build_finish(req->rc, ws, wid, b, &o,
+                                  req->conf->template_storage_mb * 1024LL * 1024);
+    }
     if (n < 0)
         respond_store_down(req);
     else if (n == 0)

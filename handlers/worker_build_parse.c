@@ -102,13 +102,29 @@ static int state_check(json_t *body, struct worker_build_report *out, char *err,
     return -1;
 }
 
+/* Optional: a worker that could not measure it says nothing. */
+static int size_check(json_t *body, struct worker_build_report *out, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(body, "size_bytes");
+
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) > WORKER_BUILD_SIZE_MAX) {
+        snprintf(err, errlen, "size_bytes: must be a whole number of bytes, 0 to 2^50");
+        return -1;
+    }
+    out->size_bytes = json_integer_value(v);
+    return 0;
+}
+
 int worker_build_parse(json_t *body, struct worker_build_report *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     if (text(body, "step", out->step, sizeof(out->step), err, errlen) ||
         text(body, "reason", out->reason, sizeof(out->reason), err, errlen) ||
         text(body, "digest", out->digest, sizeof(out->digest), err, errlen) ||
-        state_check(body, out, err, errlen))
+        state_check(body, out, err, errlen) || size_check(body, out, err, errlen))
         return -1;
     return logs_check(json_object_get(body, "logs"), out, err, errlen);
 }

@@ -7,11 +7,13 @@
 #include <stddef.h>
 
 #define WORKER_BUILD_LOGS_MAX 1000
+#define WORKER_BUILD_SIZE_MAX (1LL << 50)
 
 struct worker_build_report {
     json_t *logs; /* [{timestamp, level, message, step?}], a new reference */
     int ends;     /* 0: progress only; 1 ready; 2 error */
     char step[16], reason[512], digest[72];
+    long long size_bytes; /* what a ready build added over its base (0: not said) */
 };
 
 /* 0, or -1 with err naming the field. */

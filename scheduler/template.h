@@ -40,6 +40,10 @@ struct build_start {
     long cpu, memory_mb, timeout_s, step_timeout_s;
     const char *start_cmd, *ready_cmd, *user, *workdir;
     json_t *tags; /* the tags the template gets once ready */
+    /* The operator's ceilings (decision 0081): what a workspace's templates
+     * may take in the registry, and its builds at once. */
+    long long storage_max_bytes;
+    long max_builds;
 };
 
 /* Starts build bid of template tpl: a sandbox from the base, placed, walled
@@ -60,9 +64,18 @@ void template_images_forget(struct rconn *rc, const char *ws, const char *regist
  * updates b. 0, or -1 (Redis). */
 int template_build_check(struct rconn *rc, const char *ws, struct build_record *b);
 
-/* A worker's last word on build b (ready with the image pushed, or error):
- * ends the build, makes the template the build's on ready, kills the build's
- * sandbox. 1 ended now, 0 not b's worker's or not building, -1. */
+/* A worker's last word on a build. */
+struct build_outcome {
+    enum build_state to; /* ready or error */
+    const char *step, *reason;
+    const char *image;    /* ready: the pushed image, by digest */
+    long long size_bytes; /* ready: what it added over its base */
+};
+
+/* A worker's last word on build b: ends the build, makes the template the
+ * build's on ready (unless its size would take the workspace's templates
+ * over storage_max_bytes: then the build fails, naming it), kills the
+ * build's sandbox. 1 ended now, 0 not b's worker's or not building, -1. */
 int template_build_finish(struct rconn *rc, const char *ws, const char *wid,
-                          const struct build_record *b, enum build_state to, const char *step,
-                          const char *reason, const char *image);
+                          const struct build_record *b, const struct build_outcome *o,
+                          long long storage_max_bytes);

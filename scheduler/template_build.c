@@ -7,6 +7,7 @@
 #include "lifecycle.h"
 #include "sandbox_store.h"
 #include "scheduler.h"
+#include "template_storage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,40 @@ static int recipe(struct rconn *rc, const char *ws, const char *bid, const struc
     return build_recipe_set(rc, ws, &b);
 }
 
+#define MIB (1024LL * 1024)
+
+/* The operator's ceilings: the workspace's storage and its builds at once. */
+static int admit(struct rconn *rc, const char *ws, const char *bid, const struct build_start *bs,
+                 struct sched_error *err)
+{
+    long long used = template_storage_used(rc, ws, NULL);
+    int slot;
+
+    if (used < 0) {
+        sched_error_set(err, 503, "state store unavailable");
+        return -1;
+    }
+    if (used >= bs->storage_max_bytes) {
+        sched_error_set(err, 403,
+                        "templates: the workspace's templates take %lld MiB, the operator's "
+                        "maximum is %lld MiB (template_storage_mb)",
+                        used / MIB, bs->storage_max_bytes / MIB);
+        return -1;
+    }
+    /* A build whose end was never heard gives its slot back after its own
+     * timeout and the slack of a worker's death. */
+    slot = build_slot_take(rc, ws, bid, bs->max_builds, (bs->timeout_s + 300) * 1000LL);
+    if (slot == 1)
+        return 0;
+    if (slot == 0)
+        sched_error_set(err, 429, "builds: the workspace has %ld in progress, the operator's "
+                                  "maximum (max_builds)",
+                        bs->max_builds);
+    else
+        sched_error_set(err, 503, "state store unavailable");
+    return -1;
+}
+
 int template_build_start(struct rconn *rc, const struct sched_conf *c, const char *ws,
                          const char *actor, const char *tpl, const char *bid,
                          const struct build_start *bs, struct sched_error *err)
@@ -89,8 +124,13 @@ int template_build_start(struct rconn *rc, const struct sched_conf *c, const cha
     int rv = -1;
 
     (void)tpl;
+    if (admit(rc, ws, bid, bs, err) != 0) {
+        build_end(rc, ws, bid, NULL, BUILD_STATE_ERROR, "0", err->message, "");
+        return -1;
+    }
     if (root_of(rc, ws, bs, root) != 0 || recipe(rc, ws, bid, bs, root) != 0) {
         sched_error_set(err, 503, "state store unavailable");
+        build_end(rc, ws, bid, NULL, BUILD_STATE_ERROR, "0", err->message, "");
         return -1;
     }
     memset(&rec, 0, sizeof(rec));
@@ -174,17 +214,49 @@ static int make_template(struct rconn *rc, const char *ws, const struct build_re
     return 0;
 }
 
-int template_build_finish(struct rconn *rc, const char *ws, const char *wid,
-                          const struct build_record *b, enum build_state to, const char *step,
-                          const char *reason, const char *image)
+/* A ready build whose size would take the workspace over its ceiling fails:
+ * o becomes that error (why holds its reason). 0, or -1 (Redis). */
+static int storage_check(struct rconn *rc, const char *ws, const struct build_record *b,
+                         struct build_outcome *o, long long max, char *why, size_t len)
 {
-    int n = build_end(rc, ws, b->id, wid, to, step, reason, image);
+    struct build_record next = *b;
+    long long used;
 
+    if (o->to != BUILD_STATE_READY)
+        return 0;
+    next.size_bytes = o->size_bytes;
+    if (build_size_set(rc, ws, b->id, o->size_bytes) != 0 ||
+        (used = template_storage_used(rc, ws, &next)) < 0)
+        return -1;
+    if (used <= max)
+        return 0;
+    snprintf(why, len,
+             "the template's image adds %lld MiB: the workspace's templates would take %lld MiB, "
+             "over the operator's maximum of %lld MiB (template_storage_mb)",
+             o->size_bytes / MIB, used / MIB, max / MIB);
+    o->to = BUILD_STATE_ERROR;
+    o->step = "finalize";
+    o->reason = why;
+    o->image = "";
+    return 0;
+}
+
+int template_build_finish(struct rconn *rc, const char *ws, const char *wid,
+                          const struct build_record *b, const struct build_outcome *given,
+                          long long storage_max_bytes)
+{
+    struct build_outcome o = *given;
+    char why[400];
+    int n;
+
+    if (storage_check(rc, ws, b, &o, storage_max_bytes, why, sizeof(why)) != 0)
+        return -1;
+    n = build_end(rc, ws, b->id, wid, o.to, o.step, o.reason, o.image);
     if (n != 1)
         return n;
-    if (to == BUILD_STATE_READY && make_template(rc, ws, b, image) != 0)
+    if (o.to == BUILD_STATE_READY && make_template(rc, ws, b, o.image) != 0)
         return -1;
     sandbox_kill(rc, ws, b->sandbox, AUDIT_KILLED, "corral",
-                 to == BUILD_STATE_READY ? "build done" : "build failed");
+                 o.to == BUILD_STATE_READY ? "build done" : "build failed");
     return 1;
 }

@@ -47,6 +47,7 @@ static void fill(const redisReply *h, void *out)
         NUM("created_at", b->created_at)
         NUM("updated_at", b->updated_at)
         NUM("finished_at", b->finished_at)
+        NUM("size", b->size_bytes)
     }
     b->state = build_state_parse(b->state_text);
 }
@@ -124,7 +125,7 @@ static struct rscript begin_script = {
 /* key and template-key prefix of build bid, and now: the scripts' common
  * arguments. */
 struct build_keys {
-    char key[160], tpl[160], now[24];
+    char key[160], tpl[160], active[160], now[24];
 };
 
 static struct build_keys keys_of(const char *ws, const char *bid)
@@ -133,6 +134,7 @@ static struct build_keys keys_of(const char *ws, const char *bid)
 
     snprintf(k.key, sizeof(k.key), K_BLD, ws, bid);
     snprintf(k.tpl, sizeof(k.tpl), K_TPL, ws, "");
+    snprintf(k.active, sizeof(k.active), K_BLD_ACTIVE, ws);
     snprintf(k.now, sizeof(k.now), "%lld", (long long)clock_now_ms());
     return k;
 }
@@ -162,6 +164,7 @@ static struct rscript end_script = {
     "  'image', ARGV[6], 'updated_at', ARGV[7], 'finished_at', ARGV[7])\n"
     "if redis.call('HGET', ARGV[1] .. b[3], 'building') == ARGV[8] then\n"
     "  redis.call('HDEL', ARGV[1] .. b[3], 'building') end\n"
+    "redis.call('ZREM', ARGV[9], ARGV[8])\n"
     "return 1\n",
     ""};
 
@@ -169,7 +172,8 @@ int build_end(struct rconn *rc, const char *ws, const char *bid, const char *wid
               enum build_state to, const char *step, const char *reason, const char *image)
 {
     struct build_keys k = keys_of(ws, bid);
-    const char *argv[9];
+    const char *argv[10];
+    int n;
 
     argv[0] = k.key;
     argv[1] = k.tpl;
@@ -180,7 +184,54 @@ int build_end(struct rconn *rc, const char *ws, const char *bid, const char *wid
     argv[6] = image ? image : "";
     argv[7] = k.now;
     argv[8] = bid;
-    return record_eval_int(rc, &end_script, 1, 8, argv);
+    argv[9] = k.active;
+    n = record_eval_int(rc, &end_script, 1, 9, argv);
+    /* Its push is over; a failure here only keeps a collection waiting
+     * until the token's expiry (registry_gate.c). */
+    if (n == 1)
+        reply_done(rconn_cmd(rc, 0, "ZREM %s %s", K_REG_PUSHES, bid));
+    return n;
+}
+
+/* Members that ended or went stale give their slot back first. */
+static struct rscript slot_script = {
+    "build_slot",
+    "local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\n"
+    "for i = 1, #all, 2 do\n"
+    "  local st = redis.call('HGET', ARGV[1] .. all[i], 'state')\n"
+    "  if (st ~= 'waiting' and st ~= 'building') or tonumber(all[i + 1]) < tonumber(ARGV[4]) then\n"
+    "    redis.call('ZREM', KEYS[1], all[i]) end\n"
+    "end\n"
+    "if redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 1 end\n"
+    "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end\n"
+    "redis.call('ZADD', KEYS[1], ARGV[5], ARGV[2])\n"
+    "return 1\n",
+    ""};
+
+int build_slot_take(struct rconn *rc, const char *ws, const char *bid, long max, long long stale_ms)
+{
+    struct build_keys k = keys_of(ws, bid);
+    char prefix[160], maxs[24], since[24];
+    const char *argv[6];
+
+    snprintf(prefix, sizeof(prefix), K_BLD, ws, "");
+    snprintf(maxs, sizeof(maxs), "%ld", max);
+    snprintf(since, sizeof(since), "%lld", atoll(k.now) - stale_ms);
+    argv[0] = k.active;
+    argv[1] = prefix;
+    argv[2] = bid;
+    argv[3] = maxs;
+    argv[4] = since;
+    argv[5] = k.now;
+    return record_eval_int(rc, &slot_script, 1, 5, argv);
+}
+
+int build_size_set(struct rconn *rc, const char *ws, const char *bid, long long bytes)
+{
+    char key[160];
+
+    snprintf(key, sizeof(key), K_BLD, ws, bid);
+    return reply_done(rconn_cmd(rc, 0, "HSET %s size %lld", key, bytes));
 }
 
 int build_tags_stash(struct rconn *rc, const char *ws, const char *bid, json_t *tags)
@@ -263,10 +314,21 @@ json_t *build_log_range(struct rconn *rc, const char *ws, const char *bid, long 
     return out;
 }
 
-int build_push_allowed(struct rconn *rc, const char *wid, const char *repo)
+/* The build whose push this is, checked, then recorded unless a collection
+ * holds pushes: one script, so a collection that saw no push in flight
+ * never meets one. */
+static struct rscript admit_script = {
+    "push_admit",
+    "if redis.call('EXISTS', KEYS[1]) == 1 then return -2 end\n"
+    "redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])\n"
+    "return 1\n",
+    ""};
+
+int build_push_admit(struct rconn *rc, const char *wid, const char *repo, long long expires)
 {
-    char ws[17], tpl[49], key[160];
+    char ws[17], tpl[49], key[160], exp[24];
     struct build_record b;
+    const char *argv[4] = {K_REG_GC, K_REG_PUSHES, NULL, exp};
     redisReply *r;
     int rv = 0;
 
@@ -279,5 +341,9 @@ int build_push_allowed(struct rconn *rc, const char *wid, const char *repo)
     if (reply_str(r) && build_read(rc, ws, reply_str(r), &b) == 1)
         rv = b.state == BUILD_STATE_BUILDING && strcmp(b.worker, wid) == 0;
     freeReplyObject(r);
-    return rv;
+    if (rv != 1)
+        return rv;
+    argv[2] = b.id;
+    snprintf(exp, sizeof(exp), "%lld", expires);
+    return record_eval_int(rc, &admit_script, 2, 2, argv);
 }

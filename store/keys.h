@@ -45,6 +45,9 @@
 #define K_BLD "corral:{ws:%s}:bld:%s"              /* hash: one build */
 #define K_BLD_LOGS "corral:{ws:%s}:bldlogs:%s"     /* list: a build's log entries (JSON) */
 #define K_BLD_INDEX "corral:bldws:%s"              /* build id -> workspace (worker routes) */
+#define K_BLD_ACTIVE "corral:{ws:%s}:bldactive"    /* zset: builds in progress, by start (ms) */
+#define K_REG_GC "corral:{registry}:gc"            /* string: a garbage collection holds pushes */
+#define K_REG_PUSHES "corral:{registry}:pushes"    /* zset: build id -> its push token's expiry (s) */
 #define K_TPL_FILE "corral:{ws:%s}:tplfile:%s"     /* string: a COPY step's uploaded tar */
 #define K_TPL_BYTES                                                                                \
     "corral:{ws:%s}:tplbytes" /* string: bytes uploaded, kept as the files are (24 h) */

@@ -46,6 +46,7 @@ struct build_record {
     char target[TEMPLATE_IMAGE_MAX], tags[1200];
     enum build_state state;
     long cpu, memory_mb;
+    long long size_bytes; /* what the build added over its base (the worker's word) */
     long long created_at, updated_at, finished_at;
 };
 
@@ -82,6 +83,12 @@ int build_read(struct rconn *rc, const char *ws, const char *bid, struct build_r
 /* The workspace a build id belongs to (worker routes carry only the id):
  * 1, 0 unknown, -1. */
 int build_workspace(struct rconn *rc, const char *bid, char ws[33]);
+/* Takes one of the workspace's max concurrent build slots for bid (builds
+ * that ended, or started more than stale_ms ago, give theirs back): 1, 0 all
+ * max are taken, -1 Redis. build_end gives it back. */
+int build_slot_take(struct rconn *rc, const char *ws, const char *bid, long max, long long stale_ms);
+/* The bytes a ready build added (its worker's report). */
+int build_size_set(struct rconn *rc, const char *ws, const char *bid, long long bytes);
 /* waiting -> building on sandbox sbid of worker wid: 1, 0 not waiting, -1. */
 int build_begin(struct rconn *rc, const char *ws, const char *bid, const char *wid,
                 const char *sbid);
@@ -101,9 +108,11 @@ json_t *build_log_range(struct rconn *rc, const char *ws, const char *bid, long 
 int build_list(struct rconn *rc, const char *ws, const char *tpl, struct build_record **out,
                size_t *n);
 
-/* 1 when the worker wid holds the sandbox of a build that is building and
- * whose target is in repository repo; 0 when not; -1 on a Redis failure. */
-int build_push_allowed(struct rconn *rc, const char *wid, const char *repo);
+/* Whether the worker wid may push to repository repo until expires (s): 1
+ * when it holds the sandbox of the build in progress whose target is there
+ * (recorded as a push in flight, registry_gate.h), 0 when not, -2 when a
+ * registry garbage collection holds pushes, -1 on a Redis failure. */
+int build_push_admit(struct rconn *rc, const char *wid, const char *repo, long long expires);
 
 /* Files a COPY step uploaded, by the SDK's hash (64 hex), kept 24 h. */
 int template_file_exists(struct rconn *rc, const char *ws, const char *hash);

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PUSH_TIMEOUT_MS 1800000L
+#define PUSH_HOLD_WAIT_S 900 /* a collection's hold lasts at most 600 s */
+#define PUSH_HOLD_PACE_S 3
 
 int build_push_digest(const char *buf, size_t len, char *digest)
 {
@@ -103,6 +106,21 @@ int build_push_with(struct docker *d, const char *image, const char *target, con
     return push(d, name, tag, header, digest, err, errlen);
 }
 
+/* A registry garbage collection holds push tokens for a while (decision
+ * 0081): the build waits it out, bounded by the hold's own limit. */
+static int push_token(const struct worker_conf *c, const struct worker_identity *id,
+                      const char *repo, char *header, size_t len, char *why, size_t whylen)
+{
+    int rc = 2;
+
+    for (int waited = 0; rc == 2 && waited <= PUSH_HOLD_WAIT_S; waited += PUSH_HOLD_PACE_S) {
+        if (waited > 0)
+            sleep(PUSH_HOLD_PACE_S);
+        rc = registry_auth_header(c, id, repo, 1, header, len, why, whylen);
+    }
+    return rc;
+}
+
 int build_push(struct docker *d, const struct worker_conf *c, const struct worker_identity *id,
                const char *image, const char *target, char *digest, char *err, size_t errlen)
 {
@@ -111,7 +129,7 @@ int build_push(struct docker *d, const struct worker_conf *c, const struct worke
 
     if (target_split(target, host, repo, tag, err, errlen) != 0)
         return 1;
-    rc = registry_auth_header(c, id, repo, 1, header, sizeof(header), why, sizeof(why));
+    rc = push_token(c, id, repo, header, sizeof(header), why, sizeof(why));
     if (rc != 0) {
         snprintf(err, errlen, "push %.200s: %s", target, why);
         return rc;

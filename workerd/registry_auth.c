@@ -89,7 +89,10 @@ int registry_auth_header(const struct worker_conf *c, const struct worker_identi
                       err, errlen);
     control_close(&ctl);
     json_decref(body);
-    if (rc == 0 && status != 200) {
+    if (rc == 0 && status == 503 && push) {
+        snprintf(err, errlen, "registry token for %s: pushes are held (garbage collection)", repo);
+        rc = 2;
+    } else if (rc == 0 && status != 200) {
         snprintf(err, errlen, "registry token for %s: the control plane answered %ld", repo,
                  status);
         rc = 1;

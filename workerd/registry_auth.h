@@ -25,7 +25,8 @@ int registry_ref_split(const char *ref, char *host, size_t hostlen, char *repo, 
 
 /* Asks the control plane for a token on repo (push 1: push rights). 0 with
  * header set to the whole X-Registry-Auth header line; 1 refused (err says
- * the status, never the token); -1 the control plane unreachable. */
+ * the status, never the token); 2 a push held by a registry garbage
+ * collection (503: retry later); -1 the control plane unreachable. */
 int registry_auth_header(const struct worker_conf *c, const struct worker_identity *id,
                          const char *repo, int push, char *header, size_t len, char *err,
                          size_t errlen);

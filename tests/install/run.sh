@@ -35,7 +35,8 @@ WORK=$(mktemp -d /tmp/corral-install.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 BINARIES=(corral-api corralctl corral-sched workerd envd corral-egress)
-UNITS=(corral-api@.service corral-sched.service corral-workerd.service)
+UNITS=(corral-api@.service corral-sched.service corral-workerd.service corral-registry-gc.service
+       corral-registry-gc.timer)
 EXAMPLES=(corral.conf workerd.conf redis.conf nginx.conf nginx-gateway.conf daemon.json)
 
 # Absolute paths a unit names, comments left out; %t and %i as for instance 1.
@@ -122,7 +123,8 @@ verify_units() { # destdir
     fi
     # Warnings (an unknown key, say) exit 0: any output at all fails.
     if ! out=$(cd / && systemd-analyze verify --root="$v" corral-api@1.service corral-api@2.service \
-        corral-sched.service corral-workerd.service nginx.service redis-server.service 2>&1) || [ -n "$out" ]; then
+        corral-sched.service corral-workerd.service corral-registry-gc.service corral-registry-gc.timer \
+        nginx.service redis-server.service 2>&1) || [ -n "$out" ]; then
         fail "systemd-analyze verify:"$'\n'"$out"
     fi
     # Exposure (0-100) as the units stand (1.1 and 2.2 in systemd's 0-10 terms):

@@ -42,6 +42,7 @@ int main(int argc, char **argv)
     struct registry_grant g = {.issuer = "corral",
                                .service = "corral-registry",
                                .subject = "test-worker",
+                               .actions = "pull",
                                .ttl_s = REGISTRY_TOKEN_TTL_S};
     int opt, kid_only = 0;
     long shift = 0;
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
             g.repo = optarg;
             break;
         case 'p':
-            g.push = 1;
+            g.actions = "pull,push";
             break;
         case 's':
             g.subject = optarg;

@@ -174,17 +174,18 @@ static void test_sign(void)
                                .service = "corral-registry",
                                .subject = "0123abcd",
                                .repo = "corral/fleet/tpl-base",
+                               .actions = "pull",
                                .now = 1700000000,
                                .ttl_s = 300};
 
     CHECK(registry_key_id(test_key, kid) == 0);
     CHECK(registry_token_sign(test_key, &g, a, sizeof(a)) == 0);
     test_claims(a, kid, 0);
-    g.push = 1;
+    g.actions = "pull,push";
     CHECK(registry_token_sign(test_key, &g, b, sizeof(b)) == 0);
     test_claims(b, kid, 1);
     /* every token its own (jti, and ECDSA's random k) */
-    g.push = 0;
+    g.actions = "pull";
     CHECK(registry_token_sign(test_key, &g, b, sizeof(b)) == 0 && strcmp(a, b) != 0);
     /* a buffer too short: refused, emptied */
     CHECK(registry_token_sign(test_key, &g, small, sizeof(small)) == -1 && small[0] == '\0');
@@ -192,11 +193,51 @@ static void test_sign(void)
     CHECK(registry_token_sign(test_key, &g, b, sizeof(b)) == -1 && b[0] == '\0');
 }
 
+/* The control plane's own calls (decision 0081): a delete on one repository,
+ * and the catalog. */
+static void test_scopes(void)
+{
+    char t[REGISTRY_TOKEN_MAX];
+    struct registry_grant g = {.issuer = "corral",
+                               .service = "corral-registry",
+                               .subject = "corral-api",
+                               .repo = "corral/w0123456789abcdef/tpl-a",
+                               .actions = "pull,delete",
+                               .now = 1700000000,
+                               .ttl_s = 60};
+    json_t *c, *acc;
+    const char *d1, *d2;
+
+    CHECK(registry_token_sign(test_key, &g, t, sizeof(t)) == 0);
+    d1 = strchr(t, '.');
+    d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    c = d2 ? part_json(d1 + 1, (size_t)(d2 - d1 - 1)) : NULL;
+    CHECK(action_list(c, "[\"pull\",\"delete\"]"));
+    json_decref(c);
+    g.type = "registry";
+    g.repo = "catalog";
+    g.actions = "*";
+    CHECK(registry_token_sign(test_key, &g, t, sizeof(t)) == 0);
+    d1 = strchr(t, '.');
+    d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    c = d2 ? part_json(d1 + 1, (size_t)(d2 - d1 - 1)) : NULL;
+    acc = json_array_get(json_object_get(c, "access"), 0);
+    CHECK(!strcmp(json_string_value(json_object_get(acc, "type")), "registry") &&
+          !strcmp(json_string_value(json_object_get(acc, "name")), "catalog") &&
+          action_list(c, "[\"*\"]"));
+    json_decref(c);
+}
+
 static void test_bad_keys(void)
 {
     char kid[REGISTRY_KID_SIZE], out[REGISTRY_TOKEN_MAX];
-    struct registry_grant g = {"corral", "corral-registry", "w", "corral/fleet/tpl-base", 0, 1,
-                               300};
+    struct registry_grant g = {.issuer = "corral",
+                               .service = "corral-registry",
+                               .subject = "w",
+                               .repo = "corral/fleet/tpl-base",
+                               .actions = "pull",
+                               .now = 1,
+                               .ttl_s = 300};
 
     CHECK(registry_key_check(test_key) == 0);
     CHECK(registry_key_check(p384_key) == -1 && registry_key_id(p384_key, kid) == -1);
@@ -211,6 +252,7 @@ void unit_registry_token(int *total_passed, int *total_failed)
 {
     test_kid();
     test_sign();
+    test_scopes();
     test_bad_keys();
     *total_passed += passed;
     *total_failed += failed;

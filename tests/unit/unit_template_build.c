@@ -159,9 +159,24 @@ static void test_report(void)
                            "\"extra\":1}],\"state\":\"ready\",\"digest\":\"sha256:" H "\"}",
                            0, NULL);
 
-    CHECK(worker_build_parse(b, &r, err, sizeof(err)) == 0 && r.ends == 1);
+    CHECK(worker_build_parse(b, &r, err, sizeof(err)) == 0 && r.ends == 1 && r.size_bytes == 0);
     CHECK(json_array_size(r.logs) == 1 && !json_object_get(json_array_get(r.logs, 0), "extra"));
     json_decref(r.logs);
+    json_decref(b);
+    /* The size a ready build added: a whole, non-negative number of bytes. */
+    b = json_loads("{\"state\":\"ready\",\"digest\":\"sha256:" H "\",\"size_bytes\":12345}", 0,
+                   NULL);
+    CHECK(worker_build_parse(b, &r, err, sizeof(err)) == 0 && r.size_bytes == 12345);
+    json_decref(r.logs);
+    json_decref(b);
+    b = json_loads("{\"state\":\"ready\",\"digest\":\"sha256:" H "\",\"size_bytes\":-1}", 0,
+                   NULL);
+    CHECK(worker_build_parse(b, &r, err, sizeof(err)) == -1 &&
+          strcmp(err, "size_bytes: must be a whole number of bytes, 0 to 2^50") == 0);
+    json_decref(b);
+    b = json_loads("{\"state\":\"ready\",\"digest\":\"sha256:" H "\",\"size_bytes\":\"9\"}",
+                   0, NULL);
+    CHECK(worker_build_parse(b, &r, err, sizeof(err)) == -1);
     json_decref(b);
     b = json_loads("{\"state\":\"ready\"}", 0, NULL);
     CHECK(worker_build_parse(b, &r, err, sizeof(err)) == -1 &&

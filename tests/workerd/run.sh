@@ -20,6 +20,8 @@ export CORRAL_LEASE_MS=${CORRAL_LEASE_MS:-10000}
 # A template's ready command that never succeeds fails its create after this
 # (templates.test.mjs), not the create wait's 55 s (decision 0080).
 export CORRAL_TEMPLATE_READY_S=${CORRAL_TEMPLATE_READY_S:-12}
+# The operator's template ceilings, small enough to meet (registry_gc.test.mjs).
+export CORRAL_TEMPLATE_STORAGE_MB=${CORRAL_TEMPLATE_STORAGE_MB:-8} CORRAL_MAX_BUILDS=${CORRAL_MAX_BUILDS:-2}
 # A create waits up to 60 s for running, as in production (the test profile
 # says 20): a dozen creates at once took this 2-core machine's dockerd 25 s
 # under ASan, and what these tests claim is what lands, not dockerd's speed.

@@ -1,7 +1,7 @@
 /* curl_buf.h: an answer body collected by libcurl, for the control channel and
  * the Engine API alike. Bounded, so a runaway answer cannot eat the worker. */
-#ifndef WORKERD_CURL_BUF_H
-#define WORKERD_CURL_BUF_H
+#ifndef CORRAL_CURL_BUF_H
+#define CORRAL_CURL_BUF_H
 
 #include <stddef.h>
 
