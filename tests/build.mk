@@ -25,7 +25,7 @@ FUZZ_SRCS := tests/fuzz/fuzz_request.c handlers/sandbox_spec_parse.c handlers/te
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
 	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Icommon -Istore -Ischeduler -Ihandlers \
-	  -fsanitize=fuzzer,address,undefined -o $@ $^ -lfcgi $(LIBS)
+	  -fsanitize=fuzzer,address,undefined -o $@ $^ -lfcgi $(LIBS) -lcurl
 
 $(BIN)/bench_sched: $(call objs,tests/bench/bench_sched.c) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)

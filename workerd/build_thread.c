@@ -285,6 +285,15 @@ static int run_steps(struct build_job *j, char *image)
     return rc;
 }
 
+/* What the template adds to its base: what counts against the workspace's
+ * template_storage_mb (the base's layers are shared, not the tenant's). */
+static long long added_size(struct build_job *j, const char *image)
+{
+    long long size = layer_image_size(&j->dk, image);
+
+    return size > j->plan.base_size ? size - j->plan.base_size : 0;
+}
+
 static void finish(struct build_job *j, const char *image)
 {
     const char *target = json_string_value(json_object_get(j->build, "target"));
@@ -306,7 +315,8 @@ static void finish(struct build_job *j, const char *image)
     }
     log_sandbox("info", j->sbid, NULL, "build %s ready: %s@%s", j->bid, target, digest);
     add_log(j, "info", "build finished");
-    post(j, json_pack("{s:s, s:s, s:s}", "state", "ready", "image", target, "digest", digest));
+    post(j, json_pack("{s:s, s:s, s:s, s:I}", "state", "ready", "image", target, "digest", digest,
+                      "size_bytes", (json_int_t)added_size(j, image)));
 }
 
 static void *run(void *arg)

@@ -46,6 +46,18 @@ static int image_info(struct docker *d, const char *name, json_t **out, char *er
     return 1;
 }
 
+long long layer_image_size(struct docker *d, const char *image)
+{
+    json_t *info = NULL;
+    char err[256];
+    long long size = -1;
+
+    if (image_info(d, image, &info, err, sizeof(err)) == 0)
+        size = json_integer_value(json_object_get(info, "Size"));
+    json_decref(info);
+    return size;
+}
+
 static int plan_base(struct docker *d, const char *base, struct layer_plan *p, char *err,
                      size_t errlen)
 {
@@ -57,6 +69,7 @@ static int plan_base(struct docker *d, const char *base, struct layer_plan *p, c
     cfg = json_object_get(info, "Config");
     snprintf(p->key, sizeof(p->key), "%s", json_string_value(json_object_get(info, "Id")));
     snprintf(p->image, sizeof(p->image), "%s", p->key);
+    p->base_size = json_integer_value(json_object_get(info, "Size"));
     snprintf(p->base_workdir, sizeof(p->base_workdir), "%s",
              json_string_value(json_object_get(cfg, "WorkingDir")) ?: "");
     snprintf(p->base_user, sizeof(p->base_user), "%s",

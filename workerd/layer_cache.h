@@ -18,6 +18,7 @@ struct layer_plan {
     char image[LAYER_KEY_MAX]; /* the image its container is made from (an id) */
     char key[LAYER_KEY_MAX];   /* the key of that image: the base's id, or step cached's */
     int cached;                /* steps 1..cached are in it */
+    long long base_size;       /* the base image's size, bytes */
     char base_workdir[BUILD_PATH_MAX];
     char base_user[BUILD_USER_MAX];
 };
@@ -31,6 +32,9 @@ int layer_find(struct docker *d, const char *key, char *id, char *err, size_t er
  * step, or the base missing); -1 dockerd down. */
 int layer_plan_make(struct docker *d, const char *base, json_t *build, struct layer_plan *p,
                     char *err, size_t errlen);
+
+/* An image's size in bytes as dockerd reports it; -1 unknown. */
+long long layer_image_size(struct docker *d, const char *image);
 
 /* The state the plan's image was left in: its label's, or (the base) its
  * WORKDIR and USER and no ENV. */

@@ -80,6 +80,12 @@ check_tree() { # destdir prefix
     for u in "${UNITS[@]}"; do
         f=$d/lib/systemd/system/$u
         [ -f "$f" ] || continue
+        case "$u" in
+        *.timer) # a timer starts its own service, at a time it names
+            [ -f "${f%.timer}.service" ] || fail "$u: no ${u%.timer}.service to start"
+            grep -q '^OnCalendar=' "$f" || fail "$u: no OnCalendar="
+            continue ;;
+        esac
         grep -q "^ExecStart=$p/bin/" "$f" || fail "$u: ExecStart= is not under $p/bin"
         grep -q '^Restart=\(always\|on-failure\)$' "$f" || fail "$u: no Restart=always|on-failure"
         grep -q '^RestartSec=' "$f" || fail "$u: no RestartSec="
