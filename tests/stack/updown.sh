@@ -112,7 +112,7 @@ kill9_back() { # name, pid file, seconds, ready command...
 # --- up twice, every daemon killed -9, strays, down ------------------------
 conf/stack.sh up >"$R/up1.out" 2>&1 || { cat "$R/up1.out"; tail -n 20 "$R"/log/*.log; exit 1; }
 first=$(pids)
-[ "$(wc -w <<<"$first")" -eq 6 ] || fail "expected 6 pids (redis, registry, 2 api, sched, nginx), got: $first"
+[ "$(wc -w <<<"$first")" -eq 7 ] || fail "expected 7 pids (redis, registry, 2 api, sched, registry-gc, nginx), got: $first"
 conf/stack.sh up >"$R/up2.out" 2>&1 || fail "a second up failed: $(cat "$R/up2.out")"
 grep -q "already up in $R" "$R/up2.out" || fail "a second up did not say already up"
 grep -q "^export E2B_API_KEY=" "$R/up2.out" || fail "a second up printed no exports"
@@ -127,6 +127,7 @@ kill9_back corral-api-1 "$R/pids/api-1.pid" 10 test -S "$R/api-1.sock"
 kill9_back corral-api-2 "$R/pids/api-2.pid" 10 test -S "$R/api-2.sock"
 kill9_back corral-sched "$R/pids/sched.pid" 10
 kill9_back registry "$R/pids/registry.pid" 10 registry_challenges
+kill9_back registry-gc "$R/pids/registry-gc.pid" 10
 kill9_back nginx "$R/nginx.pid" 10 health
 wait_until 10 "the API to answer the key" api_answers || fail "the API does not answer the key after the kills"
 conf/stack.sh up >"$R/up3.out" 2>&1 || fail "an up after the kills failed: $(cat "$R/up3.out")"
