@@ -217,8 +217,8 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->grace_ms = 5000;
     c->sweep_ms = 250; /* a deadline is acted on within this (decision 0044) */
     c->paused_max_s = 86400;
-    c->max_templates = 100;       /* a workspace's, decision 0080 */
-    c->template_upload_mb = 1024; /* a workspace's COPY uploads per 24 h */
+    c->max_templates = 100;         /* a workspace's, decision 0080 */
+    c->template_upload_mb = 1024;   /* a workspace's COPY uploads per 24 h */
     c->template_storage_mb = 20480; /* 20 GiB of a workspace's own layers, decision 0081 */
     c->max_builds = 4;
     c->redis_timeout_ms = 1000;

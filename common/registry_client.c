@@ -16,8 +16,8 @@
 #define ANSWER_MAX (8L << 20)
 /* What a HEAD of a manifest accepts: the kinds dockerd pushes. */
 #define MANIFEST_TYPES                                                                             \
-    "Accept: application/vnd.docker.distribution.manifest.v2+json, "                             \
-    "application/vnd.docker.distribution.manifest.list.v2+json, "                                \
+    "Accept: application/vnd.docker.distribution.manifest.v2+json, "                               \
+    "application/vnd.docker.distribution.manifest.list.v2+json, "                                  \
     "application/vnd.oci.image.manifest.v1+json, application/vnd.oci.image.index.v1+json"
 
 int registry_client_init(struct registry_client *c, const struct corral_conf *conf)

@@ -144,8 +144,7 @@ static json_t *claims(const struct registry_grant *g)
     return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:[{s:s, s:s, s:o}]}", "iss", g->issuer,
                      "sub", g->subject, "aud", g->service, "exp", (json_int_t)(g->now + g->ttl_s),
                      "nbf", (json_int_t)g->now, "iat", (json_int_t)g->now, "jti", jti, "access",
-                     "type", g->type ? g->type : "repository", "name", g->repo, "actions",
-                     actions);
+                     "type", g->type ? g->type : "repository", "name", g->repo, "actions", actions);
 }
 
 /* ES256 over msg: JOSE wants r || s, each 32 bytes, not OpenSSL's DER. */

@@ -22,8 +22,8 @@ struct registry_grant {
     const char *repo;    /* corral/w<ws>/<tpl> or corral/fleet/<tpl> */
     const char *type;    /* NULL: "repository" */
     const char *actions; /* comma-separated: "pull", "pull,push", "pull,delete", "*" */
-    long long now; /* iat and nbf, seconds since the epoch */
-    long ttl_s;    /* exp = now + ttl_s */
+    long long now;       /* iat and nbf, seconds since the epoch */
+    long ttl_s;          /* exp = now + ttl_s */
 };
 
 /* 0 when pem is an EC P-256 private key, else -1. */

@@ -75,10 +75,11 @@ int ctl_registry_gc(struct rconn *rc, const struct corral_conf *conf, long wait_
     struct registry_gc_report r;
     char err[400] = "";
     int bad = registry_gc_manifests(rc, conf, &r, err, sizeof(err)) != 0;
-    const char *b = bad ? "not collected: the manifests' pass failed" : blobs(rc, conf, wait_s, &bad);
-    json_t *out = json_pack("{s:i, s:i, s:i, s:i, s:s, s:s?}", "repositories", r.repos, "kept",
-                            r.kept, "deleted", r.deleted, "failed", r.failed, "blobs", b, "error",
-                            *err ? err : NULL);
+    const char *b =
+        bad ? "not collected: the manifests' pass failed" : blobs(rc, conf, wait_s, &bad);
+    json_t *out =
+        json_pack("{s:i, s:i, s:i, s:i, s:s, s:s?}", "repositories", r.repos, "kept", r.kept,
+                  "deleted", r.deleted, "failed", r.failed, "blobs", b, "error", *err ? err : NULL);
 
     if (!out || json_dumpf(out, stdout, JSON_COMPACT) != 0)
         bad = 1;

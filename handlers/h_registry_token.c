@@ -66,8 +66,8 @@ void h_worker_registry_token(struct request *req)
         return;
     }
     if (a.push)
-        push_ok = build_push_admit(req->rc, wid, a.repo,
-                                   clock_now_ms() / 1000 + REGISTRY_TOKEN_TTL_S);
+        push_ok =
+            build_push_admit(req->rc, wid, a.repo, clock_now_ms() / 1000 + REGISTRY_TOKEN_TTL_S);
     if (push_ok == -2) {
         respond_error(req, 503, "%s: the registry is collecting garbage; pushes wait, retry",
                       a.repo);

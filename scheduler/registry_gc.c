@@ -28,9 +28,9 @@ static json_t *digests_of(struct registry_client *c, const char *repo, struct re
     json_array_foreach(tags, i, tag)
     {
         char digest[REGISTRY_DIGEST_MAX];
-        int found = json_is_string(tag) ? registry_digest(c, repo, json_string_value(tag), digest,
-                                                          err, errlen)
-                                        : 0;
+        int found = json_is_string(tag)
+                        ? registry_digest(c, repo, json_string_value(tag), digest, err, errlen)
+                        : 0;
         if (found == 1)
             json_object_set_new(out, json_string_value(tag), json_string(digest));
         r->failed += found < 0;

@@ -106,8 +106,9 @@ static int admit(struct rconn *rc, const char *ws, const char *bid, const struct
     if (slot == 1)
         return 0;
     if (slot == 0)
-        sched_error_set(err, 429, "builds: the workspace has %ld in progress, the operator's "
-                                  "maximum (max_builds)",
+        sched_error_set(err, 429,
+                        "builds: the workspace has %ld in progress, the operator's "
+                        "maximum (max_builds)",
                         bs->max_builds);
     else
         sched_error_set(err, 503, "state store unavailable");

@@ -33,8 +33,8 @@ static void keep_tagged(json_t *keep, json_t *tags, json_t *moving, const struct
     {
         const char *name = json_string_value(json_object_get(tag, "tag"));
         int moves = 0;
-        json_array_foreach(moving, j, m) moves |= name && json_is_string(m) &&
-                                                  strcmp(json_string_value(m), name) == 0;
+        json_array_foreach(moving, j, m) moves |=
+            name && json_is_string(m) && strcmp(json_string_value(m), name) == 0;
         if (!moves)
             keep_one(keep, json_string_value(json_object_get(tag, "buildID")), all, n);
     }

@@ -317,12 +317,11 @@ json_t *build_log_range(struct rconn *rc, const char *ws, const char *bid, long 
 /* The build whose push this is, checked, then recorded unless a collection
  * holds pushes: one script, so a collection that saw no push in flight
  * never meets one. */
-static struct rscript admit_script = {
-    "push_admit",
-    "if redis.call('EXISTS', KEYS[1]) == 1 then return -2 end\n"
-    "redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])\n"
-    "return 1\n",
-    ""};
+static struct rscript admit_script = {"push_admit",
+                                      "if redis.call('EXISTS', KEYS[1]) == 1 then return -2 end\n"
+                                      "redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])\n"
+                                      "return 1\n",
+                                      ""};
 
 int build_push_admit(struct rconn *rc, const char *wid, const char *repo, long long expires)
 {

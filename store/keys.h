@@ -47,8 +47,9 @@
 #define K_BLD_INDEX "corral:bldws:%s"              /* build id -> workspace (worker routes) */
 #define K_BLD_ACTIVE "corral:{ws:%s}:bldactive"    /* zset: builds in progress, by start (ms) */
 #define K_REG_GC "corral:{registry}:gc"            /* string: a garbage collection holds pushes */
-#define K_REG_PUSHES "corral:{registry}:pushes"    /* zset: build id -> its push token's expiry (s) */
-#define K_TPL_FILE "corral:{ws:%s}:tplfile:%s"     /* string: a COPY step's uploaded tar */
+#define K_REG_PUSHES "corral:{registry}:pushes" /* zset: build id -> its push token's expiry (s)   \
+                                                 */
+#define K_TPL_FILE "corral:{ws:%s}:tplfile:%s"  /* string: a COPY step's uploaded tar */
 #define K_TPL_BYTES                                                                                \
     "corral:{ws:%s}:tplbytes" /* string: bytes uploaded, kept as the files are (24 h) */
 #define K_TPL_UPLOAD "corral:{ws:%s}:tplup:%s" /* string: an upload URL's nonce, once used */

@@ -10,12 +10,11 @@
 #include <stdio.h>
 
 /* Pushes whose tokens expired, or whose builds ended, are not in flight. */
-static struct rscript hold_script = {
-    "registry_gc_hold",
-    "redis.call('SET', KEYS[1], '1', 'EX', tonumber(ARGV[1]))\n"
-    "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])\n"
-    "return redis.call('ZCARD', KEYS[2])\n",
-    ""};
+static struct rscript hold_script = {"registry_gc_hold",
+                                     "redis.call('SET', KEYS[1], '1', 'EX', tonumber(ARGV[1]))\n"
+                                     "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])\n"
+                                     "return redis.call('ZCARD', KEYS[2])\n",
+                                     ""};
 
 int registry_gc_hold(struct rconn *rc, long ttl_s, long long now_s)
 {

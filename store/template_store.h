@@ -86,7 +86,8 @@ int build_workspace(struct rconn *rc, const char *bid, char ws[33]);
 /* Takes one of the workspace's max concurrent build slots for bid (builds
  * that ended, or started more than stale_ms ago, give theirs back): 1, 0 all
  * max are taken, -1 Redis. build_end gives it back. */
-int build_slot_take(struct rconn *rc, const char *ws, const char *bid, long max, long long stale_ms);
+int build_slot_take(struct rconn *rc, const char *ws, const char *bid, long max,
+                    long long stale_ms);
 /* The bytes a ready build added (its worker's report). */
 int build_size_set(struct rconn *rc, const char *ws, const char *bid, long long bytes);
 /* waiting -> building on sandbox sbid of worker wid: 1, 0 not waiting, -1. */

@@ -169,13 +169,12 @@ static void test_report(void)
     CHECK(worker_build_parse(b, &r, err, sizeof(err)) == 0 && r.size_bytes == 12345);
     json_decref(r.logs);
     json_decref(b);
-    b = json_loads("{\"state\":\"ready\",\"digest\":\"sha256:" H "\",\"size_bytes\":-1}", 0,
-                   NULL);
+    b = json_loads("{\"state\":\"ready\",\"digest\":\"sha256:" H "\",\"size_bytes\":-1}", 0, NULL);
     CHECK(worker_build_parse(b, &r, err, sizeof(err)) == -1 &&
           strcmp(err, "size_bytes: must be a whole number of bytes, 0 to 2^50") == 0);
     json_decref(b);
-    b = json_loads("{\"state\":\"ready\",\"digest\":\"sha256:" H "\",\"size_bytes\":\"9\"}",
-                   0, NULL);
+    b = json_loads("{\"state\":\"ready\",\"digest\":\"sha256:" H "\",\"size_bytes\":\"9\"}", 0,
+                   NULL);
     CHECK(worker_build_parse(b, &r, err, sizeof(err)) == -1);
     json_decref(b);
     b = json_loads("{\"state\":\"ready\"}", 0, NULL);
