@@ -39,7 +39,7 @@ $(BIN)/registry-sign: $(call objs,tests/registry/sign_main.c) $(COMMON_LIB)
 
 # workerd's template builds against the real dockerd (tests/workerd/build_main.c).
 BUILD_HARNESS_SRCS := tests/workerd/build_main.c workerd/build_run.c workerd/build_steps.c \
-                      workerd/layer_cache.c workerd/docker_exec.c workerd/start_ready.c \
+                      workerd/layer_cache.c workerd/layer_prune.c workerd/docker_exec.c workerd/start_ready.c \
                       workerd/docker_api.c workerd/sandbox_body.c workerd/volumes.c \
                       workerd/image_pull.c workerd/build_push.c workerd/registry_auth.c workerd/control.c
 $(BIN)/build-harness: $(call objs,$(BUILD_HARNESS_SRCS)) $(COMMON_LIB)

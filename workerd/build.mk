@@ -11,7 +11,7 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/docker_logs.c workerd/stats.c workerd/sandbox_sample.c workerd/metrics_thread.c \
                 workerd/agent_conf.c workerd/agent_spawn.c workerd/agent_sessions.c workerd/agent_audit.c \
                 workerd/registry_auth.c workerd/image_pull.c workerd/docker_exec.c workerd/start_ready.c \
-                workerd/build_steps.c workerd/layer_cache.c workerd/build_run.c workerd/build_push.c \
+                workerd/build_steps.c workerd/layer_cache.c workerd/layer_prune.c workerd/build_run.c workerd/build_push.c \
                 workerd/build_thread.c workerd/template_images.c
 
 BINS += $(BIN)/workerd

@@ -8,6 +8,7 @@
 #include "egress_proxy.h"
 #include "envd_ready.h"
 #include "image_pull.h"
+#include "layer_prune.h"
 #include "log.h"
 #include "sandbox_body.h"
 #include "sbnet.h"
@@ -547,9 +548,11 @@ static int from_image(struct docker *d, const struct worker_conf *c, const char 
     return 0;
 }
 
-/* A build's container starts from its longest cached prefix (x->plan). */
-static int from_cache(struct docker *d, json_t *sb, struct ctr_extras *x, struct wtemplate *own,
-                      const struct wtemplate **t, struct ctr_state *st)
+/* A build's container starts from its longest cached prefix (x->plan), planned
+ * after the cache's old layers went: builds are what fill it. */
+static int from_cache(struct docker *d, const struct worker_conf *c, const char *wid, json_t *sb,
+                      struct ctr_extras *x, struct wtemplate *own, const struct wtemplate **t,
+                      struct ctr_state *st)
 {
     json_t *build = json_object_get(sb, "build");
     char err[256];
@@ -557,6 +560,7 @@ static int from_cache(struct docker *d, json_t *sb, struct ctr_extras *x, struct
 
     if (!json_is_object(build))
         return 0;
+    layer_cache_prune(d, wid, c->layer_cache_max_age_s);
     rc = layer_plan_make(d, (*t)->image, build, &x->plan, err, sizeof(err));
     if (rc != 0) {
         if (rc > 0)
@@ -583,7 +587,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
     if (take_create(c, sb, st, &t, &own) != 0)
         return 1;
     if ((rc = from_image(d, c, wid, sb, x, &own, &t, st)) != 0 ||
-        (rc = from_cache(d, sb, x, &own, &t, st)) != 0)
+        (rc = from_cache(d, c, wid, sb, x, &own, &t, st)) != 0)
         return rc;
     if ((rc = volumes_prepare(d, wid, sb, verr, sizeof(verr))) != 0) {
         if (rc > 0)

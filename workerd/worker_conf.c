@@ -64,6 +64,7 @@ void wconf_defaults(struct worker_conf *c)
     c->envd_ready_ms = 10000;
     c->egress_pool = 4;
     c->metrics_interval_ms = 5000;
+    c->layer_cache_max_age_s = 7 * 86400;
     wconf_default_bin(c->envd_bin, sizeof(c->envd_bin), "envd");
     wconf_default_bin(c->egress_bin, sizeof(c->egress_bin), "corral-egress");
     snprintf(c->egress_image, sizeof(c->egress_image), "corral/base");
@@ -220,6 +221,8 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
         return set_long(&c->envd_ready_ms, value, 100, 600000, err, errlen);
     if (strcmp(key, "egress_pool") == 0)
         return set_long(&c->egress_pool, value, 0, 16, err, errlen);
+    if (strcmp(key, "layer_cache_max_age_s") == 0)
+        return set_long(&c->layer_cache_max_age_s, value, 0, 10L * 365 * 86400, err, errlen);
     if (strcmp(key, "metrics_interval_ms") == 0)
         return set_long(&c->metrics_interval_ms, value, 250, 3600000, err, errlen);
     if (strcmp(key, "cpu_cores") == 0)

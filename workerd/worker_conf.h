@@ -64,6 +64,7 @@ struct worker_conf {
     long envd_ready_ms;       /* how long a create waits for envd's /health */
     long egress_pool;         /* egress proxies kept started ahead of need (egress_pool.h) */
     long metrics_interval_ms; /* how often each sandbox's stats and logs are sampled */
+    long layer_cache_max_age_s; /* cached build layers older than this go (0: kept) */
     int envd_require_signature_expiration; /* envd refuses signed URLs without an expiry */
     struct agent_conf agent;               /* mode = agent: sessions on this machine */
     int n_templates;

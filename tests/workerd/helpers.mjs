@@ -195,3 +195,21 @@ export function envdToken(sbid) {
   const g = readFileSync(`${process.env.CORRAL_RUN}/gateway-secret`, 'utf8').trim();
   return createHmac('sha256', g).update(`envd:${sbid}`).digest('hex');
 }
+
+// A shell command that forks sleepers until fork fails, bounded to 2000 tries
+// and 20 s, and prints how many lived and why the next fork failed.
+export const forkBomb = () => `python3 - <<'PY'
+import os, time, signal
+kids, err = [], ''
+for i in range(2000):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        err = e.strerror; break
+    if pid == 0:
+        time.sleep(20); os._exit(0)
+    kids.append(pid)
+print(len(kids), err)
+for k in kids: os.kill(k, signal.SIGKILL)
+for k in kids: os.waitpid(k, 0)
+PY`;

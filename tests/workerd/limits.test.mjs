@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, newWorkspace } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers, createSb, envdOf, envdRun, inspect } from './helpers.mjs';
+import { stackWorker, cleanupWorkers, createSb, envdOf, envdRun, inspect, forkBomb } from './helpers.mjs';
 
 let A, w, victim, neighbour;
 const PIDS = 128, DISK_MB = 300;
@@ -31,22 +31,7 @@ test('the container carries the workspace limits', async () => {
 });
 
 test('a fork bomb stops at the pids limit; the neighbour keeps answering', async () => {
-  // Forks sleepers until fork fails, bounded to 2000 tries and 20 s; prints how many lived.
-  const bomb = `python3 - <<'PY'
-import os, time, signal
-kids, err = [], ''
-for i in range(2000):
-    try:
-        pid = os.fork()
-    except OSError as e:
-        err = e.strerror; break
-    if pid == 0:
-        time.sleep(20); os._exit(0)
-    kids.append(pid)
-print(len(kids), err)
-for k in kids: os.kill(k, signal.SIGKILL)
-for k in kids: os.waitpid(k, 0)
-PY`;
+  const bomb = forkBomb();
   const out = await envdRun(victim, bomb);
   const [n, ...why] = out.stdout.trim().split(' ');
   assert.ok(Number(n) > 10 && Number(n) < PIDS, `forked ${n} before: ${why.join(' ')}`);

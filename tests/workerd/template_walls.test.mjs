@@ -1,12 +1,13 @@
 // Templates' walls through a real workerd (issue 28, decision 0080): a
 // build is a sandbox, so a hostile RUN reaches nothing of the host a sandbox
-// could not; a workerd killed mid-build fails the build with a reason, tags
+// could not; a step that forks hard or fills the disk stops at the
+// workspace's sandbox limits; a workerd killed mid-build fails the build with a reason, tags
 // nothing, and a retry on the restarted worker works.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers, docker, stopWorkerd, restartWorker, enrolledAs } from './helpers.mjs';
+import { stackWorker, cleanupWorkers, docker, stopWorkerd, restartWorker, enrolledAs, forkBomb } from './helpers.mjs';
 import { templateClient, removeWorkerImages } from './template_lib.mjs';
 
 const BUILD_MS = 300_000;
@@ -77,4 +78,31 @@ test('workerd killed mid-build: the build fails with a reason, nothing is tagged
   const ok = await createFrom(name);
   assert.equal(ok.status, 201, ok.raw);
   await api('DELETE', `/sandboxes/${ok.body.sandboxID}`, { key: ws.member });
+});
+
+test('a build step that forks hard or fills the disk stops at the workspace\'s sandbox limits', async () => {
+  const PIDS = 128, DISK_MB = 300;
+  const set = (body) => api('PATCH', '/v1/workspace', { key: ws.owner, body });
+  const was = (await api('GET', '/v1/workspace', { key: ws.owner })).body;
+  assert.equal((await set({ sandbox_pids_limit: PIDS, sandbox_disk_mb: DISK_MB })).status, 200);
+  try {
+    const tpl = await newTemplate(`tpl-limits-${Date.now().toString(16)}`);
+    await startBuild(tpl, { fromTemplate: 'base', steps: [
+      { type: 'RUN', args: [`echo "forked $(${forkBomb()})"`, 'root'], force: true },
+      { type: 'RUN', args: [`dd if=/dev/zero of=/fill bs=1M count=${DISK_MB * 3}`, 'root'], force: true },
+    ] });
+    const done = await waitBuild(tpl);
+    const lines = done.messages.join('\n');
+    const m = lines.match(/forked (\d+) (.*)/);
+    assert.ok(m, `the fork step ran:\n${lines}`);
+    assert.ok(Number(m[1]) > 10 && Number(m[1]) < PIDS, `forked ${m[1]} before: ${m[2]}`);
+    assert.match(m[2], /Resource temporarily unavailable/);
+    assert.equal(done.status, 'error', 'the disk filler fails its step');
+    assert.equal(String(done.reason.step), '2', JSON.stringify(done.reason));
+    assert.match(`${done.reason.message}\n${lines}`, /Disk quota exceeded|No space left/);
+    const none = await createFrom(tpl.templateID);
+    assert.equal(none.status, 409, `nothing was made of it: ${none.raw}`);
+  } finally {
+    await set({ sandbox_pids_limit: was.sandbox_pids_limit, sandbox_disk_mb: was.sandbox_disk_mb });
+  }
 });
