@@ -198,7 +198,8 @@ export function envdToken(sbid) {
 
 // A shell command that forks sleepers until fork fails, bounded to 2000 tries
 // and 20 s, and prints how many lived and why the next fork failed.
-export const forkBomb = () => `python3 - <<'PY'
+// redirect: e.g. ' >/tmp/out', where the caller reads the count from a file.
+export const forkBomb = (redirect = '') => `python3 - <<'PY'${redirect}
 import os, time, signal
 kids, err = [], ''
 for i in range(2000):

@@ -88,7 +88,7 @@ test('a build step that forks hard or fills the disk stops at the workspace\'s s
   try {
     const tpl = await newTemplate(`tpl-limits-${Date.now().toString(16)}`);
     await startBuild(tpl, { fromTemplate: 'base', steps: [
-      { type: 'RUN', args: [`echo "forked $(${forkBomb()})"`, 'root'], force: true },
+      { type: 'RUN', args: [`${forkBomb(' >/tmp/forked')}\necho "forked $(cat /tmp/forked)"`, 'root'], force: true },
       { type: 'RUN', args: [`dd if=/dev/zero of=/fill bs=1M count=${DISK_MB * 3}`, 'root'], force: true },
     ] });
     const done = await waitBuild(tpl);
