@@ -22,7 +22,7 @@ static int sha256(const void *data, size_t len, unsigned char out[32])
     return EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) == 1 && n == 32 ? 0 : -1;
 }
 
-static int secret_equal(const char *a, size_t alen, const char *b, size_t blen)
+int auth_secret_equal(const char *a, size_t alen, const char *b, size_t blen)
 {
     unsigned char da[32], db[32];
 
@@ -39,7 +39,7 @@ int auth_token_ok(const struct http_req *r)
         return 1;
     h = http_header(r, "X-Access-Token");
     return h != NULL &&
-           secret_equal(h, strlen(h), envd_cfg.access_token, envd_cfg.access_token_len);
+           auth_secret_equal(h, strlen(h), envd_cfg.access_token, envd_cfg.access_token_len);
 }
 
 static int expected_signature(const char *path, const char *operation, const char *username,
@@ -96,7 +96,7 @@ int auth_check_file_access(const struct http_req *r, const char *path, const cha
     }
     if (expected_signature(path, operation, username, has_exp ? expiration : NULL, expected,
                            sizeof(expected)) < 0 ||
-        !secret_equal(signature, strlen(signature), expected, strlen(expected))) {
+        !auth_secret_equal(signature, strlen(signature), expected, strlen(expected))) {
         snprintf(msg, msgsz, "invalid signature");
         return -1;
     }

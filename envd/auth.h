@@ -6,6 +6,9 @@
 
 #include "http.h"
 
+/* a and b equal, compared in constant time (of their SHA-256 digests). */
+int auth_secret_equal(const char *a, size_t alen, const char *b, size_t blen);
+
 /* True when no token is configured or X-Access-Token equals it (constant time). */
 int auth_token_ok(const struct http_req *r);
 

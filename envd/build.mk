@@ -18,11 +18,11 @@ $(BIN)/envd: $(ENVD_OBJS)
 
 # Unit tests of envd's parsers (tests/envd/unit_envd.c, which runs the
 # others: unit_gate.c, unit_http.c, unit_auth.c, unit_connect.c,
-# unit_files.c, unit_process.c, unit_users.c). Unlike envd, built with the
+# unit_files.c, unit_process.c, unit_users.c, unit_init.c). Unlike envd, built with the
 # tree's CFLAGS (so under ASan+UBSan with SANITIZE=1), from objects of their
 # own.
 UNIT_ENVD_OBJ := $(BUILD)/obj-unit-envd
-UNIT_ENVD_TESTS := envd gate http auth connect files process users
+UNIT_ENVD_TESTS := envd gate http auth connect files process users init
 UNIT_ENVD_SRCS := $(UNIT_ENVD_TESTS:%=tests/envd/unit_%.c) $(filter-out envd/main.c,$(ENVD_SRCS))
 UNIT_ENVD_OBJS := $(patsubst %.c,$(UNIT_ENVD_OBJ)/%.o,$(UNIT_ENVD_SRCS))
 

@@ -21,6 +21,7 @@ struct envd_config {
     char group_path[256];
     int require_signature_expiration; /* signed /files URLs without an expiry are refused */
     int agent; /* -agent: on a person's machine, as the invoking user (never switches) */
+    int warm;  /* -warm: nothing served but /health and /init until claimed (init.h) */
     char net_env_path[256]; /* -net-env: changes to the environment applied at start */
 };
 

@@ -4,7 +4,7 @@
  *   envd [-port 49983] [-addr 0.0.0.0] [-access-token-file PATH] [-user user]
  *        [-passwd /etc/passwd] [-group /etc/group]
  *        [-signature-expiration optional|required] [-net-env PATH] [-agent]
- *        [-version]
+ *        [-warm] [-version]
  *        [gate flags: see gate.h and README.md]
  *
  * -agent (workerd -mode agent): envd runs on the host as the user who started
@@ -15,9 +15,14 @@
  * variable CORRAL_ENVD_ACCESS_TOKEN, which is removed from envd's environment
  * before anything else happens: processes inherit that environment, and must
  * never see the token.
+ *
+ * -warm (a warm sandbox, decision 0082): no token at start; the secret in
+ * CORRAL_ENVD_INIT_TOKEN (taken and wiped likewise) is what POST /init needs,
+ * which brings the token, env vars and user when workerd claims it.
  */
 #include "envd.h"
 #include "gate.h"
+#include "init.h"
 #include "net_env.h"
 #include "reaper.h"
 #include "server.h"
@@ -45,7 +50,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: envd [-port N] [-addr IPv4] [-access-token-file PATH] [-user NAME]\n"
             "            [-passwd FILE] [-group FILE] [-signature-expiration optional|required]\n"
-            "            [-net-env PATH] [-agent] [-version]\n"
+            "            [-net-env PATH] [-agent] [-warm] [-version]\n"
             "  permission gate (decision 0053): [-permission-mode prompt|strict] [-work-tree DIR]\n"
             "            [-gate-dir DIR] [-policy FILE] [-hardlock PATH]... [-gate-tty PATH]\n"
             "            [-ask-timeout SECONDS] [-os-sandbox bwrap] [-sandbox-id ID]\n"
@@ -164,6 +169,10 @@ static int parse_flags(int argc, char **argv)
             envd_cfg.agent = 1;
             continue;
         }
+        if (strcmp(arg, "warm") == 0) {
+            envd_cfg.warm = 1;
+            continue;
+        }
         eq = strchr(arg, '=');
         if (eq != NULL) {
             snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
@@ -209,6 +218,12 @@ int main(int argc, char **argv)
 
     if (rc != 0 || take_token_from_env() < 0)
         return rc > 0 ? 0 : 2;
+    if (init_take_secret(envd_cfg.warm) < 0)
+        return 2;
+    if (envd_cfg.warm && envd_cfg.access_token != NULL) {
+        fprintf(stderr, "envd: -warm takes its access token from /init, not at start\n");
+        return 2;
+    }
     /* A person's machine: never reachable from its network, only via workerd. */
     if (envd_cfg.agent && strcmp(envd_cfg.listen_addr, "0.0.0.0") == 0)
         snprintf(envd_cfg.listen_addr, sizeof(envd_cfg.listen_addr), "127.0.0.1");
@@ -227,8 +242,11 @@ int main(int argc, char **argv)
         envd_log("cannot start the reaper thread");
         return 1;
     }
-    envd_log("default user %s%s, access token %s", envd_cfg.default_user,
-             envd_cfg.agent ? " (agent: the invoking user)" : "",
-             envd_cfg.access_token ? "required" : "not set");
+    if (envd_cfg.warm)
+        envd_log("warm: serving /health and /init until claimed");
+    else
+        envd_log("default user %s%s, access token %s", envd_cfg.default_user,
+                 envd_cfg.agent ? " (agent: the invoking user)" : "",
+                 envd_cfg.access_token ? "required" : "not set");
     return server_run(envd_cfg.listen_addr, envd_cfg.port) < 0 ? 1 : 0;
 }

@@ -14,6 +14,7 @@
 #include "envd.h"
 #include "files_http.h"
 #include "http.h"
+#include "init.h"
 #include "lifecycle_log.h"
 
 #include <arpa/inet.h>
@@ -31,9 +32,10 @@
 #define IO_TIMEOUT_S 300
 
 enum route_auth {
-    AUTH_NONE,   /* /health */
-    AUTH_TOKEN,  /* X-Access-Token when the sandbox is secure */
-    AUTH_HANDLER /* /files: the token or a signed URL, checked by the handler */
+    AUTH_NONE,    /* /health */
+    AUTH_TOKEN,   /* X-Access-Token when the sandbox is secure */
+    AUTH_HANDLER, /* /files: the token or a signed URL, checked by the handler */
+    AUTH_INIT     /* /init: the init secret, checked by the handler; served while warm */
 };
 
 struct route {
@@ -53,6 +55,7 @@ static void handle_envs(struct http_req *r);
 
 static const struct route routes[] = {
     {"GET", "/health", 0, AUTH_NONE, handle_health},
+    {"POST", "/init", 0, AUTH_INIT, init_handle},
     {"GET", "/files", 0, AUTH_HANDLER, files_get},
     {"POST", "/files", 0, AUTH_HANDLER, files_post},
     {"GET", "/envs", 0, AUTH_TOKEN, handle_envs},
@@ -113,6 +116,11 @@ static void serve_request(struct http_req *r)
             http_send_error(r, 405, "method %s not allowed on %s", r->method, r->path);
         else
             http_send_error(r, 404, "no route for %s %s", r->method, r->path);
+        return;
+    }
+    /* A warm sandbox belongs to nobody yet (decision 0082). */
+    if (init_pending() && rt->auth != AUTH_NONE && rt->auth != AUTH_INIT) {
+        http_send_error(r, 503, "sandbox not claimed");
         return;
     }
     if (rt->auth == AUTH_TOKEN && !auth_token_ok(r)) {

@@ -39,6 +39,8 @@ void test_connect(int *total_passed, int *total_failed);
 void test_files(int *total_passed, int *total_failed);
 void test_process(int *total_passed, int *total_failed);
 void test_users(int *total_passed, int *total_failed);
+/* POST /init's body (unit_init.c): likewise. */
+void test_init(int *total_passed, int *total_failed);
 
 /* envd's configuration lives in its main.c, which is not linked here. */
 struct envd_config envd_cfg = {.port = 49983, .default_user = "user"};
@@ -479,5 +481,6 @@ int main(void)
     test_files(&passed, &failed);
     test_process(&passed, &failed);
     test_users(&passed, &failed);
+    test_init(&passed, &failed);
     return CHECK_SUMMARY();
 }
