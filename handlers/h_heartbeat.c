@@ -34,9 +34,16 @@
 /* The lease, and what the worker says stops it taking sandboxes ("" when
  * nothing does; NULL: not said, unchanged): placement passes over a worker
  * that names a problem. */
-static int renew_lease(struct request *req, const char *wid, const char *problem)
+/* The lease, the worker's problem and its warm pools (checked: heartbeat_parse.c). */
+static int renew_lease(struct request *req, const char *wid, json_t *body)
 {
-    return worker_renew(req->rc, req->cred.ws, wid, clock_now_ms() + req->conf->lease_ms, problem);
+    json_t *warm = json_object_get(body, "warm");
+    char *warm_json = warm ? json_dumps(warm, JSON_COMPACT) : NULL;
+    int rc = worker_renew(req->rc, req->cred.ws, wid, clock_now_ms() + req->conf->lease_ms,
+                          json_string_value(json_object_get(body, "problem")), warm_json);
+
+    free(warm_json);
+    return rc;
 }
 
 static int apply_acks(struct request *req, const char *wid, const json_t *acks)
@@ -263,7 +270,7 @@ void h_worker_heartbeat(struct request *req)
         return;
     }
     if (worker_authenticate(req, wid) != 1 ||
-        renew_lease(req, wid, json_string_value(json_object_get(body, "problem"))) != 0) {
+        renew_lease(req, wid, body) != 0) {
         if (!req->responded)
             respond_store_down(req);
         json_decref(body);

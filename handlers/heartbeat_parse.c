@@ -1,6 +1,7 @@
 /* The body of POST /v1/worker/heartbeat (heartbeat_parse.h). */
 #include "heartbeat_parse.h"
 #include "sandbox_codec.h"
+#include "sandbox_spec_parse.h"
 #include "snapshot_store.h"
 #include "token.h"
 
@@ -92,9 +93,42 @@ static int check_snapshots(const json_t *snaps, char *err, size_t errlen)
     return 0;
 }
 
+static int small_count(const json_t *v)
+{
+    return json_is_integer(v) && json_integer_value(v) >= 0 &&
+           json_integer_value(v) <= HEARTBEAT_WARM_SIZE_MAX;
+}
+
+/* warm: [{template, runtime, size, ready}], the worker's warm pools
+ * (decision 0082), shown by GET /v1/workers. */
+static int check_warm(const json_t *warm, char *err, size_t errlen)
+{
+    size_t i;
+    json_t *v;
+
+    if (warm && (!json_is_array(warm) || json_array_size(warm) > HEARTBEAT_WARM_KINDS_MAX)) {
+        snprintf(err, errlen, "warm: must be an array of at most %d", HEARTBEAT_WARM_KINDS_MAX);
+        return -1;
+    }
+    json_array_foreach(warm, i, v)
+    {
+        const char *t = json_string_value(json_object_get(v, "template"));
+        const char *rt = json_string_value(json_object_get(v, "runtime"));
+        if (!t || !valid_name(t, 64) || !rt || !valid_name(rt, 24) ||
+            !small_count(json_object_get(v, "size")) || !small_count(json_object_get(v, "ready"))) {
+            snprintf(err, errlen,
+                     "warm[%zu]: needs a template, a runtime, a size and a ready count (0-%d)", i,
+                     HEARTBEAT_WARM_SIZE_MAX);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int heartbeat_body_check(const json_t *body, char *err, size_t errlen)
 {
-    if (check_body(body, err, errlen) != 0)
+    if (check_body(body, err, errlen) != 0 ||
+        check_snapshots(json_object_get(body, "snapshots"), err, errlen) != 0)
         return -1;
-    return check_snapshots(json_object_get(body, "snapshots"), err, errlen);
+    return check_warm(json_object_get(body, "warm"), err, errlen);
 }

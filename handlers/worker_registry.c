@@ -71,5 +71,10 @@ json_t *worker_view(const struct worker *w)
     /* What the worker last said stops it taking sandboxes; "" when healthy. */
     json_object_set_new(v, "healthy", json_boolean(w->problem[0] == '\0'));
     json_object_set_new(v, "problem", json_string(w->problem));
+    /* [{template, runtime, size, ready}]: what it keeps started (decision 0082) */
+    json_t *warm = json_loads(w->warm_json[0] ? w->warm_json : "[]", 0, NULL);
+    json_object_set_new(v, "warm_pools", json_is_array(warm) ? warm : json_array());
+    if (warm && !json_is_array(warm))
+        json_decref(warm);
     return v;
 }

@@ -181,30 +181,28 @@ int worker_check_mac(struct rconn *rc, const char *pool, const char *wid, const 
 
 /* The lease in the hash and in the pool's leases together. ZADD XX: a worker
  * already declared dead is out of the leases and stays out. ARGV[3] is the
- * problem, or absent to leave it as it was. */
+ * problem, set when ARGV[4] is "1"; ARGV[5], when present, its warm pools. */
 static struct rscript renew_script = {
     "worker_renew",
     "redis.call('HSET', KEYS[1], 'lease_until', ARGV[2])\n"
-    "if ARGV[3] then redis.call('HSET', KEYS[1], 'problem', ARGV[3]) end\n"
+    "if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'problem', ARGV[3]) end\n"
+    "if ARGV[5] then redis.call('HSET', KEYS[1], 'warm_json', ARGV[5]) end\n"
     "redis.call('ZADD', KEYS[2], 'XX', ARGV[2], ARGV[1])\n"
     "return 1\n",
     ""};
 
 int worker_renew(struct rconn *rc, const char *pool, const char *wid, long long lease_until,
-                 const char *problem)
+                 const char *problem, const char *warm_json)
 {
     char wkey[160], leases[128], lease[24];
-    const char *argv[5] = {wkey, leases, wid, lease, problem};
-
-    worker_key(wkey, sizeof(wkey), pool, wid);
-    snprintf(leases, sizeof(leases), K_LEASES, pool);
-    snprintf(lease, sizeof(lease), "%lld", lease_until);
+    const char *argv[7] = {wkey, leases, wid, lease, problem ? problem : "", problem ? "1" : "0",
+                           warm_json};
     redisReply *r;
 
     worker_key(wkey, sizeof(wkey), pool, wid);
     snprintf(leases, sizeof(leases), K_LEASES, pool);
     snprintf(lease, sizeof(lease), "%lld", lease_until);
-    r = rconn_eval(rc, &renew_script, 2, problem ? 3 : 2, argv);
+    r = rconn_eval(rc, &renew_script, 2, warm_json ? 5 : 4, argv);
     return done(r, r ? 0 : -1);
 }
 
@@ -402,6 +400,7 @@ static void read_worker(const redisReply *rec, const char *wid, struct worker *w
     copy_field(rec, "templates_json", w->templates_json, sizeof(w->templates_json));
     copy_field(rec, "data_addr", w->data_addr, sizeof(w->data_addr));
     copy_field(rec, "problem", w->problem, sizeof(w->problem));
+    copy_field(rec, "warm_json", w->warm_json, sizeof(w->warm_json));
     copy_field(rec, "egress", egress, sizeof(egress));
     w->egress = strcmp(egress, "1") == 0;
     w->slots = (long)num_field(rec, "slots");

@@ -74,9 +74,10 @@ int worker_check_mac(struct rconn *rc, const char *pool, const char *wid, const 
                      int *alive);
 
 /* A heartbeat: the lease, and what the worker says stops it taking sandboxes
- * (problem "" when nothing does, NULL unchanged). 0, or -1. */
+ * (problem "" when nothing does, NULL unchanged), and its warm pools (a JSON
+ * array as GET /v1/workers shows it; NULL unchanged). 0, or -1. */
 int worker_renew(struct rconn *rc, const char *pool, const char *wid, long long lease_until,
-                 const char *problem);
+                 const char *problem, const char *warm_json);
 
 /* A long-poll's number: bumped by each poll and each handshake, so that only
  * the latest poll takes commands. >0, or -1. */
@@ -129,7 +130,8 @@ struct worker {
     char runtimes_json[2048];
     char templates_json[2048];
     char data_addr[64];
-    char problem[256]; /* "" when healthy */
+    char problem[256];   /* "" when healthy */
+    char warm_json[1024]; /* its warm pools as it last told them (decision 0082) */
     int egress;
     long slots, used, mem, mem_used;
     double cpu, cpu_used;

@@ -12,7 +12,7 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/agent_conf.c workerd/agent_spawn.c workerd/agent_sessions.c workerd/agent_audit.c \
                 workerd/registry_auth.c workerd/image_pull.c workerd/docker_exec.c workerd/start_ready.c \
                 workerd/build_steps.c workerd/layer_cache.c workerd/layer_prune.c workerd/build_run.c workerd/build_push.c \
-                workerd/build_thread.c workerd/template_images.c
+                workerd/build_thread.c workerd/template_images.c workerd/warm_conf.c workerd/warm_pool.c workerd/warm_record.c
 
 BINS += $(BIN)/workerd
 $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
@@ -21,11 +21,11 @@ $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)
 
 # Unit tests of workerd's pure functions (tests/workerd/unit_workerd.c).
 UNIT_WORKERD_SRCS := tests/workerd/unit_workerd.c tests/workerd/unit_dataport.c tests/workerd/unit_dataport_frame.c \
-                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c tests/workerd/unit_commands.c tests/workerd/unit_build.c \
+                     tests/workerd/unit_telemetry.c tests/workerd/unit_volume.c tests/workerd/unit_commands.c tests/workerd/unit_build.c tests/workerd/unit_warm.c \
                      tests/lib/stderr_capture.c $(filter-out workerd/main.c,$(WORKERD_SRCS))
 $(BIN)/unit-workerd: $(call objs,$(UNIT_WORKERD_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl -lnftables
 $(OBJ)/tests/workerd/unit_workerd.o $(OBJ)/tests/workerd/unit_dataport.o $(OBJ)/tests/workerd/unit_dataport_frame.o \
 $(OBJ)/tests/workerd/unit_telemetry.o $(OBJ)/tests/workerd/unit_volume.o \
-$(OBJ)/tests/workerd/unit_commands.o $(OBJ)/tests/workerd/unit_build.o: CFLAGS += -Iworkerd -I.
+$(OBJ)/tests/workerd/unit_commands.o $(OBJ)/tests/workerd/unit_build.o $(OBJ)/tests/workerd/unit_warm.o: CFLAGS += -Iworkerd -I.

@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "egress_pool.h"
+#include "warm_pool.h"
 #include "egress_proxy.h"
 #include "envd_ready.h"
 #include "image_pull.h"
@@ -37,6 +38,27 @@ int containers_id_ok(const char *s)
 void containers_name(char *out, size_t len, const char *sbid, const char *wid)
 {
     snprintf(out, len, "corral-%s-%s", sbid, wid);
+}
+
+const char *containers_sbid_of(json_t *labels, const char *name, const char *wid, char *buf,
+                               size_t len)
+{
+    const char *role = json_string_value(json_object_get(labels, "corral.role"));
+    size_t n, wn = strlen(wid);
+
+    if (!role || strcmp(role, "warm") != 0)
+        return json_string_value(json_object_get(labels, "corral.sandbox"));
+    if (!name)
+        return NULL;
+    name += name[0] == '/';
+    n = strlen(name);
+    if (strncmp(name, "corral-", 7) != 0 || n <= 7 + 1 + wn || name[n - wn - 1] != '-' ||
+        strcmp(name + n - wn, wid) != 0 || n - wn - 1 - 7 >= len)
+        return NULL;
+    snprintf(buf, len, "%.*s", (int)(n - wn - 1 - 7), name + 7);
+    /* still warm: nobody's, never reported */
+    return strncmp(buf, WARM_PREFIX, strlen(WARM_PREFIX)) == 0 || !containers_id_ok(buf) ? NULL
+                                                                                          : buf;
 }
 
 static void st_set(struct ctr_state *st, enum sb_state state, const char *fmt, const char *arg)
@@ -270,7 +292,13 @@ int containers_boot(struct docker *d, const char *wid, const char *sbid, long re
     snprintf(st->sbid, sizeof(st->sbid), "%s", sbid);
     containers_name(name, sizeof(name), sbid, wid);
     rc = start(d, wid, name, st);
-    return rc == 0 ? await_envd(d, wid, name, ready_ms, st) : rc;
+    if (rc == 0)
+        rc = await_envd(d, wid, name, ready_ms, st);
+    if (rc == 0 && warm_pool_reinit(d, wid, sbid) != 0) { /* envd warm again: told again */
+        st_set(st, SB_FAILED, "%s", "envd of a claimed warm sandbox refused its init");
+        return give_up(d, wid, st);
+    }
+    return rc;
 }
 
 int containers_stop(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen)
@@ -294,8 +322,7 @@ int containers_stop(struct docker *d, const char *wid, const char *sbid, char *e
     return -1;
 }
 
-/* The container exists: bring it to what a create asks for, or report it. */
-static int settle(struct docker *d, const char *wid, const char *name, long ready_ms,
+int containers_settle(struct docker *d, const char *wid, const char *name, long ready_ms,
                   struct ctr_state *st)
 {
     json_t *info = NULL, *state;
@@ -506,7 +533,7 @@ static int create_and_settle(struct docker *d, const struct worker_conf *c,
         return create_refused(d, wid, st, ans, status, t->image);
     json_decref(ans);
     x->fresh = status == 201;
-    rc = settle(d, wid, name, ready_ms, st);
+    rc = containers_settle(d, wid, name, ready_ms, st);
     return rc == 0 ? started(d, wid, name, sb, x->fresh, st) : rc;
 }
 
@@ -595,6 +622,11 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
         return rc;
     }
     egress_pool_busy();
+    warm_pool_busy();
+    if ((rc = warm_pool_claim(d, wid, sb, st)) != 2) {
+        x->fresh = rc == 0;
+        return rc;
+    }
     int64_t t0 = clock_now_ms();
     rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
     st->phase_ms[CTR_PHASE_NET] = (long)(clock_now_ms() - t0);
@@ -689,6 +721,10 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
         }
     }
     json_decref(ctrs);
+    /* A claimed warm sandbox carries its warm id's labels, its own name. */
+    containers_name(name, sizeof(name), sbid, wid);
+    if (warm_pool_forget(d, wid, sbid) != 0 || containers_remove(d, name, err, errlen) != 0)
+        return -1;
     stopped_clear(sbid); /* its container gone: nothing left to resume */
     /* A proxy from the pool carries no sandbox label, only the name. */
     egress_proxy_name(name, sizeof(name), sbid, wid);
@@ -739,10 +775,13 @@ int containers_running(struct docker *d, const char *wid, const char *sbid)
 }
 
 /* One entry of GET /containers/json as a state; 0 when it is to be reported. */
-static int entry_state(struct docker *d, json_t *ctr, struct ctr_state *st)
+static int entry_state(struct docker *d, const char *wid, json_t *ctr, struct ctr_state *st)
 {
     json_t *labels = json_object_get(ctr, "Labels"), *info = NULL;
-    const char *sbid = json_string_value(json_object_get(labels, "corral.sandbox"));
+    char buf[CTR_ID_MAX];
+    const char *sbid = containers_sbid_of(
+        labels, json_string_value(json_array_get(json_object_get(ctr, "Names"), 0)), wid,
+        buf, sizeof(buf));
     const char *state_name = json_string_value(json_object_get(ctr, "State"));
     enum dk_state state = dk_state_decode(state_name);
     const char *id = json_string_value(json_object_get(ctr, "Id"));
@@ -791,7 +830,7 @@ int containers_list(struct docker *d, const char *wid, struct ctr_state **out, i
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    json_array_foreach(ctrs, i, ctr) if (entry_state(d, ctr, &(*out)[*n]) == 0)(*n)++;
+    json_array_foreach(ctrs, i, ctr) if (entry_state(d, wid, ctr, &(*out)[*n]) == 0)(*n)++;
     json_decref(ctrs);
     return 0;
 }

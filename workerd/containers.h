@@ -124,6 +124,19 @@ int containers_stop(struct docker *d, const char *wid, const char *sbid, char *e
 int containers_boot(struct docker *d, const char *wid, const char *sbid, long ready_ms,
                     struct ctr_state *st);
 
+/* The container exists (name): brought to what a create asks for (started,
+ * envd answering within ready_ms), or reported. 0 (st), 1 failed and
+ * removed, -1 dockerd did not answer. */
+int containers_settle(struct docker *d, const char *wid, const char *name, long ready_ms,
+                      struct ctr_state *st);
+
+/* The sandbox a listed container is (labels; name as dockerd lists it,
+ * "/corral-<id>-<wid>"): its corral.sandbox label, or for a warm one
+ * (corral.role=warm, decision 0082) the id in its name once claimed (in
+ * buf); NULL for a warm one not claimed, which is nobody's. */
+const char *containers_sbid_of(json_t *labels, const char *name, const char *wid, char *buf,
+                               size_t len);
+
 /* Every container labelled with worker id wid, as states (exited ones with
  * their exit code or OOMKilled). Containers created but never started are left
  * out: their create was not acknowledged and will come again. *n entries in a

@@ -176,3 +176,18 @@ char *docker_filters(struct docker *d, json_t *filters)
     free(text);
     return enc;
 }
+
+int docker_expect(struct docker *d, const char *method, const char *path, json_t *body, long ok,
+                  char *err, size_t errlen)
+{
+    json_t *ans = NULL;
+    long status = 0;
+    int rc = docker_call(d, method, path, body, 60000L, &status, &ans, err, errlen);
+
+    if (rc == 0 && status != ok) {
+        snprintf(err, errlen, "%s %.200s: %.200s", method, path, docker_errmsg(ans, status));
+        rc = status == 409 ? 2 : 1;
+    }
+    json_decref(ans);
+    return rc;
+}

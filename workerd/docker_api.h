@@ -23,6 +23,12 @@ void docker_close(struct docker *d);
 int docker_call(struct docker *d, const char *method, const char *path, json_t *body,
                 long timeout_ms, long *status, json_t **out, char *err, size_t errlen);
 
+/* A call expected to answer status ok within 60 s: 0; 2 when dockerd
+ * answered 409 (a name taken, a state in the way), 1 any other status (err
+ * names the method, path and dockerd's message); -1 dockerd did not answer. */
+int docker_expect(struct docker *d, const char *method, const char *path, json_t *body, long ok,
+                  char *err, size_t errlen);
+
 /* Same, answer as raw bytes (logs); *buf is malloc'ed, caller frees. */
 int docker_call_raw(struct docker *d, const char *method, const char *path, long timeout_ms,
                     long *status, char **buf, size_t *len, char *err, size_t errlen);

@@ -10,6 +10,7 @@
 #include "worker.h"
 
 #include "egress_pool.h"
+#include "warm_pool.h"
 
 #include "log.h"
 
@@ -107,6 +108,8 @@ static void adopt_identity(struct worker *w, const struct worker_identity *got)
         /* Its ready proxies carry the old id: removed, and new ones made. */
         if (egress_pool_restart(got->worker_id) != 0)
             log_warn("egress pool did not restart: every proxy is made when its sandbox is");
+        if (warm_pool_restart(got->worker_id) != 0)
+            log_warn("warm pool did not restart: every sandbox is created cold");
         if (w->conf->agent.on)
             agent_stop_all(w->conf);
         else

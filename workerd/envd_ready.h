@@ -11,4 +11,9 @@
  * 204, 0 otherwise. */
 int envd_health_once(const char *ip, int port);
 
+/* A warm sandbox's claim (decision 0082): POST http://ip:port/init with
+ * X-Corral-Init: secret and body (JSON). The HTTP status (204: claimed), or
+ * 0 when envd did not answer. Neither value is ever logged. */
+long envd_init_post(const char *ip, int port, const char *secret, const char *body);
+
 #endif

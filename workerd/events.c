@@ -31,7 +31,14 @@ static void on_event(struct stream *s, const char *text)
 {
     json_t *ev = json_loads(text, 0, NULL);
     json_t *attrs = json_object_get(json_object_get(ev, "Actor"), "Attributes");
-    const char *sbid = json_string_value(json_object_get(attrs, "corral.sandbox"));
+    char buf[CTR_ID_MAX], wid[sizeof(s->w->id.worker_id)];
+    const char *sbid;
+
+    pthread_mutex_lock(&s->w->id_mu);
+    snprintf(wid, sizeof(wid), "%s", s->w->id.worker_id);
+    pthread_mutex_unlock(&s->w->id_mu);
+    sbid = containers_sbid_of(attrs, json_string_value(json_object_get(attrs, "name")), wid, buf,
+                              sizeof(buf));
 
     /* its address may go to another sandbox now: the data port must ask again */
     if (sbid)

@@ -13,6 +13,7 @@
 #include "dataplane.h"
 #include "worker.h"
 #include "egress_pool.h"
+#include "warm_pool.h"
 #include "stopped.h"
 
 #include "config.h"
@@ -202,6 +203,9 @@ static void start_docker_threads(struct worker *w, pthread_t *ev, pthread_t *tel
 
     if (w->caps.egress && egress_pool_start(conf, w->id.worker_id, (int)conf->egress_pool) != 0)
         log_warn("egress pool did not start: every proxy is made when its sandbox is");
+    if (w->caps.walled &&
+        warm_pool_start(conf, &w->caps, w->id.worker_id, w->rts, w->n_rts) != 0)
+        log_warn("warm pool did not start: every sandbox is created cold");
     *started = events_start(w, ev) == 0;
     if (!*started)
         log_warn("events thread did not start; deaths are found by polling only");
@@ -259,6 +263,7 @@ static int run(struct worker_conf *conf)
     else
         log_info("stopping; sandboxes are left running");
     egress_pool_stop();
+    warm_pool_stop();
     if (started)
         pthread_join(ev, NULL);
     if (tele_started)

@@ -98,6 +98,15 @@ static void set_limits(json_t *hc, json_t *sb, int disk_quota)
     }
 }
 
+json_t *sandbox_limits(json_t *sb)
+{
+    json_t *o = json_object();
+
+    if (o)
+        set_limits(o, sb, 0);
+    return o;
+}
+
 static json_t *host_config(const struct worker_conf *c, json_t *sb, const struct sandbox_net *net)
 {
     json_t *hc = json_object();

@@ -39,6 +39,10 @@ void sandbox_proxy_env(json_t *arr, int on);
  * snapshots and build layers alike. */
 void sandbox_env_blanked(json_t *arr);
 
+/* The cpu, memory and pids limits of sandbox sb, as a container update's
+ * body (a warm sandbox's, set when it is claimed: decision 0082). */
+json_t *sandbox_limits(json_t *sb);
+
 /* The body of POST /containers/create for the create command's sandbox sb. */
 json_t *sandbox_body(const struct worker_conf *c, const struct wtemplate *t, const char *wid,
                      json_t *sb, const struct sandbox_net *net);

@@ -221,6 +221,8 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
         return set_long(&c->envd_ready_ms, value, 100, 600000, err, errlen);
     if (strcmp(key, "egress_pool") == 0)
         return set_long(&c->egress_pool, value, 0, 16, err, errlen);
+    if (strcmp(key, "warm_pool") == 0)
+        return warm_conf_parse(value, c->warm, &c->n_warm, err, errlen);
     if (strcmp(key, "layer_cache_max_age_s") == 0)
         return set_long(&c->layer_cache_max_age_s, value, 0, 10L * 365 * 86400, err, errlen);
     if (strcmp(key, "metrics_interval_ms") == 0)

@@ -7,6 +7,8 @@
 #ifndef WORKERD_WORKER_CONF_H
 #define WORKERD_WORKER_CONF_H
 
+#include "warm_conf.h"
+
 #include <stddef.h>
 
 #define WCONF_MAX_TEMPLATES 32
@@ -65,6 +67,8 @@ struct worker_conf {
     long egress_pool;         /* egress proxies kept started ahead of need (egress_pool.h) */
     long metrics_interval_ms; /* how often each sandbox's stats and logs are sampled */
     long layer_cache_max_age_s; /* cached build layers older than this go (0: kept) */
+    struct warm_kind warm[WARM_KINDS_MAX]; /* warm_pool: sandboxes started ahead (0082) */
+    int n_warm;
     int envd_require_signature_expiration; /* envd refuses signed URLs without an expiry */
     struct agent_conf agent;               /* mode = agent: sessions on this machine */
     int n_templates;

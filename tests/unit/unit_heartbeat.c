@@ -20,6 +20,8 @@ struct row {
 };
 
 #define SBS_MSG(i) "sandboxes[" #i "]: needs an id and a state (running, paused, exited, failed)"
+#define WARM_MSG(i)                                                                                \
+    "warm[" #i "]: needs a template, a runtime, a size and a ready count (0-16)"
 #define SNAP_MSG(i)                                                                                \
     "snapshots[" #i "]: needs a snapshot id, a workspace and a state (ready, failed)"
 
@@ -53,6 +55,18 @@ static const struct row rows[] = {
     {"{\"snapshots\":[{\"id\":\"" SNAP "\",\"workspace\":\"WS\",\"state\":\"ready\"}]}",
      SNAP_MSG(0)},
     {"{\"snapshots\":[{\"id\":\"" SNAP "\",\"workspace\":\"\",\"state\":\"done\"}]}", SNAP_MSG(0)},
+    {"{\"warm\":[{\"template\":\"base\",\"runtime\":\"runc\",\"size\":2,\"ready\":0}]}", NULL},
+    {"{\"warm\":[]}", NULL},
+    {"{\"warm\":{}}", "warm: must be an array of at most 8"},
+    {"{\"warm\":[{\"template\":\"Base\",\"runtime\":\"runc\",\"size\":2,\"ready\":0}]}",
+     WARM_MSG(0)},
+    {"{\"warm\":[{\"template\":\"base\",\"size\":2,\"ready\":0}]}", WARM_MSG(0)},
+    {"{\"warm\":[{\"template\":\"base\",\"runtime\":\"runc\",\"size\":17,\"ready\":0}]}",
+     WARM_MSG(0)},
+    {"{\"warm\":[{\"template\":\"base\",\"runtime\":\"runc\",\"size\":2,\"ready\":-1}]}",
+     WARM_MSG(0)},
+    {"{\"warm\":[{\"template\":\"base\",\"runtime\":\"runc\",\"size\":2,\"ready\":0},7]}",
+     WARM_MSG(1)},
     /* the order the checks run in: arrays, killed, problem, acks, sandboxes, snapshots */
     {"{\"killed\":[1],\"problem\":5}", "killed[0]: not a sandbox id"},
     {"{\"acks\":[1],\"sandboxes\":[1],\"snapshots\":[1]}", "acks[0]: not a command id"},

@@ -169,9 +169,9 @@ export async function freshLease(ws, wid, n = 1) {
 // ---- envd inside a sandbox, reached on the container's bridge address ----
 // Every native sandbox is secure: the token defaults to the one the control plane derives.
 export async function envdOf(wid, sbid, token = envdToken(sbid)) {
-  const [c] = await containersLabelled(`corral.worker=${wid}`, `corral.sandbox=${sbid}`, 'corral.role=sandbox');
-  if (!c) throw new Error(`no container for sandbox ${sbid}`);
-  const info = await inspect(c.Id);
+  // By name: a claimed warm sandbox carries its warm id's labels (decision 0082).
+  const info = await inspect(`corral-${sbid}-${wid}`);
+  if (!info) throw new Error(`no container for sandbox ${sbid}`);
   const ip = info.NetworkSettings.IPAddress || Object.values(info.NetworkSettings.Networks)[0]?.IPAddress;
   return { base: `http://${ip}:49983`, token, info };
 }

@@ -632,6 +632,7 @@ void unit_telemetry(int *total_passed, int *total_failed);
 void unit_volume(int *total_passed, int *total_failed);
 void unit_commands(int *total_passed, int *total_failed);
 void unit_build(int *total_passed, int *total_failed);
+void unit_warm(int *total_passed, int *total_failed);
 
 int main(void)
 {
@@ -659,5 +660,6 @@ int main(void)
     unit_volume(&passed, &failed);
     unit_commands(&passed, &failed);
     unit_build(&passed, &failed);
+    unit_warm(&passed, &failed);
     return CHECK_SUMMARY();
 }

@@ -1,0 +1,143 @@
+// Warm sandboxes (decision 0082): a worker keeps `warm_pool` sandboxes
+// started, nobody's, walled, serving nothing; a create claims one (its
+// token, env vars and limits given at the claim), the pool refills, and a
+// claimed one is a sandbox like any other: killed, adopted after a crash,
+// resumed after a pause without memory.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { api, newWorkspace, eventually } from '../lib/corral.mjs';
+import {
+  stackWorker, cleanupWorkers, createSb, deleteSb, getSb, envdOf, envdRun, inspect, docker,
+  containersLabelled, stopWorkerd, restartWorker, enrolledAs, sleep, envdUnary,
+} from './helpers.mjs';
+
+const POOL = 2;
+let ws, w;
+
+const warmOnes = async () => (await containersLabelled(`corral.worker=${w.id}`, 'corral.role=warm'))
+  .filter((c) => c.Names[0].startsWith('/corral-warm_') && c.State === 'running');
+const fullPool = () => eventually(async () => {
+  const got = await warmOnes();
+  return got.length === POOL && got;
+}, { timeout: 60_000, what: `${POOL} warm sandboxes` });
+
+before(async () => {
+  ws = newWorkspace();
+  w = await stackWorker(ws, { extra: `warm_pool = base=${POOL}` });
+});
+after(cleanupWorkers);
+
+test('a warm sandbox serves nothing, is nobody\'s and is listed nowhere', async () => {
+  const [c] = await fullPool();
+  const info = await inspect(c.Id);
+  assert.equal(info.Config.Labels['corral.workspace'], '', 'no workspace');
+  assert.ok(!info.Config.Env.some((e) => e.startsWith('CORRAL_ENVD_ACCESS_TOKEN=')), 'no access token');
+  const ip = Object.values(info.NetworkSettings.Networks)[0].IPAddress;
+  const envd = { base: `http://${ip}:49983`, token: '' };
+  const r = await envdUnary(envd, 'process.Process/List', {});
+  assert.equal(r.status, 503, 'envd serves nothing before the claim');
+  const forged = await fetch(`${envd.base}/init`, { method: 'POST', headers: { 'X-Corral-Init': 'guess' }, body: '{}' });
+  assert.equal(forged.status, 401);
+  const warmId = info.Config.Labels['corral.sandbox'];
+  assert.equal((await getSb(ws, warmId)).status, 404, 'not a sandbox of the API');
+  const list = await api('GET', '/v1/sandboxes', { key: ws.member });
+  assert.ok(!JSON.stringify(list.body).includes(warmId));
+});
+
+test('a create claims one: its token, env vars and limits; a second gets another; the pool refills', async () => {
+  const before = new Set((await fullPool()).map((c) => c.Id));
+  const made = [];
+  for (const n of [1, 2]) {
+    const r = await createSb(ws, { env: { WARM_VAR: `v${n}` }, memory_mb: 256 * n, cpu_cores: n });
+    assert.equal(r.status, 201, r.raw);
+    made.push(r.body);
+  }
+  const ids = [];
+  for (const [i, sb] of made.entries()) {
+    const envd = await envdOf(w.id, sb.sandbox_id, sb.envd_access_token);
+    ids.push(envd.info.Id);
+    assert.ok(before.has(envd.info.Id), 'the container was a warm one');
+    const out = await envdRun(envd, 'echo "$WARM_VAR"; cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max');
+    const [v, mem, pids, cpu] = out.stdout.trim().split('\n');
+    assert.equal(v, `v${i + 1}`);
+    assert.equal(Number(mem), 256 * (i + 1) * 1048576);
+    assert.equal(Number(pids), 1024);
+    assert.equal(cpu, `${100000 * (i + 1)} 100000`);
+    const wrong = await envdUnary(envd, 'process.Process/List', {}, { token: 'not-it' });
+    assert.equal(wrong.status, 401, 'its token is required');
+    const none = await envdUnary(envd, 'process.Process/List', {}, { token: '' });
+    assert.equal(none.status, 401);
+    assert.equal((await envdUnary(envd, 'process.Process/List', {})).status, 200);
+    const again = await fetch(`${envd.base}/init`, { method: 'POST', body: '{}' });
+    assert.equal(again.status, 409, 'no second claim');
+  }
+  assert.notEqual(ids[0], ids[1]);
+  const refilled = await fullPool();
+  assert.ok(refilled.every((c) => !ids.includes(c.Id)), 'a claimed sandbox never returns to the pool');
+  for (const sb of made) assert.equal((await deleteSb(ws, sb.sandbox_id)).status, 204);
+  for (const id of ids) await eventually(async () => (await inspect(id)) === null, { timeout: 20_000, what: 'the claimed container gone' });
+});
+
+test('a create the pool cannot serve is cold: a policy, another disk size', async () => {
+  const warm = new Set((await fullPool()).map((c) => c.Id));
+  const r = await createSb(ws, { allowed_domains: ['example.com'] });
+  assert.equal(r.status, 201, r.raw);
+  const envd = await envdOf(w.id, r.body.sandbox_id, r.body.envd_access_token);
+  assert.ok(!warm.has(envd.info.Id), 'a policy sandbox is made cold');
+  assert.equal(envd.info.Config.Labels['corral.role'], 'sandbox');
+  assert.equal((await warmOnes()).length, POOL, 'the pool untouched');
+  await deleteSb(ws, r.body.sandbox_id);
+});
+
+test('30 creates against a pool of 2 all succeed: the rest are cold', async () => {
+  const all = await Promise.all(Array.from({ length: 30 }, () => createSb(ws, {})));
+  assert.deepEqual([...new Set(all.map((r) => r.status))], [201], all.map((r) => r.raw).find((x) => !x.includes('sandbox_id')));
+  const ids = all.map((r) => r.body.sandbox_id);
+  assert.equal(new Set(ids).size, 30);
+  const ctrs = new Set();
+  for (const sb of all) ctrs.add((await envdOf(w.id, sb.body.sandbox_id, sb.body.envd_access_token)).info.Id);
+  assert.equal(ctrs.size, 30, 'no container serves two sandboxes');
+  await Promise.all(ids.map((id) => deleteSb(ws, id)));
+});
+
+test('kill -9 of workerd: claimed sandboxes adopted, warm ones replaced, none handed out twice', async () => {
+  const warm = (await fullPool()).map((c) => c.Id);
+  const r = await createSb(ws, { env: { KEEP: 'me' } });
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  const claimed = (await envdOf(w.id, sbid, r.body.envd_access_token)).info.Id;
+  assert.ok(warm.includes(claimed));
+  const seen = enrolledAs(w.files.log).length;
+  await stopWorkerd(w.wd, 'SIGKILL');
+  restartWorker(w);
+  await eventually(() => enrolledAs(w.files.log).length > seen, { timeout: 30_000, what: 'workerd enrolled again' });
+  const fresh = await fullPool();
+  assert.ok(fresh.every((c) => !warm.includes(c.Id)), 'warm ones of the last run are removed, not reused');
+  assert.equal(await inspect(warm.find((id) => id !== claimed)), null);
+  const envd = await envdOf(w.id, sbid, r.body.envd_access_token);
+  assert.equal(envd.info.Id, claimed, 'the claimed one is its sandbox still');
+  assert.equal((await envdRun(envd, 'echo $KEEP')).stdout.trim(), 'me');
+  // sleep: a heartbeat or two, so that the control plane heard the full listing
+  await sleep(1500);
+  assert.equal((await getSb(ws, sbid)).body.state, 'running');
+  assert.equal((await deleteSb(ws, sbid)).status, 204);
+  await eventually(async () => (await inspect(claimed)) === null, { timeout: 20_000, what: 'killed after adoption' });
+  const nets = await docker('GET', `/networks?filters=${encodeURIComponent(JSON.stringify({ label: [`corral.worker=${w.id}`] }))}`);
+  const names = nets.body.map((n) => n.Name);
+  assert.equal(names.filter((n) => n.includes('warm_')).length, POOL, `one network per warm sandbox, no more: ${names}`);
+});
+
+test('a claimed sandbox paused without memory and resumed is told its token and env again', async () => {
+  await fullPool();
+  const r = await createSb(ws, { env: { BACK: 'again' } });
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  assert.equal((await api('POST', `/v1/sandboxes/${sbid}/pause`, { key: ws.member, body: { keep_memory: false } })).status, 200);
+  await eventually(async () => (await getSb(ws, sbid)).body.state === 'paused', { timeout: 30_000, what: 'paused' });
+  assert.equal((await api('POST', `/v1/sandboxes/${sbid}/resume`, { key: ws.member, body: {} })).status, 200);
+  await eventually(async () => (await getSb(ws, sbid)).body.state === 'running', { timeout: 30_000, what: 'running again' });
+  const envd = await envdOf(w.id, sbid, r.body.envd_access_token);
+  assert.equal((await envdRun(envd, 'echo $BACK')).stdout.trim(), 'again');
+  assert.equal((await envdUnary(envd, 'process.Process/List', {}, { token: '' })).status, 401);
+  await deleteSb(ws, sbid);
+});

@@ -1,0 +1,352 @@
+#include "warm_pool.h"
+
+#include "clock.h"
+#include "envd_ready.h"
+#include "log.h"
+#include "sandbox_body.h"
+#include "sbnet.h"
+#include "secret.h"
+#include "tier.h"
+#include "warm_record.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MEMBERS_MAX (WARM_KINDS_MAX * WARM_SIZE_MAX)
+#define IDLE_MS 1000L /* refill only after this long without a create */
+#define RETRY_MS 5000L
+
+struct member {
+    char id[24];     /* WARM_PREFIX and hex: its container's and network's name part */
+    char secret[65]; /* envd's init secret, in memory only */
+    int kind;        /* index into c->warm */
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    pthread_t th;
+    int running, stop, n;
+    int64_t last_create;
+    struct member ready[MEMBERS_MAX];
+    const struct worker_conf *c;
+    const struct host_caps *caps;
+    char wid[STATE_ID_MAX];
+    char tiers[WARM_KINDS_MAX][16]; /* each kind's runtime's verified tier */
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static int count_kind(int kind)
+{
+    int k = 0;
+
+    for (int i = 0; i < pool.n; i++)
+        k += pool.ready[i].kind == kind;
+    return k;
+}
+
+/* The kind that most lacks members, or -1 when all are full. mu held. */
+static int kind_to_fill(void)
+{
+    int best = -1, lack = 0;
+
+    for (int i = 0; i < pool.c->n_warm; i++) {
+        int l = pool.c->warm[i].size - count_kind(i);
+        if (l > lack && pool.tiers[i][0]) {
+            lack = l;
+            best = i;
+        }
+    }
+    return best;
+}
+
+/* The warm body: sandbox_body's, labelled warm, envd -warm with its secret. */
+static json_t *warm_body(const struct wtemplate *t, json_t *sb, const struct sandbox_net *net,
+                         const char *secret)
+{
+    json_t *body = sandbox_body(pool.c, t, pool.wid, sb, net);
+    char *kv = NULL;
+
+    if (!body || asprintf(&kv, "%s=%s", WARM_SECRET_ENV, secret) < 0) {
+        json_decref(body);
+        return NULL;
+    }
+    json_object_set_new(json_object_get(body, "Labels"), "corral.role", json_string("warm"));
+    json_array_append_new(json_object_get(body, "Env"), json_string(kv));
+    json_array_append_new(json_object_get(body, "Cmd"), json_string("-warm"));
+    explicit_bzero(kv, strlen(kv));
+    free(kv);
+    return body;
+}
+
+/* Its network, its container, started until envd answers. 0, or 1/-1 (err)
+ * with whatever was made removed. */
+static int make_container(struct docker *d, const struct member *m, json_t *sb, char *err,
+                          size_t errlen)
+{
+    const struct warm_kind *k = &pool.c->warm[m->kind];
+    const struct wtemplate *t = wconf_template(pool.c, k->tmpl);
+    char net[SBNET_NAME_MAX], name[256], path[320];
+    struct sandbox_net sn = {.network = net, .disk_quota = pool.caps->disk_quota};
+    struct ctr_state st = {0};
+    json_t *body;
+    int rc;
+
+    if (!t) {
+        snprintf(err, errlen, "warm pool: template %s is not this worker's", k->tmpl);
+        return 1;
+    }
+    sbnet_name(net, sizeof(net), m->id, pool.wid, SBNET_OPEN);
+    if ((rc = sbnet_ensure(d, pool.wid, m->id, SBNET_OPEN, NULL, err, errlen)) != 0)
+        return rc;
+    containers_name(name, sizeof(name), m->id, pool.wid);
+    snprintf(path, sizeof(path), "/containers/create?name=%s", name);
+    body = warm_body(t, sb, &sn, m->secret);
+    rc = body ? docker_expect(d, "POST", path, body, 201, err, errlen) : 1;
+    json_decref(body);
+    snprintf(st.sbid, sizeof(st.sbid), "%s", m->id);
+    if (rc == 0)
+        rc = containers_settle(d, pool.wid, name, pool.c->envd_ready_ms, &st);
+    if (rc == 0 && st.state != SB_RUNNING)
+        rc = 1;
+    if (rc != 0) {
+        snprintf(err + strlen(err), errlen - strlen(err), "%s%s", st.reason[0] ? ": " : "",
+                 st.reason);
+        containers_kill(d, pool.wid, m->id, path, sizeof(path));
+    }
+    return rc;
+}
+
+static int make_member(struct docker *d, int kind, struct member *m, char *err, size_t errlen)
+{
+    const struct warm_kind *k = &pool.c->warm[kind];
+    char hex[17];
+    json_t *sb;
+    int rc;
+
+    err[0] = '\0';
+    if (secret_random_hex(hex, 8) != 0 || secret_random_hex(m->secret, 32) != 0) {
+        snprintf(err, errlen, "warm pool: no randomness");
+        return 1;
+    }
+    snprintf(m->id, sizeof(m->id), WARM_PREFIX "%s", hex);
+    m->kind = kind;
+    sb = json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", m->id, "workspace", "", "tier",
+                   pool.tiers[kind], "runtime", k->runtime, "template", k->tmpl);
+    rc = sb ? make_container(d, m, sb, err, errlen) : 1;
+    json_decref(sb);
+    return rc;
+}
+
+/* Waits for a wake, at most until until_ms (clock_now_ms()); mu held. */
+static void wait_until(int64_t until_ms)
+{
+    struct timespec until;
+    int64_t left = until_ms - clock_now_ms();
+
+    if (left <= 0)
+        return;
+    clock_gettime(CLOCK_REALTIME, &until);
+    clock_timespec_add_ms(&until, left);
+    pthread_cond_timedwait(&pool.wake, &pool.mu, &until);
+}
+
+/* One member made, at low priority: only after a quiet second. mu held. */
+static void refill_one(struct docker *d)
+{
+    int64_t quiet = pool.last_create + IDLE_MS - clock_now_ms();
+    int kind = kind_to_fill(), rc;
+    struct member m;
+    char err[512];
+
+    if (kind < 0 || quiet > 0) {
+        wait_until(kind < 0 ? clock_now_ms() + 60000 : clock_now_ms() + quiet);
+        return;
+    }
+    pthread_mutex_unlock(&pool.mu);
+    rc = make_member(d, kind, &m, err, sizeof(err));
+    if (rc != 0)
+        log_warn("warm pool: %s", err);
+    pthread_mutex_lock(&pool.mu);
+    if (rc == 0 && pool.n < MEMBERS_MAX)
+        pool.ready[pool.n++] = m;
+    else if (rc != 0 && !pool.stop)
+        wait_until(clock_now_ms() + RETRY_MS);
+}
+
+static void *refill_main(void *arg)
+{
+    struct docker d = {0};
+
+    (void)arg;
+    if (docker_init(&d, pool.c->docker_socket) != 0)
+        return NULL;
+    warm_record_sweep(&d, pool.wid);
+    pthread_mutex_lock(&pool.mu);
+    while (!pool.stop)
+        refill_one(&d);
+    pthread_mutex_unlock(&pool.mu);
+    docker_close(&d);
+    return NULL;
+}
+
+static void set_tiers(const struct runtime *rts, int n_rts)
+{
+    for (int i = 0; i < pool.c->n_warm; i++) {
+        pool.tiers[i][0] = '\0';
+        for (int j = 0; j < n_rts; j++)
+            if (strcmp(rts[j].name, pool.c->warm[i].runtime) == 0)
+                snprintf(pool.tiers[i], sizeof(pool.tiers[i]), "%s", tier_name(rts[j].tier));
+        if (!pool.tiers[i][0])
+            log_warn("warm pool: runtime %s is not offered here; no warm %s on it",
+                     pool.c->warm[i].runtime, pool.c->warm[i].tmpl);
+    }
+}
+
+static int start_thread(const char *wid)
+{
+    snprintf(pool.wid, sizeof(pool.wid), "%s", wid);
+    pool.stop = 0;
+    pool.n = 0;
+    if (pthread_create(&pool.th, NULL, refill_main, NULL) != 0)
+        return -1;
+    pool.running = 1;
+    return 0;
+}
+
+int warm_pool_start(const struct worker_conf *c, const struct host_caps *caps, const char *wid,
+                    const struct runtime *rts, int n_rts)
+{
+    char err[256];
+
+    pool.c = c;
+    pool.caps = caps;
+    if (c->n_warm == 0)
+        return 0;
+    if (warm_record_init(c->state_dir, err, sizeof(err)) != 0) {
+        log_err("warm pool: %s", err);
+        return -1;
+    }
+    set_tiers(rts, n_rts);
+    return start_thread(wid);
+}
+
+void warm_pool_stop(void)
+{
+    if (!pool.running)
+        return;
+    pthread_mutex_lock(&pool.mu);
+    pool.stop = 1;
+    pthread_cond_signal(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+    pthread_join(pool.th, NULL);
+    pool.running = 0;
+}
+
+int warm_pool_restart(const char *wid)
+{
+    struct docker d = {0};
+    char err[256];
+
+    if (!pool.running)
+        return 0;
+    warm_pool_stop();
+    if (docker_init(&d, pool.c->docker_socket) == 0) {
+        for (int i = 0; i < pool.n; i++)
+            containers_kill(&d, pool.wid, pool.ready[i].id, err, sizeof(err));
+        docker_close(&d);
+    }
+    return start_thread(wid);
+}
+
+void warm_pool_busy(void)
+{
+    pthread_mutex_lock(&pool.mu);
+    pool.last_create = clock_now_ms();
+    pthread_mutex_unlock(&pool.mu);
+}
+
+/* The kind create sb fits, or -1. */
+static int fits(json_t *sb)
+{
+    const char *tmpl = json_string_value(json_object_get(sb, "template")) ?: "";
+    const char *rt = json_string_value(json_object_get(sb, "runtime")) ?: "runc";
+    const char *tier = json_string_value(json_object_get(sb, "tier")) ?: "";
+    json_t *disk = json_object_get(sb, "disk_mb");
+
+    if (json_object_get(sb, "image") || json_object_get(sb, "build") ||
+        json_object_get(sb, "start") || json_is_object(json_object_get(sb, "egress")) ||
+        json_array_size(json_object_get(sb, "volumes")) > 0)
+        return -1;
+    if (pool.caps->disk_quota && json_integer_value(disk) > 0 &&
+        json_integer_value(disk) != SANDBOX_DISK_MB_DEFAULT)
+        return -1;
+    for (int i = 0; i < pool.c->n_warm; i++)
+        if (!strcmp(pool.c->warm[i].tmpl, tmpl) && !strcmp(pool.c->warm[i].runtime, rt) &&
+            !strcmp(pool.tiers[i], tier))
+            return i;
+    return -1;
+}
+
+static int pop(int kind, struct member *m)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&pool.mu);
+    for (int i = pool.n - 1; i >= 0 && !found; i--)
+        if (pool.ready[i].kind == kind) {
+            *m = pool.ready[i];
+            pool.ready[i] = pool.ready[--pool.n];
+            found = 1;
+        }
+    pthread_cond_signal(&pool.wake); /* to refill, once quiet */
+    pthread_mutex_unlock(&pool.mu);
+    return found;
+}
+
+int warm_pool_claim(struct docker *d, const char *wid, json_t *sb, struct ctr_state *st)
+{
+    int kind, rc;
+    struct member m;
+
+    if (!pool.running || (kind = fits(sb)) < 0)
+        return 2;
+    if ((rc = containers_running(d, wid, st->sbid)) != 2) /* a create delivered again */
+        return rc < 0 ? -1 : 2;
+    while (pop(kind, &m)) {
+        rc = warm_record_bind(d, wid, sb, m.id, m.secret, st);
+        explicit_bzero(m.secret, sizeof(m.secret));
+        if (rc <= 0)
+            return rc;
+    }
+    return 2;
+}
+
+int warm_pool_reinit(struct docker *d, const char *wid, const char *sbid)
+{
+    return warm_record_reinit(d, wid, sbid);
+}
+
+int warm_pool_forget(struct docker *d, const char *wid, const char *sbid)
+{
+    return warm_record_forget(d, wid, sbid);
+}
+
+json_t *warm_pool_view(void)
+{
+    json_t *arr = json_array();
+
+    if (!pool.c)
+        return arr;
+    pthread_mutex_lock(&pool.mu);
+    for (int i = 0; i < pool.c->n_warm; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:i}", "template",
+                                             pool.c->warm[i].tmpl, "runtime",
+                                             pool.c->warm[i].runtime, "size",
+                                             pool.c->warm[i].size, "ready", count_kind(i)));
+    pthread_mutex_unlock(&pool.mu);
+    return arr;
+}

@@ -1,0 +1,219 @@
+#include "warm_record.h"
+
+#include "envd_ready.h"
+#include "log.h"
+#include "sandbox_body.h"
+#include "warm_pool.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ROOT_LEN (WCONF_STR + 16)
+#define PATH_LEN (ROOT_LEN + 96)
+
+static char root[ROOT_LEN]; /* <state_dir>/warm; "" when no pool is kept */
+
+int warm_record_init(const char *state_dir, char *err, size_t errlen)
+{
+    snprintf(root, sizeof(root), "%s/warm", state_dir);
+    if (mkdir(root, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "mkdir %s: %s", root, strerror(errno));
+        root[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+static void path_of(char *out, size_t len, const char *sbid)
+{
+    snprintf(out, len, "%s/%s", root, sbid);
+}
+
+/* Written whole, then renamed into place; 0600 from its first byte. */
+static int write_record(const char *sbid, json_t *rec)
+{
+    char path[PATH_LEN], tmp[PATH_LEN + 8];
+    int fd, rc;
+
+    path_of(path, sizeof(path), sbid);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    rc = json_dumpfd(rec, fd, JSON_COMPACT);
+    rc = (fsync(fd) == 0 && rc == 0) ? 0 : -1;
+    close(fd);
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
+}
+
+static json_t *read_record(const char *sbid)
+{
+    char path[PATH_LEN];
+
+    if (!root[0] || !containers_id_ok(sbid))
+        return NULL;
+    path_of(path, sizeof(path), sbid);
+    return json_load_file(path, 0, NULL);
+}
+
+/* What envd is told: the access token and the env vars (as a cold
+ * sandbox's container gets them: sandbox_body.c). */
+static json_t *init_body(json_t *sb)
+{
+    const char *token = json_string_value(json_object_get(sb, "envd_access_token"));
+    json_t *env = json_object(), *v;
+    const char *k;
+
+    json_object_foreach(json_object_get(sb, "env"), k, v)
+    {
+        if (json_is_string(v) && *k && !strchr(k, '=') && strcmp(k, ENVD_TOKEN_ENV) != 0)
+            json_object_set(env, k, v);
+    }
+    if (token && *token)
+        return json_pack("{s:s, s:o}", "accessToken", token, "envVars", env);
+    return json_pack("{s:o}", "envVars", env);
+}
+
+/* POST /init to sbid's envd with the record's secret and body. */
+static int tell_envd(struct docker *d, const char *wid, const char *sbid, json_t *rec)
+{
+    char ip[64], *body = json_dumps(json_object_get(rec, "init"), JSON_COMPACT);
+    long code = 0;
+
+    if (body && containers_ip(d, wid, sbid, 5000, ip, sizeof(ip)) == 0)
+        code = envd_init_post(ip, ENVD_PORT, json_string_value(json_object_get(rec, "secret")),
+                              body);
+    if (body)
+        explicit_bzero(body, strlen(body));
+    free(body);
+    if (code != 204)
+        log_sandbox("warn", sbid, NULL, "warm sandbox: envd's init answered %ld", code);
+    return code == 204 ? 0 : -1;
+}
+
+/* Renamed to the sandbox's name, its limits set. 0, 1 refused, -1. */
+static int take_container(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
+                          const char *sbid)
+{
+    char from[256], to[256], path[640], err[512];
+    json_t *limits = sandbox_limits(sb);
+    int rc;
+
+    containers_name(from, sizeof(from), warm_id, wid);
+    containers_name(to, sizeof(to), sbid, wid);
+    snprintf(path, sizeof(path), "/containers/%s/rename?name=%s", from, to);
+    rc = docker_expect(d, "POST", path, NULL, 204, err, sizeof(err));
+    if (rc == 0) {
+        snprintf(path, sizeof(path), "/containers/%s/update", to);
+        rc = limits ? docker_expect(d, "POST", path, limits, 200, err, sizeof(err)) : 1;
+    }
+    json_decref(limits);
+    if (rc != 0)
+        log_sandbox("warn", sbid, NULL, "warm sandbox %s: %s", warm_id, rc < 0 ? "dockerd down" : err);
+    return rc == 2 ? 1 : rc;
+}
+
+int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
+                     const char *secret, struct ctr_state *st)
+{
+    json_t *rec = json_pack("{s:s, s:s, s:o}", "warm", warm_id, "secret", secret, "init",
+                            init_body(sb));
+    int rc = rec && write_record(st->sbid, rec) == 0 ? 0 : 1;
+
+    if (rc == 0)
+        rc = take_container(d, wid, sb, warm_id, st->sbid);
+    if (rc == 0)
+        rc = tell_envd(d, wid, st->sbid, rec) == 0 ? 0 : 1;
+    json_decref(rec);
+    if (rc != 0) {
+        if (warm_record_forget(d, wid, st->sbid) != 0)
+            rc = -1;
+        return rc;
+    }
+    st->state = SB_RUNNING;
+    st->reason[0] = '\0';
+    log_sandbox("info", st->sbid, st->tier, "claimed warm sandbox %s", warm_id);
+    return 0;
+}
+
+int warm_record_reinit(struct docker *d, const char *wid, const char *sbid)
+{
+    json_t *rec = read_record(sbid);
+    int rc = rec ? tell_envd(d, wid, sbid, rec) : 0;
+
+    json_decref(rec);
+    return rc;
+}
+
+int warm_record_forget(struct docker *d, const char *wid, const char *sbid)
+{
+    json_t *rec = read_record(sbid);
+    const char *warm_id = json_string_value(json_object_get(rec, "warm"));
+    char path[PATH_LEN], err[256];
+    int rc = 0;
+
+    if (warm_id && strncmp(warm_id, WARM_PREFIX, strlen(WARM_PREFIX)) == 0)
+        rc = containers_kill(d, wid, warm_id, err, sizeof(err));
+    json_decref(rec);
+    if (rc != 0)
+        return -1;
+    if (root[0] && containers_id_ok(sbid)) {
+        path_of(path, sizeof(path), sbid);
+        unlink(path);
+    }
+    return 0;
+}
+
+/* Warm containers of this worker still under a warm name. */
+static void sweep_unclaimed(struct docker *d, const char *wid)
+{
+    char *enc = docker_filters(d, json_pack("{s:[s+, s]}", "label", "corral.worker=", wid,
+                                            "corral.role=warm"));
+    char path[1024], err[256], buf[CTR_ID_MAX];
+    json_t *list = NULL, *o;
+    long status = 0;
+    size_t i;
+
+    snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", enc ? enc : "");
+    curl_free(enc);
+    if (docker_call(d, "GET", path, NULL, 60000L, &status, &list, err, sizeof(err)) != 0 ||
+        status != 200) {
+        json_decref(list);
+        return;
+    }
+    json_array_foreach(list, i, o)
+    {
+        json_t *labels = json_object_get(o, "Labels");
+        const char *name = json_string_value(json_array_get(json_object_get(o, "Names"), 0));
+        const char *warm_id = json_string_value(json_object_get(labels, "corral.sandbox"));
+        if (warm_id && !containers_sbid_of(labels, name, wid, buf, sizeof(buf)))
+            containers_kill(d, wid, warm_id, err, sizeof(err));
+    }
+    json_decref(list);
+}
+
+void warm_record_sweep(struct docker *d, const char *wid)
+{
+    DIR *dir;
+    struct dirent *e;
+
+    sweep_unclaimed(d, wid);
+    if (!root[0] || !(dir = opendir(root)))
+        return;
+    while ((e = readdir(dir)))
+        if (e->d_name[0] != '.' && containers_id_ok(e->d_name) &&
+            containers_running(d, wid, e->d_name) == 2)
+            warm_record_forget(d, wid, e->d_name);
+    closedir(dir);
+}

@@ -1,0 +1,38 @@
+/* warm_record.h: a claimed warm sandbox, made and kept (decision 0082).
+ *
+ * <state_dir>/warm/<sandbox id> (0600) holds {"warm": its warm id, "secret":
+ * envd's init secret, "init": what envd was told}: enough to find its
+ * network at a kill and to tell envd again after its container restarted.
+ * Written before the container is renamed, so a crash leaves a record and
+ * never a claimed container without one. warm_pool.h is the interface the
+ * rest of workerd uses. */
+#ifndef WORKERD_WARM_RECORD_H
+#define WORKERD_WARM_RECORD_H
+
+#include "containers.h"
+#include "docker_api.h"
+
+#include <jansson.h>
+
+#define WARM_SECRET_ENV "CORRAL_ENVD_INIT_TOKEN"
+
+/* <state_dir>/warm, made 0700 if missing. 0, or -1 with err. */
+int warm_record_init(const char *state_dir, char *err, size_t errlen);
+
+/* Binds warm sandbox warm_id (envd's secret: secret) to create sb: record,
+ * rename, limits, envd's init. 0 (st running), 1 failed and undone (the
+ * next may be tried), -1 dockerd down. */
+int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
+                     const char *secret, struct ctr_state *st);
+
+/* envd told again from sbid's record (0 too when it has none); -1 failed. */
+int warm_record_reinit(struct docker *d, const char *wid, const char *sbid);
+
+/* sbid's warm container and network, then its record. 0 (none too), -1. */
+int warm_record_forget(struct docker *d, const char *wid, const char *sbid);
+
+/* At start: warm sandboxes never claimed (their secrets died with the last
+ * run) removed, and records whose sandbox is gone. */
+void warm_record_sweep(struct docker *d, const char *wid);
+
+#endif
