@@ -28,8 +28,10 @@ int init_take_secret(int warm)
         fprintf(stderr, "envd: -warm needs $%s\n", INIT_SECRET_ENV);
         return -1;
     }
-    if (env == NULL)
+    if (env == NULL || env[0] == '\0') { /* blanked: a snapshot of a claimed one */
+        unsetenv(INIT_SECRET_ENV);
         return 0;
+    }
     secret = strdup(env);
     memset((char *)env, 0, strlen(env)); /* /proc/1/environ keeps the original block */
     unsetenv(INIT_SECRET_ENV);

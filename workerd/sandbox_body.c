@@ -3,6 +3,7 @@
 #include "volumes.h"
 
 #include "containers.h"
+#include "warm_record.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ void sandbox_proxy_env(json_t *arr, int on)
 void sandbox_env_blanked(json_t *arr)
 {
     env_add(arr, ENVD_TOKEN_ENV, "");
+    env_add(arr, WARM_SECRET_ENV, ""); /* a claimed warm sandbox's (decision 0082) */
     for (int i = 0; proxy_env[i]; i++)
         env_add(arr, proxy_env[i], "");
     env_add(arr, "NO_PROXY", "");

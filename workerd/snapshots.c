@@ -2,6 +2,7 @@
 
 #include "containers.h"
 #include "sandbox_body.h"
+#include "warm_record.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -21,10 +22,11 @@ int snapshot_image_name_ok(const char *name)
 }
 
 /* What the image keeps of the sandbox's environment: sandbox_env_blanked. */
-static json_t *commit_config(const char *wid, const char *ws, const char *image)
+static json_t *commit_config(const char *wid, const char *sbid, const char *ws, const char *image)
 {
     json_t *env = json_array();
 
+    warm_record_env_append(sbid, env); /* a claimed warm sandbox's are not in its container's */
     sandbox_env_blanked(env);
     return json_pack("{s:o, s:{s:s, s:s, s:s}}", "Env", env, "Labels", "corral.worker", wid,
                      "corral.workspace", ws, "corral.snapshot", image + strlen(IMAGE_REPO ":"));
@@ -46,7 +48,7 @@ int snapshot_commit(struct docker *d, const char *wid, const char *sbid, const c
     /* pause=true: the filesystem is copied while no process writes to it. */
     snprintf(path, sizeof(path), "/commit?container=%s&repo=%s&tag=%s&pause=true", name, IMAGE_REPO,
              image + strlen(IMAGE_REPO ":"));
-    config = commit_config(wid, ws, image);
+    config = commit_config(wid, sbid, ws, image);
     rc = docker_call(d, "POST", path, config, COMMIT_TIMEOUT_MS, &status, &ans, err, errlen);
     json_decref(config); /* docker_call does not take it */
     if (rc != 0)

@@ -156,6 +156,22 @@ int warm_record_reinit(struct docker *d, const char *wid, const char *sbid)
     return rc;
 }
 
+void warm_record_env_append(const char *sbid, json_t *arr)
+{
+    json_t *rec = read_record(sbid), *v;
+    const char *k;
+    char *kv;
+
+    json_object_foreach(json_object_get(json_object_get(rec, "init"), "envVars"), k, v)
+    {
+        if (asprintf(&kv, "%s=%s", k, json_string_value(v) ?: "") >= 0) {
+            json_array_append_new(arr, json_string(kv));
+            free(kv);
+        }
+    }
+    json_decref(rec);
+}
+
 int warm_record_forget(struct docker *d, const char *wid, const char *sbid)
 {
     json_t *rec = read_record(sbid);

@@ -28,6 +28,11 @@ int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *
 /* envd told again from sbid's record (0 too when it has none); -1 failed. */
 int warm_record_reinit(struct docker *d, const char *wid, const char *sbid);
 
+/* The env vars sbid's envd was told at its claim, appended to arr as
+ * "K=V" (a snapshot keeps them, as a cold sandbox's container does); none
+ * when it was not claimed. */
+void warm_record_env_append(const char *sbid, json_t *arr);
+
 /* sbid's warm container and network, then its record. 0 (none too), -1. */
 int warm_record_forget(struct docker *d, const char *wid, const char *sbid);
 

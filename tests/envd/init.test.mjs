@@ -90,11 +90,13 @@ test('the claim: token, env vars and user apply to every process; a second claim
   assert.equal((await unary(envd, 'process.Process/List', {}, { token: 'mine-now' })).status, 401);
 });
 
-test('an envd not started warm has no /init', async () => {
-  const cold = await startEnvd({ token: 'cold-token' });
+test('an envd not started warm has no /init; a blanked secret (a snapshot\'s) leaves it cold', async () => {
+  const cold = await startEnvd({ token: 'cold-token', extraEnv: { CORRAL_ENVD_INIT_TOKEN: '' } });
   try {
     const r = await fetch(`${cold.base}/init`, { method: 'POST', headers: { 'X-Corral-Init': 'x' }, body: '{}' });
     assert.equal(r.status, 404);
+    const out = await run(cold, 'echo "[${CORRAL_ENVD_INIT_TOKEN-unset}]"');
+    assert.equal(out.stdout.trim(), '[unset]');
   } finally {
     await cold.stop();
   }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
 import {
   stackWorker, cleanupWorkers, createSb, deleteSb, getSb, envdOf, envdRun, inspect, docker,
-  containersLabelled, stopWorkerd, restartWorker, enrolledAs, sleep, envdUnary,
+  containersLabelled, stopWorkerd, restartWorker, enrolledAs, sleep, envdUnary, workerView,
 } from './helpers.mjs';
 
 const POOL = 2;
@@ -42,6 +42,12 @@ test('a warm sandbox serves nothing, is nobody\'s and is listed nowhere', async 
   assert.equal((await getSb(ws, warmId)).status, 404, 'not a sandbox of the API');
   const list = await api('GET', '/v1/sandboxes', { key: ws.member });
   assert.ok(!JSON.stringify(list.body).includes(warmId));
+  await eventually(async () => {
+    const pools = (await workerView(ws, w.id))?.warm_pools;
+    return pools?.[0]?.ready === POOL && pools;
+  }, { timeout: 15_000, what: 'GET /v1/workers shows the pool' });
+  const [pool] = (await workerView(ws, w.id)).warm_pools;
+  assert.deepEqual(pool, { template: 'base', runtime: 'runc', size: POOL, ready: POOL });
 });
 
 test('a create claims one: its token, env vars and limits; a second gets another; the pool refills', async () => {
@@ -140,4 +146,22 @@ test('a claimed sandbox paused without memory and resumed is told its token and 
   assert.equal((await envdRun(envd, 'echo $BACK')).stdout.trim(), 'again');
   assert.equal((await envdUnary(envd, 'process.Process/List', {}, { token: '' })).status, 401);
   await deleteSb(ws, sbid);
+});
+
+test('a snapshot of a claimed sandbox keeps its files and env vars, never its init secret', async () => {
+  await fullPool();
+  const r = await createSb(ws, { env: { SNAP_VAR: 'kept' } });
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  const envd = await envdOf(w.id, sbid, r.body.envd_access_token);
+  assert.equal(envd.info.Config.Labels['corral.role'], 'warm', 'it was claimed');
+  await envdRun(envd, 'echo hi > /home/user/f.txt');
+  const snap = await api('POST', `/v1/sandboxes/${sbid}/snapshots`, { key: ws.member, body: {} });
+  assert.equal(snap.status, 201, snap.raw);
+  const again = await createSb(ws, { template: snap.body.snapshot_id });
+  assert.equal(again.status, 201, again.raw);
+  const e2 = await envdOf(w.id, again.body.sandbox_id, again.body.envd_access_token);
+  const out = await envdRun(e2, 'echo "$SNAP_VAR"; cat /home/user/f.txt; echo "[${CORRAL_ENVD_INIT_TOKEN-unset}]"');
+  assert.deepEqual(out.stdout.trim().split('\n'), ['kept', 'hi', '[unset]']);
+  for (const id of [sbid, again.body.sandbox_id]) await deleteSb(ws, id);
 });
