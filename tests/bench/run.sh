@@ -8,6 +8,7 @@
 #   BENCH_ONLY=sustained  only the sustained churn of bench_sustained.mjs (issue
 #                         34's soak: BENCH_SUSTAINED_PARALLEL loops for
 #                         BENCH_SUSTAINED_SECONDS, 4 and 600 by default)
+#   BENCH_ONLY=warm       only warm against cold creates (bench_warm.mjs, issue 35)
 #   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
 #                         gateway hosts, Redis failovers (decision 0059)
 #   CORRAL_BENCH_PORT, CORRAL_BENCH_REDIS_PORT, CORRAL_BENCH_DATA_PORT  the ports
@@ -19,11 +20,15 @@ export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
 export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
 ONLY=${BENCH_ONLY:-all}
-case "$ONLY" in all | dataplane | lifecycle | sustained | templates) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
-*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates or hosts" >&2; exit 2 ;; esac
+case "$ONLY" in all | dataplane | lifecycle | sustained | templates | warm) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
+*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates, warm or hosts" >&2; exit 2 ;; esac
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
+# A data port for bench_warm.mjs's workerd, listed for the gateway (0061).
+# shellcheck source=tests/lib/ports.sh
+. tests/lib/ports.sh
+listed_data_ports 1 127.0.0.1 || { echo "bench: no free port for a data port"; exit 1; }
 holder=
 trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; conf/stack.sh down; rm -rf "$CORRAL_RUN"' EXIT
 conf/stack.sh up
@@ -36,6 +41,16 @@ conf/stack.sh redis-cli HSET "corral:{ws:$ws}:info" max_concurrent 100000 >/dev/
 
 # shellcheck source=tests/bench/wrk.sh
 . tests/bench/wrk.sh
+
+# 0. Warm against cold creates (issue 35), before the fleet's workerd starts:
+# bench_warm.mjs's own workerd is then the only one its workspace can use.
+if [ "$ONLY" = warm ] || [ "$ONLY" = all ]; then
+    (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    env E2B_API_URL="$CORRAL_URL" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+        CORRAL_ROUTING=url node tests/bench/bench_warm.mjs
+    [ "$ONLY" = warm ] && exit 0
+    echo
+fi
 
 # 1. Authenticated GET /v1/sandboxes/{id} vs nginx serving a small static file.
 if [ "$ONLY" = all ]; then
