@@ -18,6 +18,10 @@ export CORRAL_FLEET_SHARE=100 CORRAL_CREATE_TIMEOUT_MS=60000
 # losing the fork made from it ("worker dead ... snapshots stay on the worker
 # that made them").
 export CORRAL_LEASE_MS=${CORRAL_SEC_LEASE_MS:-30000}
+# Warm sandboxes of a template of their own (decision 0082): the warm kind
+# claims one; every other kind is made cold as before.
+export CORRAL_WORKERD_EXTRA="template.warm = corral/base
+warm_pool = warm=2"
 export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 export E2B_API_URL="https://localhost:$CORRAL_PORT"
 export E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))"

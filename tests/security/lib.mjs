@@ -55,6 +55,9 @@ export const KINDS = {
   insecure: (ws, o) => Sandbox.create('base', { ...o, secure: false }),
   private: (ws, o) => Sandbox.create('base', { ...o, network: { allowPublicTraffic: false } }),
   native: (ws) => native(ws, {}),
+  // Claimed from a worker's warm pool (decision 0082): started before it was
+  // anybody's, renamed to this sandbox, told its token and env at the claim.
+  warm: (ws, o) => Sandbox.create('warm', o),
   allowlist: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }),
   denyall: (ws, o) => Sandbox.create('base', { ...o, allowInternetAccess: false }),
   denyout: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: ['8.8.8.8'] } }),
@@ -129,16 +132,14 @@ export function platformPorts() {
   return [redis, redis + 1, redis + 2, redis + 3, redis + 4, wd, wd + 1, 2375, 2376, registry];
 }
 
-async function containers(label) {
-  const f = encodeURIComponent(JSON.stringify({ label: [label] }));
-  return (await docker('GET', `/containers/json?filters=${f}`)).body;
-}
-
 // The sandbox's container address, its bridge's (the host's) address, and
 // its neighbours on its network: its egress proxy when it has a policy (a
 // proxy from the pool keeps the pool's labels, so it is found by network).
 async function addresses(id) {
-  const [own] = await containers(`corral.sandbox=${id}`).then((cs) => cs.filter((c) => c.Labels['corral.role'] === 'sandbox'));
+  // By name: a claimed warm sandbox keeps its warm id's labels (decision 0082).
+  const f = encodeURIComponent(JSON.stringify({ name: [`^/corral-${id}-[^-]+$`] }));
+  const [own] = (await docker('GET', `/containers/json?filters=${f}`)).body
+    .filter((c) => ['sandbox', 'warm'].includes(c.Labels['corral.role']));
   if (!own) throw new Error(`no container of sandbox ${id}`);
   // One network, whatever it went through (an egress change at a resume
   // moves it: never onto the new one while still on the old).

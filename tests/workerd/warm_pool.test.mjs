@@ -165,3 +165,24 @@ test('a snapshot of a claimed sandbox keeps its files and env vars, never its in
   assert.deepEqual(out.stdout.trim().split('\n'), ['kept', 'hi', '[unset]']);
   for (const id of [sbid, again.body.sandbox_id]) await deleteSb(ws, id);
 });
+
+test('from a claimed sandbox, as root, the warm ones are out of reach', async () => {
+  await fullPool();
+  const r = await createSb(ws, {});
+  assert.equal(r.status, 201, r.raw);
+  const envd = await envdOf(w.id, r.body.sandbox_id, r.body.envd_access_token);
+  const others = [];
+  for (const c of await warmOnes()) {
+    const info = await inspect(c.Id);
+    others.push(Object.values(info.NetworkSettings.Networks)[0].IPAddress);
+  }
+  assert.ok(others.length > 0, 'warm ones to try');
+  const tryPort = (ip) => `timeout 3 bash -c 'echo > /dev/tcp/${ip}/49983' 2>/dev/null && echo open || echo closed`;
+  const own = await envdRun(envd, tryPort('127.0.0.1'), { user: 'root' });
+  assert.equal(own.stdout.trim(), 'open', 'the probe works: its own envd');
+  for (const ip of others) {
+    const out = await envdRun(envd, tryPort(ip), { user: 'root' });
+    assert.equal(out.stdout.trim(), 'closed', `warm sandbox ${ip} reached`);
+  }
+  await deleteSb(ws, r.body.sandbox_id);
+});
