@@ -269,8 +269,7 @@ void h_worker_heartbeat(struct request *req)
         json_decref(body);
         return;
     }
-    if (worker_authenticate(req, wid) != 1 ||
-        renew_lease(req, wid, body) != 0) {
+    if (worker_authenticate(req, wid) != 1 || renew_lease(req, wid, body) != 0) {
         if (!req->responded)
             respond_store_down(req);
         json_decref(body);

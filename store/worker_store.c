@@ -195,8 +195,8 @@ int worker_renew(struct rconn *rc, const char *pool, const char *wid, long long 
                  const char *problem, const char *warm_json)
 {
     char wkey[160], leases[128], lease[24];
-    const char *argv[7] = {wkey, leases, wid, lease, problem ? problem : "", problem ? "1" : "0",
-                           warm_json};
+    const char *argv[7] = {
+        wkey, leases, wid, lease, problem ? problem : "", problem ? "1" : "0", warm_json};
     redisReply *r;
 
     worker_key(wkey, sizeof(wkey), pool, wid);

@@ -130,7 +130,7 @@ struct worker {
     char runtimes_json[2048];
     char templates_json[2048];
     char data_addr[64];
-    char problem[256];   /* "" when healthy */
+    char problem[256];    /* "" when healthy */
     char warm_json[1024]; /* its warm pools as it last told them (decision 0082) */
     int egress;
     long slots, used, mem, mem_used;

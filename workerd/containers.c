@@ -58,7 +58,7 @@ const char *containers_sbid_of(json_t *labels, const char *name, const char *wid
     snprintf(buf, len, "%.*s", (int)(n - wn - 1 - 7), name + 7);
     /* still warm: nobody's, never reported */
     return strncmp(buf, WARM_PREFIX, strlen(WARM_PREFIX)) == 0 || !containers_id_ok(buf) ? NULL
-                                                                                          : buf;
+                                                                                         : buf;
 }
 
 static void st_set(struct ctr_state *st, enum sb_state state, const char *fmt, const char *arg)
@@ -323,7 +323,7 @@ int containers_stop(struct docker *d, const char *wid, const char *sbid, char *e
 }
 
 int containers_settle(struct docker *d, const char *wid, const char *name, long ready_ms,
-                  struct ctr_state *st)
+                      struct ctr_state *st)
 {
     json_t *info = NULL, *state;
     char err[256];
@@ -780,8 +780,8 @@ static int entry_state(struct docker *d, const char *wid, json_t *ctr, struct ct
     json_t *labels = json_object_get(ctr, "Labels"), *info = NULL;
     char buf[CTR_ID_MAX];
     const char *sbid = containers_sbid_of(
-        labels, json_string_value(json_array_get(json_object_get(ctr, "Names"), 0)), wid,
-        buf, sizeof(buf));
+        labels, json_string_value(json_array_get(json_object_get(ctr, "Names"), 0)), wid, buf,
+        sizeof(buf));
     const char *state_name = json_string_value(json_object_get(ctr, "State"));
     enum dk_state state = dk_state_decode(state_name);
     const char *id = json_string_value(json_object_get(ctr, "Id"));

@@ -45,11 +45,10 @@ static json_t *build_body(struct worker *w)
             json_array_append_new(sbs, heartbeat_report_of(e));
     }
     health_problem(w, problem, sizeof(problem));
-    json_t *body = json_pack(
-        "{s:O, s:o, s:b, s:b, s:b, s:s, s:O, s:O}", "acks", w->acks, "sandboxes", sbs, "full",
-        w->need_full && !w->docker_down, "resume", w->resume, "wait",
-        json_array_size(w->backlog) == 0, "problem", problem, "snapshots", w->snap_reports,
-        "killed", w->killed);
+    json_t *body = json_pack("{s:O, s:o, s:b, s:b, s:b, s:s, s:O, s:O}", "acks", w->acks,
+                             "sandboxes", sbs, "full", w->need_full && !w->docker_down, "resume",
+                             w->resume, "wait", json_array_size(w->backlog) == 0, "problem",
+                             problem, "snapshots", w->snap_reports, "killed", w->killed);
     if (body && w->conf->n_warm > 0)
         json_object_set_new(body, "warm", warm_pool_view());
     return body;

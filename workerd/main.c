@@ -203,8 +203,7 @@ static void start_docker_threads(struct worker *w, pthread_t *ev, pthread_t *tel
 
     if (w->caps.egress && egress_pool_start(conf, w->id.worker_id, (int)conf->egress_pool) != 0)
         log_warn("egress pool did not start: every proxy is made when its sandbox is");
-    if (w->caps.walled &&
-        warm_pool_start(conf, &w->caps, w->id.worker_id, w->rts, w->n_rts) != 0)
+    if (w->caps.walled && warm_pool_start(conf, &w->caps, w->id.worker_id, w->rts, w->n_rts) != 0)
         log_warn("warm pool did not start: every sandbox is created cold");
     *started = events_start(w, ev) == 0;
     if (!*started)

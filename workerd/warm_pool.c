@@ -343,10 +343,10 @@ json_t *warm_pool_view(void)
         return arr;
     pthread_mutex_lock(&pool.mu);
     for (int i = 0; i < pool.c->n_warm; i++)
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:i}", "template",
-                                             pool.c->warm[i].tmpl, "runtime",
-                                             pool.c->warm[i].runtime, "size",
-                                             pool.c->warm[i].size, "ready", count_kind(i)));
+        json_array_append_new(arr,
+                              json_pack("{s:s, s:s, s:i, s:i}", "template", pool.c->warm[i].tmpl,
+                                        "runtime", pool.c->warm[i].runtime, "size",
+                                        pool.c->warm[i].size, "ready", count_kind(i)));
     pthread_mutex_unlock(&pool.mu);
     return arr;
 }

@@ -92,8 +92,8 @@ static int tell_envd(struct docker *d, const char *wid, const char *sbid, json_t
     long code = 0;
 
     if (body && containers_ip(d, wid, sbid, 5000, ip, sizeof(ip)) == 0)
-        code = envd_init_post(ip, ENVD_PORT, json_string_value(json_object_get(rec, "secret")),
-                              body);
+        code =
+            envd_init_post(ip, ENVD_PORT, json_string_value(json_object_get(rec, "secret")), body);
     if (body)
         explicit_bzero(body, strlen(body));
     free(body);
@@ -120,15 +120,16 @@ static int take_container(struct docker *d, const char *wid, json_t *sb, const c
     }
     json_decref(limits);
     if (rc != 0)
-        log_sandbox("warn", sbid, NULL, "warm sandbox %s: %s", warm_id, rc < 0 ? "dockerd down" : err);
+        log_sandbox("warn", sbid, NULL, "warm sandbox %s: %s", warm_id,
+                    rc < 0 ? "dockerd down" : err);
     return rc == 2 ? 1 : rc;
 }
 
 int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
                      const char *secret, struct ctr_state *st)
 {
-    json_t *rec = json_pack("{s:s, s:s, s:o}", "warm", warm_id, "secret", secret, "init",
-                            init_body(sb));
+    json_t *rec =
+        json_pack("{s:s, s:s, s:o}", "warm", warm_id, "secret", secret, "init", init_body(sb));
     int rc = rec && write_record(st->sbid, rec) == 0 ? 0 : 1;
 
     if (rc == 0)
@@ -194,8 +195,8 @@ int warm_record_forget(struct docker *d, const char *wid, const char *sbid)
 /* Warm containers of this worker still under a warm name. */
 static void sweep_unclaimed(struct docker *d, const char *wid)
 {
-    char *enc = docker_filters(d, json_pack("{s:[s+, s]}", "label", "corral.worker=", wid,
-                                            "corral.role=warm"));
+    char *enc = docker_filters(
+        d, json_pack("{s:[s+, s]}", "label", "corral.worker=", wid, "corral.role=warm"));
     char path[1024], err[256], buf[CTR_ID_MAX];
     json_t *list = NULL, *o;
     long status = 0;

@@ -63,9 +63,9 @@ struct worker_conf {
     long memory_mb;
     long backoff_max_ms; /* cap of the reconnect backoff */
     long probe_timeout_ms;
-    long envd_ready_ms;       /* how long a create waits for envd's /health */
-    long egress_pool;         /* egress proxies kept started ahead of need (egress_pool.h) */
-    long metrics_interval_ms; /* how often each sandbox's stats and logs are sampled */
+    long envd_ready_ms;         /* how long a create waits for envd's /health */
+    long egress_pool;           /* egress proxies kept started ahead of need (egress_pool.h) */
+    long metrics_interval_ms;   /* how often each sandbox's stats and logs are sampled */
     long layer_cache_max_age_s; /* cached build layers older than this go (0: kept) */
     struct warm_kind warm[WARM_KINDS_MAX]; /* warm_pool: sandboxes started ahead (0082) */
     int n_warm;

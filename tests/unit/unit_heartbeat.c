@@ -20,8 +20,7 @@ struct row {
 };
 
 #define SBS_MSG(i) "sandboxes[" #i "]: needs an id and a state (running, paused, exited, failed)"
-#define WARM_MSG(i)                                                                                \
-    "warm[" #i "]: needs a template, a runtime, a size and a ready count (0-16)"
+#define WARM_MSG(i) "warm[" #i "]: needs a template, a runtime, a size and a ready count (0-16)"
 #define SNAP_MSG(i)                                                                                \
     "snapshots[" #i "]: needs a snapshot id, a workspace and a state (ready, failed)"
 

@@ -77,10 +77,9 @@ static void sbid_rows(void)
     /* warm: the name is the truth */
     CHECK(sbid_is("warm", "warm_00ff", "/corral-warm_00ff-w1a2", NULL));
     CHECK(sbid_is("warm", "warm_00ff", "corral-warm_00ff-w1a2", NULL));
-    CHECK(sbid_is("warm", "warm_00ff", "/corral-0123456789abcdef0123-w1a2",
-                  "0123456789abcdef0123"));
-    CHECK(sbid_is("warm", "warm_00ff", "corral-0123456789abcdef0123-w1a2",
-                  "0123456789abcdef0123"));
+    CHECK(
+        sbid_is("warm", "warm_00ff", "/corral-0123456789abcdef0123-w1a2", "0123456789abcdef0123"));
+    CHECK(sbid_is("warm", "warm_00ff", "corral-0123456789abcdef0123-w1a2", "0123456789abcdef0123"));
     /* another worker's name, or none that parses: nobody's */
     CHECK(sbid_is("warm", "warm_00ff", "/corral-0123-w9", NULL));
     CHECK(sbid_is("warm", "warm_00ff", "/corral--w1a2", NULL));
