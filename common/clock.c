@@ -25,3 +25,15 @@ void clock_timespec_add_ms(struct timespec *ts, int64_t ms)
         ts->tv_nsec -= 1000000000L;
     }
 }
+
+void clock_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *mu, int64_t until_ms)
+{
+    struct timespec until;
+    int64_t left = until_ms - clock_now_ms();
+
+    if (left <= 0)
+        return;
+    clock_gettime(CLOCK_REALTIME, &until);
+    clock_timespec_add_ms(&until, left);
+    pthread_cond_timedwait(c, mu, &until);
+}

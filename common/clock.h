@@ -2,6 +2,7 @@
 #ifndef CORRAL_CLOCK_H
 #define CORRAL_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -10,5 +11,10 @@ void clock_sleep_ms(int64_t ms);
 /* ts moved ms later, normalised: the deadline pthread_cond_timedwait takes
  * (CLOCK_REALTIME), from now (clock_gettime first) or from the last one. */
 void clock_timespec_add_ms(struct timespec *ts, int64_t ms);
+
+/* Waits on c (mu held) for a signal, at most until until_ms (clock_now_ms()):
+ * at once when that is past. The condition must use the realtime clock (the
+ * default). */
+void clock_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *mu, int64_t until_ms);
 
 #endif

@@ -276,19 +276,6 @@ static void collect_idle(struct docker *d)
     json_decref(list);
 }
 
-/* Waits for a wake, at most until `until_ms` (clock_now_ms()); pool.mu held. */
-static void wait_until(int64_t until_ms)
-{
-    struct timespec until;
-    int64_t left = until_ms - clock_now_ms();
-
-    if (left <= 0)
-        return;
-    clock_gettime(CLOCK_REALTIME, &until);
-    clock_timespec_add_ms(&until, left);
-    pthread_cond_timedwait(&pool.wake, &pool.mu, &until);
-}
-
 /* Sweeps first (off the main thread: adopting sandboxes must not wait), then
  * keeps the pool full, and now and then collects what removals left. */
 static void *refill_main(void *arg)
@@ -315,7 +302,8 @@ static void *refill_main(void *arg)
         }
         if (pool.n >= pool.size || quiet > 0) { /* full, or a proxy made beside a starting
                                                    sandbox would slow it down */
-            wait_until(pool.n >= pool.size ? collect_at : clock_now_ms() + quiet);
+            clock_cond_wait_until(&pool.wake, &pool.mu,
+                                  pool.n >= pool.size ? collect_at : clock_now_ms() + quiet);
             continue;
         }
         pthread_mutex_unlock(&pool.mu);
@@ -326,7 +314,7 @@ static void *refill_main(void *arg)
         if (rc == 0) /* only this thread adds to the pool beyond what was taken from it */
             pool.ready[pool.n++] = m;
         else if (!pool.stop) /* dockerd down or refusing: not in a tight loop */
-            wait_until(clock_now_ms() + POOL_RETRY_S * 1000);
+            clock_cond_wait_until(&pool.wake, &pool.mu, clock_now_ms() + POOL_RETRY_S * 1000);
     }
     pthread_mutex_unlock(&pool.mu);
     docker_close(&d);

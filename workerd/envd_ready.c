@@ -11,56 +11,62 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
     return size * nmemb;
 }
 
-int envd_health_once(const char *ip, int port)
+/* A plain-HTTP handle to envd at url: no proxy, no signals, short timeouts. */
+static CURL *envd_handle(const char *url, long connect_ms, long total_ms)
 {
     CURL *c = curl_easy_init();
-    char url[96];
-    long code = 0;
-    CURLcode rc;
 
     if (!c)
-        return 0;
-    snprintf(url, sizeof(url), "http://%s:%d/health", ip, port);
+        return NULL;
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 250L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-    rc = curl_easy_perform(c);
-    if (rc == CURLE_OK)
+    return c;
+}
+
+/* Performs c and cleans it up: the HTTP status, 0 when none came. */
+static long perform(CURL *c)
+{
+    long code = 0;
+
+    if (curl_easy_perform(c) == CURLE_OK)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     curl_easy_cleanup(c);
-    return code == 204;
+    return code;
+}
+
+int envd_health_once(const char *ip, int port)
+{
+    char url[96];
+    CURL *c;
+
+    snprintf(url, sizeof(url), "http://%s:%d/health", ip, port);
+    c = envd_handle(url, 250L, 1000L);
+    return c && perform(c) == 204;
 }
 
 long envd_init_post(const char *ip, int port, const char *secret, const char *body)
 {
-    CURL *c = curl_easy_init();
     struct curl_slist *h = NULL;
     char url[96], *hdr = NULL;
-    long code = 0;
+    long code;
+    CURL *c;
 
-    if (!c || asprintf(&hdr, "X-Corral-Init: %s", secret) < 0) {
-        curl_easy_cleanup(c);
+    snprintf(url, sizeof(url), "http://%s:%d/init", ip, port);
+    if (!(c = envd_handle(url, 1000L, 5000L)) || asprintf(&hdr, "X-Corral-Init: %s", secret) < 0) {
+        if (c)
+            curl_easy_cleanup(c);
         return 0;
     }
     h = curl_slist_append(h, "Content-Type: application/json");
     h = curl_slist_append(h, hdr);
-    snprintf(url, sizeof(url), "http://%s:%d/init", ip, port);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(c);
+    code = perform(c);
     curl_slist_free_all(h);
     explicit_bzero(hdr, strlen(hdr));
     free(hdr);

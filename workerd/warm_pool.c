@@ -141,19 +141,6 @@ static int make_member(struct docker *d, int kind, struct member *m, char *err, 
     return rc;
 }
 
-/* Waits for a wake, at most until until_ms (clock_now_ms()); mu held. */
-static void wait_until(int64_t until_ms)
-{
-    struct timespec until;
-    int64_t left = until_ms - clock_now_ms();
-
-    if (left <= 0)
-        return;
-    clock_gettime(CLOCK_REALTIME, &until);
-    clock_timespec_add_ms(&until, left);
-    pthread_cond_timedwait(&pool.wake, &pool.mu, &until);
-}
-
 /* One member made, at low priority: only after a quiet second. mu held. */
 static void refill_one(struct docker *d)
 {
@@ -163,7 +150,8 @@ static void refill_one(struct docker *d)
     char err[512];
 
     if (kind < 0 || quiet > 0) {
-        wait_until(kind < 0 ? clock_now_ms() + 60000 : clock_now_ms() + quiet);
+        clock_cond_wait_until(&pool.wake, &pool.mu,
+                              kind < 0 ? clock_now_ms() + 60000 : clock_now_ms() + quiet);
         return;
     }
     pthread_mutex_unlock(&pool.mu);
@@ -174,7 +162,7 @@ static void refill_one(struct docker *d)
     if (rc == 0 && pool.n < MEMBERS_MAX)
         pool.ready[pool.n++] = m;
     else if (rc != 0 && !pool.stop)
-        wait_until(clock_now_ms() + RETRY_MS);
+        clock_cond_wait_until(&pool.wake, &pool.mu, clock_now_ms() + RETRY_MS);
 }
 
 static void *refill_main(void *arg)
