@@ -21,6 +21,38 @@ step() { # name, command...
     else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 
+# The suites that need no dockerd run one after another in the background,
+# beside the e2b suite (CI's 45 minutes: decision 0083); each has ports and
+# a run directory of its own. Their output is printed whole when they end.
+BG_DIR=$(mktemp -d /tmp/corral-bg.XXXXXX)
+bg_steps=()
+bg_step() { # name, command... (queued; bg_run starts them)
+    bg_steps+=("$(printf '%q ' "$@")")
+}
+bg_run() {
+    local i=0 cmd
+    for cmd in "${bg_steps[@]}"; do
+        eval "set -- $cmd"
+        local name=$1; shift
+        echo "$name" > "$BG_DIR/$i.name"
+        local t0=$SECONDS
+        if "$@" > "$BG_DIR/$i.log" 2>&1; then echo "ok $((SECONDS - t0))" > "$BG_DIR/$i.rc"
+        else echo "FAILED $((SECONDS - t0))" > "$BG_DIR/$i.rc"; fi
+        i=$((i + 1))
+    done
+}
+bg_collect() {
+    local i=0 name rc s
+    while [ -f "$BG_DIR/$i.name" ]; do
+        name=$(cat "$BG_DIR/$i.name"); read -r rc s < "$BG_DIR/$i.rc"
+        echo "=== $name (in the background)"; cat "$BG_DIR/$i.log"
+        echo "=== $name: $rc ($s s)"
+        if [ "$rc" = ok ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+        i=$((i + 1))
+    done
+    rm -rf "$BG_DIR"
+}
+
 bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
 make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress build/bin/unit-envd >/dev/null || { echo "build failed"; make all; exit 1; }
 make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress build-san/bin/unit-envd >/dev/null || { echo "sanitized build failed"; exit 1; }
@@ -90,14 +122,17 @@ integration() (
     [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
     exit "$rc"
 )
-step "integration: control plane over HTTPS (ASan+UBSan)" integration
-step "failover: Redis under Sentinel, the primary killed mid-load (ASan+UBSan)" bash tests/failover/run.sh
-step "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
-step "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
+bg_step "integration: control plane over HTTPS (ASan+UBSan)" integration
+bg_step "failover: Redis under Sentinel, the primary killed mid-load (ASan+UBSan)" bash tests/failover/run.sh
+bg_step "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
+bg_step "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
 step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/workerd/run.sh
 step "failover with a real workerd: the primary paused longer than a lease (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/failover/workerd.sh
 step "security: the attacker's matrix over every kind of sandbox (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/security/run.sh
+bg_run & bg_pid=$!
 step "e2b SDK: the whole stack, both routing modes (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/e2b/run.sh
+wait "$bg_pid"
+bg_collect
 step "soak: fd and memory stay flat under load" env CORRAL_BUILD="$ROOT/build/bin" bash tests/soak/run.sh
 
 echo
