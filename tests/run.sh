@@ -21,36 +21,36 @@ step() { # name, command...
     else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 
-# The suites that need no dockerd run one after another in the background,
-# beside the e2b suite (CI's 45 minutes: decision 0083); each has ports and
-# a run directory of its own. Their output is printed whole when they end.
-BG_DIR=$(mktemp -d /tmp/corral-bg.XXXXXX)
-bg_steps=()
-bg_step() { # name, command... (queued; bg_run starts them)
-    bg_steps+=("$(printf '%q ' "$@")")
+# Lanes (decision 0083): a lane's suites run one after another in the
+# background beside a foreground suite; each suite has ports and a run
+# directory of its own. Its output is printed whole when the lane ends.
+LANES=$(mktemp -d /tmp/corral-lanes.XXXXXX)
+lane_step() { # lane, name, command... (queued; lane_start runs them)
+    local lane=$1; shift
+    printf '%q ' "$@" >> "$LANES/$lane.queue"; echo >> "$LANES/$lane.queue"
 }
-bg_run() {
-    local i=0 cmd
-    for cmd in "${bg_steps[@]}"; do
-        eval "set -- $cmd"
-        local name=$1; shift
-        echo "$name" > "$BG_DIR/$i.name"
-        local t0=$SECONDS
-        if "$@" > "$BG_DIR/$i.log" 2>&1; then echo "ok $((SECONDS - t0))" > "$BG_DIR/$i.rc"
-        else echo "FAILED $((SECONDS - t0))" > "$BG_DIR/$i.rc"; fi
+lane_run() { # lane: its queue, one suite after another
+    local i=0 cmd name t0
+    while IFS= read -r cmd; do
+        eval "set -- $cmd"; name=$1; shift
+        echo "$name" > "$LANES/$LANE.$i.name"
+        t0=$SECONDS
+        if "$@" > "$LANES/$LANE.$i.log" 2>&1; then echo "ok $((SECONDS - t0))" > "$LANES/$LANE.$i.rc"
+        else echo "FAILED $((SECONDS - t0))" > "$LANES/$LANE.$i.rc"; fi
         i=$((i + 1))
-    done
+    done < "$LANES/$LANE.queue"
 }
-bg_collect() {
+lane_start() { LANE=$1 lane_run & echo $! > "$LANES/$1.pid"; }
+lane_end() { # lane: waited for, its suites printed and counted
     local i=0 name rc s
-    while [ -f "$BG_DIR/$i.name" ]; do
-        name=$(cat "$BG_DIR/$i.name"); read -r rc s < "$BG_DIR/$i.rc"
-        echo "=== $name (in the background)"; cat "$BG_DIR/$i.log"
+    wait "$(cat "$LANES/$1.pid")"
+    while [ -f "$LANES/$1.$i.name" ]; do
+        name=$(cat "$LANES/$1.$i.name"); read -r rc s < "$LANES/$1.$i.rc"
+        echo "=== $name (beside the foreground)"; cat "$LANES/$1.$i.log"
         echo "=== $name: $rc ($s s)"
         if [ "$rc" = ok ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
         i=$((i + 1))
     done
-    rm -rf "$BG_DIR"
 }
 
 bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
@@ -81,7 +81,6 @@ fuzz() {
     build/fuzz/fuzz_request -max_total_time="$FUZZ_SECONDS" -max_len=4096 "$corpus" 2>&1 | tail -3
     local rc=${PIPESTATUS[0]}; rm -rf "$corpus"; return "$rc"
 }
-step "fuzz request parsing (${FUZZ_SECONDS}s)" fuzz
 
 # A subshell: its exports (CORRAL_RUN, ...) must not leak into later steps.
 integration() (
@@ -122,17 +121,32 @@ integration() (
     [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
     exit "$rc"
 )
-bg_step "integration: control plane over HTTPS (ASan+UBSan)" integration
-bg_step "failover: Redis under Sentinel, the primary killed mid-load (ASan+UBSan)" bash tests/failover/run.sh
-bg_step "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
-bg_step "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
-step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/workerd/run.sh
-step "failover with a real workerd: the primary paused longer than a lease (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/failover/workerd.sh
+# Lane a: the suites that need no dockerd, beside the e2b suite (the two
+# take about as long). Lane b: issue 34's long Redis outages (a workerd
+# stack of its own, on its own ports) and the Sentinel failover with a real
+# workerd, beside the security matrix; both wait more than they compute.
+# The soak stays alone: it measures dockerd's own fds and memory.
+lane_step a "integration: control plane over HTTPS (ASan+UBSan)" integration
+lane_step a "failover: Redis under Sentinel, the primary killed mid-load (ASan+UBSan)" bash tests/failover/run.sh
+lane_step a "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
+lane_step a "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
+lane_step a "fuzz request parsing (${FUZZ_SECONDS}s)" fuzz
+lane_step b "workerd: Redis stopped for 60 s and 120 s under load (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
+    CORRAL_WORKERD_ONLY=redis_outage CORRAL_TEST_PORT=18543 CORRAL_TEST_REDIS_PORT=16490 bash tests/workerd/run.sh
+lane_step b "failover with a real workerd: the primary paused longer than a lease (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/failover/workerd.sh
+step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
+    CORRAL_WORKERD_EXCEPT=redis_outage bash tests/workerd/run.sh
+# One dockerd for the lanes and the suites beside them: a suite stops only
+# a dockerd it started, and none of them starts this one.
+CORRAL_RUN=$LANES bash tests/lib/docker.sh start || echo "dockerd: cannot start; the suites that need it fail"
+lane_start b
 step "security: the attacker's matrix over every kind of sandbox (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/security/run.sh
-bg_run & bg_pid=$!
+lane_start a
 step "e2b SDK: the whole stack, both routing modes (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/e2b/run.sh
-wait "$bg_pid"
-bg_collect
+lane_end b
+lane_end a
+CORRAL_RUN=$LANES bash tests/lib/docker.sh stop
+rm -rf "$LANES"
 step "soak: fd and memory stay flat under load" env CORRAL_BUILD="$ROOT/build/bin" bash tests/soak/run.sh
 
 echo

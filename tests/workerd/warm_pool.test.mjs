@@ -5,13 +5,18 @@
 // resumed after a pause without memory.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, newWorkspace, eventually } from '../lib/corral.mjs';
+import { api, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
 import {
   stackWorker, cleanupWorkers, createSb, deleteSb, getSb, envdOf, envdRun, inspect, docker,
   containersLabelled, stopWorkerd, restartWorker, enrolledAs, sleep, envdUnary, workerView,
 } from './helpers.mjs';
 
 const POOL = 2;
+// The memory, pids and cpu quota (per 100 ms) its cgroup enforces, read
+// inside: cgroup v2's files, or v1's per-controller ones (this host's).
+const LIMITS = `if [ -f /sys/fs/cgroup/memory.max ]; then cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max;
+  cut -d' ' -f1 /sys/fs/cgroup/cpu.max; else cat /sys/fs/cgroup/memory/memory.limit_in_bytes
+  /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/cpu/cpu.cfs_quota_us; fi`.replace(/\n\s*/g, ' ');
 let ws, w;
 
 const warmOnes = async () => (await containersLabelled(`corral.worker=${w.id}`, 'corral.role=warm'))
@@ -23,7 +28,8 @@ const fullPool = () => eventually(async () => {
 
 before(async () => {
   ws = newWorkspace();
-  w = await stackWorker(ws, { extra: `warm_pool = base=${POOL}` });
+  await setLimit(ws, 40);
+  w = await stackWorker(ws, { extra: `warm_pool = base=${POOL}\nslots = 40\ncpu_cores = 64\nmemory_mb = 65536` });
 });
 after(cleanupWorkers);
 
@@ -63,12 +69,13 @@ test('a create claims one: its token, env vars and limits; a second gets another
     const envd = await envdOf(w.id, sb.sandbox_id, sb.envd_access_token);
     ids.push(envd.info.Id);
     assert.ok(before.has(envd.info.Id), 'the container was a warm one');
-    const out = await envdRun(envd, 'echo "$WARM_VAR"; cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max');
+    const out = await envdRun(envd, `echo "$WARM_VAR"; ${LIMITS}`);
     const [v, mem, pids, cpu] = out.stdout.trim().split('\n');
+    assert.ok(out.stdout.split('\n').length >= 4, `the limits read inside: ${JSON.stringify(out)}`);
     assert.equal(v, `v${i + 1}`);
     assert.equal(Number(mem), 256 * (i + 1) * 1048576);
     assert.equal(Number(pids), 1024);
-    assert.equal(cpu, `${100000 * (i + 1)} 100000`);
+    assert.equal(Number(cpu), 100000 * (i + 1), 'cpu quota per 100 ms period');
     const wrong = await envdUnary(envd, 'process.Process/List', {}, { token: 'not-it' });
     assert.equal(wrong.status, 401, 'its token is required');
     const none = await envdUnary(envd, 'process.Process/List', {}, { token: '' });
@@ -84,7 +91,7 @@ test('a create claims one: its token, env vars and limits; a second gets another
   for (const id of ids) await eventually(async () => (await inspect(id)) === null, { timeout: 20_000, what: 'the claimed container gone' });
 });
 
-test('a create the pool cannot serve is cold: a policy, another disk size', async () => {
+test('a create the pool cannot serve is cold: an egress policy, another disk size', async () => {
   const warm = new Set((await fullPool()).map((c) => c.Id));
   const r = await createSb(ws, { allowed_domains: ['example.com'] });
   assert.equal(r.status, 201, r.raw);
@@ -93,6 +100,20 @@ test('a create the pool cannot serve is cold: a policy, another disk size', asyn
   assert.equal(envd.info.Config.Labels['corral.role'], 'sandbox');
   assert.equal((await warmOnes()).length, POOL, 'the pool untouched');
   await deleteSb(ws, r.body.sandbox_id);
+  // A disk size of its own: fixed when a container is made, so never warm.
+  const set = (body) => api('PATCH', '/v1/workspace', { key: ws.owner, body });
+  const was = (await api('GET', '/v1/workspace', { key: ws.owner })).body.sandbox_disk_mb;
+  assert.equal((await set({ sandbox_disk_mb: 2048 })).status, 200);
+  try {
+    const d = await createSb(ws, {});
+    assert.equal(d.status, 201, d.raw);
+    const e = await envdOf(w.id, d.body.sandbox_id, d.body.envd_access_token);
+    assert.ok(!warm.has(e.info.Id) && e.info.Config.Labels['corral.role'] === 'sandbox', 'another disk size is made cold');
+    assert.equal(e.info.Config.Labels['corral.disk_mb'], '2048');
+    await deleteSb(ws, d.body.sandbox_id);
+  } finally {
+    await set({ sandbox_disk_mb: was });
+  }
 });
 
 test('30 creates against a pool of 2 all succeed: the rest are cold', async () => {
@@ -128,9 +149,12 @@ test('kill -9 of workerd: claimed sandboxes adopted, warm ones replaced, none ha
   assert.equal((await getSb(ws, sbid)).body.state, 'running');
   assert.equal((await deleteSb(ws, sbid)).status, 204);
   await eventually(async () => (await inspect(claimed)) === null, { timeout: 20_000, what: 'killed after adoption' });
+  // Every warm network still has its container: none left by the old run.
   const nets = await docker('GET', `/networks?filters=${encodeURIComponent(JSON.stringify({ label: [`corral.worker=${w.id}`] }))}`);
-  const names = nets.body.map((n) => n.Name);
-  assert.equal(names.filter((n) => n.includes('warm_')).length, POOL, `one network per warm sandbox, no more: ${names}`);
+  for (const n of nets.body.filter((x) => x.Name.includes('warm_'))) {
+    const full = await docker('GET', `/networks/${n.Id}`);
+    assert.ok(Object.keys(full.body.Containers || {}).length > 0, `network ${n.Name} left without a container`);
+  }
 });
 
 test('a claimed sandbox paused without memory and resumed is told its token and env again', async () => {
