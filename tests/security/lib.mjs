@@ -57,7 +57,18 @@ export const KINDS = {
   native: (ws) => native(ws, {}),
   // Claimed from a worker's warm pool (decision 0082): started before it was
   // anybody's, renamed to this sandbox, told its token and env at the claim.
-  warm: (ws, o) => Sandbox.create('warm', o),
+  warm: async (ws, o) => {
+    const ready = async () => {
+      const f = encodeURIComponent(JSON.stringify({ label: ['corral.role=warm'], name: ['^/corral-warm_'] }));
+      return (await docker('GET', `/containers/json?filters=${f}`)).body.length > 0;
+    };
+    if (!(await until(ready, { timeoutMs: 60_000, everyMs: 250 }))) throw new Error('no warm sandbox was made');
+    const s = await Sandbox.create('warm', o);
+    const f = encodeURIComponent(JSON.stringify({ name: [`^/corral-${s.sandboxId}-[^-]+$`] }));
+    const [c] = (await docker('GET', `/containers/json?filters=${f}`)).body;
+    if (c?.Labels['corral.role'] !== 'warm') throw new Error(`warm kind: ${s.sandboxId} was made cold`);
+    return s;
+  },
   allowlist: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }),
   denyall: (ws, o) => Sandbox.create('base', { ...o, allowInternetAccess: false }),
   denyout: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: ['8.8.8.8'] } }),
