@@ -256,7 +256,8 @@ static int holds_id(const json_t *list, const char *id)
     return 0;
 }
 
-void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds)
+/* Appends to into each of cmds whose id is in none of into, also and acks. */
+static void merge_new(json_t *into, const json_t *also, const json_t *acks, json_t *cmds)
 {
     size_t i;
     json_t *c;
@@ -264,9 +265,19 @@ void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds)
     json_array_foreach(cmds, i, c)
     {
         const char *id = json_string_value(json_object_get(c, "id"));
-        if (!id || (!holds_id(backlog, id) && !holds_id(acks, id)))
-            json_array_append(backlog, c);
+        if (!id || (!holds_id(into, id) && !holds_id(also, id) && !holds_id(acks, id)))
+            json_array_append(into, c);
     }
+}
+
+void backlog_merge(json_t *backlog, const json_t *acks, json_t *cmds)
+{
+    merge_new(backlog, backlog, acks, cmds);
+}
+
+void arrived_merge(json_t *arrived, const json_t *backlog, const json_t *acks, json_t *cmds)
+{
+    merge_new(arrived, backlog, acks, cmds);
 }
 
 static int in_batch(json_t *cmds, int n, const char *sbid);

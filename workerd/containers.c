@@ -8,6 +8,7 @@
 #include "warm_pool.h"
 #include "egress_proxy.h"
 #include "envd_ready.h"
+#include "halt_pidfd.h"
 #include "image_pull.h"
 #include "layer_prune.h"
 #include "log.h"
@@ -21,6 +22,8 @@
 #include <string.h>
 
 #define DOCKER_TIMEOUT_MS 60000L
+/* A SIGKILLed init is gone in milliseconds; past this, dockerd's way. */
+#define HALT_WAIT_MS 5000
 
 int containers_id_ok(const char *s)
 {
@@ -173,6 +176,28 @@ int containers_remove(struct docker *d, const char *name, char *err, size_t errl
     return 0;
 }
 
+/* The kernel's kill (halt_pidfd.h) of a running, unfrozen container: a
+ * frozen process dies only once thawed, which dockerd's kill sees to.
+ * 0 no process of it runs; -1 dockerd's way. */
+static int halt_by_kernel(struct docker *d, const char *name)
+{
+    char path[512], err[128];
+    long status = 0;
+    json_t *ans = NULL, *st;
+    int rc = -1;
+
+    snprintf(path, sizeof(path), "/containers/%s/json", name);
+    if (docker_call(d, "GET", path, NULL, DOCKER_TIMEOUT_MS, &status, &ans, err, sizeof(err)) != 0)
+        return -1;
+    st = json_object_get(ans, "State");
+    if (status == 200 && json_is_true(json_object_get(st, "Running")) &&
+        !json_is_true(json_object_get(st, "Paused")))
+        rc = halt_pidfd((long)json_integer_value(json_object_get(st, "Pid")),
+                        json_string_value(json_object_get(ans, "Id")), HALT_WAIT_MS);
+    json_decref(ans);
+    return rc;
+}
+
 int containers_halt(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen)
 {
     char name[256], path[512];
@@ -182,6 +207,8 @@ int containers_halt(struct docker *d, const char *wid, const char *sbid, char *e
     if (!containers_id_ok(sbid))
         return 0;
     containers_name(name, sizeof(name), sbid, wid);
+    if (halt_by_kernel(d, name) == 0)
+        return 0;
     snprintf(path, sizeof(path), "/containers/%s/kill?signal=KILL", name);
     if (docker_call(d, "POST", path, NULL, DOCKER_TIMEOUT_MS, &status, &ans, err, errlen) != 0)
         return -1;

@@ -206,7 +206,7 @@ void heartbeat_keepalive(struct worker *w)
         log_warn("heartbeat (keepalive): %s", err);
     else if (status == 200) { /* applied after the batch, whose threads read the backlog */
         commands_arrived(json_object_get(ans, "commands"));
-        json_array_extend(w->arrived, json_object_get(ans, "commands"));
+        arrived_merge(w->arrived, w->backlog, w->acks, json_object_get(ans, "commands"));
     }
     json_decref(body);
     json_decref(ans);

@@ -66,7 +66,7 @@ try {
     `under load / idle = ${(pct(s.createMs, 0.5) / pct(idle, 0.5)).toFixed(2)} (issue 34's goal: within 2)`);
   console.log(`  commands.run  p50 ${f(s.runMs, 0.5)} ms  p95 ${f(s.runMs, 0.95)} ms  p99 ${f(s.runMs, 0.99)} ms`);
   console.log(`  kill (answered once its processes are dead: decision 0073) p50 ${f(s.killMs, 0.5)} ms  p95 ${f(s.killMs, 0.95)} ms  ` +
-    `p99 ${f(s.killMs, 0.99)} ms; ${s.aliveAfterKill.length} with a container still running after the answer`);
+    `p99 ${f(s.killMs, 0.99)} ms; ${s.aliveAfterKill.length} with a process still running after the answer`);
   const ph = createPhases(`${RUN}/log/workerd.log`, logFrom);
   console.log(`  where a create's time went on the worker (${ph.envd.length} creates), p50 / p95 ms: ` +
     Object.entries(ph).map(([n, xs]) => `${n} ${f(xs, 0.5)} / ${f(xs, 0.95)}`).join(', '));

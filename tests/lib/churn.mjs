@@ -8,6 +8,7 @@
 // requests for the whole run. Bounded by time (seconds) and by a total count
 // (maxIterations); it stops early after maxErrors failed rounds.
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { docker, isReadyProxy, isReadyNetwork } from './engine.mjs';
 import { sleep } from './poll.mjs';
 
@@ -68,10 +69,12 @@ export async function churn({ Sandbox, parallel = 4, seconds = 60, maxIterations
       t = performance.now();
       await sbx.kill();
       stats.killMs.push(performance.now() - t);
-      // A kill answers once no process of the sandbox runs: its container
-      // stopped (decision 0073); dockerd removes it right after, which
+      // A kill answers once no process of the sandbox runs (decision 0073),
+      // as the kernel sees it: dockerd may still list the container running
+      // while it cleans up after the kill, and removes it right after, which
       // removalsDone checks at the end of a stretch.
-      if ((await containersOfSandbox(sbx.sandboxId)).some(processesIn)) stats.aliveAfterKill.push(sbx.sandboxId);
+      const left = (await containersOfSandbox(sbx.sandboxId)).flatMap((c) => processesOf(c.Id));
+      if (left.length) stats.aliveAfterKill.push(`${sbx.sandboxId} (pids ${left.join(' ')})`);
     } catch (e) {
       failure ??= new Error(`kill ${sbx.sandboxId}: ${e.message}`);
     }
@@ -94,8 +97,20 @@ export async function churn({ Sandbox, parallel = 4, seconds = 60, maxIterations
   return stats;
 }
 
-// A container (as GET /containers/json lists it) that may still hold processes.
-export const processesIn = (c) => ['running', 'paused', 'restarting'].includes(c.State);
+// The pids of the processes alive (not zombies) in the cgroup of the container
+// whose full id is given: its path names the id under both of dockerd's
+// cgroup drivers (/docker/<id>, docker-<id>.scope).
+export function processesOf(id) {
+  const pids = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(id)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') pids.push(pid);
+    } catch { /* gone meanwhile */ }
+  }
+  return pids;
+}
 
 // The containers of one sandbox, by its label, whatever state they are in.
 export async function containersOfSandbox(sbid) {

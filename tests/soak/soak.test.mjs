@@ -68,7 +68,7 @@ const summary = (what, s) => `${what}: ${s.iterations} rounds in ${(s.elapsedMs 
 const KILL_P99_MS = 2000;
 
 function killProblems(s, containers, slots) {
-  const out = s.aliveAfterKill.map((id) => `sandbox ${id}: a container of it still ran after its kill returned`);
+  const out = s.aliveAfterKill.map((id) => `sandbox ${id}: a process of it still ran after its kill returned`);
   if (pct(s.killMs, 0.99) > KILL_P99_MS) out.push(`kill p99 ${pct(s.killMs, 0.99).toFixed(0)} ms > ${KILL_P99_MS} ms`);
   if (containers.samples < 10) out.push(`only ${containers.samples} samples of the container count`);
   if (containers.peak > slots) out.push(`${containers.peak} sandbox containers at once, over the worker's ${slots} slots`);

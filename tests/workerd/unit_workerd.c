@@ -4,6 +4,7 @@
 #include "agent.h"
 #include "check.h"
 #include "containers.h"
+#include "halt_pidfd.h"
 #include "egress_proxy.h"
 #include "log.h"
 #include "envd/net_env.h"
@@ -529,9 +530,38 @@ static void test_backlog_merge(void)
     backlog_merge(backlog, acks, again);
     CHECK(json_array_size(backlog) == 2);
     CHECK(strcmp(json_string_value(json_object_get(json_array_get(backlog, 1), "id")), "3-0") == 0);
+    /* What a keepalive brings during a batch: the batch's own create (1-0),
+     * one acknowledged (2-0) and one already arrived (4-0) are dropped, or
+     * the create would stand before its sandbox's kill (5-0) and hold it. */
+    json_t *arrived = json_loads("[{\"id\":\"4-0\",\"type\":\"create\"}]", 0, NULL),
+           *keep = json_loads("[{\"id\":\"1-0\",\"type\":\"create\"},"
+                              "{\"id\":\"2-0\",\"type\":\"create\"},"
+                              "{\"id\":\"4-0\",\"type\":\"create\"},"
+                              "{\"id\":\"5-0\",\"type\":\"kill\"}]",
+                              0, NULL);
+    arrived_merge(arrived, backlog, acks, keep);
+    CHECK(json_array_size(arrived) == 2);
+    CHECK(strcmp(json_string_value(json_object_get(json_array_get(arrived, 1), "id")), "5-0") == 0);
+    json_decref(arrived);
+    json_decref(keep);
     json_decref(backlog);
     json_decref(acks);
     json_decref(again);
+}
+
+/* Only the init of a pid namespace below ours is killed through the kernel. */
+static void test_halt_is_ns_init(void)
+{
+    CHECK(halt_is_ns_init("NSpid:\t4242\t1\n"));
+    CHECK(halt_is_ns_init("NSpid:\t4242\t17\t1\n")); /* nested */
+    CHECK(!halt_is_ns_init("NSpid:\t4242\t7\n"));    /* a process inside, not its init */
+    CHECK(!halt_is_ns_init("NSpid:\t1\n"));          /* our own init */
+    CHECK(!halt_is_ns_init("NSpid:\n"));
+    CHECK(!halt_is_ns_init("Pid:\t4242\n"));
+    CHECK(!halt_is_ns_init(NULL));
+    CHECK(halt_pidfd(1, "x", 10) == -1); /* never our init, never a short id */
+    CHECK(halt_pidfd((long)getpid(),
+                     "0123456789012345678901234567890123456789012345678901234567890123", 10) == -1);
 }
 
 static void test_slot_backstop(void)
@@ -640,6 +670,7 @@ int main(void)
     test_sandbox_log_context();
     test_apply_order();
     test_backlog_merge();
+    test_halt_is_ns_init();
     test_docker_filters();
     test_resolvers();
     test_ruleset();
