@@ -55,7 +55,10 @@ lane_end() { # lane: waited for, its suites printed and counted
 
 bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
 make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress build/bin/unit-envd >/dev/null || { echo "build failed"; make all; exit 1; }
-make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress build-san/bin/unit-envd >/dev/null || { echo "sanitized build failed"; exit 1; }
+# The sanitized build (build-san/) compiles while the first suites, which use
+# build/ only, run (decision 0083).
+make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress \
+    build-san/bin/unit-envd > "$LANES/san-build.log" 2>&1 & san_build=$!
 
 # The tree's rules that a compiler does not check (issue 27): the key layout
 # and Redis commands only in store/, no state compared as a string, no
@@ -69,6 +72,7 @@ step "install: make install and systemd units" bash tests/install/run.sh
 # built here on a fresh machine (cached for the later steps).
 step "install: Debian packages behind the stock nginx, e2b suite, purge" bash tests/install/deb.sh
 step "stack: up twice, kill -9 of every daemon, failed and killed ups, down leaves nothing" bash tests/stack/updown.sh
+wait "$san_build" || { echo "sanitized build failed"; tail -n 40 "$LANES/san-build.log"; exit 1; }
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress
@@ -121,21 +125,24 @@ integration() (
     [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
     exit "$rc"
 )
-# Lane a: the suites that need no dockerd, beside the e2b suite (the two
-# take about as long). Lane b: issue 34's long Redis outages (a workerd
+# Lane a: suites that need no dockerd, beside the e2b suite. Lane b: issue 34's long Redis outages (a workerd
 # stack of its own, on its own ports) and the Sentinel failover with a real
 # workerd, beside the security matrix; both wait more than they compute.
 # The soak stays alone: it measures dockerd's own fds and memory.
 lane_step a "integration: control plane over HTTPS (ASan+UBSan)" integration
 lane_step a "failover: Redis under Sentinel, the primary killed mid-load (ASan+UBSan)" bash tests/failover/run.sh
 lane_step a "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
-lane_step a "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
-lane_step a "fuzz request parsing (${FUZZ_SECONDS}s)" fuzz
+# Lane c: the data plane's own nginx and data port, and the fuzzer (no
+# dockerd either), beside the workerd suite, which mostly waits on dockerd.
+lane_step c "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
+lane_step c "fuzz request parsing (${FUZZ_SECONDS}s)" fuzz
 lane_step b "workerd: Redis stopped for 60 s and 120 s under load (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
     CORRAL_WORKERD_ONLY=redis_outage CORRAL_TEST_PORT=18543 CORRAL_TEST_REDIS_PORT=16490 bash tests/workerd/run.sh
 lane_step b "failover with a real workerd: the primary paused longer than a lease (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/failover/workerd.sh
+lane_start c
 step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
     CORRAL_WORKERD_EXCEPT=redis_outage bash tests/workerd/run.sh
+lane_end c
 # One dockerd for the lanes and the suites beside them: a suite stops only
 # a dockerd it started, and none of them starts this one.
 CORRAL_RUN=$LANES bash tests/lib/docker.sh start || echo "dockerd: cannot start; the suites that need it fail"
