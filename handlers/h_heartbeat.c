@@ -38,9 +38,12 @@
 static int renew_lease(struct request *req, const char *wid, json_t *body)
 {
     json_t *warm = json_object_get(body, "warm");
-    char *warm_json = warm ? json_dumps(warm, JSON_COMPACT) : NULL;
-    int rc = worker_renew(req->rc, req->cred.ws, wid, clock_now_ms() + req->conf->lease_ms,
-                          json_string_value(json_object_get(body, "problem")), warm_json);
+    char *warm_json = warm ? json_dumps(warm, JSON_COMPACT) : NULL, ready[HEARTBEAT_WARM_READY_LEN];
+    int rc;
+
+    heartbeat_warm_ready(warm, ready);
+    rc = worker_renew(req->rc, req->cred.ws, wid, clock_now_ms() + req->conf->lease_ms,
+                      json_string_value(json_object_get(body, "problem")), warm_json, ready);
 
     free(warm_json);
     return rc;

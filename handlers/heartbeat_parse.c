@@ -125,6 +125,23 @@ static int check_warm(const json_t *warm, char *err, size_t errlen)
     return 0;
 }
 
+void heartbeat_warm_ready(const json_t *warm, char out[HEARTBEAT_WARM_READY_LEN])
+{
+    size_t i, n = 1;
+    json_t *v;
+
+    snprintf(out, HEARTBEAT_WARM_READY_LEN, ",");
+    json_array_foreach(warm, i, v)
+    {
+        if (n >= HEARTBEAT_WARM_READY_LEN || i >= HEARTBEAT_WARM_KINDS_MAX ||
+            json_integer_value(json_object_get(v, "ready")) <= 0)
+            continue;
+        n += (size_t)snprintf(out + n, HEARTBEAT_WARM_READY_LEN - n, "%s:%s,",
+                              json_string_value(json_object_get(v, "template")),
+                              json_string_value(json_object_get(v, "runtime")));
+    }
+}
+
 int heartbeat_body_check(const json_t *body, char *err, size_t errlen)
 {
     if (check_body(body, err, errlen) != 0 ||

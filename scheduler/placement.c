@@ -45,9 +45,13 @@ static void explain(const struct placement_need *n, const struct pick *a, const 
                         "no eligible worker has free capacity (slots, cpu_cores, memory_mb)");
 }
 
-/* The workspace's own pool wins a tie: its workers are there for it. */
+/* A warm sandbox wins (decision 0082); then the workspace's own pool wins a
+ * tie: its workers are there for it. */
 static const struct pick *better(const struct pick *own, const struct pick *fleet)
 {
+    if (own->stage == PLACE_STAGE_FITS && fleet->stage == PLACE_STAGE_FITS &&
+        own->warm != fleet->warm)
+        return own->warm ? own : fleet;
     if (own->stage == PLACE_STAGE_FITS &&
         (fleet->stage < PLACE_STAGE_FITS || own->load <= fleet->load))
         return own;

@@ -67,6 +67,10 @@ static void need_from_spec(const struct sandbox_spec *spec, const char *exclude,
     need->fleet_share = 100;
     need->pin_pool = spec->pin_pool;
     need->pin_worker = spec->pin_worker;
+    /* What a worker's warm pool can serve (decision 0082); the worker has the
+     * last word (the disk size, the tier), and makes it cold otherwise. */
+    need->warm = !spec->egress_policy && !*spec->image && !*spec->base_template &&
+                 !spec->volumes_json && !spec->start_json && !spec->build_json;
 }
 
 /* The record a create writes, from its resolved spec and placement. The

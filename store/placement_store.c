@@ -23,6 +23,10 @@
  * requirement the weakest known tier is used (runc, the cheapest); with one, the
  * weakest that satisfies it. UNKNOWN satisfies no requirement.
  *
+ * A create a warm sandbox could serve (ARGV[17] "1") goes to the least loaded
+ * worker whose warm pool of the template and runtime has one ready (the
+ * worker's last heartbeat said so), else to the least loaded (decision 0082).
+ *
  * The fleet share (decision 0034): on the unscoped fleet a workspace may hold
  * at most share% of the slots of the fleet's placeable workers (at least one).
  * What it holds is counted from the workers' own sandbox maps, the same entries
@@ -67,40 +71,53 @@ static struct rscript pick_script = {
     "  if not need and unk then return unk, -1 end\n"
     "  return nil\n"
     "end\n"
-    "local ids = {target}\n"
-    "if target == '' then ids = redis.call('ZRANGE', KEYS[1], 0, -1) end\n"
+    "local prefer = ARGV[17] == '1'\n"
     "local stage, alive = 0, 0\n"
-    "for _, wid in ipairs(ids) do\n"
+    /* how far wid gets (stage 4: it fits), its fields, runtime and rank */
+    "local function fit(wid)\n"
     "  local w = redis.call('HMGET', prefix .. wid, 'state', 'lease_until', 'problem', "
     "'templates',\n"
-    "    'egress', 'runtimes', 'slots', 'used', 'cpu', 'cpu_used', 'mem', 'mem_used', 'public')\n"
-    "  if wid ~= exclude and placeable(w) then\n"
-    "    alive = alive + 1\n"
-    "    local s = 0\n"
-    "    if tmpl == '' or string.find(w[4], ',' .. tmpl .. ',', 1, true) then s = 1\n"
-    "      if (not egress) or w[5] == '1' then s = 2\n"
-    "        local rt, rank = runtime(w[6])\n"
-    "        if rt then s = 3\n"
-    "          local slots, used = tonumber(w[7]), tonumber(w[8])\n"
-    "          if used < slots and tonumber(w[10]) + cpu <= tonumber(w[9]) + 1e-9\n"
-    "             and tonumber(w[12]) + mem <= tonumber(w[11]) then\n"
-    "            local over = over_share()\n"
-    "            if over then return {3, alive, over[1], over[2], over[3]} end\n"
-    "            if mode == 'reserve' then\n"
-    "              redis.call('HINCRBY', prefix .. wid, 'used', 1)\n"
-    "              redis.call('HINCRBYFLOAT', prefix .. wid, 'cpu_used', cpu)\n"
-    "              redis.call('HINCRBY', prefix .. wid, 'mem_used', mem)\n"
-    "              redis.call('HSET', prefix .. wid .. sbs, sbid, val)\n"
-    "              redis.call('ZADD', KEYS[1], (used + 1) / slots, wid)\n"
-    "            end\n"
-    "            return {4, alive, wid, rt, rank, tostring(used / slots), w[13] or '1'}\n"
-    "          end\n"
-    "        end\n"
-    "      end\n"
-    "    end\n"
-    "    if s > stage then stage = s end\n"
-    "  end\n"
+    "    'egress', 'runtimes', 'slots', 'used', 'cpu', 'cpu_used', 'mem', 'mem_used', 'public',\n"
+    "    'warm_ready')\n"
+    "  if wid == exclude or not placeable(w) then return -1 end\n"
+    "  alive = alive + 1\n"
+    "  if tmpl ~= '' and not string.find(w[4], ',' .. tmpl .. ',', 1, true) then return 0 end\n"
+    "  if egress and w[5] ~= '1' then return 1 end\n"
+    "  local rt, rank = runtime(w[6])\n"
+    "  if not rt then return 2 end\n"
+    "  if tonumber(w[8]) < tonumber(w[7]) and tonumber(w[10]) + cpu <= tonumber(w[9]) + 1e-9\n"
+    "     and tonumber(w[12]) + mem <= tonumber(w[11]) then return 4, w, rt, rank end\n"
+    "  return 3\n"
     "end\n"
+    "local function take(wid, w, rt, rank, warm)\n"
+    "  local over = over_share()\n"
+    "  if over then return {3, alive, over[1], over[2], over[3]} end\n"
+    "  local slots, used = tonumber(w[7]), tonumber(w[8])\n"
+    "  if mode == 'reserve' then\n"
+    "    redis.call('HINCRBY', prefix .. wid, 'used', 1)\n"
+    "    redis.call('HINCRBYFLOAT', prefix .. wid, 'cpu_used', cpu)\n"
+    "    redis.call('HINCRBY', prefix .. wid, 'mem_used', mem)\n"
+    "    redis.call('HSET', prefix .. wid .. sbs, sbid, val)\n"
+    "    redis.call('ZADD', KEYS[1], (used + 1) / slots, wid)\n"
+    "  end\n"
+    "  return {4, alive, wid, rt, rank, tostring(used / slots), w[13] or '1', warm}\n"
+    "end\n"
+    /* The least loaded that fits, unless a more loaded one holds a warm
+     * sandbox of the template and its runtime (decision 0082). */
+    "local ids = {target}\n"
+    "if target == '' then ids = redis.call('ZRANGE', KEYS[1], 0, -1) end\n"
+    "local first\n"
+    "for _, wid in ipairs(ids) do\n"
+    "  local s, w, rt, rank = fit(wid)\n"
+    "  if s == 4 then\n"
+    "    if prefer and string.find(w[14] or '', ',' .. tmpl .. ':' .. rt .. ',', 1, true) then\n"
+    "      return take(wid, w, rt, rank, '1')\n"
+    "    end\n"
+    "    if not prefer then return take(wid, w, rt, rank, '0') end\n"
+    "    first = first or {wid, w, rt, rank}\n"
+    "  elseif s > stage then stage = s end\n"
+    "end\n"
+    "if first then return take(first[1], first[2], first[3], first[4], '0') end\n"
     "if stage == 3 then\n"
     "  local over = over_share()\n"
     "  if over then return {3, alive, over[1], over[2], over[3]} end\n"
@@ -132,12 +149,13 @@ static void read_pick(const redisReply *r, struct pick *out)
     memset(out, 0, sizeof(*out));
     out->stage = (enum place_stage)r->element[0]->integer;
     out->alive = (long)r->element[1]->integer;
-    if (out->stage == PLACE_STAGE_FITS && r->elements == 7) {
+    if (out->stage == PLACE_STAGE_FITS && r->elements == 8) {
         snprintf(out->wid, sizeof(out->wid), "%s", r->element[2]->str);
         snprintf(out->runtime, sizeof(out->runtime), "%s", r->element[3]->str);
         out->rank = (long)r->element[4]->integer;
         out->load = atof(r->element[5]->str);
         out->public_ok = strcmp(r->element[6]->str, "0") != 0;
+        out->warm = strcmp(r->element[7]->str, "1") == 0;
     } else if (out->stage == PLACE_STAGE_TIER && r->elements == 5) {
         out->over_share = 1;
         out->held = (long)r->element[2]->integer;
@@ -152,7 +170,7 @@ int placement_store_pick(struct rconn *rc, const char *ws, const char *pool, enu
                          const char *target, struct pick *out)
 {
     char zkey[128], prefix[128], egress[2], need[2], req[8], cpu[32], mem[24], now[24], share[8];
-    const char *argv[17] = {zkey,
+    const char *argv[18] = {zkey,
                             prefix,
                             mode == PICK_RESERVE ? "reserve" : "peek",
                             n->template_id,
@@ -168,7 +186,8 @@ int placement_store_pick(struct rconn *rc, const char *ws, const char *pool, enu
                             target,
                             ws,
                             share,
-                            worker_sbs_suffix()};
+                            worker_sbs_suffix(),
+                            n->warm && n->template_id[0] ? "1" : "0"};
     redisReply *r;
 
     snprintf(zkey, sizeof(zkey), K_WORKERS, pool);
@@ -180,7 +199,7 @@ int placement_store_pick(struct rconn *rc, const char *ws, const char *pool, enu
     snprintf(mem, sizeof(mem), "%ld", n->memory_mb);
     snprintf(now, sizeof(now), "%lld", (long long)clock_now_ms());
     snprintf(share, sizeof(share), "%d", pool[0] ? 100 : n->fleet_share);
-    r = rconn_eval(rc, &pick_script, 1, 16, argv);
+    r = rconn_eval(rc, &pick_script, 1, 17, argv);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         if (r)
             freeReplyObject(r);

@@ -18,6 +18,7 @@ struct placement_need {
     const char *exclude; /* a worker id never to choose (a dead one), or "" */
     int fleet_share;     /* % of the unscoped fleet's slots the workspace may hold (100: all) */
     const char *pin_pool, *pin_worker; /* only this worker (it holds a snapshot), or "" */
+    int warm; /* a warm sandbox could serve it: a worker holding one is preferred */
 };
 
 /* How far the best worker of a pool got: each stage passed is one more of the
@@ -40,6 +41,7 @@ struct pick {
     long rank;
     double load;
     int public_ok;         /* its worker lets sandboxes be public (decision 0062) */
+    int warm;              /* its worker holds a warm sandbox of the template and runtime */
     int over_share;        /* the fleet had room, but not within the workspace's share */
     long held, cap, total; /* then: its sandboxes there, its share, the fleet's slots */
 };

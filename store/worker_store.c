@@ -181,28 +181,29 @@ int worker_check_mac(struct rconn *rc, const char *pool, const char *wid, const 
 
 /* The lease in the hash and in the pool's leases together. ZADD XX: a worker
  * already declared dead is out of the leases and stays out. ARGV[3] is the
- * problem, set when ARGV[4] is "1"; ARGV[5], when present, its warm pools. */
+ * problem, set when ARGV[4] is "1"; ARGV[5], when present, its warm pools,
+ * and ARGV[6] those with a sandbox ready, as placement reads them. */
 static struct rscript renew_script = {
     "worker_renew",
     "redis.call('HSET', KEYS[1], 'lease_until', ARGV[2])\n"
     "if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'problem', ARGV[3]) end\n"
-    "if ARGV[5] then redis.call('HSET', KEYS[1], 'warm_json', ARGV[5]) end\n"
+    "if ARGV[5] then redis.call('HSET', KEYS[1], 'warm_json', ARGV[5], 'warm_ready', ARGV[6]) end\n"
     "redis.call('ZADD', KEYS[2], 'XX', ARGV[2], ARGV[1])\n"
     "return 1\n",
     ""};
 
 int worker_renew(struct rconn *rc, const char *pool, const char *wid, long long lease_until,
-                 const char *problem, const char *warm_json)
+                 const char *problem, const char *warm_json, const char *warm_ready)
 {
     char wkey[160], leases[128], lease[24];
-    const char *argv[7] = {
-        wkey, leases, wid, lease, problem ? problem : "", problem ? "1" : "0", warm_json};
+    const char *argv[8] = {wkey,      leases, wid, lease, problem ? problem : "", problem ? "1" : "0",
+                           warm_json, warm_ready ? warm_ready : ","};
     redisReply *r;
 
     worker_key(wkey, sizeof(wkey), pool, wid);
     snprintf(leases, sizeof(leases), K_LEASES, pool);
     snprintf(lease, sizeof(lease), "%lld", lease_until);
-    r = rconn_eval(rc, &renew_script, 2, warm_json ? 5 : 4, argv);
+    r = rconn_eval(rc, &renew_script, 2, warm_json ? 6 : 4, argv);
     return done(r, r ? 0 : -1);
 }
 

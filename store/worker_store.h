@@ -75,9 +75,11 @@ int worker_check_mac(struct rconn *rc, const char *pool, const char *wid, const 
 
 /* A heartbeat: the lease, and what the worker says stops it taking sandboxes
  * (problem "" when nothing does, NULL unchanged), and its warm pools (a JSON
- * array as GET /v1/workers shows it; NULL unchanged). 0, or -1. */
+ * array as GET /v1/workers shows it; NULL unchanged) with warm_ready, those
+ * that hold a ready sandbox (",template:runtime,...": placement prefers
+ * them). 0, or -1. */
 int worker_renew(struct rconn *rc, const char *pool, const char *wid, long long lease_until,
-                 const char *problem, const char *warm_json);
+                 const char *problem, const char *warm_json, const char *warm_ready);
 
 /* A long-poll's number: bumped by each poll and each handshake, so that only
  * the latest poll takes commands. >0, or -1. */

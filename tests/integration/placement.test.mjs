@@ -174,3 +174,28 @@ test('a running sandbox of a dead worker becomes lost and frees its admission pl
   await w.handshake();
   assert.equal((await api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: { resume: true } })).status, 200);
 });
+
+// Decision 0082: a create a warm sandbox can serve goes to a worker whose last
+// heartbeat said it holds one of the template and runtime, even a more loaded
+// one; a create no warm sandbox can serve (an egress policy), and any create
+// once that pool is empty, go to the least loaded.
+test('placement prefers a worker holding a warm sandbox of the template; policy creates and an empty pool go by load', async () => {
+  const A = newWorkspace();
+  const ww = await worker(A, { egress: true, warm: [{ template: 'base', runtime: 'runc', size: 2, ready: 1 }] });
+  for (let i = 0; i < 3; i++) assert.equal((await create(A)).body.worker_id, ww.id, 'only ww is there yet');
+  const wa = await worker(A, { egress: true });
+  const warmCreate = await create(A);
+  assert.equal(warmCreate.status, 201, warmCreate.raw);
+  assert.equal(warmCreate.body.worker_id, ww.id, 'the worker with a warm sandbox, though 3 of its 10 slots are used and none of wa\'s');
+  const policy = await create(A, { allowed_domains: ['example.com'] });
+  assert.equal(policy.status, 201, policy.raw);
+  assert.equal(policy.body.worker_id, wa.id, 'a policy create is made cold: the least loaded worker');
+  ww.warm = [{ template: 'base', runtime: 'runc', size: 2, ready: 0 }];
+  await eventually(async () => {
+    const w = (await api('GET', '/v1/workers', { key: A.member })).body.workers.find((x) => x.worker_id === ww.id);
+    return w?.warm_pools?.[0]?.ready === 0;
+  }, { what: 'ww to tell its pool empty' });
+  const cold = await create(A);
+  assert.equal(cold.status, 201, cold.raw);
+  assert.equal(cold.body.worker_id, wa.id, 'with the pool empty: the least loaded worker');
+});

@@ -12,9 +12,10 @@ export const STACK_DATA_ADDR = `127.0.0.1:${process.env.CORRAL_WORKERD_DATA_PORT
 export class TestWorker {
   constructor(joinToken, { slots = 10, runtimes = [{ name: 'runc', tier: 'CONTAINER' }], egress = false,
     templates = ['base'], cpu = 64, memory = 65536, name = 'tw', failCreates = false, autoAck = true,
-    dataAddr = STACK_DATA_ADDR, handshakeExtra = {}, confirmKills = true } = {}) {
+    dataAddr = STACK_DATA_ADDR, handshakeExtra = {}, confirmKills = true, warm = null } = {}) {
+    // warm: the warm pools told in each heartbeat ([{template, runtime, size, ready}]), or null
     Object.assign(this, { joinToken, slots, runtimes, egress, templates, cpu, memory, name, failCreates, autoAck,
-      dataAddr, handshakeExtra, confirmKills });
+      dataAddr, handshakeExtra, confirmKills, warm });
     this.killed = [];           // kills done, told in the next heartbeat (decision 0073)
     this.running = new Map();   // sandbox id -> create command
     this.received = [];         // every command delivered, in order
@@ -52,6 +53,7 @@ export class TestWorker {
       ...[...this.running.keys()].map((id) => ({ id, state: 'running' }))] : reports;
     const body = { acks: this.acks.splice(0), sandboxes, resume: this.resume,
       snapshots: this.snapshotReports.splice(0), full, killed: this.killed.splice(0) };
+    if (this.warm) body.warm = this.warm;
     this.resume = false;
     let r;
     try {

@@ -88,6 +88,22 @@ static void test_rows(void)
     }
 }
 
+/* What placement reads of the warm pools: only those with a sandbox ready. */
+static void test_warm_ready(void)
+{
+    char out[HEARTBEAT_WARM_READY_LEN];
+    json_t *w = json_loads("[{\"template\":\"base\",\"runtime\":\"runc\",\"size\":2,\"ready\":1},"
+                           "{\"template\":\"py\",\"runtime\":\"runsc\",\"size\":2,\"ready\":0},"
+                           "{\"template\":\"py\",\"runtime\":\"runc\",\"size\":3,\"ready\":3}]",
+                           0, NULL);
+
+    heartbeat_warm_ready(w, out);
+    CHECK(strcmp(out, ",base:runc,py:runc,") == 0);
+    heartbeat_warm_ready(NULL, out);
+    CHECK(strcmp(out, ",") == 0);
+    json_decref(w);
+}
+
 /* The batch limits: 1000 acks and killed, 1000 snapshots, a 255-byte problem. */
 static void test_limits(void)
 {
@@ -133,6 +149,7 @@ void unit_heartbeat(int *total_passed, int *total_failed)
 {
     test_rows();
     test_limits();
+    test_warm_ready();
     *total_passed += passed;
     *total_failed += failed;
 }
