@@ -196,8 +196,14 @@ int worker_renew(struct rconn *rc, const char *pool, const char *wid, long long 
                  const char *problem, const char *warm_json, const char *warm_ready)
 {
     char wkey[160], leases[128], lease[24];
-    const char *argv[8] = {wkey,      leases, wid, lease, problem ? problem : "", problem ? "1" : "0",
-                           warm_json, warm_ready ? warm_ready : ","};
+    const char *argv[8] = {wkey,
+                           leases,
+                           wid,
+                           lease,
+                           problem ? problem : "",
+                           problem ? "1" : "0",
+                           warm_json,
+                           warm_ready ? warm_ready : ","};
     redisReply *r;
 
     worker_key(wkey, sizeof(wkey), pool, wid);

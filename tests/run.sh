@@ -125,9 +125,11 @@ integration() (
     [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
     exit "$rc"
 )
-# Lane a: suites that need no dockerd, beside the e2b suite. Lane b: issue 34's long Redis outages (a workerd
-# stack of its own, on its own ports) and the Sentinel failover with a real
-# workerd, beside the security matrix; both wait more than they compute.
+# Lane a: suites that need no dockerd, beside the e2b suite. Lane b: issue
+# 34's long Redis outages and issue 35's warm pools (a workerd stack of its
+# own, on its own ports; each test file has workers of its own) and the
+# Sentinel failover with a real workerd, beside the security matrix and then
+# the e2b suite; they wait more than they compute.
 # The soak stays alone: it measures dockerd's own fds and memory.
 lane_step a "integration: control plane over HTTPS (ASan+UBSan)" integration
 lane_step a "failover: Redis under Sentinel, the primary killed mid-load (ASan+UBSan)" bash tests/failover/run.sh
@@ -136,12 +138,12 @@ lane_step a "envd: the in-sandbox agent over Connect RPC" bash tests/envd/run.sh
 # dockerd either), beside the workerd suite, which mostly waits on dockerd.
 lane_step c "data plane: nginx module, data port, envd" env DP_CFLAGS="-fsanitize=address,undefined" bash tests/dataplane/run.sh
 lane_step c "fuzz request parsing (${FUZZ_SECONDS}s)" fuzz
-lane_step b "workerd: Redis stopped for 60 s and 120 s under load (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
-    CORRAL_WORKERD_ONLY=redis_outage CORRAL_TEST_PORT=18543 CORRAL_TEST_REDIS_PORT=16490 bash tests/workerd/run.sh
+lane_step b "workerd: Redis stopped for 60 s and 120 s under load; warm pools (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
+    CORRAL_WORKERD_ONLY="redis_outage warm_pool" CORRAL_TEST_PORT=18543 CORRAL_TEST_REDIS_PORT=16490 bash tests/workerd/run.sh
 lane_step b "failover with a real workerd: the primary paused longer than a lease (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/failover/workerd.sh
 lane_start c
 step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
-    CORRAL_WORKERD_EXCEPT=redis_outage bash tests/workerd/run.sh
+    CORRAL_WORKERD_EXCEPT="redis_outage warm_pool" bash tests/workerd/run.sh
 lane_end c
 # One dockerd for the lanes and the suites beside them: a suite stops only
 # a dockerd it started, and none of them starts this one.

@@ -192,21 +192,56 @@ int warm_record_forget(struct docker *d, const char *wid, const char *sbid)
     return 0;
 }
 
-/* Warm containers of this worker still under a warm name. */
-static void sweep_unclaimed(struct docker *d, const char *wid)
+/* This worker's containers or networks (what: "containers/json?all=1&" or
+ * "networks?") labelled with `role` when not NULL; NULL when dockerd failed. */
+static json_t *list_own(struct docker *d, const char *what, const char *wid, const char *role)
 {
-    char *enc = docker_filters(
-        d, json_pack("{s:[s+, s]}", "label", "corral.worker=", wid, "corral.role=warm"));
-    char path[1024], err[256], buf[CTR_ID_MAX];
-    json_t *list = NULL, *o;
+    json_t *labels = role ? json_pack("[s+, s+]", "corral.worker=", wid, "corral.role=", role)
+                          : json_pack("[s+]", "corral.worker=", wid);
+    char *enc = docker_filters(d, labels ? json_pack("{s:o}", "label", labels) : NULL);
+    char path[1024], err[256];
+    json_t *list = NULL;
     long status = 0;
-    size_t i;
 
-    snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", enc ? enc : "");
+    snprintf(path, sizeof(path), "/%sfilters=%s", what, enc ? enc : "");
     curl_free(enc);
     if (docker_call(d, "GET", path, NULL, 60000L, &status, &list, err, sizeof(err)) != 0 ||
-        status != 200) {
+        status != 200 || !json_is_array(list)) {
         json_decref(list);
+        return NULL;
+    }
+    return list;
+}
+
+/* Warm networks no container of this worker is on: a refill that workerd's
+ * end cut between the network and the container (the kill -9 test found one). */
+static void sweep_networks(struct docker *d, const char *wid, const json_t *held)
+{
+    json_t *nets = list_own(d, "networks?", wid, NULL), *o;
+    char err[256];
+    size_t i;
+
+    json_array_foreach(nets, i, o)
+    {
+        const char *id =
+            json_string_value(json_object_get(json_object_get(o, "Labels"), "corral.sandbox"));
+        if (id && strncmp(id, WARM_PREFIX, strlen(WARM_PREFIX)) == 0 && !json_object_get(held, id))
+            containers_kill(d, wid, id, err, sizeof(err));
+    }
+    json_decref(nets);
+}
+
+/* Warm containers of this worker still under a warm name, then warm networks
+ * left without one. */
+static void sweep_unclaimed(struct docker *d, const char *wid)
+{
+    json_t *list = list_own(d, "containers/json?all=1&", wid, "warm"), *held = json_object(), *o;
+    char err[256], buf[CTR_ID_MAX];
+    size_t i;
+
+    if (!list || !held) {
+        json_decref(list);
+        json_decref(held);
         return;
     }
     json_array_foreach(list, i, o)
@@ -216,8 +251,12 @@ static void sweep_unclaimed(struct docker *d, const char *wid)
         const char *warm_id = json_string_value(json_object_get(labels, "corral.sandbox"));
         if (warm_id && !containers_sbid_of(labels, name, wid, buf, sizeof(buf)))
             containers_kill(d, wid, warm_id, err, sizeof(err));
+        else if (warm_id) /* claimed: its network is its sandbox's */
+            json_object_set_new(held, warm_id, json_true());
     }
     json_decref(list);
+    sweep_networks(d, wid, held);
+    json_decref(held);
 }
 
 void warm_record_sweep(struct docker *d, const char *wid)

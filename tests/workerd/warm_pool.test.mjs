@@ -134,6 +134,10 @@ test('kill -9 of workerd: claimed sandboxes adopted, warm ones replaced, none ha
   const sbid = r.body.sandbox_id;
   const claimed = (await envdOf(w.id, sbid, r.body.envd_access_token)).info.Id;
   assert.ok(warm.includes(claimed));
+  const warmNets = async () => (await docker('GET', `/networks?filters=${encodeURIComponent(
+    JSON.stringify({ label: [`corral.worker=${w.id}`] }))}`)).body.map((n) => n.Name).filter((n) => n.includes('warm_'));
+  const oldNets = await warmNets();
+  assert.ok(oldNets.length >= 2, `the control: the warm networks are found (${oldNets})`);
   const seen = enrolledAs(w.files.log).length;
   await stopWorkerd(w.wd, 'SIGKILL');
   restartWorker(w);
@@ -149,12 +153,21 @@ test('kill -9 of workerd: claimed sandboxes adopted, warm ones replaced, none ha
   assert.equal((await getSb(ws, sbid)).body.state, 'running');
   assert.equal((await deleteSb(ws, sbid)).status, 204);
   await eventually(async () => (await inspect(claimed)) === null, { timeout: 20_000, what: 'killed after adoption' });
-  // Every warm network still has its container: none left by the old run.
-  const nets = await docker('GET', `/networks?filters=${encodeURIComponent(JSON.stringify({ label: [`corral.worker=${w.id}`] }))}`);
-  for (const n of nets.body.filter((x) => x.Name.includes('warm_'))) {
-    const full = await docker('GET', `/networks/${n.Id}`);
-    assert.ok(Object.keys(full.body.Containers || {}).length > 0, `network ${n.Name} left without a container`);
-  }
+  // None of the old run's warm networks is left (the claimed one's goes with
+  // its kill, just after its container). A network the new run's pool is
+  // making at this moment has no container yet: only the old ones count.
+  // And every warm network has its container soon (orphans never do).
+  let left = [], orphans = [];
+  await eventually(async () => {
+    const now = await warmNets();
+    const held = new Set((await containersLabelled(`corral.worker=${w.id}`, 'corral.role=warm'))
+      .map((c) => `corral-${c.Labels['corral.sandbox']}-${w.id}`));
+    left = oldNets.filter((n) => now.includes(n));
+    orphans = now.filter((n) => !held.has(n));
+    return left.length === 0 && orphans.length === 0;
+  }, { timeout: 20_000, what: "the old run's warm networks to go" }).catch(() => {});
+  assert.deepEqual(left, [], "the old run's warm networks are removed");
+  assert.deepEqual(orphans, [], 'no warm network without its container');
 });
 
 test('a claimed sandbox paused without memory and resumed is told its token and env again', async () => {
