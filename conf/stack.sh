@@ -18,8 +18,8 @@
 # Settings (environment): CORRAL_RUN (state dir, default /var/lib/corral-dev),
 # CORRAL_PORT (HTTPS port, 8443), CORRAL_REDIS_PORT (6390), CORRAL_PROFILE
 # (dev | test | bench), CORRAL_BUILD (binaries dir, build/bin), CORRAL_DOMAIN,
-# CORRAL_LEASE_MS and CORRAL_CREATE_TIMEOUT_MS (a worker's lease, a create's
-# wait, instead of the profile's),
+# CORRAL_LEASE_MS, CORRAL_CREATE_TIMEOUT_MS and CORRAL_KEY_RATE (a worker's
+# lease, a create's wait, a key's requests a second, instead of the profile's),
 # CORRAL_WORKER_ADDRS (where workers' data ports may be, exactly: corral.conf
 # worker_data_addrs and the gateway's corral_upstream_allow; default each
 # workerd's data port, CORRAL_WORKERD_DATA_PORT (7001) + N - 1; decision 0061),
@@ -104,6 +104,7 @@ profile_settings() {
     *) die "CORRAL_PROFILE must be dev, test or bench" ;;
     esac
     LEASE=${CORRAL_LEASE_MS:-$LEASE} CREATE=${CORRAL_CREATE_TIMEOUT_MS:-$CREATE}
+    RATE_KEY=${CORRAL_KEY_RATE:-$RATE_KEY}
     # Fleet fairness (decision 0034): a workspace holds at most this % of the
     # unscoped fleet. `make up` (dev) runs what operators run (decision 0063);
     # bench is one tenant measuring the whole fleet: no share there.

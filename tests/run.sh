@@ -100,6 +100,11 @@ integration() (
     # that is never started fails after 12 s, not the test profile's 20. Not
     # less: a create redelivered waits out its dead worker's 5 s lease first.
     export CORRAL_CREATE_TIMEOUT_MS=12000
+    # ratelimit.test.mjs must send faster than a key's rate refills its
+    # bucket to show that a forged secret costs the key nothing: the test
+    # profile's 200/s is more than this ASan build answers on 2 cores beside
+    # the e2b suite (193/s in a CI rehearsal). Every other test stays far below.
+    export CORRAL_KEY_RATE=50
     # Redis as a cluster of three nodes, the slots spread over them: every
     # command goes to its key's node (rconn's cluster routing, decision 0059),
     # and every command and script whose keys lie in two hash slots is
@@ -156,7 +161,11 @@ lane_end b
 lane_end a
 CORRAL_RUN=$LANES bash tests/lib/docker.sh stop
 rm -rf "$LANES"
-step "soak: fd and memory stay flat under load" env CORRAL_BUILD="$ROOT/build/bin" bash tests/soak/run.sh
+# 45 s measured after a 10 s warm-up (60 and 15 by default): about 30
+# rounds, still hundreds of fds for the leak it was written for (issue 34
+# allows CI a shorter soak; make bench runs the long one).
+step "soak: fd and memory stay flat under load" env CORRAL_BUILD="$ROOT/build/bin" SOAK_SECONDS=45 \
+    SOAK_WARMUP_SECONDS=10 bash tests/soak/run.sh
 
 echo
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[@]}"
