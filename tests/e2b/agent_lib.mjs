@@ -41,7 +41,14 @@ export async function writeAgentConf(dir, name, token, extra = '') {
 // Starts (or restarts) workerd on a written conf, in workTree.
 export function launchAgent(w, workTree) {
   const out = fs.openSync(w.log, 'a');
-  const proc = spawn(`${BIN}/workerd`, ['-c', w.conf], { cwd: workTree, stdio: ['ignore', out, out] });
+  // A home of its own, as tests/security/machine.mjs gives its agents: a
+  // command is `bash -l`, and this host's own login profile is not under
+  // test (pyenv's rehash in root's, killed mid-way by a sandbox's kill,
+  // leaves a lock that makes every later login shell wait 60 s).
+  const home = path.join(w.home, 'home');
+  fs.mkdirSync(home, { recursive: true });
+  const proc = spawn(`${BIN}/workerd`, ['-c', w.conf],
+    { cwd: workTree, env: { ...process.env, HOME: home }, stdio: ['ignore', out, out] });
   fs.closeSync(out);
   // Should the test process end without its after(), workerd ends too (and
   // ends its sessions): never left retrying against a stack that is gone.
