@@ -135,12 +135,16 @@ static enum create_outcome record_state(struct request *req, const char *sbid, c
 }
 
 /* Waits for "running" in slices, renewing the lease between them; the record
- * is checked too, since another waiter (a replay) may have taken the wake. */
+ * is checked too, since another waiter (a replay) may have taken the wake.
+ * A record seen running before its wake gets one more slice: the report
+ * writes the state, then its audit event, then the wake, and an answer in
+ * between would let the caller's next act (a kill) be audited first. */
 static enum create_outcome wait_running(struct request *req, const char *sbid, long lease_ms,
                                         char *why, size_t whylen)
 {
     int64_t deadline = clock_now_ms() + req->conf->create_timeout_ms;
     enum create_outcome o;
+    int seen_running = 0;
 
     for (;;) {
         int64_t left = deadline - clock_now_ms();
@@ -148,6 +152,8 @@ static enum create_outcome wait_running(struct request *req, const char *sbid, l
         int woken;
         if (sandbox_wait_hold(req->rc, req->cred.ws, sbid, clock_now_ms() + lease_ms) != 0)
             return CREATE_STORE_DOWN;
+        if (left <= 0 && seen_running)
+            return CREATE_RUNNING;
         if (left <= 0) {
             snprintf(why, whylen, "no worker started the sandbox within %ld ms",
                      req->conf->create_timeout_ms);
@@ -163,7 +169,10 @@ static enum create_outcome wait_running(struct request *req, const char *sbid, l
             return sandbox_state_parse(msg) == SANDBOX_STATE_RUNNING ? CREATE_RUNNING
                                                                      : CREATE_FAILED;
         }
-        if ((o = record_state(req, sbid, why, whylen)) != CREATE_PENDING)
+        o = record_state(req, sbid, why, whylen);
+        if (o == CREATE_RUNNING && !seen_running++)
+            continue;
+        if (o != CREATE_PENDING)
             return o;
     }
 }

@@ -722,6 +722,10 @@ static int remove_networks(struct docker *d, const char *wid, const char *sbid, 
             json_decref(nets);
             return -1;
         }
+        /* Not a failure of the kill (its container is gone), but a network
+         * left behind, for the sweep at workerd's next start: worth a line. */
+        if (status >= 300 && status != 404)
+            log_warn("network %s of %s not removed: dockerd answered %ld", path + 10, sbid, status);
         json_decref(ans);
     }
     json_decref(nets);
