@@ -10,7 +10,7 @@
 #                         what `up` made that outlives them (decision 0072)
 #   conf/stack.sh env     print the exports for clients
 #   conf/stack.sh conf    print the corral.conf `up` would write (starts nothing)
-#   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | status
+#   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | start-dockerd | status
 #                         | kill-host N | start-host N | balance N (CORRAL_GATEWAY_HOSTS)
 #                         | start-redis-replica (CORRAL_REDIS_HA)
 #   conf/stack.sh redis-cli ARGS...   redis-cli as the stack's Redis admin (corral-admin)
@@ -903,6 +903,7 @@ start-redis) start_redis ;;
 kill-api) stop_pid "api-$2" KILL ;;
 start-api) profile_settings; start_api "$2" ;;
 start-workerd) start_workerd "${2:-1}" ;;
+start-dockerd) start_dockerd ;;
 kill-host) host_kill "$2" ;;
 start-host) profile_settings; host_start "$2" ;;
 balance) balance "$2" ;;
@@ -911,5 +912,5 @@ start-redis-replica)
     wait_for "the Redis replica" redis_admin -p $((REDIS_PORT + 1)) ping ;;
 status) ls "$RUN/pids" ;;
 redis-cli) shift; redis_admin "$@" ;;
-*) die "usage: conf/stack.sh up|down|env|conf|stop-redis|start-redis|start-redis-replica|kill-api N|start-api N|kill-host N|start-host N|balance N|status|redis-cli ARGS" ;;
+*) die "usage: conf/stack.sh up|down|env|conf|stop-redis|start-redis|start-redis-replica|kill-api N|start-api N|kill-host N|start-host N|balance N|start-workerd [N]|start-dockerd|status|redis-cli ARGS" ;;
 esac
