@@ -10,14 +10,27 @@ cd "$ROOT" || exit 1
 # shellcheck source=tests/lib/suite.sh
 . tests/lib/suite.sh
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+export ROOT FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 passed=0 failed=0 failures=()
+# A suite that hangs is stopped and fails with what it printed, so that one
+# hang costs this run a suite, not CI's whole 90 minutes (stop 42's CI: a
+# lane waited until CI gave up, and printed nothing). The slowest suite takes
+# about 1000 s; a suite's EXIT trap still stops what it started.
+SUITE_LIMIT_S=${SUITE_LIMIT_S:-1800}
+limited() { # command...: a program or a function of this file
+    local rc
+    if [ "$(type -t "$1")" = function ]; then timeout -k 60 "$SUITE_LIMIT_S" bash -c '. tests/lib/suite.sh; "$@"' _ "$@"
+    else timeout -k 60 "$SUITE_LIMIT_S" "$@"; fi
+    rc=$?
+    [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "=== stopped after $SUITE_LIMIT_S s (SUITE_LIMIT_S): it hung"
+    return "$rc"
+}
 
 step() { # name, command...
     local name=$1; shift
     local t0=$SECONDS
     echo "=== $name"
-    if "$@"; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - t0)) s)"
+    if limited "$@"; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - t0)) s)"
     else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
 }
 
@@ -35,7 +48,7 @@ lane_run() { # lane: its queue, one suite after another
         eval "set -- $cmd"; name=$1; shift
         echo "$name" > "$LANES/$LANE.$i.name"
         t0=$SECONDS
-        if "$@" > "$LANES/$LANE.$i.log" 2>&1; then echo "ok $((SECONDS - t0))" > "$LANES/$LANE.$i.rc"
+        if limited "$@" > "$LANES/$LANE.$i.log" 2>&1; then echo "ok $((SECONDS - t0))" > "$LANES/$LANE.$i.rc"
         else echo "FAILED $((SECONDS - t0))" > "$LANES/$LANE.$i.rc"; fi
         i=$((i + 1))
     done < "$LANES/$LANE.queue"
@@ -64,6 +77,7 @@ make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd buil
 # and Redis commands only in store/, no state compared as a string, no
 # function over 80 lines, no fixed sleep in a test without its reason.
 lint() { bash tests/lint/keys_once.sh && bash tests/lint/layout.sh && bash tests/lint/sleeps.sh; }
+export -f lint
 step "lint: layout, keys, string states, function length, sleeps" lint
 step "install: make install and systemd units" bash tests/install/run.sh
 # make deb, then the packages on this host's stock nginx with the e2b suite
@@ -85,6 +99,7 @@ fuzz() {
     build/fuzz/fuzz_request -max_total_time="$FUZZ_SECONDS" -max_len=4096 "$corpus" 2>&1 | tail -3
     local rc=${PIPESTATUS[0]}; rm -rf "$corpus"; return "$rc"
 }
+export -f fuzz
 
 # A subshell: its exports (CORRAL_RUN, ...) must not leak into later steps.
 integration() (
@@ -130,6 +145,7 @@ integration() (
     [ "$rc" -eq 0 ] && rm -rf "$CORRAL_RUN"
     exit "$rc"
 )
+export -f integration
 # Lane a: suites that need no dockerd, beside the e2b suite. Lane b: issue
 # 34's long Redis outages and issue 35's warm pools (a workerd stack of its
 # own, on its own ports; each test file has workers of its own) and the
