@@ -76,13 +76,31 @@ long apply_envd_wait_ms(const struct worker *w)
     return w->conf->envd_ready_ms < cap ? w->conf->envd_ready_ms : cap;
 }
 
+/* Each hop of a create that runs, for the operator and the benchmark's hop
+ * table (issue 35): queued by the control plane (epoch ms), delivered here,
+ * waiting here for its turn, then this worker's phases. */
+static void log_running(const char *rt, json_t *sb, int64_t started, const struct ctr_state *st)
+{
+    int64_t arrived = json_integer_value(json_object_get(sb, ARRIVED_FIELD)) ?: started,
+            queued = json_integer_value(json_object_get(sb, QUEUED_FIELD)) ?: arrived;
+
+    log_sandbox("info", st->sbid, st->tier,
+                "create (%s) -> running; queued at %lld, here %lld ms later, waited here %lld ms, "
+                "then prepared %ld, warm pool %ld%s, network %ld, container %ld, start %ld, "
+                "envd %ld ms",
+                rt ? rt : "runc", (long long)queued, (long long)(arrived - queued),
+                (long long)(started - arrived), st->phase_ms[CTR_PHASE_PREP],
+                st->phase_ms[CTR_PHASE_CLAIM], st->claimed ? " (claimed)" : "",
+                st->phase_ms[CTR_PHASE_NET], st->phase_ms[CTR_PHASE_CREATE],
+                st->phase_ms[CTR_PHASE_START], st->phase_ms[CTR_PHASE_ENVD]);
+}
+
 /* apply_create once its slot is taken; slot 0: none was free (an unusable
  * id goes on: containers_create refuses it). */
 static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int slot)
 {
     const char *rt = json_string_value(json_object_get(sb, "runtime"));
-    int64_t started = clock_now_ms(),
-            arrived = json_integer_value(json_object_get(sb, ARRIVED_FIELD)) ?: started;
+    int64_t started = clock_now_ms();
     struct ctr_state st;
     struct ctr_extras x = {0};
     int rc;
@@ -109,12 +127,7 @@ static int create_in_slot(struct worker *w, struct docker *dk, json_t *sb, int s
     if (rc < 0)
         return -1;
     if (st.state == SB_RUNNING)
-        log_sandbox("info", st.sbid, st.tier,
-                    "create (%s) -> running; waited here %lld ms, then network %ld, container "
-                    "%ld, start %ld, envd %ld ms",
-                    rt ? rt : "runc", (long long)(started - arrived), st.phase_ms[CTR_PHASE_NET],
-                    st.phase_ms[CTR_PHASE_CREATE], st.phase_ms[CTR_PHASE_START],
-                    st.phase_ms[CTR_PHASE_ENVD]);
+        log_running(rt, sb, started, &st);
     else
         log_sandbox("info", st.sbid[0] ? st.sbid : "?", st.tier, "create (%s) -> %s%s%s",
                     rt ? rt : "runc", sb_state_name(st.state), st.reason[0] ? ": " : "", st.reason);

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "log.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef int (*command_fn)(struct worker *w, struct docker *dk, json_t *cmd);
@@ -108,6 +109,16 @@ enum worker_cmd command_of(const json_t *cmd)
     return c > CMD_UNKNOWN && c < CMD_COUNT ? (enum worker_cmd)c : CMD_UNKNOWN;
 }
 
+/* A stream entry id's time ("1733400000123-0": ms since the epoch); 0 for
+ * anything else. */
+static json_int_t stream_id_ms(const char *id)
+{
+    char *end;
+    long long ms = id ? strtoll(id, &end, 10) : 0;
+
+    return id && end != id && *end == '-' && ms > 0 ? (json_int_t)ms : 0;
+}
+
 void commands_arrived(json_t *cmds)
 {
     size_t i;
@@ -121,8 +132,12 @@ void commands_arrived(json_t *cmds)
             json_object_set_new(
                 c, CMD_FIELD,
                 json_integer(command_decode(json_string_value(json_object_get(c, "type")))));
-        if (json_is_object(sb) && !json_object_get(sb, ARRIVED_FIELD))
+        if (json_is_object(sb) && !json_object_get(sb, ARRIVED_FIELD)) {
             json_object_set_new(sb, ARRIVED_FIELD, json_integer(now));
+            json_object_set_new(
+                sb, QUEUED_FIELD,
+                json_integer(stream_id_ms(json_string_value(json_object_get(c, "id")))));
+        }
     }
 }
 

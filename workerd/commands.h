@@ -35,8 +35,12 @@ enum worker_cmd command_of(const json_t *cmd);
  * field is the control plane's. */
 #define CMD_FIELD "worker_cmd"
 #define ARRIVED_FIELD "worker_arrived_ms"
+/* When the control plane queued a create (its stream entry's id, Redis's
+ * clock, ms since the epoch): the create's log line shows its delivery, so a
+ * benchmark can tell each hop of the create path (issue 35). */
+#define QUEUED_FIELD "worker_queued_ms"
 /* Every command of cmds as it arrives: its type decoded, a create's
- * arrival noted. */
+ * arrival (and queueing) noted. */
 void commands_arrived(json_t *cmds);
 
 #endif

@@ -636,6 +636,7 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
     char netname[SBNET_NAME_MAX], verr[256];
     struct sandbox_net net;
     struct egress_job job;
+    int64_t t0 = clock_now_ms();
     int rc;
 
     if (take_create(c, sb, st, &t, &own) != 0)
@@ -650,11 +651,15 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
     }
     egress_pool_busy();
     warm_pool_busy();
-    if ((rc = warm_pool_claim(d, wid, sb, st)) != 2) {
+    st->phase_ms[CTR_PHASE_PREP] = (long)(clock_now_ms() - t0);
+    t0 = clock_now_ms();
+    rc = warm_pool_claim(d, wid, sb, st);
+    st->phase_ms[CTR_PHASE_CLAIM] = (long)(clock_now_ms() - t0);
+    if (rc != 2) {
         x->fresh = rc == 0;
         return rc;
     }
-    int64_t t0 = clock_now_ms();
+    t0 = clock_now_ms();
     rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
     st->phase_ms[CTR_PHASE_NET] = (long)(clock_now_ms() - t0);
     if (rc != 0)

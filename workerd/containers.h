@@ -31,9 +31,19 @@
 #define CTR_ID_MAX 65
 #define CTR_REASON_MAX 256
 
-/* Where a create's time went (ms), for its log line: its network (and
- * proxy), dockerd's container create, its start, envd's first answer. */
-enum { CTR_PHASE_NET, CTR_PHASE_CREATE, CTR_PHASE_START, CTR_PHASE_ENVD, CTR_PHASES };
+/* Where a create's time went (ms), for its log line: its image and volumes
+ * made ready, the look into the warm pool (and a claim: decision 0082), its
+ * network (and proxy), dockerd's container create, its start, envd's first
+ * answer. */
+enum {
+    CTR_PHASE_PREP,
+    CTR_PHASE_CLAIM,
+    CTR_PHASE_NET,
+    CTR_PHASE_CREATE,
+    CTR_PHASE_START,
+    CTR_PHASE_ENVD,
+    CTR_PHASES
+};
 
 struct ctr_state {
     char sbid[CTR_ID_MAX];
@@ -41,6 +51,7 @@ struct ctr_state {
     char reason[CTR_REASON_MAX];
     char tier[16];
     long phase_ms[CTR_PHASES]; /* a create's only; 0 elsewhere */
+    int claimed;               /* a create's: it took a warm sandbox */
 };
 
 /* What this worker can do for its sandboxes, found at start and kept checked:

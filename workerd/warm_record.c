@@ -144,6 +144,7 @@ int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *
     }
     st->state = SB_RUNNING;
     st->reason[0] = '\0';
+    st->claimed = 1;
     log_sandbox("info", st->sbid, st->tier, "claimed warm sandbox %s", warm_id);
     return 0;
 }

@@ -15,17 +15,18 @@ import { Sandbox } from '../e2b/lib.mjs';
 import { churn, makeLong, removalsDone, pct, countContainers } from '../lib/churn.mjs';
 import { stackDaemons, envdPidOf, settledSample, table } from '../lib/procstat.mjs';
 import { enrolledAs } from '../workerd/helpers.mjs';
+import { createHops } from '../lib/create_hops.mjs';
 import { readFileSync, statSync } from 'node:fs';
 
 // Where creates' time went on the worker, from workerd's log lines written
 // since byte `from`: waited on the worker, network, container, start, envd.
 function createPhases(log, from) {
-  const names = ['waited', 'network', 'container', 'start', 'envd'];
+  const names = ['delivery', 'waited', 'network', 'container', 'start', 'envd'];
   const out = Object.fromEntries(names.map((n) => [n, []]));
-  const re = /create \(\w+\) -> running; waited here (\d+) ms, then network (\d+), container (\d+), start (\d+), envd (\d+) ms/;
   for (const line of readFileSync(log).subarray(from).toString().split('\n')) {
-    const m = line.match(re);
-    if (m) names.forEach((n, i) => out[n].push(Number(m[i + 1])));
+    let hops = null;
+    try { hops = createHops(JSON.parse(line).msg); } catch { /* not a JSON line */ }
+    if (hops) names.forEach((n) => out[n].push(hops[n]));
   }
   return out;
 }

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { api, newWorkspace, eventually } from '../lib/corral.mjs';
 import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, workerView, logOf,
   pendingCommands, envdOf, envdRun, envdUnary, envdToken, inspect, docker, sandboxLog } from './helpers.mjs';
+import { createHops } from '../lib/create_hops.mjs';
 
 let A, s;
 
@@ -74,10 +75,14 @@ test('create: one running container with labels, env, NanoCpus, Memory, limits, 
   assert.equal(c.Config.User, '0');
   assert.ok(c.HostConfig.Binds.some((b) => /\/envd:\/\.corral\/envd:ro$/.test(b)), JSON.stringify(c.HostConfig.Binds));
   // Where the create's time went, for an operator reading the log (issue 34).
-  const m = sandboxLog(s, sbid, 'CONTAINER').match(
-    /^create \(runc\) -> running; waited here (\d+) ms, then network (\d+), container (\d+), start (\d+), envd (\d+) ms$/m);
-  assert.ok(m, sandboxLog(s, sbid, 'CONTAINER'));
-  assert.ok(Number(m[3]) + Number(m[4]) > 0, 'dockerd took no time at all: the phases were not measured');
+  const hops = sandboxLog(s, sbid, 'CONTAINER').split('\n').map(createHops).find(Boolean);
+  assert.ok(hops, sandboxLog(s, sbid, 'CONTAINER'));
+  assert.equal(hops.runtime, 'runc');
+  assert.equal(hops.claimed, false, 'this worker has no warm pool');
+  assert.ok(hops.container + hops.start > 0, 'dockerd took no time at all: the phases were not measured');
+  // queued by the control plane, on this host's clock: before the line, within the create's time
+  assert.ok(hops.queuedAt > Date.now() - 120_000 && hops.queuedAt <= Date.now(), `queued at ${hops.queuedAt}`);
+  assert.ok(hops.delivery >= 0 && hops.delivery < 60_000, `delivered in ${hops.delivery} ms`);
 });
 
 test('envd answers as soon as the create returns: /health, echo hi as user, the sandbox env, PID 1', async () => {
