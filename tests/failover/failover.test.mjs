@@ -21,7 +21,12 @@ const sentinel = (...args) => execFileSync('redis-cli', ['--no-auth-warning', '-
 test('kill -9 of the Redis primary under load: only 503s meanwhile, then nothing told to a client is lost', async () => {
   const A = newWorkspace();
   await setLimit(A, 500);
-  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token, { slots: 1000 });
+  // Room for every sandbox the loop can keep (at most 200 of its 400
+  // operations): on a fast machine it kept 64 before the kill, the default
+  // 64 cores' worth, and every create after the failover was refused as
+  // over capacity rather than served.
+  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token,
+    { slots: 1000, cpu: 1000, memory: 1000 * 1024 });
   await w.handshake();
   workers.push(w.start());
   assert.deepEqual(sentinel('SENTINEL', 'get-master-addr-by-name', 'corral'), ['127.0.0.1', String(REDIS_PORT)]);
