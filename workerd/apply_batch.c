@@ -114,26 +114,32 @@ static int starts_since(int64_t done)
  * EARLY_POLL_MS applying the pauses and resumes and starting the kills and
  * creates that came meanwhile (apply_early; not in agent mode, which has
  * none); once the batch is done, for as long as EARLY_STARTS_MS allows,
- * then only collecting what started. The lease is the lease thread's (decision 0076). */
+ * then only collecting what started. A command started early that ends
+ * brings the look at once: its caller is told without waiting for the tick.
+ * The lease is the lease thread's (decision 0076). */
 static void await_batch(struct worker *w, struct batch *b, json_t *cmds, int n)
 {
     int64_t done = -1;
     struct timespec until;
     int running;
 
+    inflight_wake_on(&b->mu, &b->cv);
     for (;;) {
         pthread_mutex_lock(&b->mu);
         clock_gettime(CLOCK_REALTIME, &until);
         clock_timespec_add_ms(&until, EARLY_POLL_MS);
-        if (b->running > 0) /* until the batch is done or the look is due */
-            while (b->running > 0 && pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
+        if (b->running > 0) /* until the batch is done, one started early is, or the look is due */
+            while (b->running > 0 && !inflight_any_done() &&
+                   pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
                 ;
-        else if (inflight_busy()) /* only what started early is left: no job signals */
+        else if (inflight_busy() && !inflight_any_done())
             (void)pthread_cond_timedwait(&b->cv, &b->mu, &until);
         running = b->running;
         pthread_mutex_unlock(&b->mu);
-        if (w->conf->agent.on ? running == 0 : running == 0 && !inflight_busy())
+        if (w->conf->agent.on ? running == 0 : running == 0 && !inflight_busy()) {
+            inflight_wake_on(NULL, NULL); /* every one started is collected: none signals b */
             return;
+        }
         if (running == 0 && done < 0) {
             done = clock_now_ms();
             release_backlog(w, cmds, n);

@@ -29,6 +29,27 @@ static struct slot {
     int result;
 } slots[APPLY_PARALLEL];
 
+static pthread_mutex_t *wake_mu;
+static pthread_cond_t *wake_cv;
+
+void inflight_wake_on(pthread_mutex_t *mu, pthread_cond_t *cv)
+{
+    wake_mu = mu;
+    wake_cv = cv;
+}
+
+/* Its end noted where the main thread looks for it, and the main thread woken. */
+static void ended(struct slot *s)
+{
+    if (wake_mu)
+        pthread_mutex_lock(wake_mu);
+    atomic_store(&s->done, 1);
+    if (wake_mu) {
+        pthread_cond_signal(wake_cv);
+        pthread_mutex_unlock(wake_mu);
+    }
+}
+
 static void *run(void *arg)
 {
     struct slot *s = arg;
@@ -43,7 +64,7 @@ static void *run(void *arg)
     else
         s->result = apply_kill(s->w, &dk, apply_sbid_of(s->cmd));
     docker_close(&dk);
-    atomic_store(&s->done, 1);
+    ended(s);
     return NULL;
 }
 
@@ -77,6 +98,14 @@ int inflight_busy(void)
 {
     for (int i = 0; i < APPLY_PARALLEL; i++)
         if (slots[i].cmd)
+            return 1;
+    return 0;
+}
+
+int inflight_any_done(void)
+{
+    for (int i = 0; i < APPLY_PARALLEL; i++)
+        if (slots[i].cmd && atomic_load(&slots[i].done))
             return 1;
     return 0;
 }
