@@ -1,6 +1,15 @@
 #include "clock.h"
 
+#include <stdlib.h>
 #include <time.h>
+
+int64_t clock_stream_id_ms(const char *id)
+{
+    char *end;
+    long long ms = id ? strtoll(id, &end, 10) : 0;
+
+    return id && end != id && *end == '-' && ms > 0 ? (int64_t)ms : 0;
+}
 
 int64_t clock_now_ms(void)
 {

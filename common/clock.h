@@ -7,6 +7,9 @@
 #include <time.h>
 
 int64_t clock_now_ms(void);
+/* The time in a Redis stream entry's id ("1733400000123-0": ms since the
+ * epoch, Redis's clock); 0 for NULL or anything else. */
+int64_t clock_stream_id_ms(const char *id);
 void clock_sleep_ms(int64_t ms);
 /* ts moved ms later, normalised: the deadline pthread_cond_timedwait takes
  * (CLOCK_REALTIME), from now (clock_gettime first) or from the last one. */

@@ -195,7 +195,7 @@ static int entry_fill(const redisReply *e, struct audit_entry *out)
         return -1;
     f = e->element[1];
     out->id = e->element[0]->str;
-    out->time_ms = strtoll(out->id, NULL, 10);
+    out->time_ms = clock_stream_id_ms(out->id);
     out->event = field_of(f, "event");
     out->actor = field_of(f, "actor");
     out->sandbox = field_of(f, "sandbox");

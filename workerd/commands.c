@@ -11,7 +11,6 @@
 #include "clock.h"
 #include "log.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 typedef int (*command_fn)(struct worker *w, struct docker *dk, json_t *cmd);
@@ -109,16 +108,6 @@ enum worker_cmd command_of(const json_t *cmd)
     return c > CMD_UNKNOWN && c < CMD_COUNT ? (enum worker_cmd)c : CMD_UNKNOWN;
 }
 
-/* A stream entry id's time ("1733400000123-0": ms since the epoch); 0 for
- * anything else. */
-static json_int_t stream_id_ms(const char *id)
-{
-    char *end;
-    long long ms = id ? strtoll(id, &end, 10) : 0;
-
-    return id && end != id && *end == '-' && ms > 0 ? (json_int_t)ms : 0;
-}
-
 void commands_arrived(json_t *cmds)
 {
     size_t i;
@@ -136,7 +125,7 @@ void commands_arrived(json_t *cmds)
             json_object_set_new(sb, ARRIVED_FIELD, json_integer(now));
             json_object_set_new(
                 sb, QUEUED_FIELD,
-                json_integer(stream_id_ms(json_string_value(json_object_get(c, "id")))));
+                json_integer(clock_stream_id_ms(json_string_value(json_object_get(c, "id")))));
         }
     }
 }

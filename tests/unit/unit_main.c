@@ -343,6 +343,12 @@ static void test_misc(void)
     CHECK(ts.tv_sec == 11 && ts.tv_nsec == 150000000L);
     clock_timespec_add_ms(&ts, 3000);
     CHECK(ts.tv_sec == 14 && ts.tv_nsec == 150000000L);
+    /* A stream entry id's time; anything else is 0, never a guess. */
+    CHECK(clock_stream_id_ms("1733400000123-0") == 1733400000123LL);
+    CHECK(clock_stream_id_ms("1733400000123-17") == 1733400000123LL);
+    CHECK(clock_stream_id_ms("1733400000123") == 0 && clock_stream_id_ms("-5-0") == 0);
+    CHECK(clock_stream_id_ms("x-0") == 0 && clock_stream_id_ms("") == 0 &&
+          clock_stream_id_ms(NULL) == 0);
 }
 
 void unit_data_addr(int *total_passed, int *total_failed);
