@@ -9,6 +9,8 @@
  * of the same sandbox. */
 #include "worker.h"
 
+#include "poller.h"
+
 #include "clock.h"
 #include "log.h"
 
@@ -31,6 +33,7 @@ struct batch {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int running;
+    int fresh;              /* a job ended since the last look: its create is told at once */
     const struct job *jobs; /* jobs[0..n): which of its sandboxes are done */
     int n;
 };
@@ -52,13 +55,17 @@ static void *run_job(void *arg)
     docker_close(&dk);
     pthread_mutex_lock(&j->batch->mu);
     j->ended = 1;
+    j->batch->fresh = 1;
     j->batch->running--;
     pthread_cond_signal(&j->batch->cv);
     pthread_mutex_unlock(&j->batch->mu);
     return NULL;
 }
 
-/* How often the main thread asks for new commands while a batch runs. */
+/* How often the main thread looks while a batch runs, at least: a command
+ * that comes (poller.c), a job that ends and one started early that ends
+ * each bring a look at once; this one is for what waits its turn (a create
+ * waiting for a slot, a start that failed). */
 #define EARLY_POLL_MS 250
 
 /* One look at what came while a batch (batch[0..n), the head of the
@@ -110,34 +117,36 @@ static int starts_since(int64_t done)
     return t < EARLY_STARTS_MS ? 2 : t < 2 * EARLY_STARTS_MS ? 1 : 0;
 }
 
-/* Waits for the batch's threads, and for the commands started early, every
- * EARLY_POLL_MS applying the pauses and resumes and starting the kills and
- * creates that came meanwhile (apply_early; not in agent mode, which has
- * none); once the batch is done, for as long as EARLY_STARTS_MS allows,
- * then only collecting what started. A command started early that ends
- * brings the look at once: its caller is told without waiting for the tick.
- * The lease is the lease thread's (decision 0076). */
+/* Waits for the batch's threads, and for the commands started early,
+ * applying the pauses and resumes and starting the kills and creates that
+ * came meanwhile (apply_early; not in agent mode, which has none); once the
+ * batch is done, for as long as EARLY_STARTS_MS allows, then only collecting
+ * what started. A command that comes, a job that ends and a command started
+ * early that ends each bring the look at once: a caller is not kept waiting
+ * for the tick. The lease is the lease thread's (decision 0076). */
 static void await_batch(struct worker *w, struct batch *b, json_t *cmds, int n)
 {
     int64_t done = -1;
     struct timespec until;
-    int running;
+    int running, early = !w->conf->agent.on; /* an agent applies nothing early */
 
     inflight_wake_on(&b->mu, &b->cv);
+    poller_wake_on(&b->mu, &b->cv);
     for (;;) {
         pthread_mutex_lock(&b->mu);
         clock_gettime(CLOCK_REALTIME, &until);
         clock_timespec_add_ms(&until, EARLY_POLL_MS);
-        if (b->running > 0) /* until the batch is done, one started early is, or the look is due */
-            while (b->running > 0 && !inflight_any_done() &&
-                   pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
-                ;
-        else if (inflight_busy() && !inflight_any_done())
-            (void)pthread_cond_timedwait(&b->cv, &b->mu, &until);
+        /* Until the batch is done, or there is news, or the look is due. */
+        while ((b->running > 0 || (early && inflight_busy())) && !b->fresh &&
+               !inflight_any_done() && !(early && poller_has_news()) &&
+               pthread_cond_timedwait(&b->cv, &b->mu, &until) != ETIMEDOUT)
+            ;
+        b->fresh = 0;
         running = b->running;
         pthread_mutex_unlock(&b->mu);
         if (w->conf->agent.on ? running == 0 : running == 0 && !inflight_busy()) {
             inflight_wake_on(NULL, NULL); /* every one started is collected: none signals b */
+            poller_wake_on(NULL, NULL);
             return;
         }
         if (running == 0 && done < 0) {
@@ -497,6 +506,7 @@ static void apply_early(struct worker *w, struct look *lk)
 
     lk->later = json_array();
     inflight_collect(w, told);
+    arrived_from_poller(w);
     for (int j = 0; j < lk->n; j++)
         if (is_create(json_array_get(lk->batch, (size_t)j)))
             report_add_running(w, apply_sbid_of(json_array_get(lk->batch, (size_t)j)), told);

@@ -11,6 +11,7 @@
 int control_init(struct control *ctl, const struct worker_conf *conf)
 {
     ctl->conf = conf;
+    ctl->cancel = NULL;
     ctl->curl = curl_easy_init();
     return ctl->curl ? 0 : -1;
 }
@@ -39,6 +40,14 @@ static struct curl_slist *headers(const struct control *ctl, const struct worker
     return l;
 }
 
+/* libcurl asks this about once a second at least, while a poll waits. */
+static int cancelled(void *cancel, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                     curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    return atomic_load((atomic_int *)cancel) != 0;
+}
+
 static void prepare(struct control *ctl, const char *path, const char *text, long timeout_ms,
                     struct curl_slist *hdrs, struct curl_buf *b)
 {
@@ -59,6 +68,11 @@ static void prepare(struct control *ctl, const char *path, const char *text, lon
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_buf_write);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+    if (ctl->cancel) {
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, cancelled);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, ctl->cancel);
+    }
 }
 
 int control_post(struct control *ctl, const char *path, json_t *body,

@@ -3,7 +3,9 @@
  * libcurl, trusting only the configured CA. The join token and the worker
  * secret go in headers, never in a URL, a log line or argv. A long-poll is
  * never abandoned early (docs/decisions/0016): it ends when the control plane
- * answers, or after its timeout. */
+ * answers, or after its timeout; but a poll the control plane can no longer
+ * let take a command (its identity is gone, or workerd stops) is cancelled
+ * (decision 0084). */
 #ifndef WORKERD_CONTROL_H
 #define WORKERD_CONTROL_H
 
@@ -12,13 +14,18 @@
 
 #include <curl/curl.h>
 #include <jansson.h>
+#include <stdatomic.h>
 
 struct control {
     CURL *curl;
     const struct worker_conf *conf;
+    atomic_int *cancel; /* may be NULL; set: the request in flight ends (within a second) */
 };
 
 #define CONTROL_ERR -1 /* network or TLS failure: retry with backoff */
+
+/* How long past poll_ms a long-poll may take before we call it lost. */
+#define CONTROL_POLL_SLACK_MS 15000L
 
 int control_init(struct control *ctl, const struct worker_conf *conf);
 void control_close(struct control *ctl);

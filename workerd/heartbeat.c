@@ -10,15 +10,13 @@
 #include "worker.h"
 
 #include "agent.h"
+#include "poller.h"
 
 #include "clock.h"
 #include "log.h"
 #include "warm_pool.h"
 
 #include <string.h>
-
-/* How long past poll_ms a poll may take before we call it lost. */
-#define POLL_SLACK_MS 15000L
 
 json_t *heartbeat_report_of(const struct sb_entry *e)
 {
@@ -32,7 +30,8 @@ json_t *heartbeat_report_of(const struct sb_entry *e)
 /* "wait": false when we still have commands to apply: the control plane then
  * answers at once, so the acks so far go out and we get back to work. (A
  * short client-side timeout would abandon the poll instead, and its handler,
- * still blocked in Redis, would take the next command with it.) */
+ * still blocked in Redis, would take the next command with it.) Never while
+ * the poller thread long-polls for us (decision 0084). */
 static json_t *build_body(struct worker *w)
 {
     json_t *sbs = json_array();
@@ -45,10 +44,11 @@ static json_t *build_body(struct worker *w)
             json_array_append_new(sbs, heartbeat_report_of(e));
     }
     health_problem(w, problem, sizeof(problem));
-    json_t *body = json_pack("{s:O, s:o, s:b, s:b, s:b, s:s, s:O, s:O}", "acks", w->acks,
-                             "sandboxes", sbs, "full", w->need_full && !w->docker_down, "resume",
-                             w->resume, "wait", json_array_size(w->backlog) == 0, "problem",
-                             problem, "snapshots", w->snap_reports, "killed", w->killed);
+    json_t *body =
+        json_pack("{s:O, s:o, s:b, s:b, s:b, s:s, s:O, s:O}", "acks", w->acks, "sandboxes", sbs,
+                  "full", w->need_full && !w->docker_down, "resume", w->resume, "wait",
+                  !poller_running() && json_array_size(w->backlog) == 0, "problem", problem,
+                  "snapshots", w->snap_reports, "killed", w->killed);
     if (body && w->conf->n_warm > 0)
         json_object_set_new(body, "warm", warm_pool_view());
     return body;
@@ -190,6 +190,34 @@ static void apply_all(struct worker *w, json_t *ans)
     }
 }
 
+/* What the poller brought (commands_arrived already ran on it), ahead of
+ * what this answer brings: it came first. */
+static void backlog_from_poller(struct worker *w)
+{
+    json_t *cmds = json_array();
+
+    poller_take(cmds);
+    backlog_merge(w->backlog, w->acks, cmds);
+    json_decref(cmds);
+}
+
+void arrived_from_poller(struct worker *w)
+{
+    json_t *cmds = json_array();
+
+    poller_take(cmds);
+    arrived_merge(w->arrived, w->backlog, w->acks, cmds);
+    json_decref(cmds);
+}
+
+/* Nothing to apply, tell or ask: the main thread may wait for the poller. */
+static int idle(const struct worker *w)
+{
+    return poller_running() && !poller_has_news() && json_array_size(w->backlog) == 0 &&
+           json_array_size(w->acks) == 0 && json_array_size(w->killed) == 0 &&
+           json_array_size(w->snap_reports) == 0 && !w->need_full && !w->resume;
+}
+
 void heartbeat_keepalive(struct worker *w)
 {
     json_t *body = json_pack("{s:[], s:[], s:b, s:b, s:b}", "acks", "sandboxes", "full", 0,
@@ -225,8 +253,8 @@ static int beat(struct worker *w)
     if (!body)
         return 1;
     lease_contact(w);
-    rc = control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id, w->poll_ms + POLL_SLACK_MS,
-                      &status, &ans, err, sizeof(err));
+    rc = control_post(&w->ctl, "/v1/worker/heartbeat", body, &w->id,
+                      w->poll_ms + CONTROL_POLL_SLACK_MS, &status, &ans, err, sizeof(err));
     json_decref(body);
     if (rc != 0) {
         log_warn("heartbeat: %s", err);
@@ -235,6 +263,7 @@ static int beat(struct worker *w)
     if (status == 200) {
         json_int_t retry = json_integer_value(json_object_get(ans, "retry_after_ms"));
         forget_told(w, n_acks, n_snaps, n_killed);
+        backlog_from_poller(w);
         if (!*w->stop)
             apply_all(w, ans);
         json_decref(ans);
@@ -254,6 +283,9 @@ void heartbeat_run(struct worker *w)
     struct backoff b;
 
     backoff_init(&b, 500, w->conf->backoff_max_ms);
+    if (poller_start(w) != 0)
+        log_warn("poller thread did not start: the main thread long-polls, and a command that "
+                 "comes during a batch waits for its next look");
     while (!*w->stop) {
         int rc;
 
@@ -263,13 +295,18 @@ void heartbeat_run(struct worker *w)
         rc = beat(w);
         if (rc == 0) {
             backoff_reset(&b);
+            if (idle(w)) /* until a command comes, or the next round's reconcile */
+                poller_wait(w->poll_ms, w->stop);
             continue;
         }
         /* Contact broken: whatever we said may be lost, so say all of it again. */
         w->need_full = 1;
         if (rc == 3 && enrol(w) != 0)
             break;
+        if (rc == 3)
+            poller_kick(); /* its poll is the old identity's */
         if (rc == 1 && sleep_unless_stopped(backoff_next(&b), w->stop))
             break;
     }
+    poller_stop();
 }

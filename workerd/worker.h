@@ -167,6 +167,8 @@ void heartbeat_run(struct worker *w);
  * while a batch is applied: a worker busy creating must not be taken for dead.
  * Commands it brings join the backlog. Main thread only. */
 void heartbeat_keepalive(struct worker *w);
+/* What the poller thread brought joins w->arrived (during a batch). */
+void arrived_from_poller(struct worker *w);
 /* One sandbox's state as a heartbeat reports it: {id, state, reason?}. */
 json_t *heartbeat_report_of(const struct sb_entry *e);
 

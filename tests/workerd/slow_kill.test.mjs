@@ -15,7 +15,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { rmSync, copyFileSync } from 'node:fs';
 import { newWorkspace, setLimit, eventually, redis, sleep } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, inspect, logOf, enrolledAs, workerView, SOCK } from './helpers.mjs';
+import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, inspect, logOf, enrolledAs, workerView, sandboxLog, SOCK } from './helpers.mjs';
+import { createHops } from '../lib/create_hops.mjs';
 
 const LEASE_MS = Number(process.env.CORRAL_LEASE_MS || 5000);
 
@@ -157,4 +158,41 @@ test('a create that comes while a create is held at dockerd runs before that one
     proxy.delay = 0;
     proxy.limit = Infinity;
     for (const id of [first.body.sandbox_id, quick.body.sandbox_id]) assert.equal((await deleteSb(A, id)).status, 204);
+  });
+
+// A command that comes while a batch runs reaches the worker at once: the
+// worker's long-poll runs on a thread of its own (decision 0084). Before, it
+// was fetched at the main thread's next look, every 250 ms: eight such
+// deliveries measured 83-247 ms, median 239, and the eight creates and kills
+// took longer than the 45 s the first create was held.
+test('creates and kills that come while a create is held at dockerd are delivered at once',
+  { timeout: 180_000 }, async () => {
+    await eventually(() => proxy.holding === 0, { timeout: 60_000, what: 'the earlier tests\' requests let through' });
+    proxy.match = /^POST \S*\/containers\/corral-[0-9a-f]{20}-[0-9a-f]{16}\/start/;
+    proxy.limit = proxy.held + 1;
+    proxy.delay = 45_000; // within the create's 60 s
+    const slow = createSb(A, { timeout: 600 });
+    await eventually(() => proxy.holding === 1, { timeout: 30_000, what: 'the first create\'s start held at dockerd' });
+    const delivered = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await createSb(A, { timeout: 600 });
+      assert.equal(r.status, 201, r.raw);
+      const id = r.body.sandbox_id;
+      let hops;
+      await eventually(() => (hops = sandboxLog(w, id, 'CONTAINER').split('\n').map(createHops).find(Boolean)),
+        { timeout: 10_000, what: `${id}'s create line` });
+      delivered.push(hops.delivery);
+      assert.equal((await deleteSb(A, id)).status, 204);
+    }
+    const heldStill = proxy.holding;
+    const sorted = [...delivered].sort((a, b) => a - b);
+    const median = (sorted[3] + sorted[4]) / 2;
+    console.log(`# deliveries during a batch (ms): ${delivered.join(' ')}; median ${median}`);
+    proxy.delay = 0;
+    proxy.limit = Infinity;
+    const first = await slow;
+    assert.equal(first.status, 201, first.raw);
+    assert.ok(median < 60, `median delivery ${median} ms (${delivered.join(', ')}): fetched at a look, not at once`);
+    assert.equal(heldStill, 1, 'the batch ended before the last create came: not a test of a batch');
+    assert.equal((await deleteSb(A, first.body.sandbox_id)).status, 204);
   });
