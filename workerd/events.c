@@ -11,8 +11,6 @@
  * found when the stream comes back after dockerd restarted. */
 #include "worker.h"
 
-#include "poller.h"
-
 #include "dataplane.h"
 #include "egress_pool.h"
 #include "log.h"
@@ -129,7 +127,6 @@ static void *events_main(void *arg)
         if (broken) {
             log_info("dockerd answers again; reporting deaths and checking the ready proxies");
             atomic_store(&w->docker_back, 1);
-            poller_nudge(); /* the main thread's next round reconciles it all, now */
             deaths_report(w, &s->q, &s->ctl, NULL);
             egress_pool_recheck(&s->q);
         }

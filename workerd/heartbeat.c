@@ -154,13 +154,13 @@ static int apply_head_batch(struct worker *w)
  * of the lease: a big batch must not keep us from heartbeating, or the
  * control plane declares us dead while we work. What is left waits in the
  * backlog for the next round, after a heartbeat that carries the acks so far. */
-static void apply_all(struct worker *w, json_t *ans)
+static void apply_all(struct worker *w, json_t *cmds)
 {
     json_t *cmd;
     int64_t deadline = clock_now_ms() + w->lease_ms / 4;
 
-    commands_arrived(json_object_get(ans, "commands"));
-    backlog_merge(w->backlog, w->acks, json_object_get(ans, "commands"));
+    commands_arrived(cmds);
+    backlog_merge(w->backlog, w->acks, cmds);
     apply_order(w->backlog);
     while (json_array_size(w->backlog) > 0 && clock_now_ms() < deadline && !*w->stop) {
         const char *id;
@@ -188,17 +188,6 @@ static void apply_all(struct worker *w, json_t *ans)
         if (apply_batchable(json_array_get(w->backlog, 0)))
             return;
     }
-}
-
-/* What the poller brought (commands_arrived already ran on it), ahead of
- * what this answer brings: it came first. */
-static void backlog_from_poller(struct worker *w)
-{
-    json_t *cmds = json_array();
-
-    poller_take(cmds);
-    backlog_merge(w->backlog, w->acks, cmds);
-    json_decref(cmds);
 }
 
 void arrived_from_poller(struct worker *w)
@@ -263,9 +252,8 @@ static int beat(struct worker *w)
     if (status == 200) {
         json_int_t retry = json_integer_value(json_object_get(ans, "retry_after_ms"));
         forget_told(w, n_acks, n_snaps, n_killed);
-        backlog_from_poller(w);
         if (!*w->stop)
-            apply_all(w, ans);
+            apply_all(w, json_object_get(ans, "commands"));
         json_decref(ans);
         /* The control plane holds few long-polls open; when full it asks us to wait. */
         if (retry > 0)
@@ -276,6 +264,18 @@ static int beat(struct worker *w)
              json_string_value(json_object_get(ans, "message")) ?: "(no message)");
     json_decref(ans);
     return status == 410 || status == 403 ? 3 : 1;
+}
+
+/* What the poller brought is applied at once, as a long-poll's answer was:
+ * whether the heartbeat that then tells it gets through or not. */
+static void apply_from_poller(struct worker *w)
+{
+    json_t *cmds = json_array();
+
+    poller_take(cmds);
+    if (json_array_size(cmds) > 0 && !*w->stop)
+        apply_all(w, cmds);
+    json_decref(cmds);
 }
 
 void heartbeat_run(struct worker *w)
@@ -292,6 +292,7 @@ void heartbeat_run(struct worker *w)
         lease_blocked(w, 1);
         reconcile(w);
         lease_blocked(w, 0);
+        apply_from_poller(w);
         rc = beat(w);
         if (rc == 0) {
             backoff_reset(&b);

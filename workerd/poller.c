@@ -244,10 +244,3 @@ void poller_wake_on(pthread_mutex_t *mu, pthread_cond_t *cv)
     P.wake_cv = cv;
     pthread_mutex_unlock(&P.mu);
 }
-
-void poller_nudge(void)
-{
-    pthread_mutex_lock(&P.mu);
-    tell_locked();
-    pthread_mutex_unlock(&P.mu);
-}

@@ -32,7 +32,4 @@ void poller_wait(long ms, volatile sig_atomic_t *stop);
 /* Also wakes cv (under mu) on news, until called with NULLs: a batch's wait. */
 void poller_wake_on(pthread_mutex_t *mu, pthread_cond_t *cv);
 
-/* Wakes the idle main thread (no commands): dockerd came back. */
-void poller_nudge(void);
-
 #endif
