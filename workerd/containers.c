@@ -737,6 +737,16 @@ static int remove_networks(struct docker *d, const char *wid, const char *sbid, 
     return 0;
 }
 
+int containers_networks_left(struct docker *d, const char *wid, const char *sbid)
+{
+    char err[256];
+    json_t *nets = list_labelled(d, "networks", "", wid, sbid, err, sizeof(err));
+    int n = nets ? (int)json_array_size(nets) : -1;
+
+    json_decref(nets);
+    return n;
+}
+
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen)
 {
     char name[256];

@@ -105,6 +105,8 @@ int containers_halt(struct docker *d, const char *wid, const char *sbid, char *e
 /* Kills and removes the sandbox's containers (its proxy too) and networks.
  * A sandbox that is gone is killed already: 0. -1 when dockerd did not answer. */
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
+/* How many of sbid's networks dockerd still lists (-1: it did not answer). */
+int containers_networks_left(struct docker *d, const char *wid, const char *sbid);
 
 /* Removes the container called name (forced, with its anonymous volumes): 0
  * removed, absent or being removed; -1 refused or dockerd down (err). */
