@@ -2,7 +2,7 @@
 WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c workerd/containers.c \
                 workerd/probe.c workerd/state_file.c workerd/control.c workerd/sbtable.c \
                 workerd/states.c workerd/commands.c \
-                workerd/backoff.c workerd/enrol.c workerd/reconcile.c workerd/apply.c \
+                workerd/backoff.c workerd/enrol.c workerd/reconcile.c workerd/netsweep.c workerd/apply.c \
                 workerd/heartbeat.c workerd/poller.c workerd/lease.c workerd/egress_pool.c workerd/health.c workerd/deaths.c workerd/events.c workerd/envd_ready.c workerd/dataplane.c workerd/apply_batch.c workerd/inflight.c \
                 workerd/dataport.c workerd/dataport_head.c workerd/dataport_frame.c workerd/dataport_conn.c workerd/dataport_pool.c workerd/dataport_io.c workerd/netguard.c workerd/netguard_lan.c workerd/sbnet.c workerd/sandbox_body.c \
                 workerd/egress_proxy.c workerd/hostcaps.c workerd/freeze.c workerd/apply_pause.c workerd/stopped.c \

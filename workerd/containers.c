@@ -678,17 +678,18 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
     return net.via_proxy ? proxy_joined(d, wid, &job, rc, st) : rc;
 }
 
-/* GET /{containers,networks}?filters=: the ids of objects labelled with this
- * sandbox and this worker; query ("" or ending in '&') goes before the
- * filters. Returns the answer array, or NULL (err set). */
-static json_t *list_labelled(struct docker *d, const char *what, const char *query, const char *wid,
-                             const char *sbid, char *err, size_t errlen)
+/* GET /{containers,networks}?filters=: the objects labelled with this worker
+ * and, when value is not NULL, with label (corral.sandbox or corral.role) =
+ * value; query ("" or ending in '&') goes before the filters. Returns the
+ * answer array, or NULL (err set). */
+static json_t *list_by(struct docker *d, const char *what, const char *query, const char *wid,
+                       const char *label, const char *value, char *err, size_t errlen)
 {
     char path[1024], *enc;
     long status = 0;
     json_t *ans = NULL,
-           *labels = sbid ? json_pack("[s+, s+]", "corral.worker=", wid, "corral.sandbox=", sbid)
-                          : json_pack("[s+]", "corral.worker=", wid);
+           *labels = value ? json_pack("[s+, s++]", "corral.worker=", wid, label, "=", value)
+                           : json_pack("[s+]", "corral.worker=", wid);
 
     enc = docker_filters(d, labels ? json_pack("{s:o}", "label", labels) : NULL);
     if (!enc) {
@@ -705,6 +706,20 @@ static json_t *list_labelled(struct docker *d, const char *what, const char *que
         return NULL;
     }
     return ans;
+}
+
+static json_t *list_labelled(struct docker *d, const char *what, const char *query, const char *wid,
+                             const char *sbid, char *err, size_t errlen)
+{
+    return list_by(d, what, query, wid, "corral.sandbox", sbid, err, errlen);
+}
+
+json_t *containers_list_own(struct docker *d, const char *what, const char *query, const char *wid,
+                            const char *role)
+{
+    char err[256];
+
+    return list_by(d, what, query, wid, "corral.role", role, err, sizeof(err));
 }
 
 static int remove_networks(struct docker *d, const char *wid, const char *sbid, char *err,

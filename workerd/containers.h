@@ -105,6 +105,11 @@ int containers_halt(struct docker *d, const char *wid, const char *sbid, char *e
 /* Kills and removes the sandbox's containers (its proxy too) and networks.
  * A sandbox that is gone is killed already: 0. -1 when dockerd did not answer. */
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen);
+/* This worker's containers or networks (what: "containers/json" or "networks";
+ * query: "" or ending in '&'), labelled with corral.role=role when role is
+ * not NULL. NULL when dockerd failed. */
+json_t *containers_list_own(struct docker *d, const char *what, const char *query, const char *wid,
+                            const char *role);
 /* How many of sbid's networks dockerd still lists (-1: it did not answer). */
 int containers_networks_left(struct docker *d, const char *wid, const char *sbid);
 

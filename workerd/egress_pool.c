@@ -20,14 +20,13 @@
 #define POOL_MAX 16
 #define POOL_TIMEOUT_MS 60000L
 #define POOL_RETRY_S 5
-#define POOL_IDLE_MS 1000     /* refill only after this long without a create */
-#define POOL_COLLECT_MS 30000 /* how often what dockerd would not remove is tried again */
-#define MEMBER_PREFIX "p-"
+#define POOL_IDLE_MS 1000         /* refill only after this long without a create */
+#define POOL_COLLECT_MS 30000     /* how often what dockerd would not remove is tried again */
 #define NAME_LEN 352              /* a container name: corral-<id>-<wid>-egress */
 #define DIR_LEN (WCONF_STR + 352) /* a config directory or file path */
 
 struct member {
-    char id[24]; /* MEMBER_PREFIX and hex: its container's and directory's name part */
+    char id[24]; /* EGRESS_POOL_PREFIX and hex: its container's and directory's name part */
 };
 
 static struct {
@@ -76,7 +75,8 @@ static int pool_id_of(const char *name, char *id, size_t len)
     dir_of(file, sizeof(file), name);
     strncat(file, "/pool-id", sizeof(file) - strlen(file) - 1);
     f = fopen(file, "r");
-    ok = f && fgets(id, (int)len, f) && strncmp(id, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) == 0;
+    ok = f && fgets(id, (int)len, f) &&
+         strncmp(id, EGRESS_POOL_PREFIX, strlen(EGRESS_POOL_PREFIX)) == 0;
     if (f)
         fclose(f);
     id[ok ? strcspn(id, "\n") : 0] = '\0';
@@ -161,7 +161,7 @@ static int make_member(struct docker *d, struct member *m, char *err, size_t err
         snprintf(err, errlen, "egress pool: no randomness");
         return 1;
     }
-    snprintf(m->id, sizeof(m->id), MEMBER_PREFIX "%s", hex);
+    snprintf(m->id, sizeof(m->id), EGRESS_POOL_PREFIX "%s", hex);
     dir_of(dir, sizeof(dir), m->id);
     if (mkdir(dir, 0755) != 0 || write_pool_id(m) != 0) {
         snprintf(err, errlen, "egress pool: %.200s: %s", dir, strerror(errno));
@@ -241,7 +241,7 @@ static json_t *list_role(struct docker *d, const char *what, const char *role)
  * made. */
 static void collect_idle(struct docker *d)
 {
-    static const char pfx[] = "corral-" MEMBER_PREFIX;
+    static const char pfx[] = "corral-" EGRESS_POOL_PREFIX;
     char path[NAME_LEN + 64];
     json_t *list, *o;
     size_t i;
@@ -266,7 +266,7 @@ static void collect_idle(struct docker *d)
             const char *id =
                 json_string_value(json_object_get(json_object_get(o, "Labels"), "corral.sandbox"));
             if (!name || !id || strncmp(name, pfx, strlen(pfx)) != 0 ||
-                strncmp(id, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) != 0 || id_in_use(id))
+                strncmp(id, EGRESS_POOL_PREFIX, strlen(EGRESS_POOL_PREFIX)) != 0 || id_in_use(id))
                 continue;
             snprintf(path, sizeof(path), "/networks/%s",
                      json_string_value(json_object_get(o, "Id")) ?: "-");
@@ -334,7 +334,8 @@ static void sweep_leftovers(struct docker *d)
     struct dirent *e;
 
     enc = docker_filters(d, json_pack("{s:[s+, s], s:[s]}", "label", "corral.worker=", pool.wid,
-                                      "corral.role=egress-pool", "name", "corral-" MEMBER_PREFIX));
+                                      "corral.role=egress-pool", "name",
+                                      "corral-" EGRESS_POOL_PREFIX));
     snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", enc ? enc : "");
     curl_free(enc);
     if (docker_call(d, "GET", path, NULL, POOL_TIMEOUT_MS, &status, &list, err, sizeof(err)) == 0 &&
@@ -353,7 +354,7 @@ static void sweep_leftovers(struct docker *d)
             continue;
         member_name(name, sizeof(name), e->d_name);
         snprintf(path, sizeof(path), "/containers/%s/json", name);
-        if (strncmp(e->d_name, MEMBER_PREFIX, strlen(MEMBER_PREFIX)) != 0 &&
+        if (strncmp(e->d_name, EGRESS_POOL_PREFIX, strlen(EGRESS_POOL_PREFIX)) != 0 &&
             call(d, "GET", path, NULL, 200, err, sizeof(err)) != 1)
             continue; /* a sandbox's, still in use */
         if (pool_id_of(e->d_name, id, sizeof(id)) == 0)

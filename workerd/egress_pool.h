@@ -21,6 +21,8 @@
 
 #include <jansson.h>
 
+#define EGRESS_POOL_PREFIX "p-" /* a ready proxy's id: its network's sandbox label */
+
 /* Removes what an earlier run left (ready proxies, config directories of
  * sandboxes that are gone) and starts the refill thread, keeping `size`
  * proxies ready (0: no pool; every proxy is made per create). 0, or -1. */

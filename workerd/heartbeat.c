@@ -298,8 +298,14 @@ void heartbeat_run(struct worker *w)
         lease_blocked(w, 1);
         reconcile(w);
         lease_blocked(w, 0);
-        apply_from_poller(w);
+        /* The control plane placed the poller's commands on what it was told:
+         * what changed since (a stray found, a sandbox died) is told first,
+         * and the kills it answers go with them. */
+        if (!sbtable_any_dirty(&w->table))
+            apply_from_poller(w);
         rc = beat(w);
+        if (rc != 3)
+            apply_from_poller(w); /* told or not, as a long-poll's answer was */
         if (rc == 0) {
             backoff_reset(&b);
             if (idle(w)) /* until a command comes, or the next round's reconcile */

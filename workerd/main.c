@@ -238,6 +238,7 @@ static int run(struct worker_conf *conf)
     w.snap_reports = json_array();
     w.killed = json_array();
     atomic_store(&w.snap_dangling, 1); /* one left by a previous run is looked for once */
+    w.sweep_nets = !conf->agent.on;    /* and networks it left */
     sbtable_init(&w.table);
     pthread_mutex_init(&w.id_mu, NULL);
     if (prepare(&w, err, sizeof(err)) != 0) {

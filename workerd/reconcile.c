@@ -7,8 +7,8 @@
 #include "worker.h"
 
 #include "agent.h"
-
 #include "log.h"
+#include "netsweep.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +68,7 @@ void reconcile(struct worker *w)
     if (w->docker_down || atomic_exchange(&w->docker_back, 0)) {
         log_info("dockerd answers; reporting every sandbox");
         w->need_full = 1;
+        w->sweep_nets = !w->conf->agent.on; /* a removal asked as it went down may be undone */
     }
     w->docker_down = 0;
     for (int i = 0; i < w->table.n; i++)
@@ -79,4 +80,7 @@ void reconcile(struct worker *w)
     }
     free(v);
     mark_vanished(w);
+    if (w->sweep_nets &&
+        !inflight_busy()) /* no create of another thread between net and container */
+        w->sweep_nets = netsweep_orphans(&w->dk, w->id.worker_id) < 0;
 }

@@ -97,6 +97,17 @@ int sbtable_count_running(struct sbtable *t)
     return n;
 }
 
+int sbtable_any_dirty(struct sbtable *t)
+{
+    int dirty = 0;
+
+    pthread_mutex_lock(&t->mu);
+    for (int i = 0; i < t->n && !dirty; i++)
+        dirty = t->v[i].dirty;
+    pthread_mutex_unlock(&t->mu);
+    return dirty;
+}
+
 int sbtable_expect_running(struct sbtable *t, const char *sbid)
 {
     struct sb_entry *e;

@@ -35,6 +35,8 @@ void sbtable_del(struct sbtable *t, const char *sbid);
 int sbtable_live(const struct sb_entry *e);
 /* Sandboxes holding a slot (running or paused). */
 int sbtable_count_running(struct sbtable *t);
+/* 1 when something changed that the control plane has not been told. */
+int sbtable_any_dirty(struct sbtable *t);
 /* Thread-safe: records st and marks it to be reported (a create is always
  * answered); drop: forget it once reported. -1 out of memory. */
 int sbtable_record(struct sbtable *t, const struct ctr_state *st, int drop);

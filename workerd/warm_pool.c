@@ -23,6 +23,7 @@
 struct member {
     char id[24];     /* WARM_PREFIX and hex: its container's and network's name part */
     char secret[65]; /* envd's init secret, in memory only */
+    char ip[64];     /* envd's address: a claim need not ask dockerd */
     int kind;        /* index into c->warm */
 };
 
@@ -112,6 +113,7 @@ static int make_container(struct docker *d, const struct member *m, json_t *sb, 
         rc = containers_settle(d, pool.wid, name, pool.c->envd_ready_ms, &st);
     if (rc == 0 && st.state != SB_RUNNING)
         rc = 1;
+
     if (rc != 0) {
         snprintf(err + strlen(err), errlen - strlen(err), "%s%s", st.reason[0] ? ": " : "",
                  st.reason);
@@ -138,6 +140,12 @@ static int make_member(struct docker *d, int kind, struct member *m, char *err, 
                    pool.tiers[kind], "runtime", k->runtime, "template", k->tmpl);
     rc = sb ? make_container(d, m, sb, err, errlen) : 1;
     json_decref(sb);
+    if (rc == 0 && containers_ip(d, pool.wid, m->id, 5000, m->ip, sizeof(m->ip)) != 0) {
+        char kerr[256];
+        snprintf(err, errlen, "warm pool: %s has no address", m->id);
+        containers_kill(d, pool.wid, m->id, kerr, sizeof(kerr));
+        rc = 1;
+    }
     return rc;
 }
 
@@ -305,7 +313,7 @@ int warm_pool_claim(struct docker *d, const char *wid, json_t *sb, struct ctr_st
     if ((rc = containers_running(d, wid, st->sbid)) != 2) /* a create delivered again */
         return rc < 0 ? -1 : 2;
     while (pop(kind, &m)) {
-        rc = warm_record_bind(d, wid, sb, m.id, m.secret, st);
+        rc = warm_record_bind(d, wid, sb, m.id, m.secret, m.ip, st);
         explicit_bzero(m.secret, sizeof(m.secret));
         if (rc <= 0)
             return rc;

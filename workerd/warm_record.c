@@ -85,13 +85,20 @@ static json_t *init_body(json_t *sb)
     return json_pack("{s:o}", "envVars", env);
 }
 
-/* POST /init to sbid's envd with the record's secret and body. */
-static int tell_envd(struct docker *d, const char *wid, const char *sbid, json_t *rec)
+/* POST /init to sbid's envd (at known_ip, or where dockerd says) with the
+ * record's secret and body. */
+static int tell_envd(struct docker *d, const char *wid, const char *sbid, json_t *rec,
+                     const char *known_ip)
 {
     char ip[64], *body = json_dumps(json_object_get(rec, "init"), JSON_COMPACT);
     long code = 0;
+    int found = known_ip && *known_ip;
 
-    if (body && containers_ip(d, wid, sbid, 5000, ip, sizeof(ip)) == 0)
+    if (found)
+        snprintf(ip, sizeof(ip), "%s", known_ip);
+    else
+        found = containers_ip(d, wid, sbid, 5000, ip, sizeof(ip)) == 0;
+    if (body && found)
         code =
             envd_init_post(ip, ENVD_PORT, json_string_value(json_object_get(rec, "secret")), body);
     if (body)
@@ -126,7 +133,7 @@ static int take_container(struct docker *d, const char *wid, json_t *sb, const c
 }
 
 int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
-                     const char *secret, struct ctr_state *st)
+                     const char *secret, const char *ip, struct ctr_state *st)
 {
     json_t *rec =
         json_pack("{s:s, s:s, s:o}", "warm", warm_id, "secret", secret, "init", init_body(sb));
@@ -135,7 +142,7 @@ int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *
     if (rc == 0)
         rc = take_container(d, wid, sb, warm_id, st->sbid);
     if (rc == 0)
-        rc = tell_envd(d, wid, st->sbid, rec) == 0 ? 0 : 1;
+        rc = tell_envd(d, wid, st->sbid, rec, ip) == 0 ? 0 : 1;
     json_decref(rec);
     if (rc != 0) {
         if (warm_record_forget(d, wid, st->sbid) != 0)
@@ -152,7 +159,7 @@ int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *
 int warm_record_reinit(struct docker *d, const char *wid, const char *sbid)
 {
     json_t *rec = read_record(sbid);
-    int rc = rec ? tell_envd(d, wid, sbid, rec) : 0;
+    int rc = rec ? tell_envd(d, wid, sbid, rec, NULL) : 0; /* a restart may move it */
 
     json_decref(rec);
     return rc;
@@ -193,32 +200,11 @@ int warm_record_forget(struct docker *d, const char *wid, const char *sbid)
     return 0;
 }
 
-/* This worker's containers or networks (what: "containers/json?all=1&" or
- * "networks?") labelled with `role` when not NULL; NULL when dockerd failed. */
-static json_t *list_own(struct docker *d, const char *what, const char *wid, const char *role)
-{
-    json_t *labels = role ? json_pack("[s+, s+]", "corral.worker=", wid, "corral.role=", role)
-                          : json_pack("[s+]", "corral.worker=", wid);
-    char *enc = docker_filters(d, labels ? json_pack("{s:o}", "label", labels) : NULL);
-    char path[1024], err[256];
-    json_t *list = NULL;
-    long status = 0;
-
-    snprintf(path, sizeof(path), "/%sfilters=%s", what, enc ? enc : "");
-    curl_free(enc);
-    if (docker_call(d, "GET", path, NULL, 60000L, &status, &list, err, sizeof(err)) != 0 ||
-        status != 200 || !json_is_array(list)) {
-        json_decref(list);
-        return NULL;
-    }
-    return list;
-}
-
 /* Warm networks no container of this worker is on: a refill that workerd's
  * end cut between the network and the container (the kill -9 test found one). */
 static void sweep_networks(struct docker *d, const char *wid, const json_t *held)
 {
-    json_t *nets = list_own(d, "networks?", wid, NULL), *o;
+    json_t *nets = containers_list_own(d, "networks", "", wid, NULL), *o;
     char err[256];
     size_t i;
 
@@ -236,7 +222,8 @@ static void sweep_networks(struct docker *d, const char *wid, const json_t *held
  * left without one. */
 static void sweep_unclaimed(struct docker *d, const char *wid)
 {
-    json_t *list = list_own(d, "containers/json?all=1&", wid, "warm"), *held = json_object(), *o;
+    json_t *list = containers_list_own(d, "containers/json", "all=1&", wid, "warm"),
+           *held = json_object(), *o;
     char err[256], buf[CTR_ID_MAX];
     size_t i;
 

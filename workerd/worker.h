@@ -45,6 +45,7 @@ struct worker {
     int resume;               /* next heartbeat is the first after a handshake */
     int docker_down;          /* last listing failed: our view of the containers is stale */
     atomic_int docker_back;   /* events thread -> main: dockerd came back, report all */
+    int sweep_nets;           /* networks without a sandbox looked for (netsweep.h) */
     atomic_int snap_dangling; /* a deleted snapshot's image may wait for its last sandbox */
     _Atomic int64_t contact_ms; /* main thread -> lease thread: when it last spoke (lease.c) */
     _Atomic int64_t blocked_ms; /* main thread -> lease thread: in one dockerd call since, or 0 */

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, copyFileSync } from 'node:fs';
 import { newWorkspace, eventually } from '../lib/corral.mjs';
 import { startStandins, egressHostsConf, PORT } from '../lib/standins.mjs';
 import { isReadyProxy } from '../lib/engine.mjs';
@@ -47,6 +47,8 @@ before(async () => {
 });
 
 after(async () => {
+  // Kept for a failure's reading: cleanup removes the worker's directory.
+  if (w) copyFileSync(w.files.log, `${process.env.CORRAL_RUN}/log/workerd-dockerd-restart.log`);
   await cleanupWorkers();
   standins?.stop();
 });

@@ -166,6 +166,19 @@ export async function freshLease(ws, wid, n = 1) {
   }, { timeout: 10000 * n, every: n > 1 ? 100 : 10, what: n > 1 ? `${n} heartbeats of worker ${wid}` : 'a heartbeat' });
 }
 
+// Waits for a long-poll of worker wid to begin waiting at the control plane
+// (each takes a new poll_seq: store/command_poll.c). From then until its
+// poll_ms, a command queued for the worker goes into that poll's answer: the
+// point at which to freeze a worker (SIGSTOP) that must receive one. A
+// heartbeat is not enough: it may come from the main thread while the
+// poller thread is between two polls (decision 0084).
+export async function pollBegan(ws, wid) {
+  const key = `corral:{ws:${ws.id}}:worker:${wid}`;
+  const last = redis('HGET', key, 'poll_seq');
+  return eventually(() => redis('HGET', key, 'poll_seq') !== last,
+    { timeout: 10000, every: 5, what: `a long-poll of worker ${wid} waiting` });
+}
+
 // ---- envd inside a sandbox, reached on the container's bridge address ----
 // Every native sandbox is secure: the token defaults to the one the control plane derives.
 export async function envdOf(wid, sbid, token = envdToken(sbid)) {

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { api, newWorkspace, eventually, stack } from '../lib/corral.mjs';
 import { stackWorker, cleanupWorkers, restartWorker, createSb, getSb, ctrsOf, workerView, logOf,
-  enrolledAs, freshLease, envdOf, envdRun, containersLabelled, docker, removeLabelled,
+  enrolledAs, freshLease, pollBegan, envdOf, envdRun, containersLabelled, docker, removeLabelled,
   stopWorkerd, logLines, sandboxLog, pendingCommands, queuedCommands } from './helpers.mjs';
 import { isReadyProxy } from '../lib/engine.mjs';
 import { socketsOf, unread } from '../lib/sockets.mjs';
@@ -87,13 +87,14 @@ test('SIGTERM leaves sandboxes running; the restart re-enrols as the same worker
 test('kill -9 after applying a create, before its ack: applied again after restart, one container', async () => {
   const mark = logOf(s).length;
   const since = () => logOf(s).slice(mark);
-  await freshLease(A, s.id);
+  await pollBegan(A, s.id);
   s.wd.proc.kill('SIGSTOP'); // the create reaches its socket while it is stopped
   const held = socketsOf(s.wd.proc.pid);
   const delivered = pendingCommands(A, s.id);
   const pending = createSb(A).catch((e) => ({ status: 0, raw: String(e) }));
   await eventually(() => pendingCommands(A, s.id) > delivered && unreadBy(held) > 0,
-    { what: 'the create delivered, into the stopped workerd\'s socket' });
+    { what: 'the create delivered, into the stopped workerd\'s socket' })
+    .catch((e) => { s.wd.proc.kill('SIGCONT'); throw e; }); // the next tests need it alive
   // nginx down: the worker applies the create, but the heartbeat carrying the ack fails.
   // (The handler waiting on the create lives on, so the sandbox stays pending meanwhile.)
   await nginxStop();
@@ -167,7 +168,7 @@ test('a stray container of our worker id is killed; a create placed over it land
   const w = await stackWorker(B, { extra: 'slots = 1\ncpu_cores = 64\nmemory_mb = 65536' });
   await eventually(async () => (await workerView(B, w.id))?.state === 'alive', { what: 'alive' });
   // Stopped right after a poll began: it stays within its lease (10 s, tests/workerd/run.sh) throughout.
-  await freshLease(B, w.id);
+  await pollBegan(B, w.id);
   w.wd.proc.kill('SIGSTOP');
   const held = socketsOf(w.wd.proc.pid);
   await eventually(() => unreadBy(held) > 0, { timeout: 10000, what: 'the poll in flight answered (empty), into the stopped workerd\'s socket' });

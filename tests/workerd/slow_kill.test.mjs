@@ -15,8 +15,9 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { rmSync, copyFileSync } from 'node:fs';
 import { newWorkspace, setLimit, eventually, redis, sleep } from '../lib/corral.mjs';
-import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, inspect, logOf, enrolledAs, workerView, sandboxLog, SOCK } from './helpers.mjs';
+import { stackWorker, cleanupWorkers, createSb, getSb, deleteSb, ctrsOf, inspect, logOf, enrolledAs, workerView, sandboxLog, pendingCommands, SOCK } from './helpers.mjs';
 import { createHops } from '../lib/create_hops.mjs';
+import { isReadyProxy } from '../lib/engine.mjs';
 
 const LEASE_MS = Number(process.env.CORRAL_LEASE_MS || 5000);
 
@@ -53,6 +54,19 @@ function slowDockerd() {
 }
 
 let A, w, proxy;
+
+// The earlier tests' requests let through, their sandboxes' containers gone
+// and every command acknowledged (acks go only once a batch has ended): the
+// worker is idle, so the next create is applied in a batch of its own. (A
+// create that comes while kills run starts early instead, and one that comes
+// more than EARLY_STARTS_MS after that batch waits for it: decision 0084.)
+async function idle() {
+  await eventually(() => proxy.holding === 0, { timeout: 60_000, what: 'the earlier tests\' requests let through' });
+  await eventually(async () => (await ctrsOf(w.id)).filter((c) => !isReadyProxy(c)).length === 0,
+    { timeout: 30_000, what: 'the earlier tests\' sandboxes removed' });
+  await eventually(() => pendingCommands(A, w.id) === 0, { timeout: 30_000, what: 'every command acknowledged' });
+}
+
 before(async () => {
   proxy = await slowDockerd();
   A = newWorkspace();
@@ -143,7 +157,7 @@ test(`the main thread held on one dockerd call past two leases: alive, busy mean
 // behind 8 creates on this machine, 15 s behind a kill).
 test('a create that comes while a create is held at dockerd runs before that one is let through',
   { timeout: 120_000 }, async () => {
-    await eventually(() => proxy.holding === 0, { timeout: 60_000, what: 'the earlier tests\' requests let through' });
+    await idle();
     proxy.match = /^POST \S*\/containers\/corral-[0-9a-f]{20}-[0-9a-f]{16}\/start/;
     proxy.limit = proxy.held + 1;
     proxy.delay = 20_000;
@@ -167,7 +181,7 @@ test('a create that comes while a create is held at dockerd runs before that one
 // took longer than the 45 s the first create was held.
 test('creates and kills that come while a create is held at dockerd are delivered at once',
   { timeout: 180_000 }, async () => {
-    await eventually(() => proxy.holding === 0, { timeout: 60_000, what: 'the earlier tests\' requests let through' });
+    await idle();
     proxy.match = /^POST \S*\/containers\/corral-[0-9a-f]{20}-[0-9a-f]{16}\/start/;
     proxy.limit = proxy.held + 1;
     proxy.delay = 45_000; // within the create's 60 s

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { api, corralctl, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
 import { isReadyProxy } from '../lib/engine.mjs';
 import { workerdFiles, startWorkerd, stopWorkerd, requireDocker, containersLabelled,
-  removeLabelled, sleep, ROOT, sandboxLog, workerView, freshLease, pendingCommands, queuedCommands } from './helpers.mjs';
+  removeLabelled, sleep, ROOT, sandboxLog, workerView, pollBegan, pendingCommands, queuedCommands } from './helpers.mjs';
 
 const RUN = process.env.CORRAL_RUN;
 const CA = process.env.NODE_EXTRA_CA_CERTS;
@@ -69,7 +69,7 @@ test('require_isolation GVISOR lands under runsc', async () => {
 test('kill -9 after the create was delivered, before its ack: exactly one container after restart', async () => {
   const A = newWorkspace();
   const s = await workerd(A);
-  await freshLease(A, s.id); // a poll in flight, to take the create
+  await pollBegan(A, s.id); // a poll in flight, to take the create
   s.wd.proc.kill('SIGSTOP'); // the create arrives in its socket but is never applied nor acked
   const delivered = pendingCommands(A, s.id);
   const pending = create(A);
