@@ -20,11 +20,19 @@
 #define IDLE_MS 1000L /* refill only after this long without a create */
 #define RETRY_MS 5000L
 
+/* The limits a create asks for (sandbox_body.c's fields); set: any at all. */
+struct wlimits {
+    double cpu;
+    json_int_t memory_mb, pids;
+    int set;
+};
+
 struct member {
-    char id[24];     /* WARM_PREFIX and hex: its container's and network's name part */
-    char secret[65]; /* envd's init secret, in memory only */
-    char ip[64];     /* envd's address: a claim need not ask dockerd */
-    int kind;        /* index into c->warm */
+    struct wlimits lim; /* made with these (a container update costs ~40 ms) */
+    char id[24];        /* WARM_PREFIX and hex: its container's and network's name part */
+    char secret[65];    /* envd's init secret, in memory only */
+    char ip[64];        /* envd's address: a claim need not ask dockerd */
+    int kind;           /* index into c->warm */
 };
 
 static struct {
@@ -37,8 +45,37 @@ static struct {
     const struct worker_conf *c;
     const struct host_caps *caps;
     char wid[STATE_ID_MAX];
-    char tiers[WARM_KINDS_MAX][16]; /* each kind's runtime's verified tier */
+    char tiers[WARM_KINDS_MAX][16];         /* each kind's runtime's verified tier */
+    struct wlimits learned[WARM_KINDS_MAX]; /* each kind's last claim's: the next are made so */
 } pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static struct wlimits limits_of(json_t *sb)
+{
+    struct wlimits l = {json_number_value(json_object_get(sb, "cpu_cores")),
+                        json_integer_value(json_object_get(sb, "memory_mb")),
+                        json_integer_value(json_object_get(sb, "pids_limit")), 1};
+    return l;
+}
+
+static int limits_same(const struct wlimits *a, const struct wlimits *b)
+{
+    return a->set && b->set && a->cpu == b->cpu && a->memory_mb == b->memory_mb &&
+           a->pids == b->pids;
+}
+
+/* sb asks for l (a warm sandbox made before any claim has none: the update
+ * at its claim sets them). */
+static void limits_into(json_t *sb, const struct wlimits *l)
+{
+    if (!l->set)
+        return;
+    if (l->cpu > 0)
+        json_object_set_new(sb, "cpu_cores", json_real(l->cpu));
+    if (l->memory_mb > 0)
+        json_object_set_new(sb, "memory_mb", json_integer(l->memory_mb));
+    if (l->pids > 0)
+        json_object_set_new(sb, "pids_limit", json_integer(l->pids));
+}
 
 static int count_kind(int kind)
 {
@@ -138,6 +175,8 @@ static int make_member(struct docker *d, int kind, struct member *m, char *err, 
     m->kind = kind;
     sb = json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", m->id, "workspace", "", "tier",
                    pool.tiers[kind], "runtime", k->runtime, "template", k->tmpl);
+    if (sb)
+        limits_into(sb, &m->lim);
     rc = sb ? make_container(d, m, sb, err, errlen) : 1;
     json_decref(sb);
     if (rc == 0 && containers_ip(d, pool.wid, m->id, 5000, m->ip, sizeof(m->ip)) != 0) {
@@ -162,6 +201,7 @@ static void refill_one(struct docker *d)
                               kind < 0 ? clock_now_ms() + 60000 : clock_now_ms() + quiet);
         return;
     }
+    m.lim = pool.learned[kind];
     pthread_mutex_unlock(&pool.mu);
     rc = make_member(d, kind, &m, err, sizeof(err));
     if (rc != 0)
@@ -287,34 +327,45 @@ static int fits(json_t *sb)
     return -1;
 }
 
-static int pop(int kind, struct member *m)
+/* A ready member of kind, one made with limits want first: it needs no
+ * update at its claim. */
+static int pop(int kind, const struct wlimits *want, struct member *m)
 {
-    int found = 0;
+    int found = -1;
 
     pthread_mutex_lock(&pool.mu);
-    for (int i = pool.n - 1; i >= 0 && !found; i--)
-        if (pool.ready[i].kind == kind) {
-            *m = pool.ready[i];
-            pool.ready[i] = pool.ready[--pool.n];
-            found = 1;
-        }
+    for (int i = pool.n - 1; i >= 0; i--)
+        if (pool.ready[i].kind == kind && (found < 0 || limits_same(&pool.ready[i].lim, want)))
+            found = i;
+    if (found >= 0) {
+        *m = pool.ready[found];
+        pool.ready[found] = pool.ready[--pool.n];
+    }
     pthread_cond_signal(&pool.wake); /* to refill, once quiet */
     pthread_mutex_unlock(&pool.mu);
-    return found;
+    return found >= 0;
 }
 
 int warm_pool_claim(struct docker *d, const char *wid, json_t *sb, struct ctr_state *st)
 {
     int kind, rc;
     struct member m;
+    struct wlimits want;
 
     if (!pool.running || (kind = fits(sb)) < 0)
         return 2;
     if ((rc = containers_running(d, wid, st->sbid)) != 2) /* a create delivered again */
         return rc < 0 ? -1 : 2;
-    while (pop(kind, &m)) {
-        rc = warm_record_bind(d, wid, sb, m.id, m.secret, m.ip, st);
+    want = limits_of(sb);
+    while (pop(kind, &want, &m)) {
+        struct warm_claim c = {m.id, m.secret, m.ip, limits_same(&m.lim, &want)};
+        rc = warm_record_bind(d, wid, sb, &c, st);
         explicit_bzero(m.secret, sizeof(m.secret));
+        if (rc == 0) { /* the next are made with these */
+            pthread_mutex_lock(&pool.mu);
+            pool.learned[kind] = want;
+            pthread_mutex_unlock(&pool.mu);
+        }
         if (rc <= 0)
             return rc;
     }

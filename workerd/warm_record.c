@@ -109,40 +109,41 @@ static int tell_envd(struct docker *d, const char *wid, const char *sbid, json_t
     return code == 204 ? 0 : -1;
 }
 
-/* Renamed to the sandbox's name, its limits set. 0, 1 refused, -1. */
-static int take_container(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
+/* Renamed to the sandbox's name, its limits set (unless c says they are).
+ * 0, 1 refused, -1. */
+static int take_container(struct docker *d, const char *wid, json_t *sb, const struct warm_claim *c,
                           const char *sbid)
 {
     char from[256], to[256], path[640], err[512];
-    json_t *limits = sandbox_limits(sb);
+    json_t *limits = c->limits_set ? NULL : sandbox_limits(sb);
     int rc;
 
-    containers_name(from, sizeof(from), warm_id, wid);
+    containers_name(from, sizeof(from), c->id, wid);
     containers_name(to, sizeof(to), sbid, wid);
     snprintf(path, sizeof(path), "/containers/%s/rename?name=%s", from, to);
     rc = docker_expect(d, "POST", path, NULL, 204, err, sizeof(err));
-    if (rc == 0) {
+    if (rc == 0 && !c->limits_set) {
         snprintf(path, sizeof(path), "/containers/%s/update", to);
         rc = limits ? docker_expect(d, "POST", path, limits, 200, err, sizeof(err)) : 1;
     }
     json_decref(limits);
     if (rc != 0)
-        log_sandbox("warn", sbid, NULL, "warm sandbox %s: %s", warm_id,
+        log_sandbox("warn", sbid, NULL, "warm sandbox %s: %s", c->id,
                     rc < 0 ? "dockerd down" : err);
     return rc == 2 ? 1 : rc;
 }
 
-int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
-                     const char *secret, const char *ip, struct ctr_state *st)
+int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const struct warm_claim *c,
+                     struct ctr_state *st)
 {
     json_t *rec =
-        json_pack("{s:s, s:s, s:o}", "warm", warm_id, "secret", secret, "init", init_body(sb));
+        json_pack("{s:s, s:s, s:o}", "warm", c->id, "secret", c->secret, "init", init_body(sb));
     int rc = rec && write_record(st->sbid, rec) == 0 ? 0 : 1;
 
     if (rc == 0)
-        rc = take_container(d, wid, sb, warm_id, st->sbid);
+        rc = take_container(d, wid, sb, c, st->sbid);
     if (rc == 0)
-        rc = tell_envd(d, wid, st->sbid, rec, ip) == 0 ? 0 : 1;
+        rc = tell_envd(d, wid, st->sbid, rec, c->ip) == 0 ? 0 : 1;
     json_decref(rec);
     if (rc != 0) {
         if (warm_record_forget(d, wid, st->sbid) != 0)
@@ -152,7 +153,8 @@ int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *
     st->state = SB_RUNNING;
     st->reason[0] = '\0';
     st->claimed = 1;
-    log_sandbox("info", st->sbid, st->tier, "claimed warm sandbox %s", warm_id);
+    log_sandbox("info", st->sbid, st->tier, "claimed warm sandbox %s%s", c->id,
+                c->limits_set ? " (made with its limits)" : "");
     return 0;
 }
 

@@ -19,12 +19,21 @@
 /* <state_dir>/warm, made 0700 if missing. 0, or -1 with err. */
 int warm_record_init(const char *state_dir, char *err, size_t errlen);
 
-/* Binds warm sandbox warm_id (envd's secret: secret; its address: ip, found
- * when it was pooled, as a rename keeps it) to create sb: record, rename,
- * limits, envd's init. 0 (st running), 1 failed and undone (the next may be
- * tried), -1 dockerd down. */
-int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
-                     const char *secret, const char *ip, struct ctr_state *st);
+/* A warm sandbox handed to a claim: its id, envd's init secret, envd's
+ * address (found when it was pooled: a rename keeps it), and whether it was
+ * made with the limits the claim asks for already (no update then). */
+struct warm_claim {
+    const char *id;
+    const char *secret;
+    const char *ip;
+    int limits_set;
+};
+
+/* Binds warm sandbox c to create sb: record, rename, limits, envd's init.
+ * 0 (st running), 1 failed and undone (the next may be tried), -1 dockerd
+ * down. */
+int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const struct warm_claim *c,
+                     struct ctr_state *st);
 
 /* envd told again from sbid's record (0 too when it has none); -1 failed. */
 int warm_record_reinit(struct docker *d, const char *wid, const char *sbid);
