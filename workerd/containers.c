@@ -17,6 +17,7 @@
 #include "start_ready.h"
 #include "stopped.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -722,6 +723,9 @@ json_t *containers_list_own(struct docker *d, const char *what, const char *quer
     return list_by(d, what, query, wid, "corral.role", role, err, sizeof(err));
 }
 
+/* A network's removal was refused since the main thread last asked. */
+static atomic_int networks_refused;
+
 static int remove_networks(struct docker *d, const char *wid, const char *sbid, char *err,
                            size_t errlen)
 {
@@ -743,23 +747,20 @@ static int remove_networks(struct docker *d, const char *wid, const char *sbid, 
             return -1;
         }
         /* Not a failure of the kill (its container is gone), but a network
-         * left behind, for the sweep at workerd's next start: worth a line. */
-        if (status >= 300 && status != 404)
+         * left behind, for the main thread's sweep (netsweep.h). */
+        if (status >= 300 && status != 404) {
             log_warn("network %s of %s not removed: dockerd answered %ld", path + 10, sbid, status);
+            atomic_store(&networks_refused, 1);
+        }
         json_decref(ans);
     }
     json_decref(nets);
     return 0;
 }
 
-int containers_networks_left(struct docker *d, const char *wid, const char *sbid)
+int containers_networks_refused(void)
 {
-    char err[256];
-    json_t *nets = list_labelled(d, "networks", "", wid, sbid, err, sizeof(err));
-    int n = nets ? (int)json_array_size(nets) : -1;
-
-    json_decref(nets);
-    return n;
+    return atomic_exchange(&networks_refused, 0);
 }
 
 int containers_kill(struct docker *d, const char *wid, const char *sbid, char *err, size_t errlen)

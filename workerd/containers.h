@@ -110,8 +110,9 @@ int containers_kill(struct docker *d, const char *wid, const char *sbid, char *e
  * not NULL. NULL when dockerd failed. */
 json_t *containers_list_own(struct docker *d, const char *what, const char *query, const char *wid,
                             const char *role);
-/* How many of sbid's networks dockerd still lists (-1: it did not answer). */
-int containers_networks_left(struct docker *d, const char *wid, const char *sbid);
+/* 1 when dockerd refused to remove a sandbox's network since the last call
+ * (a kill still succeeds without it: the network is swept, netsweep.h). */
+int containers_networks_refused(void);
 
 /* Removes the container called name (forced, with its anonymous volumes): 0
  * removed, absent or being removed; -1 refused or dockerd down (err). */

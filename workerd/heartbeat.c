@@ -77,12 +77,6 @@ static void reap_exited(struct worker *w, json_t *sbids)
             log_sandbox("warn", sbid, e->st.tier, "removing exited container: %s", err);
             continue;
         }
-        /* Right after dockerd's return, a network's removal can be refused
-         * (its endpoints not yet restored): kept, and tried again. */
-        if (!w->conf->agent.on && containers_networks_left(&w->dk, w->id.worker_id, sbid) != 0) {
-            log_sandbox("warn", sbid, e->st.tier, "exited: a network of it is still there");
-            continue;
-        }
         log_sandbox("info", sbid, e->st.tier, "exit reported, container removed");
         sbtable_del(&w->table, sbid);
     }

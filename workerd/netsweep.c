@@ -50,24 +50,25 @@ int netsweep_orphans(struct docker *d, const char *wid)
     json_t *nets = containers_list_own(d, "networks", "", wid, "sandbox");
     json_t *held = nets ? held_ids(d, wid) : NULL, *o;
     char err[256];
-    int removed = 0;
+    int left = 0;
     size_t i;
 
     if (!held) {
         json_decref(nets);
         return -1;
     }
+    (void)containers_networks_refused(); /* from here on, this sweep's own */
     json_array_foreach(nets, i, o)
     {
         const char *id = sandbox_label(o);
         if (!id || pools_own(id) || json_object_get(held, id))
             continue;
-        if (containers_kill(d, wid, id, err, sizeof(err)) == 0) {
+        if (containers_kill(d, wid, id, err, sizeof(err)) != 0 || containers_networks_refused())
+            left++; /* dockerd still refuses: the next reconcile tries again */
+        else
             log_sandbox("info", id, NULL, "its network outlived it: removed");
-            removed++;
-        }
     }
     json_decref(nets);
     json_decref(held);
-    return removed;
+    return left > 0 ? -1 : 0;
 }

@@ -9,8 +9,8 @@
 #include "docker_api.h"
 
 /* Removes this worker's sandbox networks that no container of it carries
- * the sandbox label of (the pools' own excepted). How many, or -1 when
- * dockerd did not answer. */
+ * the sandbox label of (the pools' own excepted). 0, or -1 when dockerd did
+ * not answer or refused a removal (to be tried again). */
 int netsweep_orphans(struct docker *d, const char *wid);
 
 #endif

@@ -80,6 +80,8 @@ void reconcile(struct worker *w)
     }
     free(v);
     mark_vanished(w);
+    if (containers_networks_refused()) /* a kill's or reap's: its sandbox is gone */
+        w->sweep_nets = !w->conf->agent.on;
     if (w->sweep_nets &&
         !inflight_busy()) /* no create of another thread between net and container */
         w->sweep_nets = netsweep_orphans(&w->dk, w->id.worker_id) < 0;

@@ -150,7 +150,6 @@ static int make_container(struct docker *d, const struct member *m, json_t *sb, 
         rc = containers_settle(d, pool.wid, name, pool.c->envd_ready_ms, &st);
     if (rc == 0 && st.state != SB_RUNNING)
         rc = 1;
-
     if (rc != 0) {
         snprintf(err + strlen(err), errlen - strlen(err), "%s%s", st.reason[0] ? ": " : "",
                  st.reason);
@@ -207,6 +206,8 @@ static void refill_one(struct docker *d)
     if (rc != 0)
         log_warn("warm pool: %s", err);
     pthread_mutex_lock(&pool.mu);
+    if (rc != 0) /* perhaps the learned limits' fault (too little memory for envd) */
+        pool.learned[kind].set = 0;
     if (rc == 0 && pool.n < MEMBERS_MAX)
         pool.ready[pool.n++] = m;
     else if (rc != 0 && !pool.stop)

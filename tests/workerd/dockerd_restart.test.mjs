@@ -85,3 +85,29 @@ test('after a dockerd restart: every allow-list create gets a running proxy that
   }, { timeout: 60000, every: 1000, what: 'no dead container, idle network or stray proxy directory' });
   assert.match(logOf(w), /dockerd answers again/);
 });
+
+// A network whose removal dockerd refuses at a kill (here: a container that
+// is not the sandbox's still on it, as a half-restored endpoint after a
+// restart would be) is not left for good: once it can go, the worker's
+// sweep removes it (decision 0085).
+test('a sandbox network whose removal dockerd refused is swept once it can go', async () => {
+  const r = await createSb(A);
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  const net = `corral-${sbid}-${w.id}`;
+  const c = await docker('POST', '/containers/create', { Image: 'corral/base', Cmd: ['sleep', 'infinity'], HostConfig: { NetworkMode: net } });
+  assert.equal(c.status, 201, JSON.stringify(c.body));
+  try {
+    assert.equal((await docker('POST', `/containers/${c.body.Id}/start`)).status, 204);
+    assert.equal((await deleteSb(A, sbid)).status, 204);
+    await eventually(() => new RegExp(`network \\S+ of ${sbid} not removed`).test(logOf(w)),
+      { timeout: 20000, what: 'the removal of the sandbox network refused' });
+    assert.equal((await docker('GET', `/networks/${net}`)).status, 200, 'still there while something is on it');
+  } finally {
+    await docker('DELETE', `/containers/${c.body.Id}?force=1`);
+  }
+  // Its line comes once the sweep's other removals are done too.
+  await eventually(async () => (await docker('GET', `/networks/${net}`)).status === 404 &&
+    new RegExp(`"sandbox":"${sbid}".*its network outlived it: removed`).test(logOf(w)),
+  { timeout: 20000, what: 'the network swept, and said so' });
+});
