@@ -1,6 +1,7 @@
 #include "egress_pool.h"
 
 #include "clock.h"
+#include "containers.h"
 #include "egress_proxy.h"
 #include "log.h"
 #include "sandbox_body.h"
@@ -213,26 +214,6 @@ static int id_in_use(const char *id)
     return used;
 }
 
-/* A GET of this worker's objects labelled `role` (what: the path up to its
- * query's filters, e.g. "networks?"). */
-static json_t *list_role(struct docker *d, const char *what, const char *role)
-{
-    char path[1024], err[256];
-    char *enc = docker_filters(
-        d, json_pack("{s:[s+, s+]}", "label", "corral.worker=", pool.wid, "corral.role=", role));
-    json_t *list = NULL;
-    long status = 0;
-
-    snprintf(path, sizeof(path), "/%sfilters=%s", what, enc ? enc : "");
-    curl_free(enc);
-    if (docker_call(d, "GET", path, NULL, POOL_TIMEOUT_MS, &status, &list, err, sizeof(err)) != 0 ||
-        status != 200 || !json_is_array(list)) {
-        json_decref(list);
-        return NULL;
-    }
-    return list;
-}
-
 /* What a removal while dockerd was down or stopping left: members no longer
  * running that nobody holds (a member is made on this thread, and one being
  * handed out is checked running first), and pooled internal networks that no
@@ -246,7 +227,7 @@ static void collect_idle(struct docker *d)
     json_t *list, *o;
     size_t i;
 
-    if ((list = list_role(d, "containers/json?all=1&", "egress-pool")))
+    if ((list = containers_list_own(d, "containers/json", "all=1&", pool.wid, "egress-pool")))
         json_array_foreach(list, i, o)
         {
             const char *name = json_string_value(json_array_get(json_object_get(o, "Names"), 0));
@@ -259,7 +240,7 @@ static void collect_idle(struct docker *d)
             delete_gone(d, path);
         }
     json_decref(list);
-    if ((list = list_role(d, "networks?", "sandbox")))
+    if ((list = containers_list_own(d, "networks", "", pool.wid, "sandbox")))
         json_array_foreach(list, i, o)
         {
             const char *name = json_string_value(json_object_get(o, "Name"));
