@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "egress_pool.h"
+#include "warm_index.h"
 #include "warm_pool.h"
 #include "egress_proxy.h"
 #include "envd_ready.h"
@@ -22,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DOCKER_TIMEOUT_MS 60000L
 /* A SIGKILLed init is gone in milliseconds; past this, dockerd's way. */
 #define HALT_WAIT_MS 5000
 
@@ -39,9 +39,15 @@ int containers_id_ok(const char *s)
     return 1;
 }
 
-void containers_name(char *out, size_t len, const char *sbid, const char *wid)
+void containers_own_name(char *out, size_t len, const char *sbid, const char *wid)
 {
     snprintf(out, len, "corral-%s-%s", sbid, wid);
+}
+
+void containers_name(char *out, size_t len, const char *sbid, const char *wid)
+{
+    if (!warm_index_ctr(sbid, out, len))
+        containers_own_name(out, len, sbid, wid);
 }
 
 const char *containers_sbid_of(json_t *labels, const char *name, const char *wid, char *buf,
@@ -50,8 +56,12 @@ const char *containers_sbid_of(json_t *labels, const char *name, const char *wid
     const char *role = json_string_value(json_object_get(labels, "corral.role"));
     size_t n, wn = strlen(wid);
 
+    const char *warm_id = json_string_value(json_object_get(labels, "corral.sandbox"));
+
     if (!role || strcmp(role, "warm") != 0)
-        return json_string_value(json_object_get(labels, "corral.sandbox"));
+        return warm_id;
+    if (warm_index_sbid(warm_id, buf, len)) /* claimed, renamed or not yet */
+        return buf;
     if (!name)
         return NULL;
     name += name[0] == '/';
@@ -544,7 +554,7 @@ static int create_and_settle(struct docker *d, const struct worker_conf *c,
     long status = 0;
     int rc;
 
-    containers_name(name, sizeof(name), st->sbid, wid);
+    containers_own_name(name, sizeof(name), st->sbid, wid);
     body = sandbox_body(c, t, wid, sb, net);
     if (!body)
         return refused(d, wid, st, "out of memory");
@@ -628,6 +638,21 @@ static int from_cache(struct docker *d, const struct worker_conf *c, const char 
     return 0;
 }
 
+/* A create delivered again after it claimed a warm sandbox: what that
+ * container is now (the cold path would make a second one). */
+static int claimed_again(struct docker *d, const char *wid, struct ctr_state *st)
+{
+    char tier[sizeof(st->tier)];
+    int rc;
+
+    snprintf(tier, sizeof(tier), "%s", st->tier);
+    rc = containers_state(d, wid, st->sbid, st);
+    snprintf(st->tier, sizeof(st->tier), "%s", tier);
+    if (rc > 0)
+        st_set(st, SB_FAILED, "%s", "its claimed warm container is gone");
+    return rc;
+}
+
 int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
                       const char *wid, json_t *sb, long ready_ms, struct ctr_extras *x,
                       struct ctr_state *st)
@@ -642,6 +667,8 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
 
     if (take_create(c, sb, st, &t, &own) != 0)
         return 1;
+    if (warm_index_ctr(st->sbid, verr, sizeof(verr)))
+        return claimed_again(d, wid, st);
     if ((rc = from_image(d, c, wid, sb, x, &own, &t, st)) != 0 ||
         (rc = from_cache(d, c, wid, sb, x, &own, &t, st)) != 0)
         return rc;

@@ -66,8 +66,13 @@ struct host_caps {
 /* 1 when s is safe in a container name, a label filter and a URL. */
 int containers_id_ok(const char *s);
 
-/* The name of sandbox sbid's container on worker wid: corral-<sbid>-<wid>. */
+/* What names sandbox sbid's container on worker wid in dockerd's API: its
+ * own name, corral-<sbid>-<wid>, or for a claimed warm sandbox its container
+ * id (renamed after its claim: warm_index.h). */
 void containers_name(char *out, size_t len, const char *sbid, const char *wid);
+
+/* The name a sandbox's container has (or is given): corral-<sbid>-<wid>. */
+void containers_own_name(char *out, size_t len, const char *sbid, const char *wid);
 
 /* A running sandbox's IPv4 address, the one envd answers on and the data port
  * forwards to. 0 with ip set; -1 when it is absent, not running or without an
@@ -151,8 +156,9 @@ int containers_settle(struct docker *d, const char *wid, const char *name, long 
 
 /* The sandbox a listed container is (labels; name as dockerd lists it,
  * "/corral-<id>-<wid>"): its corral.sandbox label, or for a warm one
- * (corral.role=warm, decision 0082) the id in its name once claimed (in
- * buf); NULL for a warm one not claimed, which is nobody's. */
+ * (corral.role=warm, decision 0082) the sandbox that claimed it, from its
+ * name once renamed or from warm_index.h before (in buf); NULL for a warm
+ * one not claimed, which is nobody's. */
 const char *containers_sbid_of(json_t *labels, const char *name, const char *wid, char *buf,
                                size_t len);
 

@@ -182,7 +182,7 @@ int docker_expect(struct docker *d, const char *method, const char *path, json_t
 {
     json_t *ans = NULL;
     long status = 0;
-    int rc = docker_call(d, method, path, body, 60000L, &status, &ans, err, errlen);
+    int rc = docker_call(d, method, path, body, DOCKER_TIMEOUT_MS, &status, &ans, err, errlen);
 
     if (rc == 0 && status != ok) {
         snprintf(err, errlen, "%s %.200s: %.200s", method, path, docker_errmsg(ans, status));

@@ -17,13 +17,16 @@ struct docker {
 int docker_init(struct docker *d, const char *sock);
 void docker_close(struct docker *d);
 
+/* How long an ordinary call may take: dockerd under load has taken seconds. */
+#define DOCKER_TIMEOUT_MS 60000L
+
 /* One request. body may be NULL. On a transport failure returns -1 with err
  * set (dockerd unreachable); otherwise 0, *status the HTTP status and *out the
  * parsed JSON answer (NULL when empty or not JSON; the caller decrefs). */
 int docker_call(struct docker *d, const char *method, const char *path, json_t *body,
                 long timeout_ms, long *status, json_t **out, char *err, size_t errlen);
 
-/* A call expected to answer status ok within 60 s: 0; 2 when dockerd
+/* A call expected to answer status ok within DOCKER_TIMEOUT_MS: 0; 2 when dockerd
  * answered 409 (a name taken, a state in the way), 1 any other status (err
  * names the method, path and dockerd's message); -1 dockerd did not answer. */
 int docker_expect(struct docker *d, const char *method, const char *path, json_t *body, long ok,

@@ -19,6 +19,7 @@
 #define MEMBERS_MAX (WARM_KINDS_MAX * WARM_SIZE_MAX)
 #define IDLE_MS 1000L /* refill only after this long without a create */
 #define RETRY_MS 5000L
+#define RENAMES_MAX 64 /* claims not yet renamed; more wait for the next start */
 
 /* The limits a create asks for (sandbox_body.c's fields); set: any at all. */
 struct wlimits {
@@ -30,6 +31,7 @@ struct wlimits {
 struct member {
     struct wlimits lim; /* made with these (a container update costs ~40 ms) */
     char id[24];        /* WARM_PREFIX and hex: its container's and network's name part */
+    char ctr[72];       /* its container's id: a claim is found by it (warm_index.h) */
     char secret[65];    /* envd's init secret, in memory only */
     char ip[64];        /* envd's address: a claim need not ask dockerd */
     int kind;           /* index into c->warm */
@@ -39,9 +41,10 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t wake;
     pthread_t th;
-    int running, stop, n;
+    int running, stop, n, n_renames;
     int64_t last_create;
     struct member ready[MEMBERS_MAX];
+    char renames[RENAMES_MAX][72]; /* sandbox ids claimed, to be renamed */
     const struct worker_conf *c;
     const struct host_caps *caps;
     char wid[STATE_ID_MAX];
@@ -120,10 +123,30 @@ static json_t *warm_body(const struct wtemplate *t, json_t *sb, const struct san
     return body;
 }
 
+/* POST path (a create) with body; its id into m. 0, 1 refused, -1. */
+static int create_container(struct docker *d, const char *path, json_t *body, struct member *m,
+                            char *err, size_t errlen)
+{
+    json_t *ans = NULL;
+    long status = 0;
+    const char *id;
+
+    if (docker_call(d, "POST", path, body, DOCKER_TIMEOUT_MS, &status, &ans, err, errlen) != 0)
+        return -1;
+    id = json_string_value(json_object_get(ans, "Id"));
+    if (status != 201 || !id || strlen(id) >= sizeof(m->ctr)) {
+        snprintf(err, errlen, "warm pool: create: dockerd answered %ld", status);
+        json_decref(ans);
+        return 1;
+    }
+    snprintf(m->ctr, sizeof(m->ctr), "%s", id);
+    json_decref(ans);
+    return 0;
+}
+
 /* Its network, its container, started until envd answers. 0, or 1/-1 (err)
  * with whatever was made removed. */
-static int make_container(struct docker *d, const struct member *m, json_t *sb, char *err,
-                          size_t errlen)
+static int make_container(struct docker *d, struct member *m, json_t *sb, char *err, size_t errlen)
 {
     const struct warm_kind *k = &pool.c->warm[m->kind];
     const struct wtemplate *t = wconf_template(pool.c, k->tmpl);
@@ -140,10 +163,10 @@ static int make_container(struct docker *d, const struct member *m, json_t *sb, 
     sbnet_name(net, sizeof(net), m->id, pool.wid, SBNET_OPEN);
     if ((rc = sbnet_ensure(d, pool.wid, m->id, SBNET_OPEN, NULL, err, errlen)) != 0)
         return rc;
-    containers_name(name, sizeof(name), m->id, pool.wid);
+    containers_own_name(name, sizeof(name), m->id, pool.wid);
     snprintf(path, sizeof(path), "/containers/create?name=%s", name);
     body = warm_body(t, sb, &sn, m->secret);
-    rc = body ? docker_expect(d, "POST", path, body, 201, err, errlen) : 1;
+    rc = body ? create_container(d, path, body, m, err, errlen) : 1;
     json_decref(body);
     snprintf(st.sbid, sizeof(st.sbid), "%s", m->id);
     if (rc == 0)
@@ -187,6 +210,46 @@ static int make_member(struct docker *d, int kind, struct member *m, char *err, 
     return rc;
 }
 
+/* A claim's rename (warm_record_rename), before any refill: names are
+ * what people read. 1 when there was one. mu held. */
+static int rename_one(struct docker *d)
+{
+    char sbid[sizeof(pool.renames[0])];
+
+    if (pool.n_renames == 0)
+        return 0;
+    snprintf(sbid, sizeof(sbid), "%s", pool.renames[0]);
+    memmove(pool.renames[0], pool.renames[1], (size_t)--pool.n_renames * sizeof(pool.renames[0]));
+    pthread_mutex_unlock(&pool.mu);
+    warm_record_rename(d, pool.wid, sbid);
+    pthread_mutex_lock(&pool.mu);
+    return 1;
+}
+
+/* A full pool's member made before its kind learned any limits is
+ * removed (its refill is made with them), so that claims skip the update:
+ * once per kind and start, never for limits that merely changed (claims
+ * that ask for different ones would keep the pool churning). 1 when one
+ * was. mu held. */
+static int replace_stale(struct docker *d)
+{
+    char err[256];
+
+    for (int i = 0; i < pool.n; i++) {
+        struct member m = pool.ready[i];
+        if (m.lim.set || !pool.learned[m.kind].set)
+            continue;
+        pool.ready[i] = pool.ready[--pool.n];
+        pthread_mutex_unlock(&pool.mu);
+        explicit_bzero(m.secret, sizeof(m.secret));
+        if (containers_kill(d, pool.wid, m.id, err, sizeof(err)) != 0)
+            log_warn("warm pool: removing %s: %s", m.id, err);
+        pthread_mutex_lock(&pool.mu);
+        return 1;
+    }
+    return 0;
+}
+
 /* One member made, at low priority: only after a quiet second. mu held. */
 static void refill_one(struct docker *d)
 {
@@ -195,6 +258,10 @@ static void refill_one(struct docker *d)
     struct member m;
     char err[512];
 
+    if (rename_one(d))
+        return;
+    if (kind < 0 && quiet <= 0 && replace_stale(d))
+        return;
     if (kind < 0 || quiet > 0) {
         clock_cond_wait_until(&pool.wake, &pool.mu,
                               kind < 0 ? clock_now_ms() + 60000 : clock_now_ms() + quiet);
@@ -248,6 +315,7 @@ static int start_thread(const char *wid)
     snprintf(pool.wid, sizeof(pool.wid), "%s", wid);
     pool.stop = 0;
     pool.n = 0;
+    pool.n_renames = 0; /* the old id's claims: gone with it */
     if (pthread_create(&pool.th, NULL, refill_main, NULL) != 0)
         return -1;
     pool.running = 1;
@@ -261,12 +329,13 @@ int warm_pool_start(const struct worker_conf *c, const struct host_caps *caps, c
 
     pool.c = c;
     pool.caps = caps;
-    if (c->n_warm == 0)
-        return 0;
+    /* Claims of a run that had a pool are found through their records. */
     if (warm_record_init(c->state_dir, err, sizeof(err)) != 0) {
         log_err("warm pool: %s", err);
         return -1;
     }
+    if (c->n_warm == 0)
+        return 0;
     set_tiers(rts, n_rts);
     return start_thread(wid);
 }
@@ -347,6 +416,20 @@ static int pop(int kind, const struct wlimits *want, struct member *m)
     return found >= 0;
 }
 
+/* After claim sbid: the next members are made with its limits, and it is
+ * renamed in the background. */
+static void claimed(int kind, const struct wlimits *want, const char *sbid)
+{
+    pthread_mutex_lock(&pool.mu);
+    pool.learned[kind] = *want;
+    if (pool.n_renames < RENAMES_MAX)
+        snprintf(pool.renames[pool.n_renames++], sizeof(pool.renames[0]), "%s", sbid);
+    else
+        log_sandbox("warn", sbid, NULL, "warm sandbox: renamed at workerd's next start");
+    pthread_cond_signal(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+}
+
 int warm_pool_claim(struct docker *d, const char *wid, json_t *sb, struct ctr_state *st)
 {
     int kind, rc;
@@ -359,14 +442,11 @@ int warm_pool_claim(struct docker *d, const char *wid, json_t *sb, struct ctr_st
         return rc < 0 ? -1 : 2;
     want = limits_of(sb);
     while (pop(kind, &want, &m)) {
-        struct warm_claim c = {m.id, m.secret, m.ip, limits_same(&m.lim, &want)};
+        struct warm_claim c = {m.id, m.ctr, m.secret, m.ip, limits_same(&m.lim, &want)};
         rc = warm_record_bind(d, wid, sb, &c, st);
         explicit_bzero(m.secret, sizeof(m.secret));
-        if (rc == 0) { /* the next are made with these */
-            pthread_mutex_lock(&pool.mu);
-            pool.learned[kind] = want;
-            pthread_mutex_unlock(&pool.mu);
-        }
+        if (rc == 0)
+            claimed(kind, &want, st->sbid);
         if (rc <= 0)
             return rc;
     }

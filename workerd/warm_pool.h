@@ -9,11 +9,13 @@
  * worker id changes (its init secret lived in memory only).
  *
  * A claim binds one to a sandbox: <state_dir>/warm/<sandbox id> records its
- * warm id, init secret and init body (0600: the access token is in it, as
- * it is in a cold sandbox's container config), then the container is renamed
- * to the sandbox's name, its limits set, and envd told over POST /init. From
- * then on it is found by that name like any sandbox; its labels still say
- * warm, so containers_sbid_of reads its sandbox id from the name. */
+ * warm id, container id, init secret and init body (0600: the access token
+ * is in it, as it is in a cold sandbox's container config), warm_index.h
+ * learns it, its limits are set (unless it was made with them), and envd is
+ * told over POST /init. From then on containers_name finds it by its
+ * container id and containers_sbid_of its sandbox through the index; its
+ * labels still say warm. The rename to the sandbox's name, for people and
+ * tools, follows in the refill thread. */
 #ifndef WORKERD_WARM_POOL_H
 #define WORKERD_WARM_POOL_H
 

@@ -3,6 +3,7 @@
 #include "envd_ready.h"
 #include "log.h"
 #include "sandbox_body.h"
+#include "warm_index.h"
 #include "warm_pool.h"
 
 #include <curl/curl.h>
@@ -20,6 +21,42 @@
 
 static char root[ROOT_LEN]; /* <state_dir>/warm; "" when no pool is kept */
 
+static void path_of(char *out, size_t len, const char *sbid)
+{
+    snprintf(out, len, "%s/%s", root, sbid);
+}
+
+static json_t *read_record(const char *sbid)
+{
+    char path[PATH_LEN];
+
+    if (!root[0] || !containers_id_ok(sbid))
+        return NULL;
+    path_of(path, sizeof(path), sbid);
+    return json_load_file(path, 0, NULL);
+}
+
+/* Each record's claim into warm_index: one the last run did not rename is
+ * found only through it. (A record without "ctr" was renamed at its claim,
+ * before session 15: its name finds it.) */
+static void load_index(void)
+{
+    DIR *dir = opendir(root);
+    struct dirent *e;
+
+    while (dir && (e = readdir(dir))) {
+        json_t *rec = containers_id_ok(e->d_name) ? read_record(e->d_name) : NULL;
+        const char *warm_id = json_string_value(json_object_get(rec, "warm"));
+        const char *ctr = json_string_value(json_object_get(rec, "ctr"));
+
+        if (warm_id && ctr && warm_index_put(e->d_name, warm_id, ctr) != 0)
+            log_sandbox("warn", e->d_name, NULL, "warm sandbox %s: not indexed", warm_id);
+        json_decref(rec);
+    }
+    if (dir)
+        closedir(dir);
+}
+
 int warm_record_init(const char *state_dir, char *err, size_t errlen)
 {
     snprintf(root, sizeof(root), "%s/warm", state_dir);
@@ -28,12 +65,8 @@ int warm_record_init(const char *state_dir, char *err, size_t errlen)
         root[0] = '\0';
         return -1;
     }
+    load_index();
     return 0;
-}
-
-static void path_of(char *out, size_t len, const char *sbid)
-{
-    snprintf(out, len, "%s/%s", root, sbid);
 }
 
 /* Written whole, then renamed into place; 0600 from its first byte. */
@@ -55,16 +88,6 @@ static int write_record(const char *sbid, json_t *rec)
     if (rc != 0)
         unlink(tmp);
     return rc;
-}
-
-static json_t *read_record(const char *sbid)
-{
-    char path[PATH_LEN];
-
-    if (!root[0] || !containers_id_ok(sbid))
-        return NULL;
-    path_of(path, sizeof(path), sbid);
-    return json_load_file(path, 0, NULL);
 }
 
 /* What envd is told: the access token and the env vars (as a cold
@@ -109,26 +132,22 @@ static int tell_envd(struct docker *d, const char *wid, const char *sbid, json_t
     return code == 204 ? 0 : -1;
 }
 
-/* Renamed to the sandbox's name, its limits set (unless c says they are).
+/* The claim's cpu, memory and pids limits set on sbid's container (40-50 ms:
+ * a pool makes its sandboxes with the limits claims ask, so most skip it).
  * 0, 1 refused, -1. */
-static int take_container(struct docker *d, const char *wid, json_t *sb, const struct warm_claim *c,
-                          const char *sbid)
+static int set_limits(struct docker *d, const char *wid, json_t *sb, const char *warm_id,
+                      const char *sbid)
 {
-    char from[256], to[256], path[640], err[512];
-    json_t *limits = c->limits_set ? NULL : sandbox_limits(sb);
+    char name[160], path[320], err[512];
+    json_t *limits = sandbox_limits(sb);
     int rc;
 
-    containers_name(from, sizeof(from), c->id, wid);
-    containers_name(to, sizeof(to), sbid, wid);
-    snprintf(path, sizeof(path), "/containers/%s/rename?name=%s", from, to);
-    rc = docker_expect(d, "POST", path, NULL, 204, err, sizeof(err));
-    if (rc == 0 && !c->limits_set) {
-        snprintf(path, sizeof(path), "/containers/%s/update", to);
-        rc = limits ? docker_expect(d, "POST", path, limits, 200, err, sizeof(err)) : 1;
-    }
+    containers_name(name, sizeof(name), sbid, wid);
+    snprintf(path, sizeof(path), "/containers/%s/update", name);
+    rc = limits ? docker_expect(d, "POST", path, limits, 200, err, sizeof(err)) : 1;
     json_decref(limits);
     if (rc != 0)
-        log_sandbox("warn", sbid, NULL, "warm sandbox %s: %s", c->id,
+        log_sandbox("warn", sbid, NULL, "warm sandbox %s: %s", warm_id,
                     rc < 0 ? "dockerd down" : err);
     return rc == 2 ? 1 : rc;
 }
@@ -136,12 +155,14 @@ static int take_container(struct docker *d, const char *wid, json_t *sb, const s
 int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const struct warm_claim *c,
                      struct ctr_state *st)
 {
-    json_t *rec =
-        json_pack("{s:s, s:s, s:o}", "warm", c->id, "secret", c->secret, "init", init_body(sb));
+    json_t *rec = json_pack("{s:s, s:s, s:s, s:o}", "warm", c->id, "ctr", c->ctr, "secret",
+                            c->secret, "init", init_body(sb));
     int rc = rec && write_record(st->sbid, rec) == 0 ? 0 : 1;
 
-    if (rc == 0)
-        rc = take_container(d, wid, sb, c, st->sbid);
+    if (rc == 0 && warm_index_put(st->sbid, c->id, c->ctr) != 0)
+        rc = 1;
+    if (rc == 0 && !c->limits_set)
+        rc = set_limits(d, wid, sb, c->id, st->sbid);
     if (rc == 0)
         rc = tell_envd(d, wid, st->sbid, rec, c->ip) == 0 ? 0 : 1;
     json_decref(rec);
@@ -156,6 +177,21 @@ int warm_record_bind(struct docker *d, const char *wid, json_t *sb, const struct
     log_sandbox("info", st->sbid, st->tier, "claimed warm sandbox %s%s", c->id,
                 c->limits_set ? " (made with its limits)" : "");
     return 0;
+}
+
+int warm_record_rename(struct docker *d, const char *wid, const char *sbid)
+{
+    char ctr[80], to[160], path[400], err[512];
+    int rc;
+
+    if (!warm_index_ctr(sbid, ctr, sizeof(ctr)))
+        return 0;
+    containers_own_name(to, sizeof(to), sbid, wid);
+    snprintf(path, sizeof(path), "/containers/%s/rename?name=%s", ctr, to);
+    rc = docker_expect(d, "POST", path, NULL, 204, err, sizeof(err));
+    if (rc > 0 && !strstr(err, "No such container")) /* killed since: nothing to name */
+        log_sandbox("warn", sbid, NULL, "warm sandbox: its rename: %s", err);
+    return rc < 0 ? -1 : 0;
 }
 
 int warm_record_reinit(struct docker *d, const char *wid, const char *sbid)
@@ -195,6 +231,7 @@ int warm_record_forget(struct docker *d, const char *wid, const char *sbid)
     json_decref(rec);
     if (rc != 0)
         return -1;
+    warm_index_drop(sbid); /* its container is gone: sbid names nothing */
     if (root[0] && containers_id_ok(sbid)) {
         path_of(path, sizeof(path), sbid);
         unlink(path);
@@ -239,10 +276,13 @@ static void sweep_unclaimed(struct docker *d, const char *wid)
         json_t *labels = json_object_get(o, "Labels");
         const char *name = json_string_value(json_array_get(json_object_get(o, "Names"), 0));
         const char *warm_id = json_string_value(json_object_get(labels, "corral.sandbox"));
-        if (warm_id && !containers_sbid_of(labels, name, wid, buf, sizeof(buf)))
+        const char *sbid = warm_id ? containers_sbid_of(labels, name, wid, buf, sizeof(buf)) : NULL;
+        if (warm_id && !sbid)
             containers_kill(d, wid, warm_id, err, sizeof(err));
         else if (warm_id) /* claimed: its network is its sandbox's */
             json_object_set_new(held, warm_id, json_true());
+        if (sbid && name && strstr(name, WARM_PREFIX)) /* the last run's claim, not renamed */
+            warm_record_rename(d, wid, sbid);
     }
     json_decref(list);
     sweep_networks(d, wid, held);

@@ -47,6 +47,7 @@ conf/stack.sh redis-cli HSET "corral:{ws:$ws}:info" max_concurrent 100000 >/dev/
 if [ "$ONLY" = warm ] || [ "$ONLY" = all ]; then
     (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
     conf/stack.sh start-dockerd # the stack's (down stops it), for the bench's own workerd
+    bash tests/lib/docker.sh ensure-image # corral/base, built once and kept
     env E2B_API_URL="$CORRAL_URL" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
         CORRAL_ROUTING=url node tests/bench/bench_warm.mjs
     [ "$ONLY" = warm ] && exit 0

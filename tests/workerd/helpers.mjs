@@ -182,9 +182,10 @@ export async function pollBegan(ws, wid) {
 // ---- envd inside a sandbox, reached on the container's bridge address ----
 // Every native sandbox is secure: the token defaults to the one the control plane derives.
 export async function envdOf(wid, sbid, token = envdToken(sbid)) {
-  // By name: a claimed warm sandbox carries its warm id's labels (decision 0082).
-  const info = await inspect(`corral-${sbid}-${wid}`);
-  if (!info) throw new Error(`no container for sandbox ${sbid}`);
+  // By name: a claimed warm sandbox carries its warm id's labels, and gets
+  // its sandbox's name just after its create is answered (decision 0082).
+  const info = await eventually(() => inspect(`corral-${sbid}-${wid}`),
+    { timeout: 10_000, what: `a container named for sandbox ${sbid}` });
   const ip = info.NetworkSettings.IPAddress || Object.values(info.NetworkSettings.Networks)[0]?.IPAddress;
   return { base: `http://${ip}:49983`, token, info };
 }

@@ -208,6 +208,30 @@ test('kill -9 of workerd: claimed sandboxes adopted, warm ones replaced, none ha
   assert.deepEqual(orphans, [], 'no warm network without its container');
 });
 
+test('a claim that workerd died before renaming is found by its record, adopted and renamed', async () => {
+  await fullPool();
+  const r = await createSb(ws, { env: { KEEP: 'named' } });
+  assert.equal(r.status, 201, r.raw);
+  const sbid = r.body.sandbox_id;
+  const { info } = await envdOf(w.id, sbid, r.body.envd_access_token);
+  const warmName = `corral-${info.Config.Labels['corral.sandbox']}-${w.id}`;
+  const seen = enrolledAs(w.files.log).length;
+  await stopWorkerd(w.wd, 'SIGKILL');
+  // As if workerd had died between the claim's answer and its rename.
+  const back = await docker('POST', `/containers/${info.Id}/rename?name=${warmName}`);
+  assert.equal(back.status, 204, JSON.stringify(back.body));
+  restartWorker(w);
+  await eventually(() => enrolledAs(w.files.log).length > seen, { timeout: 30_000, what: 'workerd enrolled again' });
+  const envd = await envdOf(w.id, sbid, r.body.envd_access_token);
+  assert.equal(envd.info.Id, info.Id, 'the same container, named for its sandbox again, not removed as an unclaimed one');
+  assert.equal((await envdRun(envd, 'echo $KEEP')).stdout.trim(), 'named');
+  // sleep: a heartbeat or two, so that the control plane heard the full listing
+  await sleep(1500);
+  assert.equal((await getSb(ws, sbid)).body.state, 'running');
+  assert.equal((await deleteSb(ws, sbid)).status, 204);
+  await eventually(async () => (await inspect(info.Id)) === null, { timeout: 20_000, what: 'killed after adoption' });
+});
+
 test('a claimed sandbox paused without memory and resumed is told its token and env again', async () => {
   await fullPool();
   const r = await createSb(ws, { env: { BACK: 'again' } });
