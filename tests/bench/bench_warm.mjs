@@ -66,7 +66,7 @@ const w = await stackWorker(ws, { extra: `warm_pool = base=${POOL}\ntemplate.col
 const opts = { apiKey: ws.member, timeoutMs: 300_000 };
 const POLICY = { denyOut: ['0.0.0.0/0'], allowOut: ['api.allowed.test'] };
 const readyWarm = async () => (await containersLabelled(`corral.worker=${w.id}`, 'corral.role=warm'))
-  .filter((c) => c.Names[0].startsWith('/corral-warm_') && c.State === 'running').length;
+  .filter((c) => (c.Names?.[0] ?? '').startsWith('/corral-warm_') && c.State === 'running').length;
 
 // The worker at rest: its pool full, nothing of the last round left (a
 // kill is answered before dockerd has removed the container).
@@ -75,7 +75,7 @@ const settled = () => eventually(async () => {
   const bench = await containersLabelled('corral.bench=1');
   return (await readyWarm()) >= POOL && bench.length === 0
     && !mine.some((c) => ['sandbox', 'warm'].includes(c.Labels['corral.role'])
-      && !c.Names[0].startsWith('/corral-warm_'));
+      && !(c.Names?.[0] ?? '').startsWith('/corral-warm_'));
 }, { timeout: 120_000, what: 'the worker at rest (pool full, last round removed)' });
 
 // One warm create: its time, or null (a miss: it was made cold).

@@ -20,7 +20,7 @@ const LIMITS = `if [ -f /sys/fs/cgroup/memory.max ]; then cat /sys/fs/cgroup/mem
 let ws, w;
 
 const warmOnes = async () => (await containersLabelled(`corral.worker=${w.id}`, 'corral.role=warm'))
-  .filter((c) => c.Names[0].startsWith('/corral-warm_') && c.State === 'running');
+  .filter((c) => (c.Names?.[0] ?? '').startsWith('/corral-warm_') && c.State === 'running');
 const fullPool = () => eventually(async () => {
   const got = await warmOnes();
   return got.length === POOL && got;
