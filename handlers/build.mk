@@ -7,7 +7,7 @@ $(BIN)/corral-api: $(call objs,$(API_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_L
 
 # corralctl records what it mints in the audit trail and reads it (store/audit.c).
 $(BIN)/corralctl: $(call objs,handlers/corralctl.c handlers/ctl_registry_gc.c handlers/audit_view.c \
-                  handlers/sandbox_view.c) \
+                  handlers/sandbox_view.c handlers/worker_view.c) \
                   $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl

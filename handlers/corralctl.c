@@ -7,12 +7,15 @@
  *   corralctl [-c conf] [--json] join-token revoke TOKEN_ID
  *   corralctl [-c conf] audit [--workspace ID] [--limit N] [--cursor NEXT]
  *   corralctl [-c conf] registry-gc [--wait SECONDS]
+ *   corralctl [-c conf] [--json] workers [--workspace ID]
  *
  * What it mints or revokes is in the audit trail with actor "operator"; audit
  * prints a page of a workspace's trail, or of the operator's (the unscoped
  * fleet's workers) without --workspace (decision 0045). registry-gc deletes
  * the registry's manifests no template keeps and, on the registry's host,
- * frees the blobs they held (decision 0081; ctl_registry_gc.c).
+ * frees the blobs they held (decision 0081; ctl_registry_gc.c). workers lists
+ * a pool's workers (the unscoped fleet's without --workspace) as GET
+ * /v1/workers shows a workspace its own: capacity, health, warm pools.
  */
 #include "accounts.h"
 #include "audit.h"
@@ -20,6 +23,7 @@
 #include "corral_conf.h"
 #include "ctl_registry_gc.h"
 #include "log.h"
+#include "worker_view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +44,8 @@ static int usage(void)
                     "  join-token create [--workspace ID] [--ttl SECONDS]\n"
                     "  join-token revoke TOKEN_ID\n"
                     "  audit [--workspace ID] [--limit 1-1000] [--cursor NEXT]\n"
-                    "  registry-gc [--wait SECONDS (330)]\n");
+                    "  registry-gc [--wait SECONDS (330)]\n"
+                    "  workers [--workspace ID]\n");
     return 2;
 }
 
@@ -179,6 +184,56 @@ static int cmd_audit(struct cli *c)
     return 0;
 }
 
+/* One worker as a line: id, host, state, slots, and each warm pool as
+ * template:runtime ready/size. */
+static void print_worker(json_t *v)
+{
+    json_t *p;
+    size_t i;
+
+    printf("%s %s %s slots %lld/%lld%s", json_string_value(json_object_get(v, "worker_id")),
+           json_string_value(json_object_get(v, "hostname")),
+           json_string_value(json_object_get(v, "state")),
+           (long long)json_integer_value(json_object_get(v, "used_slots")),
+           (long long)json_integer_value(json_object_get(v, "slots")),
+           json_is_true(json_object_get(v, "healthy")) ? "" : " unhealthy");
+    json_array_foreach(json_object_get(v, "warm_pools"), i, p)
+    {
+        printf(" warm %s:%s %lld/%lld", json_string_value(json_object_get(p, "template")),
+               json_string_value(json_object_get(p, "runtime")),
+               (long long)json_integer_value(json_object_get(p, "ready")),
+               (long long)json_integer_value(json_object_get(p, "size")));
+    }
+    putchar('\n');
+}
+
+static int cmd_workers(struct cli *c)
+{
+    const char *ws = c->workspace ? c->workspace : "";
+    struct worker_list l;
+    json_t *list = json_array();
+
+    if (*ws && need_workspace(c, ws) != 0)
+        return 1;
+    if (!list || worker_list(&c->rc, ws, WORKERS_ALL, &l) != 0) {
+        json_decref(list);
+        return fail("redis unreachable");
+    }
+    for (size_t i = 0; i < l.n; i++)
+        json_array_append_new(list, worker_view(&l.w[i]));
+    worker_list_free(&l);
+    if (c->json) {
+        json_dumpf(list, stdout, JSON_COMPACT);
+        putchar('\n');
+    } else {
+        json_t *v;
+        size_t i;
+        json_array_foreach(list, i, v) print_worker(v);
+    }
+    json_decref(list);
+    return 0;
+}
+
 /* A push token lives 300 s: the default wait outlasts one. */
 static int cmd_registry_gc(struct cli *c)
 {
@@ -238,6 +293,8 @@ int main(int argc, char **argv)
         return npos == 1 ? cmd_audit(&c) : usage();
     if (!strcmp(pos[0], "registry-gc"))
         return npos == 1 ? cmd_registry_gc(&c) : usage();
+    if (!strcmp(pos[0], "workers"))
+        return npos == 1 ? cmd_workers(&c) : usage();
     if (npos < 2)
         return usage();
     if (!strcmp(pos[0], "workspace") && !strcmp(pos[1], "create"))

@@ -221,8 +221,10 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
         return set_long(&c->envd_ready_ms, value, 100, 600000, err, errlen);
     if (strcmp(key, "egress_pool") == 0)
         return set_long(&c->egress_pool, value, 0, 16, err, errlen);
-    if (strcmp(key, "warm_pool") == 0)
+    if (strcmp(key, "warm_pool") == 0) {
+        c->warm_set = 1;
         return warm_conf_parse(value, c->warm, &c->n_warm, err, errlen);
+    }
     if (strcmp(key, "layer_cache_max_age_s") == 0)
         return set_long(&c->layer_cache_max_age_s, value, 0, 10L * 365 * 86400, err, errlen);
     if (strcmp(key, "metrics_interval_ms") == 0)
@@ -287,6 +289,13 @@ int wconf_check_bin(const char *key, const char *path, char *err, size_t errlen)
     return 0;
 }
 
+int wconf_warm_default(struct worker_conf *c, char *err, size_t errlen)
+{
+    if (c->warm_set || c->agent.on || !wconf_template(c, "base"))
+        return 0;
+    return warm_conf_parse(WCONF_DEFAULT_WARM, c->warm, &c->n_warm, err, errlen);
+}
+
 int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
 {
     static const char *const required[] = {"control_url", "ca_file", "join_token_file"};
@@ -324,6 +333,8 @@ int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
         return -1;
     }
     if (wconf_check_bin("envd_bin", c->envd_bin, err, errlen) != 0)
+        return -1;
+    if (wconf_warm_default(c, err, errlen) != 0)
         return -1;
     wconf_capacity(c, sysconf(_SC_NPROCESSORS_ONLN));
     return load_token(c, err, errlen);

@@ -69,11 +69,16 @@ struct worker_conf {
     long layer_cache_max_age_s; /* cached build layers older than this go (0: kept) */
     struct warm_kind warm[WARM_KINDS_MAX]; /* warm_pool: sandboxes started ahead (0082) */
     int n_warm;
+    int warm_set; /* warm_pool was given (else WCONF_DEFAULT_WARM, when base is served) */
     int envd_require_signature_expiration; /* envd refuses signed URLs without an expiry */
     struct agent_conf agent;               /* mode = agent: sessions on this machine */
     int n_templates;
     struct wtemplate templates[WCONF_MAX_TEMPLATES];
 };
+
+/* A few warm sandboxes of the template every fleet serves, on the default
+ * runtime; none of costlier runtimes unless configured (decision 0082). */
+#define WCONF_DEFAULT_WARM "base=2"
 
 /* Memory of a sandbox created without memory_mb: one slot per such sandbox. */
 #define WCONF_DEFAULT_SANDBOX_MB 512
@@ -92,6 +97,10 @@ void wconf_default_bin(char *out, size_t len, const char *name);
 int wconf_check_bin(const char *key, const char *path, char *err, size_t errlen);
 /* Applies one key = value (file line or flag). 0, or -1 with err set. */
 int wconf_set(void *ud, const char *key, const char *value, char *err, size_t errlen);
+/* warm_pool's default when it was not given (WCONF_DEFAULT_WARM for a
+ * Docker worker serving template base). 0, or -1 with err. */
+int wconf_warm_default(struct worker_conf *c, char *err, size_t errlen);
+
 /* Checks what must be present and loads the join token. 0, or -1 with err. */
 int wconf_finish(struct worker_conf *c, char *err, size_t errlen);
 const struct wtemplate *wconf_template(const struct worker_conf *c, const char *name);

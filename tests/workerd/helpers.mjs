@@ -54,6 +54,9 @@ export function workerdFiles({ url, ca, token, extra = '' }) {
     `state_dir = ${dir}/state`, `docker_socket = ${SOCK}`, `data_addr = ${dataAddr}`,
     'slots = 8', 'cpu_cores = 4', 'memory_mb = 4096', 'backoff_max_ms = 2000',
     `envd_bin = ${ENVD}`, 'template.base = corral/base', 'template.noimg = corral/no-such-image',
+    // No warm pool unless a test asks for one: most count this worker's
+    // containers and networks (the stack's own workerd keeps the default).
+    ...(extra.includes('warm_pool') ? [] : ['warm_pool =']),
     extra, ''].join('\n'));
   return { dir, conf: `${dir}/workerd.conf`, token: `${dir}/token`, log: `${dir}/workerd.log`, dataAddr };
 }

@@ -94,6 +94,19 @@ static void test_conf(void)
     CHECK(wconf_set(&c, "no_such_key", "1", err, sizeof(err)) != 0);
     CHECK(wconf_set(&c, "template.base", "corral/base", err, sizeof(err)) == 0);
     CHECK(wconf_template(&c, "base") != NULL && wconf_template(&c, "other") == NULL);
+    /* base served, warm_pool not given: a few warm base sandboxes on runc */
+    CHECK(wconf_warm_default(&c, err, sizeof(err)) == 0 && c.n_warm == 1 &&
+          !strcmp(c.warm[0].tmpl, "base") && !strcmp(c.warm[0].runtime, "runc") &&
+          c.warm[0].size == 2);
+    wconf_free(&c);
+    wconf_defaults(&c); /* "warm_pool =" given: none */
+    CHECK(wconf_set(&c, "template.base", "corral/base", err, sizeof(err)) == 0);
+    CHECK(wconf_set(&c, "warm_pool", "", err, sizeof(err)) == 0);
+    CHECK(wconf_warm_default(&c, err, sizeof(err)) == 0 && c.n_warm == 0);
+    wconf_free(&c);
+    wconf_defaults(&c); /* no base: nothing to keep warm */
+    CHECK(wconf_set(&c, "template.py", "corral/base", err, sizeof(err)) == 0);
+    CHECK(wconf_warm_default(&c, err, sizeof(err)) == 0 && c.n_warm == 0);
     wconf_free(&c);
 }
 

@@ -5,7 +5,7 @@
 // resumed after a pause without memory.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
+import { api, corralctl, newWorkspace, eventually, setLimit } from '../lib/corral.mjs';
 import {
   stackWorker, cleanupWorkers, createSb, deleteSb, getSb, envdOf, envdRun, inspect, docker,
   containersLabelled, stopWorkerd, restartWorker, enrolledAs, sleep, envdUnary, workerView, sandboxLog,
@@ -54,6 +54,8 @@ test('a warm sandbox serves nothing, is nobody\'s and is listed nowhere', async 
   }, { timeout: 15_000, what: 'GET /v1/workers shows the pool' });
   const [pool] = (await workerView(ws, w.id)).warm_pools;
   assert.deepEqual(pool, { template: 'base', runtime: 'runc', size: POOL, ready: POOL });
+  const listed = corralctl('workers', '--workspace', ws.id).find((x) => x.worker_id === w.id);
+  assert.deepEqual(listed?.warm_pools, [pool], 'corralctl workers shows the pool too');
 });
 
 test('a create claims one: its token, env vars and limits; a second gets another; the pool refills', async () => {
