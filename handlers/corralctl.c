@@ -211,10 +211,11 @@ static int cmd_workers(struct cli *c)
 {
     const char *ws = c->workspace ? c->workspace : "";
     struct worker_list l;
-    json_t *list = json_array();
+    json_t *list;
 
     if (*ws && need_workspace(c, ws) != 0)
         return 1;
+    list = json_array();
     if (!list || worker_list(&c->rc, ws, WORKERS_ALL, &l) != 0) {
         json_decref(list);
         return fail("redis unreachable");
@@ -225,11 +226,9 @@ static int cmd_workers(struct cli *c)
     if (c->json) {
         json_dumpf(list, stdout, JSON_COMPACT);
         putchar('\n');
-    } else {
-        json_t *v;
-        size_t i;
-        json_array_foreach(list, i, v) print_worker(v);
     }
+    for (size_t i = 0; !c->json && i < json_array_size(list); i++)
+        print_worker(json_array_get(list, i));
     json_decref(list);
     return 0;
 }
