@@ -45,15 +45,15 @@ static void explain(const struct placement_need *n, const struct pick *a, const 
                         "no eligible worker has free capacity (slots, cpu_cores, memory_mb)");
 }
 
-/* A warm sandbox wins (decision 0082); then the workspace's own pool wins a
- * tie: its workers are there for it. */
+/* The workspace's own pool wins when it is no more loaded than the fleet,
+ * or holds a warm sandbox (decision 0082): its workers are there for it. A
+ * warm sandbox of the fleet never draws a create away from them (a person's
+ * agent-mode worker, a tenant's own machines); within a pool, the pick
+ * already prefers a warm worker. */
 static const struct pick *better(const struct pick *own, const struct pick *fleet)
 {
-    if (own->stage == PLACE_STAGE_FITS && fleet->stage == PLACE_STAGE_FITS &&
-        own->warm != fleet->warm)
-        return own->warm ? own : fleet;
     if (own->stage == PLACE_STAGE_FITS &&
-        (fleet->stage < PLACE_STAGE_FITS || own->load <= fleet->load))
+        (fleet->stage < PLACE_STAGE_FITS || own->warm || own->load <= fleet->load))
         return own;
     return fleet;
 }

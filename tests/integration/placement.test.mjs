@@ -199,3 +199,32 @@ test('placement prefers a worker holding a warm sandbox of the template; policy 
   assert.equal(cold.status, 201, cold.raw);
   assert.equal(cold.body.worker_id, wa.id, 'with the pool empty: the least loaded worker');
 });
+
+// Decision 0082: a warm sandbox of the unscoped fleet does not draw a create
+// away from the workspace's own idle worker (an agent-mode laptop, say); the
+// own pool's warm one wins over a less loaded fleet worker.
+test('a warm sandbox of the fleet never draws a create away from the workspace\'s own workers', async () => {
+  const A = newWorkspace();
+  const fleet = await worker(null, { slots: 50, warm: [{ template: 'base', runtime: 'runc', size: 2, ready: 2 }] });
+  try {
+    const own = await worker(A, { slots: 10 });
+    const r = await create(A);
+    assert.equal(r.status, 201, r.raw);
+    assert.equal(r.body.worker_id, own.id, 'its own idle worker, not the fleet\'s warm sandbox');
+    const other = newWorkspace(); // the control: with no worker of its own, the fleet takes it
+    const f = await create(other);
+    assert.equal(f.status, 201, f.raw);
+    assert.equal(f.body.worker_id, fleet.id);
+    own.warm = [{ template: 'base', runtime: 'runc', size: 2, ready: 1 }];
+    await eventually(async () => {
+      const w = (await api('GET', '/v1/workers', { key: A.member })).body.workers.find((x) => x.worker_id === own.id);
+      return w?.warm_pools?.[0]?.ready === 1;
+    }, { what: 'its own worker to tell a warm sandbox' });
+    const warmOwn = await create(A);
+    assert.equal(warmOwn.body.worker_id, own.id, 'its own warm sandbox, though 1 of its 10 slots is used and 1 of the fleet\'s 50');
+  } finally {
+    await fleet.stop();
+    await eventually(async () => (await api('GET', '/v1/workers', { key: A.member })).body.fleet.workers === 0,
+      { what: 'the fleet worker to be declared dead' });
+  }
+});
