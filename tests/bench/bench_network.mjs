@@ -6,7 +6,7 @@
 // per create from the first to the last. Every target is a stand-in namespace
 // (tests/lib/standins.mjs). Usage: bench_network.mjs OWNER_KEY
 import { api, eventually, sleep } from '../lib/corral.mjs';
-import { docker, isReadyProxy, sandboxIp } from '../lib/engine.mjs';
+import { docker, isReadyProxy, sandboxIp, sandboxOf } from '../lib/engine.mjs';
 import { startStandins, INET, PORT } from '../lib/standins.mjs';
 import { stream as envdStream, unb64 } from '../envd/lib.mjs';
 
@@ -146,8 +146,8 @@ async function many() {
   console.log(`${MANY} sandboxes on one host: all created; mean create of the first 20 ${avg(first).toFixed(0)} ms, of the last 20 ${avg(last).toFixed(0)} ms, growth ${((avg(last) / avg(first) - 1) * 100).toFixed(0)} % (goal <= 20 %)`);
   for (let i = 0; i < made.length; i += 10) await Promise.all(made.slice(i, i + 10).map(corralRemove));
   // The benches after this one must not run beside 300 removals.
-  const f = encodeURIComponent(JSON.stringify({ label: ['corral.role=sandbox'] }));
-  for (let i = 0; i < 600 && (await docker('GET', `/containers/json?all=1&filters=${f}`)).body.length > 0; i++) {
+  const f = encodeURIComponent(JSON.stringify({ label: ['corral.role'] }));
+  for (let i = 0; i < 600 && (await docker('GET', `/containers/json?all=1&filters=${f}`)).body.some(sandboxOf); i++) {
     // sleep: between tries of this loop (600 of them).
     await sleep(500);
   }

@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox, MODE } from './lib.mjs';
 import { SDK } from './sdk.mjs';
-import { execFileSync } from 'node:child_process';
 import { processesOf } from '../lib/churn.mjs';
+import { sandboxContainer, sandboxContainers } from '../lib/engine.mjs';
 
 const tag = `[${MODE} ${SDK}]`;
 
@@ -52,13 +52,9 @@ test(`${tag} Sandbox.create({mcp}): E2B's "Failed to start MCP gateway" when the
   assert.deepEqual(left.map((s) => s.templateId), [], 'the SDK killed the sandbox it made');
 });
 
-// Containers of a sandbox on this machine's dockerd, by the label workerd
-// puts on them: what is still running of it, whatever the API says.
-function containersOf(sandboxId) {
-  const out = execFileSync('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=corral.sandbox=${sandboxId}`],
-    { encoding: 'utf8', timeout: 20_000 });
-  return out.split('\n').filter(Boolean);
-}
+// Containers of a sandbox on this machine's dockerd, by the label or the name
+// workerd gives them: what is still running of it, whatever the API says.
+const containersOf = async (sandboxId) => (await sandboxContainers(sandboxId)).map((c) => c.Id);
 
 test(`${tag} kill answers once the sandbox is gone: not running, nothing answers, no container runs, none left soon after`, async () => {
   const sbx = await Sandbox.create('base', { timeoutMs: 60_000 });
@@ -67,19 +63,20 @@ test(`${tag} kill answers once the sandbox is gone: not running, nothing answers
   // Seen running through the gateway first: the route is in its cache.
   assert.equal(await sbx.isRunning(), true);
   assert.equal((await fetch(`${url}/health`, { headers })).status, 204);
-  assert.equal(containersOf(sbx.sandboxId).length, 1, 'the control: its container is found by its label');
-  assert.ok(containersOf(sbx.sandboxId).flatMap(processesOf).length > 0, 'the control: its processes are found by their cgroup');
+  await sandboxContainer(sbx.sandboxId); // a claimed warm one is named for it a moment after
+  assert.equal((await containersOf(sbx.sandboxId)).length, 1, 'the control: its container is found');
+  assert.ok((await containersOf(sbx.sandboxId)).flatMap(processesOf).length > 0, 'the control: its processes are found by their cgroup');
   assert.equal(await sbx.kill(), true);
   // Stopped when kill returns (no process of it runs: decision 0073);
   // dockerd's removal of what is left follows.
   // As the kernel sees it: dockerd may still call the container running
   // while it cleans up after the kill.
-  assert.deepEqual(containersOf(sbx.sandboxId).flatMap(processesOf), [], 'no process of it runs once kill returned');
+  assert.deepEqual((await containersOf(sbx.sandboxId)).flatMap(processesOf), [], 'no process of it runs once kill returned');
   assert.equal(await sbx.isRunning(), false, 'not running the moment kill returned');
   const r = await fetch(`${url}/health`, { headers });
   assert.notEqual(r.status, 204, 'envd answered after the kill');
   await r.body?.cancel();
   const until = Date.now() + 15_000;
-  while (containersOf(sbx.sandboxId).length && Date.now() < until) await new Promise((ok) => setTimeout(ok, 250));
-  assert.deepEqual(containersOf(sbx.sandboxId), [], 'its stopped container removed within 15 s of the kill');
+  while ((await containersOf(sbx.sandboxId)).length && Date.now() < until) await new Promise((ok) => setTimeout(ok, 250));
+  assert.deepEqual(await containersOf(sbx.sandboxId), [], 'its stopped container removed within 15 s of the kill');
 });

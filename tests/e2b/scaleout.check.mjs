@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { Sandbox, sleep } from './lib.mjs';
-import { docker } from '../lib/engine.mjs';
+import { docker, sandboxOf } from '../lib/engine.mjs';
 
 const RUN = process.env.CORRAL_RUN;
 const PORT = Number(process.env.CORRAL_PORT);
@@ -41,8 +41,8 @@ async function workspaceActive(ws) {
 async function runningContainers(ws) {
   const apiIds = new Set((await Sandbox.list({ ...ws, ...balancer, query: { state: ['running'] } }).nextItems())
     .map((s) => s.sandboxId));
-  const f = encodeURIComponent(JSON.stringify({ label: ['corral.role=sandbox'], status: ['running'] }));
-  const ids = (await docker('GET', `/containers/json?filters=${f}`)).body.map((c) => c.Labels['corral.sandbox']);
+  const f = encodeURIComponent(JSON.stringify({ label: ['corral.role'], status: ['running'] }));
+  const ids = (await docker('GET', `/containers/json?filters=${f}`)).body.map(sandboxOf).filter(Boolean);
   return { apiIds, ids };
 }
 
@@ -187,9 +187,9 @@ test('kill -9 of the Redis primary mid-loop: only 503s meanwhile, then nothing t
     // A kill's answer comes once the worker has it; dockerd removes the
     // container moments later.
     const left = async () => {
-      const f = encodeURIComponent(JSON.stringify({ label: ['corral.role=sandbox'] }));
+      const f = encodeURIComponent(JSON.stringify({ label: ['corral.role'] }));
       return (await docker('GET', `/containers/json?all=1&filters=${f}`)).body
-        .map((c) => c.Labels['corral.sandbox']).filter((id) => killed.has(id));
+        .map(sandboxOf).filter((id) => killed.has(id));
     };
     for (let t0 = Date.now(); (await left()).length && Date.now() - t0 < 30_000;) await sleep(500);
     assert.deepEqual(await left(), [], 'every killed sandbox\'s container is gone');

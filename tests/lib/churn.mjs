@@ -9,7 +9,7 @@
 // (maxIterations); it stops early after maxErrors failed rounds.
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { docker, isReadyProxy, isReadyNetwork } from './engine.mjs';
+import { docker, isReadyProxy, isReadyNetwork, sandboxContainers, sandboxOf } from './engine.mjs';
 import { sleep } from './poll.mjs';
 
 export const LONG_FILE = '/tmp/corral-churn-long.txt';
@@ -112,11 +112,8 @@ export function processesOf(id) {
   return pids;
 }
 
-// The containers of one sandbox, by its label, whatever state they are in.
-export async function containersOfSandbox(sbid) {
-  const f = encodeURIComponent(JSON.stringify({ label: [`corral.sandbox=${sbid}`] }));
-  return (await docker('GET', `/containers/json?all=1&filters=${f}`)).body || [];
-}
+// The containers of one sandbox and its proxy, whatever state they are in.
+export const containersOfSandbox = (sbid) => sandboxContainers(sbid, { withProxy: true });
 
 // Samples, every everyMs until stop() is called, how many sandbox containers
 // (not egress proxies) the named workers hold, running or not; the highest
@@ -129,7 +126,7 @@ export function countContainers(workerIds, everyMs = 250) {
       for (const wid of workerIds) {
         const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${wid}`] }));
         const ctrs = (await docker('GET', `/containers/json?all=1&filters=${f}`)).body || [];
-        n += ctrs.filter((c) => c.Labels?.['corral.role'] === 'sandbox').length;
+        n += ctrs.filter((c) => sandboxOf(c) !== null).length;
       }
       peak = Math.max(peak, n);
       samples++;

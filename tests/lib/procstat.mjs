@@ -6,7 +6,7 @@
 // gives it). Used by tests/soak (fails on growth) and tests/bench
 // (bench_sustained.mjs prints it).
 import { readdirSync, readFileSync } from 'node:fs';
-import { docker } from './engine.mjs';
+import { docker, sandboxContainer } from './engine.mjs';
 import { sleep } from './poll.mjs';
 
 export function fdCount(pid) {
@@ -46,9 +46,7 @@ function dockerdPid() {
 
 // envd of a sandbox: PID 1 of its container, seen from the host.
 export async function envdPidOf(sandboxId) {
-  const f = encodeURIComponent(JSON.stringify({ label: [`corral.sandbox=${sandboxId}`, 'corral.role=sandbox'] }));
-  const [c] = (await docker('GET', `/containers/json?filters=${f}`)).body;
-  if (!c) throw new Error(`no container for sandbox ${sandboxId}`);
+  const c = await sandboxContainer(sandboxId);
   const pid = (await docker('GET', `/containers/${c.Id}/json`)).body?.State?.Pid;
   if (!pid) throw new Error(`container of sandbox ${sandboxId} has no pid`);
   return pid;

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Sandbox, ALL_TRAFFIC, Volume, Template } from '../e2b/sdk.mjs';
-import { docker } from '../lib/engine.mjs';
+import { docker, sandboxContainer } from '../lib/engine.mjs';
 import { until } from '../lib/poll.mjs';
 import { PC, sessions, startAgent } from './machine.mjs';
 
@@ -56,7 +56,8 @@ export const KINDS = {
   private: (ws, o) => Sandbox.create('base', { ...o, network: { allowPublicTraffic: false } }),
   native: (ws) => native(ws, {}),
   // Claimed from a worker's warm pool (decision 0082): started before it was
-  // anybody's, renamed to this sandbox, told its token and env at the claim.
+  // anybody's, told its token and env at the claim, renamed to this sandbox
+  // just after.
   warm: async (ws, o) => {
     const ready = async () => {
       const f = encodeURIComponent(JSON.stringify({ label: ['corral.role=warm'], name: ['^/corral-warm_'] }));
@@ -64,9 +65,8 @@ export const KINDS = {
     };
     if (!(await until(ready, { timeoutMs: 60_000, everyMs: 250 }))) throw new Error('no warm sandbox was made');
     const s = await Sandbox.create('warm', o);
-    const f = encodeURIComponent(JSON.stringify({ name: [`^/corral-${s.sandboxId}-[^-]+$`] }));
-    const [c] = (await docker('GET', `/containers/json?filters=${f}`)).body;
-    if (c?.Labels['corral.role'] !== 'warm') throw new Error(`warm kind: ${s.sandboxId} was made cold`);
+    const c = await sandboxContainer(s.sandboxId);
+    if (c.Labels['corral.role'] !== 'warm') throw new Error(`warm kind: ${s.sandboxId} was made cold`);
     return s;
   },
   allowlist: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }),
@@ -147,11 +147,8 @@ export function platformPorts() {
 // its neighbours on its network: its egress proxy when it has a policy (a
 // proxy from the pool keeps the pool's labels, so it is found by network).
 async function addresses(id) {
-  // By name: a claimed warm sandbox keeps its warm id's labels (decision 0082).
-  const f = encodeURIComponent(JSON.stringify({ name: [`^/corral-${id}-[^-]+$`] }));
-  const [own] = (await docker('GET', `/containers/json?filters=${f}`)).body
-    .filter((c) => ['sandbox', 'warm'].includes(c.Labels['corral.role']));
-  if (!own) throw new Error(`no container of sandbox ${id}`);
+  // By label or name: a claimed warm sandbox keeps its warm id's labels (0082).
+  const own = await sandboxContainer(id);
   // One network, whatever it went through (an egress change at a resume
   // moves it: never onto the new one while still on the old).
   const nets = Object.values(own.NetworkSettings.Networks);
