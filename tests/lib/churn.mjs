@@ -9,7 +9,7 @@
 // (maxIterations); it stops early after maxErrors failed rounds.
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { docker, isReadyProxy, isReadyNetwork, sandboxContainers, sandboxOf } from './engine.mjs';
+import { docker, isReadyProxy, isReadyNetwork, isReadyWarm, sandboxContainers, sandboxOf } from './engine.mjs';
 import { sleep } from './poll.mjs';
 
 export const LONG_FILE = '/tmp/corral-churn-long.txt';
@@ -149,8 +149,13 @@ export async function removalsDone(workerIds, { keep = [], timeoutMs = 90_000 } 
       const f = encodeURIComponent(JSON.stringify({ label: [`corral.worker=${wid}`] }));
       const ctrs = (await docker('GET', `/containers/json?all=1&filters=${f}`)).body || [];
       const nets = (await docker('GET', `/networks?filters=${f}`)).body || [];
-      left += ctrs.filter((c) => !isReadyProxy(c) && !keep.includes(c.Labels?.['corral.sandbox'])).length;
-      left += nets.filter((n) => !isReadyNetwork(n) && !keep.includes(n.Labels?.['corral.sandbox'])).length;
+      // Kept: the sandboxes in keep and the warm pool's ready members (a
+      // claimed one is known by its name, its network by its warm id).
+      const kept = (c) => isReadyProxy(c) || isReadyWarm(c) || keep.includes(c.Labels?.['corral.sandbox'])
+        || keep.includes(sandboxOf(c));
+      const keptNets = new Set(ctrs.filter(kept).map((c) => c.Labels?.['corral.sandbox']));
+      left += ctrs.filter((c) => !kept(c)).length;
+      left += nets.filter((n) => !isReadyNetwork(n) && !keptNets.has(n.Labels?.['corral.sandbox'])).length;
     }
     if (left === 0) return 0;
     // sleep: between tries of this loop, bounded by timeoutMs.

@@ -74,4 +74,6 @@ export async function sandboxIp(sbid) {
 // leftover of one.
 export const isReadyProxy = (c) =>
   c.Labels?.['corral.role'] === 'egress-pool' && (c.Names?.[0] || '').startsWith('/corral-p-');
+// A warm sandbox of a pool, not claimed (workerd/warm_pool.h): nobody's.
+export const isReadyWarm = (c) => c.Labels?.['corral.role'] === 'warm' && (c.Names?.[0] || '').startsWith('/corral-warm_');
 export const isReadyNetwork = (n) => /^p-[0-9a-f]{16}$/.test(n.Labels?.['corral.sandbox'] || '');
