@@ -653,41 +653,17 @@ static int claimed_again(struct docker *d, const char *wid, struct ctr_state *st
     return rc;
 }
 
-int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
-                      const char *wid, json_t *sb, long ready_ms, struct ctr_extras *x,
-                      struct ctr_state *st)
+/* The cold path of containers_create: network, container, start, envd. */
+static int create_cold(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
+                       const struct wtemplate *t, const char *wid, json_t *sb, long ready_ms,
+                       struct ctr_extras *x, struct ctr_state *st)
 {
-    const struct wtemplate *t;
-    struct wtemplate own;
-    char netname[SBNET_NAME_MAX], verr[256];
+    char netname[SBNET_NAME_MAX];
     struct sandbox_net net;
     struct egress_job job;
     int64_t t0 = clock_now_ms();
     int rc;
 
-    if (take_create(c, sb, st, &t, &own) != 0)
-        return 1;
-    if (warm_index_ctr(st->sbid, verr, sizeof(verr)))
-        return claimed_again(d, wid, st);
-    if ((rc = from_image(d, c, wid, sb, x, &own, &t, st)) != 0 ||
-        (rc = from_cache(d, c, wid, sb, x, &own, &t, st)) != 0)
-        return rc;
-    if ((rc = volumes_prepare(d, wid, sb, verr, sizeof(verr))) != 0) {
-        if (rc > 0)
-            st_set(st, SB_FAILED, "%s", verr);
-        return rc;
-    }
-    egress_pool_busy();
-    warm_pool_busy();
-    st->phase_ms[CTR_PHASE_PREP] = (long)(clock_now_ms() - t0);
-    t0 = clock_now_ms();
-    rc = warm_pool_claim(d, wid, sb, st);
-    st->phase_ms[CTR_PHASE_CLAIM] = (long)(clock_now_ms() - t0);
-    if (rc != 2) {
-        x->fresh = rc == 0;
-        return rc;
-    }
-    t0 = clock_now_ms();
     rc = wire(d, c, caps, wid, sb, &net, netname, sizeof(netname), &job, st);
     st->phase_ms[CTR_PHASE_NET] = (long)(clock_now_ms() - t0);
     if (rc != 0)
@@ -704,6 +680,43 @@ int containers_create(struct docker *d, const struct worker_conf *c, const struc
             rc = create_and_settle(d, c, t, wid, sb, &net, ready_ms, x, st);
     }
     return net.via_proxy ? proxy_joined(d, wid, &job, rc, st) : rc;
+}
+
+int containers_create(struct docker *d, const struct worker_conf *c, const struct host_caps *caps,
+                      const char *wid, json_t *sb, long ready_ms, struct ctr_extras *x,
+                      struct ctr_state *st)
+{
+    const struct wtemplate *t;
+    struct wtemplate own;
+    char verr[256];
+    int64_t t0 = clock_now_ms();
+    int rc;
+
+    if (take_create(c, sb, st, &t, &own) != 0)
+        return 1;
+    if (warm_index_ctr(st->sbid, verr, sizeof(verr)))
+        return claimed_again(d, wid, st);
+    if ((rc = from_image(d, c, wid, sb, x, &own, &t, st)) != 0 ||
+        (rc = from_cache(d, c, wid, sb, x, &own, &t, st)) != 0)
+        return rc;
+    if ((rc = volumes_prepare(d, wid, sb, verr, sizeof(verr))) != 0) {
+        if (rc > 0)
+            st_set(st, SB_FAILED, "%s", verr);
+        return rc;
+    }
+    egress_pool_busy();
+    st->phase_ms[CTR_PHASE_PREP] = (long)(clock_now_ms() - t0);
+    t0 = clock_now_ms();
+    rc = warm_pool_claim(d, wid, sb, st);
+    st->phase_ms[CTR_PHASE_CLAIM] = (long)(clock_now_ms() - t0);
+    if (rc != 2) {
+        x->fresh = rc == 0;
+        return rc;
+    }
+    warm_pool_cold(1); /* no refill starts beside it */
+    rc = create_cold(d, c, caps, t, wid, sb, ready_ms, x, st);
+    warm_pool_cold(0);
+    return rc;
 }
 
 /* GET /{containers,networks}?filters=: the objects labelled with this worker

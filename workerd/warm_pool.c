@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 
 #define MEMBERS_MAX (WARM_KINDS_MAX * WARM_SIZE_MAX)
-#define IDLE_MS 1000L /* refill only after this long without a create */
+#define COLD_WAIT_MS 1000L /* a refill's look while cold creates run */
 #define RETRY_MS 5000L
 #define RENAMES_MAX 64 /* claims not yet renamed; more wait for the next start */
 
@@ -42,7 +42,7 @@ static struct {
     pthread_cond_t wake;
     pthread_t th;
     int running, stop, n, n_renames;
-    int64_t last_create;
+    int cold; /* cold creates running: refills wait for none */
     struct member ready[MEMBERS_MAX];
     char renames[RENAMES_MAX][72]; /* sandbox ids claimed, to be renamed */
     const struct worker_conf *c;
@@ -250,21 +250,21 @@ static int replace_stale(struct docker *d)
     return 0;
 }
 
-/* One member made, at low priority: only after a quiet second. mu held. */
+/* One member made, at low priority: only while no cold create runs (a
+ * burst the pool could not serve goes first). mu held. */
 static void refill_one(struct docker *d)
 {
-    int64_t quiet = pool.last_create + IDLE_MS - clock_now_ms();
     int kind = kind_to_fill(), rc;
     struct member m;
     char err[512];
 
     if (rename_one(d))
         return;
-    if (kind < 0 && quiet <= 0 && replace_stale(d))
+    if (kind < 0 && pool.cold == 0 && replace_stale(d))
         return;
-    if (kind < 0 || quiet > 0) {
+    if (kind < 0 || pool.cold > 0) {
         clock_cond_wait_until(&pool.wake, &pool.mu,
-                              kind < 0 ? clock_now_ms() + 60000 : clock_now_ms() + quiet);
+                              clock_now_ms() + (kind < 0 ? 60000 : COLD_WAIT_MS));
         return;
     }
     m.lim = pool.learned[kind];
@@ -368,10 +368,12 @@ int warm_pool_restart(const char *wid)
     return start_thread(wid);
 }
 
-void warm_pool_busy(void)
+void warm_pool_cold(int begins)
 {
     pthread_mutex_lock(&pool.mu);
-    pool.last_create = clock_now_ms();
+    pool.cold += begins ? 1 : -1;
+    if (pool.cold == 0)
+        pthread_cond_signal(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
 }
 
@@ -410,18 +412,17 @@ static int pop(int kind, const struct wlimits *want, struct member *m)
     if (found >= 0) {
         *m = pool.ready[found];
         pool.ready[found] = pool.ready[--pool.n];
+        pool.learned[kind] = *want; /* before the refill this wakes starts */
     }
-    pthread_cond_signal(&pool.wake); /* to refill, once quiet */
+    pthread_cond_signal(&pool.wake); /* to refill (once no cold create runs) */
     pthread_mutex_unlock(&pool.mu);
     return found >= 0;
 }
 
-/* After claim sbid: the next members are made with its limits, and it is
- * renamed in the background. */
-static void claimed(int kind, const struct wlimits *want, const char *sbid)
+/* After claim sbid: it is renamed in the background. */
+static void claimed(const char *sbid)
 {
     pthread_mutex_lock(&pool.mu);
-    pool.learned[kind] = *want;
     if (pool.n_renames < RENAMES_MAX)
         snprintf(pool.renames[pool.n_renames++], sizeof(pool.renames[0]), "%s", sbid);
     else
@@ -446,7 +447,7 @@ int warm_pool_claim(struct docker *d, const char *wid, json_t *sb, struct ctr_st
         rc = warm_record_bind(d, wid, sb, &c, st);
         explicit_bzero(m.secret, sizeof(m.secret));
         if (rc == 0)
-            claimed(kind, &want, st->sbid);
+            claimed(st->sbid);
         if (rc <= 0)
             return rc;
     }

@@ -36,8 +36,10 @@ void warm_pool_stop(void);
 /* A new worker id: the warm sandboxes of the old one removed, refilled. */
 int warm_pool_restart(const char *wid);
 
-/* A create is under way: refills wait for a quiet second. */
-void warm_pool_busy(void);
+/* A cold create begins (1) or ends (0) on this worker: no refill starts
+ * while one runs, so a burst the pool cannot serve is not slowed by its
+ * refills; between creates the pool refills at once. */
+void warm_pool_cold(int begins);
 
 /* Claims a warm sandbox for create sb when one fits (its template, runtime
  * and tier; no image, build, start, egress policy or volumes; the default

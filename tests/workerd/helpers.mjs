@@ -128,7 +128,8 @@ export async function cleanupWorkers() {
   for (const s of started.splice(0)) {
     await stopWorkerd(s.wd, 'SIGKILL');
     for (const id of new Set([s.id, ...enrolledAs(s.files.log)])) await removeLabelled(`corral.worker=${id}`);
-    rmSync(s.files.dir, { recursive: true, force: true });
+    // CORRAL_KEEP_WD=1 keeps its config, state and log, for a post-mortem.
+    if (!process.env.CORRAL_KEEP_WD) rmSync(s.files.dir, { recursive: true, force: true });
   }
 }
 

@@ -179,11 +179,16 @@ test('kill -9 of workerd: claimed sandboxes adopted, warm ones replaced, none ha
   assert.ok(oldNets.length >= 2, `the control: the warm networks are found (${oldNets})`);
   const seen = enrolledAs(w.files.log).length;
   await stopWorkerd(w.wd, 'SIGKILL');
+  // Every unclaimed one of the last run, the refill it had begun included.
+  const old = (await warmOnes()).map((c) => c.Id).filter((id) => id !== claimed);
+  assert.ok(old.includes(warm.find((id) => id !== claimed)), 'the control: the unclaimed one is listed');
   restartWorker(w);
   await eventually(() => enrolledAs(w.files.log).length > seen, { timeout: 30_000, what: 'workerd enrolled again' });
-  const fresh = await fullPool();
-  assert.ok(fresh.every((c) => !warm.includes(c.Id)), 'warm ones of the last run are removed, not reused');
-  assert.equal(await inspect(warm.find((id) => id !== claimed)), null);
+  await eventually(async () => {
+    const got = await warmOnes();
+    return got.length === POOL && got.every((c) => !old.includes(c.Id));
+  }, { timeout: 60_000, what: `${POOL} warm sandboxes of the new run` });
+  for (const id of old) assert.equal(await inspect(id), null, 'warm ones of the last run are removed, not reused');
   const envd = await envdOf(w.id, sbid, r.body.envd_access_token);
   assert.equal(envd.info.Id, claimed, 'the claimed one is its sandbox still');
   assert.equal((await envdRun(envd, 'echo $KEEP')).stdout.trim(), 'me');
