@@ -45,12 +45,16 @@ static struct {
     int cold; /* cold creates running: refills wait for none */
     struct member ready[MEMBERS_MAX];
     char renames[RENAMES_MAX][72]; /* sandbox ids claimed, to be renamed */
+    char renaming[72];             /* the one being renamed now, or "" */
+    pthread_cond_t renamed;        /* renaming went back to "" */
     const struct worker_conf *c;
     const struct host_caps *caps;
     char wid[STATE_ID_MAX];
     char tiers[WARM_KINDS_MAX][16];         /* each kind's runtime's verified tier */
     struct wlimits learned[WARM_KINDS_MAX]; /* each kind's last claim's: the next are made so */
-} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
+          .wake = PTHREAD_COND_INITIALIZER,
+          .renamed = PTHREAD_COND_INITIALIZER};
 
 static struct wlimits limits_of(json_t *sb)
 {
@@ -220,10 +224,31 @@ static int rename_one(struct docker *d)
         return 0;
     snprintf(sbid, sizeof(sbid), "%s", pool.renames[0]);
     memmove(pool.renames[0], pool.renames[1], (size_t)--pool.n_renames * sizeof(pool.renames[0]));
+    snprintf(pool.renaming, sizeof(pool.renaming), "%s", sbid);
     pthread_mutex_unlock(&pool.mu);
     warm_record_rename(d, pool.wid, sbid);
     pthread_mutex_lock(&pool.mu);
+    pool.renaming[0] = '\0';
+    pthread_cond_broadcast(&pool.renamed);
     return 1;
+}
+
+/* sbid is not renamed from now on: out of the queue, and a rename of it
+ * under way has ended. dockerd left a container renamed while it was being
+ * removed in "Removal In Progress" for good, without a name (seen in
+ * make bench: a sandbox killed 100 ms after its claim). */
+static void unrename(const char *sbid)
+{
+    pthread_mutex_lock(&pool.mu);
+    for (int i = 0; i < pool.n_renames; i++)
+        if (strcmp(pool.renames[i], sbid) == 0) {
+            memmove(pool.renames[i], pool.renames[i + 1],
+                    (size_t)(--pool.n_renames - i) * sizeof(pool.renames[0]));
+            break;
+        }
+    while (strcmp(pool.renaming, sbid) == 0)
+        pthread_cond_wait(&pool.renamed, &pool.mu);
+    pthread_mutex_unlock(&pool.mu);
 }
 
 /* A full pool's member made before its kind learned any limits is
@@ -461,6 +486,8 @@ int warm_pool_reinit(struct docker *d, const char *wid, const char *sbid)
 
 int warm_pool_forget(struct docker *d, const char *wid, const char *sbid)
 {
+    if (sbid)
+        unrename(sbid);
     return warm_record_forget(d, wid, sbid);
 }
 
