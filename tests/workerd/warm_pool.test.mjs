@@ -166,6 +166,24 @@ test('30 creates against a pool of 2 all succeed: the rest are cold', async () =
   }
 });
 
+test('sandboxes killed the moment their claim is answered leave no container behind', async () => {
+  // The kill races the claim's rename; dockerd once left such a container
+  // "Removal In Progress" for good, without a name.
+  for (let i = 0; i < 4; i++) {
+    await fullPool();
+    const r = await createSb(ws, {});
+    assert.equal(r.status, 201, r.raw);
+    assert.equal((await deleteSb(ws, r.body.sandbox_id)).status, 204);
+  }
+  let stuck = [];
+  await eventually(async () => {
+    stuck = (await containersLabelled(`corral.worker=${w.id}`))
+      .filter((c) => c.Labels['corral.role'] !== 'egress-pool' && !(c.Names?.[0] ?? '').startsWith('/corral-warm_'));
+    return stuck.length === 0;
+  }, { timeout: 30_000, what: 'the killed sandboxes\' containers gone' }).catch(() => {});
+  assert.deepEqual(stuck.map((c) => `${c.Names?.[0]} ${c.State}`), [], 'every killed sandbox\'s container removed');
+});
+
 test('kill -9 of workerd: claimed sandboxes adopted, warm ones replaced, none handed out twice', async () => {
   const warm = (await fullPool()).map((c) => c.Id);
   const r = await createSb(ws, { env: { KEEP: 'me' } });
