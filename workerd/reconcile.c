@@ -24,9 +24,14 @@ static void note_change(const struct sb_entry *old, const struct ctr_state *now)
 }
 
 /* Sandboxes in the table whose container is no longer listed: someone
- * removed it behind our back. Reported once as exited, then forgotten. */
+ * removed it behind our back, or dockerd did while it went down in the
+ * middle of reaping it. Reported once as exited, then forgotten; what it
+ * left (its egress proxy, dead after dockerd's restart, and its networks)
+ * is removed now, since nothing will reap it later. */
 static void mark_vanished(struct worker *w)
 {
+    char err[256], sbid[CTR_ID_MAX], tier[16];
+
     for (int i = 0; i < w->table.n; i++) {
         struct sb_entry *e = &w->table.v[i];
         if (e->seen || e->drop)
@@ -37,7 +42,12 @@ static void mark_vanished(struct worker *w)
         snprintf(e->st.reason, sizeof(e->st.reason), "container removed");
         e->dirty = 1;
         e->drop = 1;
+        snprintf(sbid, sizeof(sbid), "%s", e->st.sbid); /* e may move once unlocked */
+        snprintf(tier, sizeof(tier), "%s", e->st.tier);
         pthread_mutex_unlock(&w->table.mu);
+        if (!w->conf->agent.on &&
+            containers_kill(&w->dk, w->id.worker_id, sbid, err, sizeof(err)) != 0)
+            log_sandbox("warn", sbid, tier, "removing what it left: %s", err);
     }
 }
 
