@@ -197,9 +197,11 @@ test('kill -9 of workerd: claimed sandboxes adopted, warm ones replaced, none ha
   assert.ok(oldNets.length >= 2, `the control: the warm networks are found (${oldNets})`);
   const seen = enrolledAs(w.files.log).length;
   await stopWorkerd(w.wd, 'SIGKILL');
-  // Every unclaimed one of the last run, the refill it had begun included.
+  // Every unclaimed one of the last run, the refill it had begun included
+  // (the one not claimed above may have been replaced meanwhile: a member
+  // made before the pool learned limits is).
   const old = (await warmOnes()).map((c) => c.Id).filter((id) => id !== claimed);
-  assert.ok(old.includes(warm.find((id) => id !== claimed)), 'the control: the unclaimed one is listed');
+  assert.ok(old.length >= 1, 'the control: the last run\'s unclaimed ones are listed');
   restartWorker(w);
   await eventually(() => enrolledAs(w.files.log).length > seen, { timeout: 30_000, what: 'workerd enrolled again' });
   await eventually(async () => {
