@@ -175,6 +175,16 @@ test('a running sandbox of a dead worker becomes lost and frees its admission pl
   assert.equal((await api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: { resume: true } })).status, 200);
 });
 
+// Test worker w tells ready warm sandboxes of base in its heartbeats, and
+// GET /v1/workers shows it.
+async function tellWarm(ws, w, ready) {
+  w.warm = [{ template: 'base', runtime: 'runc', size: 2, ready }];
+  await eventually(async () => {
+    const v = (await api('GET', '/v1/workers', { key: ws.member })).body.workers.find((x) => x.worker_id === w.id);
+    return v?.warm_pools?.[0]?.ready === ready;
+  }, { what: `worker ${w.id} to tell ${ready} warm sandbox(es)` });
+}
+
 // Decision 0082: a create a warm sandbox can serve goes to a worker whose last
 // heartbeat said it holds one of the template and runtime, even a more loaded
 // one; a create no warm sandbox can serve (an egress policy), and any create
@@ -190,11 +200,7 @@ test('placement prefers a worker holding a warm sandbox of the template; policy 
   const policy = await create(A, { allowed_domains: ['example.com'] });
   assert.equal(policy.status, 201, policy.raw);
   assert.equal(policy.body.worker_id, wa.id, 'a policy create is made cold: the least loaded worker');
-  ww.warm = [{ template: 'base', runtime: 'runc', size: 2, ready: 0 }];
-  await eventually(async () => {
-    const w = (await api('GET', '/v1/workers', { key: A.member })).body.workers.find((x) => x.worker_id === ww.id);
-    return w?.warm_pools?.[0]?.ready === 0;
-  }, { what: 'ww to tell its pool empty' });
+  await tellWarm(A, ww, 0);
   const cold = await create(A);
   assert.equal(cold.status, 201, cold.raw);
   assert.equal(cold.body.worker_id, wa.id, 'with the pool empty: the least loaded worker');
@@ -215,11 +221,7 @@ test('a warm sandbox of the fleet never draws a create away from the workspace\'
     const f = await create(other);
     assert.equal(f.status, 201, f.raw);
     assert.equal(f.body.worker_id, fleet.id);
-    own.warm = [{ template: 'base', runtime: 'runc', size: 2, ready: 1 }];
-    await eventually(async () => {
-      const w = (await api('GET', '/v1/workers', { key: A.member })).body.workers.find((x) => x.worker_id === own.id);
-      return w?.warm_pools?.[0]?.ready === 1;
-    }, { what: 'its own worker to tell a warm sandbox' });
+    await tellWarm(A, own, 1);
     const warmOwn = await create(A);
     assert.equal(warmOwn.body.worker_id, own.id, 'its own warm sandbox, though 1 of its 10 slots is used and 1 of the fleet\'s 50');
   } finally {
