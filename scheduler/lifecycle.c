@@ -98,8 +98,8 @@ static void log_report(enum report_outcome o, const char *ws, const char *sbid, 
         log_about("warn", &a, "reported %s by a worker that does not hold it: killed there", state);
 }
 
-void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
-                      const char *state_word, const char *reason)
+int lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                     const char *state_word, const char *reason)
 {
     char ws[33] = "", wake[300], actor[AUDIT_ACTOR_MAX];
     int was_pending = 0;
@@ -109,9 +109,10 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
 
     if (sandbox_owner(rc, pool, wid, sbid, ws) <= 0) {
         /* Not assigned to this worker (deleted, moved, or never ours): stop it. */
-        if (reported == SANDBOX_REPORTED_RUNNING || reported == SANDBOX_REPORTED_PAUSED)
-            command_send_kill(rc, pool, wid, sbid);
-        return;
+        if (reported != SANDBOX_REPORTED_RUNNING && reported != SANDBOX_REPORTED_PAUSED)
+            return 0;
+        command_send_kill(rc, pool, wid, sbid);
+        return 1;
     }
     o = sandbox_report(rc, ws, sbid, wid, reported, reason, &was_pending);
     audit_actor_worker(actor, wid);
@@ -139,7 +140,9 @@ void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const
     } else if (o == REPORT_KILL) {
         placement_release(rc, pool, wid, sbid);
         command_send_kill(rc, pool, wid, sbid);
+        return 1;
     }
+    return 0;
 }
 
 static void orphan_one(struct rconn *rc, const struct sched_conf *c, const char *pool,

@@ -24,9 +24,10 @@ struct kill_sent {
 int sandbox_kill_sent(struct rconn *rc, const char *ws, const char *sbid, const char *event,
                       const char *actor, const char *reason, struct kill_sent *out);
 
-/* Applies a worker's report about one of its sandboxes (heartbeat). */
-void lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
-                      const char *state, const char *reason);
+/* Applies a worker's report about one of its sandboxes (heartbeat). 1 when
+ * it sent the worker a kill for it (a container not, or no longer, its). */
+int lifecycle_report(struct rconn *rc, const char *pool, const char *wid, const char *sbid,
+                     const char *state, const char *reason);
 
 /* Declares a worker dead (force: even if its lease has not run out): running
  * sandboxes become lost, pending ones are placed again. 1 if this call did it;

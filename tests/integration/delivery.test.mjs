@@ -1,6 +1,7 @@
 // The control channel's delivery guarantees and its long-poll budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { api, corralctl, eventually, newWorkspace, redis, sleep } from '../lib/corral.mjs';
 import { until } from '../lib/poll.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
@@ -181,4 +182,34 @@ test('a full report omits a create not yet delivered: spared; an older omission 
   assert.match(g.body.reason, /not found on the worker/);
   assert.ok(await until(async () => (await api('GET', '/v1/workspace', { key: A.member })).body.active_sandboxes === 0,
     { timeoutMs: 5000 }), 'the slot and the admission given back');
+});
+
+// workerd's long-poll runs on a thread of its own (decision 0084), beside the
+// main thread's short heartbeats. A stray container the main thread reports
+// gets a kill queued on the stream, which the long-poll in flight may take;
+// a create that poll brought before would then be applied ahead of it and
+// refused for the slot the stray holds (seen in tests/workerd/restart under
+// load). So the report's own answer carries the kill, first, exactly once.
+test('a stray reported beside a long-poll gets its kill in the report\'s own answer, first', async () => {
+  const A = newWorkspace();
+  const w = new TestWorker(corralctl('join-token', 'create', '--workspace', A.id).token);
+  await w.handshake();
+  await w.pollOnce(); // the resume poll, answered at once
+  const key = `corral:{ws:${w.workspace}}:worker:${w.id}`;
+  for (let round = 0; round < 3; round++) {
+    const seq = redis('HGET', key, 'poll_seq');
+    const poll = api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: { acks: [], sandboxes: [], wait: true } });
+    await eventually(() => redis('HGET', key, 'poll_seq') !== seq, { every: 5, what: 'the long-poll waiting' });
+    const stray = randomBytes(10).toString('hex');
+    const beat = await api('POST', '/v1/worker/heartbeat', { headers: w.headers(),
+      body: { acks: [], wait: false, sandboxes: [{ id: stray, state: 'running' }] } });
+    assert.equal(beat.status, 200, beat.raw);
+    const kills = beat.body.commands.filter((c) => c.type === 'kill' && c.sandbox_id === stray);
+    assert.equal(kills.length, 1, `round ${round}: ${beat.raw}`);
+    assert.equal(beat.body.commands[0], kills[0], 'ahead of anything else in the answer');
+    const polled = await poll; // the stream's own kill, if this poll took it, acknowledged as any
+    assert.equal(polled.status, 200, polled.raw);
+    const acks = [...beat.body.commands, ...polled.body.commands].map((c) => c.id).filter(Boolean);
+    await api('POST', '/v1/worker/heartbeat', { headers: w.headers(), body: { acks, sandboxes: [], wait: false } });
+  }
 });
