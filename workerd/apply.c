@@ -14,6 +14,7 @@
 #include "dataplane.h"
 #include "freeze.h"
 #include "snapshots.h"
+#include "subvol_drop.h"
 #include "volumes.h"
 #include "clock.h"
 #include "log.h"
@@ -162,7 +163,7 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
 {
     char err[256] = "", tier[16] = "UNKNOWN";
     int64_t t0 = clock_now_ms(), stopped = -1;
-    int rc;
+    int rc, dropped;
 
     if (!sbid)
         return 0;
@@ -175,6 +176,7 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
         stopped = clock_now_ms() - t0;
         report_killed_now(w, sbid);
     }
+    subvol_drop_taken();
     rc = w->conf->agent.on ? agent_kill(w->conf, sbid)
                            : containers_kill(dk, w->id.worker_id, sbid, err, sizeof(err));
     atomic_fetch_sub(&w->killing, 1);
@@ -182,9 +184,12 @@ int apply_kill(struct worker *w, struct docker *dk, const char *sbid)
         log_sandbox("warn", sbid, tier, "kill: %s", err);
         return -1;
     }
+    dropped = subvol_drop_taken();
     /* "killed" last: it is the line about the sandbox that says it is over. */
-    log_sandbox("info", sbid, tier, "kill: stopped and told after %lld ms, removed after %lld ms",
-                (long long)stopped, (long long)(clock_now_ms() - t0));
+    log_sandbox("info", sbid, tier,
+                "kill: stopped and told after %lld ms, removed after %lld ms (subvolumes of %d "
+                "container(s) dropped first)",
+                (long long)stopped, (long long)(clock_now_ms() - t0), dropped);
     log_sandbox("info", sbid, tier, "killed");
     if (w->conf->agent.on)
         return 0;

@@ -6,7 +6,7 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/heartbeat.c workerd/poller.c workerd/lease.c workerd/egress_pool.c workerd/health.c workerd/deaths.c workerd/events.c workerd/envd_ready.c workerd/dataplane.c workerd/apply_batch.c workerd/inflight.c \
                 workerd/dataport.c workerd/dataport_head.c workerd/dataport_frame.c workerd/dataport_conn.c workerd/dataport_pool.c workerd/dataport_io.c workerd/netguard.c workerd/netguard_lan.c workerd/sbnet.c workerd/sandbox_body.c \
                 workerd/egress_proxy.c workerd/hostcaps.c workerd/freeze.c workerd/apply_pause.c workerd/stopped.c \
-                workerd/egress_change.c workerd/tar_one.c workerd/snapshots.c workerd/volumes.c \
+                workerd/subvol_drop.c workerd/egress_change.c workerd/tar_one.c workerd/snapshots.c workerd/volumes.c \
                 workerd/volume_req.c workerd/volume_files.c workerd/volume_serve.c \
                 workerd/docker_logs.c workerd/stats.c workerd/sandbox_sample.c workerd/metrics_thread.c \
                 workerd/agent_conf.c workerd/agent_spawn.c workerd/agent_sessions.c workerd/agent_audit.c \

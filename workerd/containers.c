@@ -17,6 +17,7 @@
 #include "sbnet.h"
 #include "start_ready.h"
 #include "stopped.h"
+#include "subvol_drop.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -169,12 +170,31 @@ int containers_ip(struct docker *d, const char *wid, const char *sbid, long time
     return rc;
 }
 
+/* The subvolumes of the container named name (or by its id) emptied ahead
+ * of dockerd's removal, when that is on (subvol_drop.h). */
+static void drop_subvolumes(struct docker *d, const char *name)
+{
+    char err[128];
+    json_t *info = NULL;
+
+    if (!subvol_drop_on())
+        return;
+    if (strlen(name) == 64 && strspn(name, "0123456789abcdef") == 64) {
+        subvol_drop(name);
+        return;
+    }
+    if (inspect(d, name, &info, err, sizeof(err)) == 0)
+        subvol_drop(json_string_value(json_object_get(info, "Id")));
+    json_decref(info);
+}
+
 int containers_remove(struct docker *d, const char *name, char *err, size_t errlen)
 {
     char path[512];
     long status = 0;
     json_t *ans = NULL;
 
+    drop_subvolumes(d, name);
     snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", name);
     if (docker_call(d, "DELETE", path, NULL, DOCKER_TIMEOUT_MS, &status, &ans, err, errlen) != 0)
         return -1;

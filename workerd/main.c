@@ -15,6 +15,7 @@
 #include "egress_pool.h"
 #include "warm_pool.h"
 #include "stopped.h"
+#include "subvol_drop.h"
 
 #include "config.h"
 #include "log.h"
@@ -175,6 +176,7 @@ static int prepare(struct worker *w, char *err, size_t errlen)
         return -1;
     if (hostcaps_init(w, err, errlen) != 0)
         return -1;
+    subvol_drop_init(&w->dk, (int)c->fast_remove);
     if (dataplane_start(c) != 0) {
         snprintf(err, errlen, "data_addr %s: cannot listen", c->data_addr);
         return -1;

@@ -63,6 +63,7 @@ void wconf_defaults(struct worker_conf *c)
     c->probe_timeout_ms = 60000;
     c->envd_ready_ms = 10000;
     c->egress_pool = 4;
+    c->fast_remove = 1;
     c->metrics_interval_ms = 5000;
     c->layer_cache_max_age_s = 7 * 86400;
     wconf_default_bin(c->envd_bin, sizeof(c->envd_bin), "envd");
@@ -225,6 +226,8 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
         c->warm_set = 1;
         return warm_conf_parse(value, c->warm, &c->n_warm, err, errlen);
     }
+    if (strcmp(key, "fast_remove") == 0)
+        return set_long(&c->fast_remove, value, 0, 1, err, errlen);
     if (strcmp(key, "layer_cache_max_age_s") == 0)
         return set_long(&c->layer_cache_max_age_s, value, 0, 10L * 365 * 86400, err, errlen);
     if (strcmp(key, "metrics_interval_ms") == 0)

@@ -11,6 +11,8 @@
 #   BENCH_ONLY=warm       only warm against cold creates (bench_warm.mjs, issue 35)
 #   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
 #                         gateway hosts, Redis failovers (decision 0059)
+#   BENCH_WORKERD_EXTRA   lines added to the bench workerd's config (for a baseline:
+#                         "fast_remove = 0", decision 0086)
 #   CORRAL_BENCH_PORT, CORRAL_BENCH_REDIS_PORT, CORRAL_BENCH_DATA_PORT  the ports
 #                         (nginx uses PORT..PORT+2), so that benches can run side by side
 set -euo pipefail
@@ -80,7 +82,8 @@ fi
 CORRAL_WORKERD_EXTRA="$(node -e "import('./tests/lib/standins.mjs').then((m) => console.log(m.egressHostsConf()))")
 cpu_cores = 64
 memory_mb = 65536
-egress_pool = ${BENCH_POOL:-16}" CORRAL_WORKERD_SLOTS=400 conf/stack.sh start-workerd
+egress_pool = ${BENCH_POOL:-16}
+${BENCH_WORKERD_EXTRA:-}" CORRAL_WORKERD_SLOTS=400 conf/stack.sh start-workerd
 echo
 # A second workspace: its creates can only go to the fleet, i.e. this workerd.
 ws2_json=$(ctl workspace create bench-docker); ws2=$(field workspace <<<"$ws2_json")
