@@ -171,19 +171,19 @@ int containers_ip(struct docker *d, const char *wid, const char *sbid, long time
 }
 
 /* The subvolumes of the container named name (or by its id) emptied ahead
- * of dockerd's removal, when that is on (subvol_drop.h). */
+ * of dockerd's removal, when that is on (subvol_drop.h); never while dockerd
+ * is removing it already (another thread's kill): its walk would meet them
+ * going. */
 static void drop_subvolumes(struct docker *d, const char *name)
 {
     char err[128];
     json_t *info = NULL;
+    const char *status;
 
-    if (!subvol_drop_on())
+    if (!subvol_drop_on() || inspect(d, name, &info, err, sizeof(err)) != 0)
         return;
-    if (strlen(name) == 64 && strspn(name, "0123456789abcdef") == 64) {
-        subvol_drop(name);
-        return;
-    }
-    if (inspect(d, name, &info, err, sizeof(err)) == 0)
+    status = json_string_value(json_object_get(json_object_get(info, "State"), "Status"));
+    if (!status || strcmp(status, "removing") != 0)
         subvol_drop(json_string_value(json_object_get(info, "Id")));
     json_decref(info);
 }

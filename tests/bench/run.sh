@@ -7,7 +7,7 @@
 #                         resume, snapshots and deadlines (issue 11)
 #   BENCH_ONLY=sustained  only the sustained churn of bench_sustained.mjs (issue
 #                         34's soak: BENCH_SUSTAINED_PARALLEL loops for
-#                         BENCH_SUSTAINED_SECONDS, 4 and 600 by default)
+#                         BENCH_SUSTAINED_SECONDS, 3 and 600 by default)
 #   BENCH_ONLY=warm       only warm against cold creates (bench_warm.mjs, issue 35)
 #   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
 #                         gateway hosts, Redis failovers (decision 0059)
