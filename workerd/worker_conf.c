@@ -63,7 +63,7 @@ void wconf_defaults(struct worker_conf *c)
     c->probe_timeout_ms = 60000;
     c->envd_ready_ms = 10000;
     c->egress_pool = 4;
-    c->fast_remove = 1;
+    c->fast_remove = 0; /* opt-in: decision 0086, "Off by default" */
     c->metrics_interval_ms = 5000;
     c->layer_cache_max_age_s = 7 * 86400;
     wconf_default_bin(c->envd_bin, sizeof(c->envd_bin), "envd");

@@ -12,7 +12,7 @@
 #   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
 #                         gateway hosts, Redis failovers (decision 0059)
 #   BENCH_WORKERD_EXTRA   lines added to the bench workerd's config (for a baseline:
-#                         "fast_remove = 0", decision 0086)
+#                         "fast_remove = 1", decision 0086)
 #   CORRAL_BENCH_PORT, CORRAL_BENCH_REDIS_PORT, CORRAL_BENCH_DATA_PORT  the ports
 #                         (nginx uses PORT..PORT+2), so that benches can run side by side
 set -euo pipefail

@@ -18,7 +18,7 @@ before(async () => {
   assert.equal(info.Driver, 'btrfs', `dockerd's storage driver is ${info.Driver}: tests/lib/docker.sh starts it on btrfs`);
   root = info.DockerRootDir;
   A = newWorkspace();
-  s = await stackWorker(A, { extra: 'cpu_cores = 64\nmemory_mb = 65536' });
+  s = await stackWorker(A, { extra: 'cpu_cores = 64\nmemory_mb = 65536\nfast_remove = 1' }); // opt-in (0086)
 });
 after(cleanupWorkers);
 

@@ -92,9 +92,9 @@ static void test_conf(void)
     CHECK(wconf_set(&c, "slots", "8", err, sizeof(err)) == 0 && c.slots == 8);
     CHECK(wconf_set(&c, "slots", "zero", err, sizeof(err)) != 0 && err[0] != '\0');
     CHECK(wconf_set(&c, "no_such_key", "1", err, sizeof(err)) != 0);
-    /* removal without dockerd's walk: on unless turned off (decision 0086) */
-    CHECK(c.fast_remove == 1 && wconf_set(&c, "fast_remove", "0", err, sizeof(err)) == 0 &&
-          c.fast_remove == 0);
+    /* removal without dockerd's walk: off unless turned on (decision 0086) */
+    CHECK(c.fast_remove == 0 && wconf_set(&c, "fast_remove", "1", err, sizeof(err)) == 0 &&
+          c.fast_remove == 1);
     CHECK(wconf_set(&c, "fast_remove", "2", err, sizeof(err)) != 0 && strstr(err, "[0, 1]"));
     CHECK(wconf_set(&c, "template.base", "corral/base", err, sizeof(err)) == 0);
     CHECK(wconf_template(&c, "base") != NULL && wconf_template(&c, "other") == NULL);
