@@ -54,6 +54,7 @@ static const struct str_key str_keys[] = {
     {"redis_sentinels", offsetof(struct corral_conf, redis_sentinels)},
     {"redis_master_name", offsetof(struct corral_conf, redis_master_name)},
     {"redis_sentinel_password_file", offsetof(struct corral_conf, redis_sentinel_password_file)},
+    {"tunnel_listen", offsetof(struct corral_conf, tunnel_listen)},
     {"secret_file", offsetof(struct corral_conf, secret_file)},
     {"listen", offsetof(struct corral_conf, listen)},
     {"gateway_secret_file", offsetof(struct corral_conf, gateway_secret_file)},
@@ -133,6 +134,20 @@ static int data_list(struct corral_conf *c, const char *key, const char *value, 
     return data_addr_networks(&c->data_allow, value, err, errlen);
 }
 
+/* One address and its range of ports ("127.0.0.1:7100-7163"): where
+ * corral-tunneld holds tunnels (decision 0087). */
+static int tunnel_ports(struct corral_conf *c, const char *value, char *err, size_t errlen)
+{
+    if (data_addr_addrs(&c->tunnel_allow, value, err, errlen) != 0)
+        return -1;
+    if (c->tunnel_allow.naddrs != 1) {
+        snprintf(err, errlen, "one address and a range of ports, 127.0.0.1:7100-7163");
+        return -1;
+    }
+    snprintf(c->tunnel_ports, sizeof(c->tunnel_ports), "%s", value);
+    return 0;
+}
+
 /* A ceiling key (ws_limit_defs[].ceiling_key, or the name decision 0034 gave
  * the concurrency one, still read so that older files load): its index, or -1. */
 static int ceiling_index(const char *key)
@@ -170,6 +185,8 @@ static int set_key(void *ud, const char *key, const char *value, char *err, size
         return data_list(c, key, value, err, errlen);
     if (strcmp(key, "worker_data_ports") == 0)
         return data_addr_ports(&c->data_allow, value, err, errlen);
+    if (strcmp(key, "tunnel_ports") == 0)
+        return tunnel_ports(c, value, err, errlen);
     if (strcmp(key, "redis_sentinels") == 0 && sentinels_check(value, err, errlen) != 0)
         return -1;
     if (strcmp(key, "registry") == 0 && registry_check(value, err, errlen) != 0)
@@ -223,6 +240,9 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->max_builds = 4;
     c->redis_timeout_ms = 1000;
     data_addr_defaults(&c->data_allow);
+    snprintf(c->tunnel_listen, sizeof(c->tunnel_listen), "/run/corral/tunneld.sock");
+    snprintf(c->tunnel_ports, sizeof(c->tunnel_ports), "127.0.0.1:7100-7163");
+    (void)data_addr_addrs(&c->tunnel_allow, c->tunnel_ports, err, errlen); /* a constant */
     /* Decision 0034: half the shared fleet per tenant. */
     c->fleet_share = 50;
     for (int i = 0; i < WS_LIMIT_COUNT; i++)

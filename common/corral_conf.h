@@ -75,6 +75,13 @@ struct corral_conf {
      * file, which corralctl registry-gc hands its garbage-collect (0081). */
     char registry_url[256];
     char registry_config[256];
+    /* Worker tunnels (decision 0087): the unix socket corral-tunneld takes
+     * nginx's upgraded connections on, and the address and ports it holds
+     * tunnels at ("127.0.0.1:7100-7163"), which the gateway connects to as a
+     * tunnelled worker's data port; tunnel_allow is that range, parsed. */
+    char tunnel_listen[256];
+    char tunnel_ports[256];
+    struct data_addr_allow tunnel_allow;
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the

@@ -192,7 +192,9 @@ int data_addr_ports(struct data_addr_allow *a, const char *list, char *err, size
     return nonempty_list(list, add_ports, "port", a, err, errlen);
 }
 
-#define SHAPE "must be an IP address and a port, 10.0.0.5:7001 or [fd12::5]:7001 (no host name)"
+#define SHAPE                                                                                      \
+    "must be an IP address and a port, 10.0.0.5:7001 or [fd12::5]:7001 (no host name), or a "      \
+    "range of ports, 127.0.0.1:7100-7163"
 
 /* "IPv4:port" or "[IPv6]:port" into ip (a /32 or /128) and port. */
 static int parse_hostport(const char *s, size_t len, struct egress_rule *ip, unsigned *port)
@@ -226,17 +228,34 @@ static int parse_hostport(const char *s, size_t len, struct egress_rule *ip, uns
     return *port && inet_pton(ip->family, host, ip->addr) == 1 ? 0 : -1;
 }
 
+/* tok's port part, "7001" or "7100-7163", into lo and hi; hostport gets tok
+ * with "-HIGH" cut off. 0, or -1 when malformed. */
+static int split_range(const char *tok, char *hostport, size_t cap, unsigned *hi)
+{
+    const char *colon = strrchr(tok, ':'), *dash = colon ? strchr(colon, '-') : NULL;
+    size_t len = dash ? (size_t)(dash - tok) : strlen(tok);
+
+    if (len >= cap)
+        return -1;
+    memcpy(hostport, tok, len);
+    hostport[len] = '\0';
+    *hi = dash ? parse_port(dash + 1, strlen(dash + 1)) : 0;
+    return dash && !*hi ? -1 : 0;
+}
+
 static int add_addr(struct data_addr_allow *a, const char *tok, char *err, size_t errlen)
 {
     struct egress_rule *ip = &a->addrs[a->naddrs];
-    unsigned port = 0;
+    char hostport[DATA_ADDR_CANON];
+    unsigned port = 0, hi = 0;
     int n;
 
     if (a->naddrs == DATA_ADDR_MAX_ADDRS) {
         snprintf(err, errlen, "more than %d addresses", DATA_ADDR_MAX_ADDRS);
         return -1;
     }
-    if (parse_hostport(tok, strlen(tok), ip, &port) != 0) {
+    if (split_range(tok, hostport, sizeof(hostport), &hi) != 0 ||
+        parse_hostport(hostport, strlen(hostport), ip, &port) != 0 || (hi && hi < port)) {
         snprintf(err, errlen, "%s: " SHAPE, tok);
         return -1;
     }
@@ -245,6 +264,7 @@ static int add_addr(struct data_addr_allow *a, const char *tok, char *err, size_
         snprintf(err, errlen, "%s: %s, never a worker address", tok, never[n].what);
         return -1;
     }
+    a->addr_port_hi[a->naddrs] = (unsigned short)(hi ? hi : port);
     a->addr_port[a->naddrs++] = (unsigned short)port;
     return 0;
 }
@@ -286,7 +306,8 @@ static int addr_listed(const struct data_addr_allow *a, const struct egress_rule
     int len = ip->family == AF_INET ? 4 : 16;
 
     for (size_t i = 0; i < a->naddrs; i++)
-        if (a->addr_port[i] == port && a->addrs[i].family == ip->family &&
+        if (a->addr_port[i] <= port && port <= a->addr_port_hi[i] &&
+            a->addrs[i].family == ip->family &&
             memcmp(a->addrs[i].addr, ip->addr, (size_t)len) == 0)
             return 1;
     return 0;

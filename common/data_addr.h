@@ -32,9 +32,10 @@ struct data_addr_allow {
     size_t nnets;
     unsigned short port_lo[DATA_ADDR_MAX_PORTS], port_hi[DATA_ADDR_MAX_PORTS];
     size_t nports;
-    /* exact IP:port pairs: the only way a loopback address is allowed */
+    /* exact IP:port pairs (or IP:LOW-HIGH, a tunnel daemon's ports: decision
+     * 0087): the only way a loopback address is allowed */
     struct egress_rule addrs[DATA_ADDR_MAX_ADDRS]; /* each a /32 or /128 */
-    unsigned short addr_port[DATA_ADDR_MAX_ADDRS];
+    unsigned short addr_port[DATA_ADDR_MAX_ADDRS], addr_port_hi[DATA_ADDR_MAX_ADDRS];
     size_t naddrs;
 };
 
@@ -50,7 +51,8 @@ int data_addr_networks(struct data_addr_allow *a, const char *list, char *err, s
 int data_addr_ports(struct data_addr_allow *a, const char *list, char *err, size_t errlen);
 
 /* Replaces a's exact addresses with list ("127.0.0.1:7001 [::1]:7002", the
- * shape data_addr_check takes). Refuses a malformed entry and one never
+ * shape data_addr_check takes; "127.0.0.1:7100-7163" lists an address with a
+ * range of ports, as a tunnel daemon's are). Refuses a malformed entry and one never
  * allowed, naming it. 0, or -1 with err. */
 int data_addr_addrs(struct data_addr_allow *a, const char *list, char *err, size_t errlen);
 

@@ -11,6 +11,7 @@
 #include "volume.h"
 #include "volume_relay.h"
 #include "worker_store.h"
+#include "tunnel_store.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -43,10 +44,16 @@ static int target_of(struct request *req, struct volume_target *t)
                       v.id, v.worker);
         return -1;
     }
-    /* The address came from the worker's handshake, checked then; checked
-     * again before connecting, as the gateway does (decision 0032). */
-    if (data_addr_check(&req->conf->data_allow, r.data_addr, strlen(r.data_addr), t->addr, why,
-                        sizeof(why)) != 0) {
+    if (r.tunnel && strcmp(r.data_addr, TUNNEL_DATA_ADDR) == 0) {
+        respond_add_header(req, "Retry-After", "1");
+        respond_error(req, 503, "worker %s is unreachable: its tunnel is down", v.worker);
+        return -1;
+    }
+    /* The address came from the worker's handshake (or the tunnel daemon),
+     * checked then; checked again before connecting, as the gateway does
+     * (decisions 0032, 0087). */
+    if (data_addr_check(r.tunnel ? &req->conf->tunnel_allow : &req->conf->data_allow, r.data_addr,
+                        strlen(r.data_addr), t->addr, why, sizeof(why)) != 0) {
         log_about("warn", &(struct log_about){.workspace = req->cred.ws, .worker = v.worker},
                   "volume relay refused: %s", why);
         respond_error(req, 503, "the data port of worker %s is outside worker_data_*", v.worker);

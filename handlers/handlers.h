@@ -31,6 +31,7 @@ void h_worker_heartbeat(struct request *req);
 void h_worker_telemetry(struct request *req);
 void h_worker_audit(struct request *req);
 void h_worker_registry_token(struct request *req);
+void h_worker_tunnel(struct request *req);
 
 /* A sandbox's metrics and logs (h_metrics.c, h_logs.c). */
 void h_sandbox_metrics(struct request *req);

@@ -81,6 +81,28 @@ static int parse_data_addr(const json_t *v, const struct data_addr_allow *allow,
     return 0;
 }
 
+/* How the gateway reaches the worker: its data_addr, or its tunnel (decision
+ * 0087: the worker dials out, nothing connects to it), never both. */
+static int parse_reach(const json_t *b, const struct data_addr_allow *allow,
+                       struct handshake_body *c, char *err, size_t errlen)
+{
+    const json_t *t = json_object_get(b, "tunnel");
+
+    if (t && !json_is_boolean(t)) {
+        snprintf(err, errlen, "tunnel: must be true or false");
+        return -1;
+    }
+    c->tunnel = json_is_true(t);
+    if (!c->tunnel)
+        return parse_data_addr(json_object_get(b, "data_addr"), allow, c, err, errlen);
+    if (json_object_get(b, "data_addr")) {
+        snprintf(err, errlen, "data_addr: a tunnelled worker has none (tunnel is true)");
+        return -1;
+    }
+    snprintf(c->data_addr, sizeof(c->data_addr), "%s", TUNNEL_DATA_ADDR);
+    return 0;
+}
+
 /* Whether the worker lets its sandboxes be public (decision 0062): an agent,
  * a person's machine, only when it says so; any other worker unless it says
  * not. */
@@ -130,7 +152,7 @@ static int parse_caps(const json_t *b, const struct data_addr_allow *allow,
         snprintf(err, errlen, "slots: must be an integer in [1, 100000]");
         return -1;
     }
-    if (parse_data_addr(json_object_get(b, "data_addr"), allow, c, err, errlen) != 0)
+    if (parse_reach(b, allow, c, err, errlen) != 0)
         return -1;
     c->hostname = json_string_value(json_object_get(b, "hostname"));
     if (!c->hostname || strlen(c->hostname) > 255)

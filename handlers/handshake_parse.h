@@ -5,6 +5,7 @@
 #define CORRAL_HANDSHAKE_PARSE_H
 
 #include "data_addr.h"
+#include "tunnel_store.h" /* TUNNEL_DATA_ADDR only */
 
 #include <jansson.h>
 #include <stddef.h>
@@ -17,8 +18,10 @@ struct handshake_body {
     int egress, public_ok;
     double cpu;
     long mem, slots;
-    char data_addr[DATA_ADDR_CANON]; /* canonical, one the operator listed */
-    const char *hostname;            /* "" when absent or too long */
+    /* canonical, one the operator listed; TUNNEL_DATA_ADDR when tunnel */
+    char data_addr[DATA_ADDR_CANON];
+    int tunnel;           /* reached through its tunnel, not at a data_addr (decision 0087) */
+    const char *hostname; /* "" when absent or too long */
     /* A returning worker's id and secret (both checked later against the
      * store); worker_id NULL for a new worker. */
     const char *worker_id, *worker_secret;

@@ -52,6 +52,7 @@ static const struct route routes[] = {
     {"POST", "/v1/worker/builds/{}", ACCESS_WORKER, h_worker_build_report},
     {"GET", "/v1/worker/build-files/{}/{}", ACCESS_WORKER, h_worker_build_files},
     {"POST", "/v1/worker/registry-token", ACCESS_WORKER, h_worker_registry_token},
+    {"GET", "/v1/worker/tunnel", ACCESS_WORKER, h_worker_tunnel},
     {"GET", "/v1/internal/route/{}", ACCESS_INTERNAL, h_internal_route},
     /* The E2B surface. */
     {"POST", "/v2/sandboxes", ACCESS_MEMBER, h_e2b_create},

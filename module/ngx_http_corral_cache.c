@@ -165,7 +165,7 @@ ngx_http_corral_cache_put(ngx_http_request_t *r, ngx_http_corral_ctx_t *ctx,
         return;
     }
 
-    if (route->paused) {
+    if (route->paused || route->unreachable) {
         return;
     }
 

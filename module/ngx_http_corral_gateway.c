@@ -342,6 +342,17 @@ ngx_http_corral_parse_answer(ngx_http_request_t *r,
 
     route->found = 1;
 
+    /*
+     * a tunnelled worker whose tunnel no daemon holds now: the lookup names
+     * the marker instead of an address (store/tunnel_store.h)
+     */
+
+    if (route->addr.len == sizeof("tunnel") - 1
+        && ngx_strncmp(route->addr.data, "tunnel", route->addr.len) == 0)
+    {
+        route->unreachable = 1;
+    }
+
     return NGX_OK;
 }
 
@@ -415,7 +426,8 @@ ngx_http_corral_admit(ngx_http_request_t *r,
     ngx_int_t  rc;
 
     if (!route->found
-        || ngx_http_corral_upstream_allowed(r, clcf, ctx, route) != NGX_OK)
+        || (!route->unreachable
+            && ngx_http_corral_upstream_allowed(r, clcf, ctx, route) != NGX_OK))
     {
         return ngx_http_corral_not_found(r, ctx);
     }
@@ -433,6 +445,13 @@ ngx_http_corral_admit(ngx_http_request_t *r,
         if (rc != NGX_OK) {
             return rc;
         }
+    }
+
+    /* told only to a caller whose tokens passed, as any answer about it */
+
+    if (route->unreachable) {
+        return ngx_http_corral_respond(r, NGX_HTTP_BAD_GATEWAY,
+                   "worker unreachable: its tunnel is down; retry shortly");
     }
 
     if (ngx_http_corral_sign(r, ctx, route) != NGX_OK) {

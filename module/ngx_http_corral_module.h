@@ -55,6 +55,8 @@ typedef struct {
 typedef struct {
     ngx_uint_t                    found;
     ngx_uint_t                    paused;   /* not reachable now, not cached */
+    /* its worker's tunnel is down (decision 0087): not cached either */
+    ngx_uint_t                    unreachable;
     ngx_uint_t                    secure;
     ngx_uint_t                    public;
     ngx_str_t                     addr;

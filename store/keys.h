@@ -34,6 +34,7 @@
 #define K_WORKER_CMDS "corral:{ws:%s}:worker:%s:cmds"        /* stream of commands */
 #define K_WORKER_KILLED "corral:{ws:%s}:worker:%s:killed:%s" /* list: wakes a kill's caller */
 #define K_WORKER_KILL_WAIT "corral:{ws:%s}:worker:%s:killwait:%s" /* string: a caller waits */
+#define K_WORKER_TUNNEL "corral:{ws:%s}:worker:%s:tunnel" /* string: the daemon port holding its tunnel */
 #define K_AUDIT "corral:{ws:%s}:audit"         /* stream: the audit trail ({ws:}: the operator's) */
 #define K_SNAPSHOT "corral:{ws:%s}:snap:%s"    /* hash: one snapshot (decision 0048) */
 #define K_SNAPSHOTS "corral:{ws:%s}:snaps"     /* zset: snapshot ids by creation time (ms) */

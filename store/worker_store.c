@@ -2,6 +2,7 @@
 
 #include "keys.h"
 #include "sandbox_codec.h"
+#include "tunnel_store.h"
 #include "secret.h"
 
 #include <errno.h>
@@ -577,5 +578,11 @@ int worker_route(struct rconn *rc, const char *pool, const char *wid, struct wor
         return done(r, 0);
     snprintf(out->data_addr, sizeof(out->data_addr), "%s", addr);
     snprintf(out->data_key, sizeof(out->data_key), "%s", dkey);
-    return done(r, 1);
+    freeReplyObject(r);
+    /* A tunnelled worker is reached at the daemon holding its tunnel; with
+     * none, data_addr stays the marker: alive, not reachable now. */
+    out->tunnel = strcmp(out->data_addr, TUNNEL_DATA_ADDR) == 0;
+    if (out->tunnel && tunnel_record_get(rc, pool, wid, out->data_addr, sizeof(out->data_addr)) < 0)
+        return -1;
+    return 1;
 }

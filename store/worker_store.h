@@ -174,6 +174,9 @@ int worker_erase(struct rconn *rc, const char *pool, const char *wid);
 struct worker_route {
     char data_addr[256]; /* roomy: the gateway, not a cut here, refuses a bad one */
     char data_key[256];
+    /* a worker behind its tunnel (decision 0087): data_addr is the daemon
+     * port holding it, or TUNNEL_DATA_ADDR while no daemon does */
+    int tunnel;
 };
 int worker_route(struct rconn *rc, const char *pool, const char *wid, struct worker_route *out);
 

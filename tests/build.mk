@@ -12,6 +12,7 @@ UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_
              tests/unit/unit_e2b_timeout.c tests/unit/unit_sandbox_list.c \
              tests/unit/unit_snapshot_parse.c tests/unit/unit_template_build.c \
              tests/unit/unit_registry_token.c tests/unit/unit_registry_route.c \
+             tests/unit/unit_tunnel_upgrade.c tunneld/upgrade.c \
              tests/lib/stderr_capture.c \
              $(filter-out handlers/main.c,$(API_SRCS))
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
@@ -46,3 +47,4 @@ $(BIN)/build-harness: $(call objs,$(BUILD_HARNESS_SRCS)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl
 $(OBJ)/tests/workerd/build_main.o: CFLAGS += -Iworkerd -I.
+$(OBJ)/tests/unit/unit_tunnel_upgrade.o: CFLAGS += -Itunneld

@@ -31,6 +31,8 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define LOOP_EVENTS 256
@@ -382,6 +384,33 @@ static void raise_fd_limit(void)
     }
 }
 
+/* "unix:PATH": a tunnelled worker's data port (decision 0087), reached only
+ * through its tunnel, so that nothing listens on TCP. Mode 0600: root (the
+ * tunnel client, in this process) connects, no other user of the host. */
+static int listen_unix(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int fd;
+    mode_t old;
+
+    if (strlen(path) >= sizeof(a.sun_path)) {
+        log_err("dataport: %s: path too long for a unix socket", path);
+        return -1;
+    }
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    unlink(path); /* a socket left by a killed workerd */
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    old = umask(0177);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 4096) != 0) {
+        log_err("dataport: cannot listen on %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    umask(old);
+    return fd;
+}
+
 static int listen_on(const char *listen_addr)
 {
     struct addrinfo hints = {0}, *ai = NULL;
@@ -389,6 +418,8 @@ static int listen_on(const char *listen_addr)
     const char *port;
     int fd, one = 1, rc;
 
+    if (strncmp(listen_addr, "unix:", 5) == 0)
+        return listen_unix(listen_addr + 5);
     if (split_addr(listen_addr, host, sizeof(host), &port) != 0 ||
         !dataport_all_digits(port, 1, 5)) {
         log_err("dataport: listen address \"%s\" is not host:port", listen_addr);

@@ -205,7 +205,15 @@ static void test_data_addrs(void)
                   "127.0.0.1:7001"));
     CHECK(refused("worker_data_addrs = 127.0.0.0/8\n",
                   "%s:4: worker_data_addrs: 127.0.0.0/8: must be an IP address and a port, "
-                  "10.0.0.5:7001 or [fd12::5]:7001 (no host name)"));
+                  "10.0.0.5:7001 or [fd12::5]:7001 (no host name), or a range of ports, "
+                  "127.0.0.1:7100-7163"));
+    /* corral-tunneld's one address and range of ports (decision 0087) */
+    CHECK(refused("tunnel_ports = 127.0.0.1:7100 127.0.0.1:7200\n",
+                  "%s:4: tunnel_ports: one address and a range of ports, 127.0.0.1:7100-7163"));
+    CHECK(refused("tunnel_ports = 127.0.0.1\n",
+                  "%s:4: tunnel_ports: 127.0.0.1: must be an IP address and a port, 10.0.0.5:7001 "
+                  "or [fd12::5]:7001 (no host name), or a range of ports, 127.0.0.1:7100-7163"));
+    CHECK(accepted("tunnel_ports = 10.0.0.5:9000-9099\ntunnel_listen = /run/t.sock\n"));
     CHECK(refused("worker_data_addrs = 169.254.169.254:80\n",
                   "%s:4: worker_data_addrs: 169.254.169.254:80: link-local, where cloud metadata "
                   "answers (169.254.0.0/16), never a worker address"));

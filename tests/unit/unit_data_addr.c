@@ -80,6 +80,16 @@ static void test_addrs(void)
     /* replaced, not added */
     CHECK(data_addr_addrs(&a, "127.0.0.1:7005", err, sizeof(err)) == 0);
     CHECK(refused(&a, "127.0.0.1:7001", "on loopback") && allowed(&a, "127.0.0.1:7005"));
+    /* a range of ports at one address: a tunnel daemon's (decision 0087) */
+    CHECK(data_addr_addrs(&a, "127.0.0.1:7100-7163 [::1]:7200-7201", err, sizeof(err)) == 0);
+    CHECK(allowed(&a, "127.0.0.1:7100") && allowed(&a, "127.0.0.1:7163"));
+    CHECK(allowed(&a, "[::1]:7201") && refused(&a, "[::1]:7202", "on loopback"));
+    CHECK(refused(&a, "127.0.0.1:7099", "on loopback") &&
+          refused(&a, "127.0.0.1:7164", "on loopback"));
+    CHECK(data_addr_addrs(&a, "127.0.0.1:7200-7100", err, sizeof(err)) != 0 &&
+          strstr(err, "127.0.0.1:7200-7100: must be"));
+    CHECK(data_addr_addrs(&a, "127.0.0.1:7200-", err, sizeof(err)) != 0);
+    CHECK(data_addr_addrs(&a, "127.0.0.1:7200-70000", err, sizeof(err)) != 0);
     /* malformed or never allowed: refused at load, named */
     CHECK(data_addr_addrs(&a, "127.0.0.1", err, sizeof(err)) != 0 &&
           strstr(err, "127.0.0.1: must be an IP address and a port"));

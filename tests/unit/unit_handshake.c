@@ -91,6 +91,10 @@ static const struct bad bads[] = {
     {"{\"data_addr\":7001}", 1, 400, "data_addr: must be a string, IP:port"},
     {"{\"data_addr\":\"10.0.0.1:7001\"}", 1, 400, "data_addr: *"},
     {"{\"data_addr\":\"127.0.0.1:22\"}", 1, 400, "data_addr: *"},
+    /* a tunnelled worker has no data_addr; tunnel is a boolean */
+    {"{\"tunnel\":true}", 1, 400, "data_addr: a tunnelled worker has none (tunnel is true)"},
+    {"{\"tunnel\":1,\"data_addr\":null}", 1, 400, "tunnel: must be true or false"},
+    {"{\"tunnel\":false,\"data_addr\":null}", 1, 400, "data_addr: must be a string, IP:port"},
     /* a returning worker: after every capability */
     {"{\"worker_id\":\"" WID "\"}", 1, 403, "worker_id needs the worker_secret it was given"},
     {"{\"worker_id\":\"not-an-id\",\"worker_secret\":\"s\"}", 1, 403,
@@ -162,6 +166,12 @@ static void test_good(void)
     /* a worker_id that is not a string: a new worker, as before */
     json_object_set_new(b, "worker_id", json_integer(5));
     CHECK(handshake_parse(b, &allow, 0, &hb, err, sizeof(err)) == 0 && hb.worker_id == NULL);
+    CHECK(!hb.tunnel);
+    /* behind its tunnel: no data_addr, the record holds the marker */
+    json_object_del(b, "data_addr");
+    json_object_set_new(b, "tunnel", json_true());
+    CHECK(handshake_parse(b, &allow, 0, &hb, err, sizeof(err)) == 0 && hb.tunnel &&
+          strcmp(hb.data_addr, TUNNEL_DATA_ADDR) == 0);
     json_decref(b);
 }
 

@@ -377,6 +377,7 @@ void unit_snapshot_parse(int *total_passed, int *total_failed);
 void unit_template_build(int *total_passed, int *total_failed);
 void unit_registry_token(int *total_passed, int *total_failed);
 void unit_registry_route(int *total_passed, int *total_failed);
+void unit_tunnel_upgrade(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -525,6 +526,7 @@ int main(void)
     unit_template_build(&passed, &failed);
     unit_registry_token(&passed, &failed);
     unit_registry_route(&passed, &failed);
+    unit_tunnel_upgrade(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
