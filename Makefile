@@ -18,7 +18,7 @@ OBJ     := $(BUILD)/obj
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Istore -Ischeduler -Ihandlers -Itests/lib $(SANFLAGS)
 LDFLAGS += -pthread $(SANFLAGS)
-LIBS    := -lhiredis -ljansson -lcrypto -lm
+LIBS    := -lhiredis -ljansson -lcrypto -lm -lnghttp2
 
 BINS :=
 .DEFAULT_GOAL := all
@@ -36,6 +36,7 @@ include handlers/build.mk
 include envd/build.mk
 include workerd/build.mk
 include egress/build.mk
+include tunneld/build.mk
 include tests/build.mk
 
 .PHONY: all deps test bench up down images clean format lint module

@@ -240,7 +240,7 @@ int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t 
     c->max_builds = 4;
     c->redis_timeout_ms = 1000;
     data_addr_defaults(&c->data_allow);
-    snprintf(c->tunnel_listen, sizeof(c->tunnel_listen), "/run/corral/tunneld.sock");
+    snprintf(c->tunnel_listen, sizeof(c->tunnel_listen), "/run/corral/tunneld/tunneld.sock");
     snprintf(c->tunnel_ports, sizeof(c->tunnel_ports), "127.0.0.1:7100-7163");
     (void)data_addr_addrs(&c->tunnel_allow, c->tunnel_ports, err, errlen); /* a constant */
     /* Decision 0034: half the shared fleet per tenant. */

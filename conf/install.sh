@@ -4,7 +4,7 @@
 #   conf/install.sh DESTDIR PREFIX BIN_DIR NGINX_MODULE
 #
 # Lays down, under DESTDIR (empty: this machine):
-#   PREFIX/bin/             corral-api corralctl corral-sched workerd envd corral-egress
+#   PREFIX/bin/             corral-api corralctl corral-sched corral-tunneld workerd envd corral-egress
 #   PREFIX/lib/nginx/modules/ngx_http_corral_module.so
 #   PREFIX/lib/corral/redis-acl   prints Redis's ACL file from the password files
 #   /lib/systemd/system/    corral-api@.service corral-sched.service corral-workerd.service
@@ -31,8 +31,8 @@ PREFIX=${PREFIX%/}
 case "$BIN" in /*) ;; *) BIN=$ROOT/$BIN ;; esac
 case "$MODULE" in /*) ;; *) MODULE=$ROOT/$MODULE ;; esac
 
-BINARIES=(corral-api corralctl corral-sched workerd envd corral-egress)
-UNITS=(corral-api@.service corral-sched.service corral-workerd.service corral-registry-gc.service
+BINARIES=(corral-api corralctl corral-sched corral-tunneld workerd envd corral-egress)
+UNITS=(corral-api@.service corral-sched.service corral-tunneld.service corral-workerd.service corral-registry-gc.service
        corral-registry-gc.timer)
 SYSTEMD=$ROOT/conf/systemd
 MODDIR=$PREFIX/lib/nginx/modules
@@ -55,6 +55,7 @@ render_snippets() { # outdir
     # 256 per address and 128 per sandbox (decision 0068).
     CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=200 CORRAL_NGX_BURST=400 CORRAL_NGX_BODY=2m \
         CORRAL_NGX_CONN_API=64 CORRAL_NGX_CONN_DATA=256 CORRAL_NGX_CONN_SANDBOX=128 \
+        CORRAL_NGX_TUNNELD=/run/corral/tunneld/tunneld.sock \
         CORRAL_NGX_SECRET=/etc/corral/gateway-secret bash "$ROOT/conf/nginx/render.sh" "$1"
 }
 
@@ -86,7 +87,7 @@ render_gateway() { # out
         echo "# (E2B_DOMAIN); 8444: any host with E2b-Sandbox-Id/-Port headers (E2B_SANDBOX_URL)."
         sed -e "s|@RUN@/tls/|/etc/corral/tls/|g" -e "s|@SNIPPETS@|$SNIPPETS|g" \
             -e "s|@DOMAIN@|$DOMAIN|g" -e "s|@CACHE_BYPASS@|off|g" \
-            -e "s|@GATEWAY_NAMES@|*.$DOMAIN|g" -e "s|@WORKER_ALLOW@|127.0.0.1:7001|g" \
+            -e "s|@GATEWAY_NAMES@|*.$DOMAIN|g" -e "s|@WORKER_ALLOW@|127.0.0.1:7001 127.0.0.1:7100-7163|g" \
             "$ROOT/conf/nginx-gateway.conf.in" \
             | awk -v listen="$listen" '{ if ($0 == "@GATEWAY_LISTEN@") printf "%s", listen; else print }'
     } > "$1"

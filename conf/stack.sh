@@ -11,6 +11,7 @@
 #   conf/stack.sh env     print the exports for clients
 #   conf/stack.sh conf    print the corral.conf `up` would write (starts nothing)
 #   conf/stack.sh <ctl>   stop-redis | start-redis | kill-api N | start-api N | start-dockerd | status
+#                         | kill-tunneld [SIGNAL] | start-tunneld
 #                         | kill-host N | start-host N | balance N (CORRAL_GATEWAY_HOSTS)
 #                         | start-redis-replica (CORRAL_REDIS_HA)
 #   conf/stack.sh redis-cli ARGS...   redis-cli as the stack's Redis admin (corral-admin)
@@ -46,7 +47,10 @@
 # whose tests kill daemons and start them again themselves; decision 0072),
 # CORRAL_REGISTRY (where Corral's registry listens, corral.conf's registry:
 # default 127.0.0.1:5000, or 127.0.0.1:PORT+3 when CORRAL_PORT is not 8443;
-# empty: no registry; decision 0079).
+# empty: no registry; decision 0079), CORRAL_TUNNEL=1 (the stack's workerd
+# reached through its tunnel, listening on no TCP port; decision 0087),
+# CORRAL_TUNNEL_PORTS (corral-tunneld's address and ports, default
+# 127.0.0.1:PORT+50-PORT+81).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,6 +73,9 @@ WORKERS=${CORRAL_WORKERD:-0}
 REDIS_ADDR=127.0.0.1
 [ "$HOSTS" -ge 1 ] && REDIS_ADDR=$HOSTS_NET.1
 WORKERD_PORT=${CORRAL_WORKERD_DATA_PORT:-7001}
+# corral-tunneld's ports (decision 0087): 32 from PORT + 50, clear of the
+# next stack's ports (the test suites' stacks are 100 apart).
+TUNNEL_PORTS=${CORRAL_TUNNEL_PORTS:-$REDIS_ADDR:$((PORT + 50))-$((PORT + 81))}
 # Each workerd's data port exactly, never a range: Redis and every other
 # service of this machine listen on the same addresses (issue 25, 0061).
 default_worker_addrs() {
@@ -219,7 +226,7 @@ stack_pids() {
         [ ${#args[@]} -gt 0 ] || continue
         argv=" ${args[*]} "
         name=${argv#" "}; name=${name%%" "*}; name=${name##*/}; name=${name%:}
-        case "$name" in corral-api|corral-sched|workerd|nginx|redis-server|docker-registry|corral-supervise) ;; *) continue ;; esac
+        case "$name" in corral-api|corral-sched|corral-tunneld|workerd|nginx|redis-server|docker-registry|corral-supervise) ;; *) continue ;; esac
         running "$p" || continue
         case "$argv" in
         *" $RUN/supervise/dockerd "*) ;;
@@ -470,6 +477,8 @@ template_storage_mb = ${CORRAL_TEMPLATE_STORAGE_MB:-20480}
 max_builds = ${CORRAL_MAX_BUILDS:-4}
 sandbox_max_timeout_s = ${CORRAL_SANDBOX_MAX_TIMEOUT_S:-86400}
 worker_data_addrs = $WORKER_ADDRS
+tunnel_listen = $RUN/tunneld.sock
+tunnel_ports = $TUNNEL_PORTS
 fleet_share = $FLEET_SHARE
 ceiling_max_concurrent_sandboxes = $CEILING_MAX_CONCURRENT
 key_rate = $RATE_KEY
@@ -498,6 +507,7 @@ render_nginx() { # dir, listen address prefix, API port, data port
     CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=$RATE_ADDR CORRAL_NGX_BURST=$BURST_ADDR \
         CORRAL_NGX_BODY=2m CORRAL_NGX_SECRET=$RUN/gateway-secret \
         CORRAL_NGX_CONN_API=$CONN_API CORRAL_NGX_CONN_DATA=$CONN_DATA CORRAL_NGX_CONN_SANDBOX=$CONN_SANDBOX \
+        CORRAL_NGX_TUNNELD=$RUN/tunneld.sock \
         bash "$ROOT/conf/nginx/render.sh" "$dir/snippets"
     local extra=""
     if [ "$PROFILE" = bench ]; then
@@ -519,7 +529,7 @@ render_nginx() { # dir, listen address prefix, API port, data port
 
 # corral_upstream_allow's words: what corral.conf's worker_data_* say.
 upstream_allow() {
-    echo "$WORKER_ADDRS${WORKER_NETWORKS:+ $WORKER_NETWORKS ports=$(tr -s ' ' ',' <<<"$WORKER_PORTS")}"
+    echo "$WORKER_ADDRS $TUNNEL_PORTS${WORKER_NETWORKS:+ $WORKER_NETWORKS ports=$(tr -s ' ' ',' <<<"$WORKER_PORTS")}"
 }
 
 render_gateway() { # dir, file, cache bypass (on|off), server names, listen address prefix, ports...
@@ -679,6 +689,7 @@ start_workerd() {
     (umask 077; CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json join-token create --ttl 31536000 \
         | sed -E 's/.*"token":"([^"]*)".*/\1/' > "$RUN/$name.token")
     cat > "$RUN/$name.conf" <<CONF
+${CORRAL_TUNNEL:+tunnel = on}
 control_url = https://127.0.0.1:$PORT
 ca_file = $RUN/tls/ca.crt
 join_token_file = $RUN/$name.token
@@ -705,6 +716,15 @@ CONF
         sleep 0.1
     done
     die "$name did not enrol (logs in $RUN/log/$name.log)"
+}
+
+# corral-tunneld: workers behind NAT dial in through nginx (decision 0087).
+# On the one-host stack only: with gateway hosts, tunnels are not offered yet.
+start_tunneld() {
+    [ "$HOSTS" = 0 ] || return 0
+    rm -f "$RUN/tunneld.sock"
+    start_bg tunneld "$BIN/corral-tunneld" -c "$RUN/corral.conf"
+    wait_for "corral-tunneld" test -S "$RUN/tunneld.sock"
 }
 
 start_api() {
@@ -781,6 +801,7 @@ up() {
         for i in $(seq 1 $API_PROCS); do start_api "$i"; done
     fi
     start_bg sched "$BIN/corral-sched" -c "$RUN/corral.conf"
+    start_tunneld
     # Tests run two sweepers: corral-sched must be safe as several copies.
     [ "$PROFILE" = test ] && start_bg sched-2 "$BIN/corral-sched" -c "$RUN/corral.conf"
     # The dev stack's registry is collected daily, as the packages' timer does (0081).
@@ -901,6 +922,8 @@ conf) profile_settings; corral_conf_text ;;
 stop-redis) stop_pid redis ;;
 start-redis) start_redis ;;
 kill-api) stop_pid "api-$2" KILL ;;
+kill-tunneld) stop_pid tunneld "${2:-KILL}" ;;
+start-tunneld) profile_settings; start_tunneld ;;
 start-api) profile_settings; start_api "$2" ;;
 start-workerd) start_workerd "${2:-1}" ;;
 start-dockerd) start_dockerd ;;
@@ -912,5 +935,5 @@ start-redis-replica)
     wait_for "the Redis replica" redis_admin -p $((REDIS_PORT + 1)) ping ;;
 status) ls "$RUN/pids" ;;
 redis-cli) shift; redis_admin "$@" ;;
-*) die "usage: conf/stack.sh up|down|env|conf|stop-redis|start-redis|start-redis-replica|kill-api N|start-api N|kill-host N|start-host N|balance N|start-workerd [N]|start-dockerd|status|redis-cli ARGS" ;;
+*) die "usage: conf/stack.sh up|down|env|conf|stop-redis|start-redis|start-redis-replica|kill-api N|start-api N|kill-tunneld [SIGNAL]|start-tunneld|kill-host N|start-host N|balance N|start-workerd [N]|start-dockerd|status|redis-cli ARGS" ;;
 esac

@@ -18,10 +18,17 @@ int tunnel_record_set(struct rconn *rc, const char *pool, const char *wid, const
     return reply_done(rconn_cmd(rc, 0, "SET %s %s PX %ld", key, addr, ttl_ms));
 }
 
-/* KEYS: the record. ARGV: the holder's address, the ttl (ms). */
+/* KEYS: the record. ARGV: the holder's address, the ttl (ms). A record that
+ * expired (the store was unreachable longer than its ttl) is written again:
+ * nobody else holds the tunnel then. */
 static struct rscript renew_script = {"tunnel_renew",
-                                      "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+                                      "local v = redis.call('GET', KEYS[1])\n"
+                                      "if v == ARGV[1] then\n"
                                       "  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+                                      "end\n"
+                                      "if not v then\n"
+                                      "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+                                      "  return 1\n"
                                       "end\n"
                                       "return 0\n",
                                       ""};

@@ -16,8 +16,8 @@
 /* Records addr as the holder of (pool, wid)'s tunnel for ttl_ms. 0, -1. */
 int tunnel_record_set(struct rconn *rc, const char *pool, const char *wid, const char *addr,
                       long ttl_ms);
-/* Renews it if addr still holds it: 1 renewed, 0 another holds it (or none),
- * -1 Redis failed. */
+/* Renews it if addr still holds it (or writes it again if it expired): 1
+ * renewed, 0 another holds it, -1 Redis failed. */
 int tunnel_record_renew(struct rconn *rc, const char *pool, const char *wid, const char *addr,
                         long ttl_ms);
 /* Deletes it if addr still holds it. 0, -1. */

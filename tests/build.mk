@@ -48,3 +48,8 @@ $(BIN)/build-harness: $(call objs,$(BUILD_HARNESS_SRCS)) $(COMMON_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) -lcurl
 $(OBJ)/tests/workerd/build_main.o: CFLAGS += -Iworkerd -I.
 $(OBJ)/tests/unit/unit_tunnel_upgrade.o: CFLAGS += -Itunneld
+
+# The tunnel's framing over a real socket pair (common/h2bridge.c), standalone.
+$(BIN)/unit-h2bridge: $(call objs,tests/unit/unit_h2bridge.c) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

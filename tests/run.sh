@@ -67,11 +67,11 @@ lane_end() { # lane: waited for, its suites printed and counted
 }
 
 bash tests/lib/deps.sh || { echo "could not install dependencies"; exit 1; }
-make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress build/bin/unit-envd >/dev/null || { echo "build failed"; make all; exit 1; }
+make -j2 all build/bin/unit-tests build/bin/unit-workerd build/bin/unit-egress build/bin/unit-envd build/bin/unit-h2bridge >/dev/null || { echo "build failed"; make all; exit 1; }
 # The sanitized build (build-san/) compiles while the first suites, which use
 # build/ only, run (decision 0083).
 make -j2 SANITIZE=1 all build-san/bin/unit-tests build-san/bin/unit-workerd build-san/bin/unit-egress \
-    build-san/bin/unit-envd > "$LANES/san-build.log" 2>&1 & san_build=$!
+    build-san/bin/unit-envd build-san/bin/unit-h2bridge > "$LANES/san-build.log" 2>&1 & san_build=$!
 
 # The tree's rules that a compiler does not check (issue 27): the key layout
 # and Redis commands only in store/, no state compared as a string, no
@@ -89,6 +89,7 @@ step "stack: up twice, kill -9 of every daemon, failed and killed ups, down leav
 wait "$san_build" || { echo "sanitized build failed"; tail -n 40 "$LANES/san-build.log"; exit 1; }
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
+step "tunnel framing: HTTP/2 streams over one connection (ASan+UBSan)" build-san/bin/unit-h2bridge
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress
 step "egress proxy end to end: every request decided, loopback stand-ins" bash tests/egress/run.sh
 step "envd unit tests (ASan+UBSan)" build-san/bin/unit-envd

@@ -42,6 +42,11 @@ static json_t *handshake_body(const struct worker *w, int with_identity)
         json_object_set_new(b, "mode", json_string("agent"));
         json_object_set_new(b, "public_traffic", json_boolean(c->agent.public_traffic));
     }
+    /* Behind its tunnel, the gateway has no address to connect to (0087). */
+    if (b && c->tunnel) {
+        json_object_del(b, "data_addr");
+        json_object_set_new(b, "tunnel", json_true());
+    }
     if (b && with_identity) {
         json_object_set_new(b, "worker_id", json_string(w->id.worker_id));
         json_object_set_new(b, "worker_secret", json_string(w->id.worker_secret));

@@ -16,6 +16,7 @@
 #include "warm_pool.h"
 #include "stopped.h"
 #include "subvol_drop.h"
+#include "tunnel_client.h"
 
 #include "config.h"
 #include "log.h"
@@ -251,6 +252,8 @@ static int run(struct worker_conf *conf)
     log_info("workerd up: %ld slots, %.2f cpu, %ld MB, data %s, control %s", conf->slots,
              conf->cpu_cores, conf->memory_mb, conf->data_addr, conf->control_url);
     if (enrol(&w) == 0) {
+        if (conf->tunnel && tunnel_client_start(&w) != 0)
+            log_err("tunnel thread did not start: nothing reaches this worker's sandboxes");
         lease_started = lease_start(&w, &lease) == 0;
         if (!lease_started)
             log_warn("lease thread did not start; only the heartbeats renew the lease");

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static long mem_total_mb(void)
@@ -188,6 +189,35 @@ static const struct str_key str_keys[] = {
     SK("dns_servers", dns_servers),
 };
 
+static int set_on_off(int *out, const char *value, char *err, size_t errlen)
+{
+    if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
+        snprintf(err, errlen, "expected on or off");
+        return -1;
+    }
+    *out = strcmp(value, "on") == 0;
+    return 0;
+}
+
+/* Behind NAT (decision 0087): nothing connects here, so the data port
+ * listens on a unix socket the tunnel thread alone connects to, not TCP. */
+static int tunnel_finish(struct worker_conf *c, char *err, size_t errlen)
+{
+    char path[WCONF_STR];
+
+    if (!c->tunnel)
+        return 0;
+    if ((size_t)snprintf(path, sizeof(path), "unix:%s/dataport.sock", c->state_dir) >=
+            sizeof(path) ||
+        strlen(path) - 5 >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        snprintf(err, errlen, "tunnel: state_dir %s is too long for a unix socket path",
+                 c->state_dir);
+        return -1;
+    }
+    snprintf(c->data_addr, sizeof(c->data_addr), "%s", path);
+    return 0;
+}
+
 /* Decision 0035: optional (E2B's SDK signs /files URLs without an expiry by
  * default) or required (such URLs are refused by every sandbox's envd). */
 static int set_signature_expiration(struct worker_conf *c, const char *value, char *err,
@@ -228,6 +258,8 @@ int wconf_set(void *ud, const char *key, const char *value, char *err, size_t er
     }
     if (strcmp(key, "fast_remove") == 0)
         return set_long(&c->fast_remove, value, 0, 1, err, errlen);
+    if (strcmp(key, "tunnel") == 0)
+        return set_on_off(&c->tunnel, value, err, errlen);
     if (strcmp(key, "layer_cache_max_age_s") == 0)
         return set_long(&c->layer_cache_max_age_s, value, 0, 10L * 365 * 86400, err, errlen);
     if (strcmp(key, "metrics_interval_ms") == 0)
@@ -337,7 +369,7 @@ int wconf_finish(struct worker_conf *c, char *err, size_t errlen)
     }
     if (wconf_check_bin("envd_bin", c->envd_bin, err, errlen) != 0)
         return -1;
-    if (wconf_warm_default(c, err, errlen) != 0)
+    if (wconf_warm_default(c, err, errlen) != 0 || tunnel_finish(c, err, errlen) != 0)
         return -1;
     wconf_capacity(c, sysconf(_SC_NPROCESSORS_ONLN));
     return load_token(c, err, errlen);

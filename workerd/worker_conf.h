@@ -68,6 +68,7 @@ struct worker_conf {
     long metrics_interval_ms;   /* how often each sandbox's stats and logs are sampled */
     long layer_cache_max_age_s; /* cached build layers older than this go (0: kept) */
     long fast_remove;           /* btrfs subvolumes dropped ahead of dockerd (subvol_drop.h) */
+    int tunnel; /* tunnel = on: reached through its tunnel, the data port on a unix socket (0087) */
     struct warm_kind warm[WARM_KINDS_MAX]; /* warm_pool: sandboxes started ahead (0082) */
     int n_warm;
     int warm_set; /* warm_pool was given (else WCONF_DEFAULT_WARM, when base is served) */

@@ -15,6 +15,8 @@
 #   CORRAL_NGX_CONN_DATA data-plane requests in progress per client address
 #   CORRAL_NGX_CONN_SANDBOX  data-plane requests in progress per sandbox
 #                        (decision 0068)
+#   CORRAL_NGX_TUNNELD   corral-tunneld's unix socket (corral.conf tunnel_listen;
+#                        decision 0087)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +26,7 @@ die() { echo "render.sh: $*" >&2; exit 1; }
 OUT=$1
 : "${CORRAL_NGX_SOCKETS:?}" "${CORRAL_NGX_RATE:?}" "${CORRAL_NGX_BURST:?}" \
   "${CORRAL_NGX_BODY:?}" "${CORRAL_NGX_SECRET:?}" "${CORRAL_NGX_CONN_API:?}" \
-  "${CORRAL_NGX_CONN_DATA:?}" "${CORRAL_NGX_CONN_SANDBOX:?}"
+  "${CORRAL_NGX_CONN_DATA:?}" "${CORRAL_NGX_CONN_SANDBOX:?}" "${CORRAL_NGX_TUNNELD:?}"
 
 ups="" sock=""
 for sock in $CORRAL_NGX_SOCKETS; do
@@ -37,7 +39,7 @@ for src in "$HERE"/*.conf.in; do
     sed -e "s|@RATE_ADDR@|$CORRAL_NGX_RATE|g" -e "s|@BURST_ADDR@|$CORRAL_NGX_BURST|g" \
         -e "s|@NGINX_BODY@|$CORRAL_NGX_BODY|g" -e "s|@GATEWAY_SECRET@|$CORRAL_NGX_SECRET|g" \
         -e "s|@CONN_API_ADDR@|$CORRAL_NGX_CONN_API|g" -e "s|@CONN_DATA_ADDR@|$CORRAL_NGX_CONN_DATA|g" \
-        -e "s|@CONN_SANDBOX@|$CORRAL_NGX_CONN_SANDBOX|g" "$src" \
+        -e "s|@CONN_SANDBOX@|$CORRAL_NGX_CONN_SANDBOX|g" -e "s|@TUNNELD_SOCKET@|$CORRAL_NGX_TUNNELD|g" "$src" \
         | awk -v ups="$ups" '{ if ($0 == "@UPSTREAMS@") printf "%s", ups; else print }' > "$dst.tmp"
     # A placeholder left means a template gained one this script does not know.
     left=$(grep -v '^[[:space:]]*#' "$dst.tmp" | grep -o '@[A-Z_]\+@' | sort -u | tr '\n' ' ' || true)

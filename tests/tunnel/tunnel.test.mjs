@@ -1,0 +1,212 @@
+// A worker reached only through its tunnel (issue 29, decision 0087), tested
+// as an attacker would: a worker with credentials of its own, another
+// workspace's join token, a tunnel that opens streams itself, a tunnel cut
+// under a stream in flight. Run by tests/tunnel/run.sh (the stack's workerd
+// has `tunnel = on`; corral-tunneld holds its tunnel).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import tls from 'node:tls';
+import { RUN, api, corralctl, redis, stack, eventually } from '../lib/corral.mjs';
+import { TestWorker } from '../lib/test_worker.mjs';
+import { Sandbox, sleep } from '../e2b/lib.mjs';
+
+const PORT = Number(process.env.CORRAL_PORT);
+const SANDBOX_URL = `https://localhost:${PORT + 1}`;
+const workerdPid = () => Number(readFileSync(`${RUN}/pids/workerd.pid`, 'utf8'));
+const workerdId = () => /worker_id = (\w+)/.exec(readFileSync(`${RUN}/workerd-state/worker`, 'utf8'))[1];
+const tunnelRecord = (pool, wid) => redis('GET', `corral:{ws:${pool}}:worker:${wid}:tunnel`);
+const [TUNNEL_LO, TUNNEL_HI] = [PORT + 50, PORT + 81];
+
+const sandboxes = [];
+after(async () => { for (const s of sandboxes) await s.kill().catch(() => {}); });
+async function sandbox(opts = {}) {
+  const s = await Sandbox.create('base', { timeoutMs: 300_000, ...opts });
+  sandboxes.push(s);
+  return s;
+}
+
+// The TCP sockets in LISTEN state that process pid holds, as "addr:port".
+function listeningTcp(pid) {
+  const inodes = new Set();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch { /* closed since the listing */ }
+  }
+  const out = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length >= 10 && f[3] === '0A' && inodes.has(f[9])) out.push(`${f[1]}`);
+    }
+  }
+  return out;
+}
+
+// The upgrade, by hand over TLS, as workerd sends it: {status, head, socket}.
+function upgrade(headers) {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: 'localhost', port: PORT, ALPNProtocols: ['http/1.1'],
+      ca: readFileSync(process.env.NODE_EXTRA_CA_CERTS) }, () => {
+      const lines = Object.entries({ Host: `localhost:${PORT}`, Upgrade: 'corral-tunnel/1', Connection: 'Upgrade', ...headers })
+        .map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      socket.write(`GET /v1/worker/tunnel HTTP/1.1\r\n${lines}\r\n`);
+    });
+    let buf = Buffer.alloc(0);
+    const onData = (d) => {
+      buf = Buffer.concat([buf, d]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      socket.off('data', onData);
+      const head = buf.subarray(0, end).toString();
+      socket.rest = buf.subarray(end + 4);
+      resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1]), head, socket });
+    };
+    socket.on('data', onData);
+    socket.on('error', reject);
+    socket.setTimeout(10_000, () => reject(new Error('no answer to the upgrade')));
+  });
+}
+
+// A tunnelled worker of its own: the join token of pool (a workspace id, or
+// '' for the fleet) and a handshake with "tunnel": true.
+async function tunnelledWorker(workspace) {
+  const jt = corralctl('join-token', 'create', ...(workspace ? ['--workspace', workspace] : [])).token;
+  const w = new TestWorker(jt, { dataAddr: undefined, handshakeExtra: { tunnel: true }, name: 'tw-tunnel' });
+  await w.handshake();
+  return w;
+}
+
+// HTTP/2 frames read off a raw socket: [{type, flags, stream}].
+function frames(socket) {
+  const seen = [];
+  let buf = socket.rest || Buffer.alloc(0);
+  const parse = () => {
+    while (buf.length >= 9) {
+      const len = buf.readUIntBE(0, 3);
+      if (buf.length < 9 + len) return;
+      seen.push({ type: buf[3], flags: buf[4], stream: buf.readUInt32BE(5) & 0x7fffffff });
+      buf = buf.subarray(9 + len);
+    }
+  };
+  parse();
+  socket.on('data', (d) => { buf = Buffer.concat([buf, d]); parse(); });
+  return seen;
+}
+const closed = (socket) => new Promise((r) => { if (socket.destroyed) r(); socket.once('close', r); });
+
+async function envdHealth(sbx) {
+  const res = await fetch(`${SANDBOX_URL}/health`, { headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49983' } });
+  return { status: res.status, text: await res.text() };
+}
+
+test('workerd listens on no TCP port: its sandboxes are reached through corral-tunneld\'s port', async () => {
+  assert.deepEqual(listeningTcp(workerdPid()), [], 'workerd holds a listening TCP socket');
+  const addr = tunnelRecord('', workerdId());
+  const m = /^127\.0\.0\.1:(\d+)$/.exec(addr);
+  assert.ok(m && Number(m[1]) >= TUNNEL_LO && Number(m[1]) <= TUNNEL_HI, `the tunnel's record: "${addr}"`);
+  const tunneld = Number(readFileSync(`${RUN}/pids/tunneld.pid`, 'utf8'));
+  assert.ok(listeningTcp(tunneld).length >= 1, 'corral-tunneld listens on the worker\'s port');
+  const sbx = await sandbox();
+  const r = await sbx.commands.run('echo through-the-tunnel; id -u');
+  assert.equal(r.stdout, 'through-the-tunnel\n0\n');
+  await sbx.files.write('/tmp/t.bin', 'x'.repeat(1 << 20));
+  assert.equal((await sbx.files.read('/tmp/t.bin')).length, 1 << 20);
+});
+
+test('a tunnel needs a tunnelled worker\'s own credentials: none, a wrong secret, another workspace\'s token, a worker with a data port', async () => {
+  const ws = corralctl('workspace', 'create', 'tun-attacker').workspace;
+  const other = corralctl('workspace', 'create', 'tun-victim').workspace;
+  const victim = await tunnelledWorker(other);
+  const mine = corralctl('join-token', 'create', '--workspace', ws).token;
+  const cases = [
+    [{}, [401, 403]],
+    [{ Authorization: `Bearer ${mine}`, 'X-Worker-Id': victim.id, 'X-Worker-Secret': victim.secret }, [403]],
+    [{ Authorization: `Bearer ${victim.joinToken}`, 'X-Worker-Id': victim.id, 'X-Worker-Secret': 'f'.repeat(64) }, [403]],
+  ];
+  for (const [headers, statuses] of cases) {
+    const r = await upgrade(headers);
+    r.socket.destroy();
+    assert.ok(statuses.includes(r.status), `${JSON.stringify(Object.keys(headers))}: ${r.head}`);
+  }
+  assert.equal(tunnelRecord(other, victim.id), '', 'a refused upgrade left a record');
+  // enrolled with a data port: no tunnel to hold
+  const direct = new TestWorker(mine, { name: 'tw-direct' });
+  await direct.handshake();
+  const r = await upgrade(direct.headers());
+  r.socket.destroy();
+  assert.equal(r.status, 409, r.head);
+});
+
+test('the worker nginx authenticated is the one held: a forged X-Corral-Tunnel-Worker changes nothing', async () => {
+  const w = await tunnelledWorker('');
+  const real = workerdId(), before = tunnelRecord('', real);
+  const r = await upgrade({ ...w.headers(), 'X-Corral-Tunnel-Worker': real, 'X-Corral-Tunnel-Pool': '' });
+  try {
+    assert.equal(r.status, 101, r.head);
+    await eventually(() => tunnelRecord('', w.id) !== '', { what: 'the forger\'s own record' });
+    assert.equal(tunnelRecord('', real), before, 'the real worker\'s tunnel record changed');
+    assert.notEqual(tunnelRecord('', w.id), before);
+    // and the real worker's sandboxes still answer through its own tunnel
+    const sbx = await sandbox();
+    assert.equal((await sbx.commands.run('echo still-mine')).stdout, 'still-mine\n');
+  } finally {
+    r.socket.destroy();
+  }
+  await eventually(() => tunnelRecord('', w.id) === '', { what: 'the record deleted with the tunnel' });
+});
+
+test('a tunnel carries streams only for its own worker\'s sandboxes, and one that opens a stream itself is ended', async () => {
+  const w = await tunnelledWorker('');
+  const r = await upgrade(w.headers());
+  assert.equal(r.status, 101, r.head);
+  const seen = frames(r.socket);
+  r.socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])); // our SETTINGS, empty
+  const sbx = await sandbox();
+  for (let i = 0; i < 3; i++) assert.equal((await sbx.commands.run(`echo ${i}`)).stdout, `${i}\n`);
+  const headers = seen.filter((f) => f.type === 1);
+  assert.deepEqual(headers, [], 'the gateway opened a stream on another worker\'s tunnel');
+  // HEADERS opening stream 2, as if this end were the gateway: a protocol error
+  const block = Buffer.from([0x82, 0x87, 0x84, 0x41, 0x01, 0x78]); // :method GET, :scheme https, :path /, :authority x
+  const h = Buffer.alloc(9);
+  h.writeUIntBE(block.length, 0, 3);
+  h[3] = 1; h[4] = 0x5; h.writeUInt32BE(2, 5);
+  r.socket.write(Buffer.concat([h, block]));
+  // sleep: a bound on the wait for the close, not a wait for it
+  await Promise.race([closed(r.socket), sleep(5000).then(() => { throw new Error('the tunnel was not ended'); })]);
+  assert.ok(seen.some((f) => f.type === 7), 'no GOAWAY before the end');
+  await eventually(() => tunnelRecord('', w.id) === '', { what: 'its record deleted' });
+});
+
+test('the tunnel cut: a stream in flight fails, new requests get 502 worker unreachable, the same sandbox is back within seconds', async () => {
+  const sbx = await sandbox({ secure: false });
+  assert.equal((await envdHealth(sbx)).status, 204);
+  const inflight = sbx.commands.run('sleep 40', { timeoutMs: 60_000 }).then(() => 'finished', (e) => e);
+  // sleep: the command's stream is open and running before the cut
+  await sleep(500);
+  stack('kill-tunneld', 'TERM');
+  // sleep: a bound on the failure's wait, so that a hang fails the test
+  const err = await Promise.race([inflight, sleep(20_000).then(() => 'hung')]);
+  assert.ok(err instanceof Error, `the stream in flight: ${err}`);
+  const r = await envdHealth(sbx);
+  assert.equal(r.status, 502, r.text);
+  assert.deepEqual(JSON.parse(r.text), { code: 502, message: 'worker unreachable: its tunnel is down; retry shortly' });
+  const info = await api('GET', `/sandboxes/${sbx.sandboxId}`, { headers: { 'X-API-Key': process.env.E2B_API_KEY } });
+  assert.equal(info.body.state, 'running', 'a tunnel down is not a lost sandbox');
+  stack('start-tunneld');
+  await eventually(async () => (await envdHealth(sbx)).status === 204, { timeout: 40_000, what: 'envd through the new tunnel' });
+  assert.equal((await sbx.commands.run('echo back')).stdout, 'back\n');
+});
+
+test('corral-tunneld killed -9: the worker is back through a new daemon within seconds', async () => {
+  const sbx = await sandbox({ secure: false });
+  stack('kill-tunneld', 'KILL');
+  const r = await envdHealth(sbx);
+  assert.equal(r.status, 502, r.text);
+  assert.equal(JSON.parse(r.text).code, 502);
+  stack('start-tunneld');
+  await eventually(async () => (await envdHealth(sbx)).status === 204, { timeout: 40_000, what: 'envd through the new tunnel' });
+  assert.equal((await sbx.commands.run('echo again')).stdout, 'again\n');
+});

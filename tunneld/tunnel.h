@@ -1,0 +1,14 @@
+/* tunnel.h: one worker tunnel's life in corral-tunneld (decision 0087). */
+#ifndef TUNNELD_TUNNEL_H
+#define TUNNELD_TUNNEL_H
+
+/* Serves the connection nginx handed over (fd, owned and closed here): the
+ * request checked, a port taken for the worker, 101, then the HTTP/2 bridge
+ * until the tunnel ends. Runs on a thread of its own. */
+void tunnel_serve(int fd);
+
+/* How often each end PINGs, and how long without a frame a tunnel is dead. */
+#define TUNNEL_PING_MS 10000
+#define TUNNEL_DEAD_MS 30000
+
+#endif
