@@ -179,10 +179,9 @@ int h2b_run(struct h2b *b, int listen_fd, const char *listen_authority, int stop
     while (rc > 0)
         rc = turn(b, &ps, listen_fd, listen_authority ? listen_authority : "", stop_fd,
                   ping_every_ms, dead_after_ms);
-    if (rc == 0) { /* a clean end: tell the peer, as far as the tunnel takes it */
-        nghttp2_session_terminate_session(b->s, NGHTTP2_NO_ERROR);
-        send_out(b);
-    }
+    /* tell the peer why, as far as the tunnel still takes it */
+    nghttp2_session_terminate_session(b->s, rc == 0 ? NGHTTP2_NO_ERROR : NGHTTP2_PROTOCOL_ERROR);
+    send_out(b);
     while (b->streams)
         h2b_stream_drop(b, b->streams);
     free(ps.p);

@@ -26,13 +26,15 @@ void h_worker_tunnel(struct request *req)
         return;
     }
     if (!alive || !r.tunnel) {
-        respond_error(req, 409,
+        /* 403: nginx's auth_request passes on 401 and 403 only */
+        respond_error(req, 403,
                       "worker %s enrolled with a data_addr, not a tunnel: handshake "
                       "again with \"tunnel\": true",
                       wid);
         return;
     }
     respond_add_header(req, "X-Corral-Tunnel-Worker", wid);
-    respond_add_header(req, "X-Corral-Tunnel-Pool", req->cred.ws);
+    /* never empty: nginx drops a header set to "" (UPGRADE_FLEET_POOL) */
+    respond_add_header(req, "X-Corral-Tunnel-Pool", req->cred.ws[0] ? req->cred.ws : "fleet");
     respond_empty(req, 200);
 }

@@ -167,6 +167,7 @@ lane_step c "fuzz request parsing (${FUZZ_SECONDS}s)" fuzz
 lane_step b "workerd: Redis stopped for 60 s and 120 s under load; warm pools (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
     CORRAL_CREATE_TIMEOUT_MS=110000 CORRAL_WORKERD_ONLY="redis_outage warm_pool" CORRAL_TEST_PORT=18543 CORRAL_TEST_REDIS_PORT=16490 bash tests/workerd/run.sh
 lane_step b "failover with a real workerd: the primary paused longer than a lease (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/failover/workerd.sh
+lane_step b "tunnels: a worker reached only through its tunnel, the e2b files through it (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" bash tests/tunnel/run.sh
 lane_start c
 step "workerd: real dockerd and the real stack (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
     CORRAL_WORKERD_EXCEPT="redis_outage warm_pool" bash tests/workerd/run.sh

@@ -146,8 +146,10 @@ void tunnel_serve(int fd)
 
     if (n < 0)
         answer(fd, "400 Bad Request", "no whole request head within 5 s");
-    else if (upgrade_parse(head, (size_t)n, &req, why, sizeof(why)) != 0)
+    else if (upgrade_parse(head, (size_t)n, &req, why, sizeof(why)) != 0) {
+        log_warn("tunnel refused: %s", why);
         answer(fd, "400 Bad Request", why);
+    }
     else
         hold(fd, &req);
     close(fd);

@@ -1,5 +1,7 @@
 #include "upgrade.h"
 
+#include "token.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -9,16 +11,18 @@ int upgrade_head_done(const char *head, size_t len)
     return len >= 4 && memcmp(head + len - 4, "\r\n\r\n", 4) == 0;
 }
 
+/* An id as corral-api makes them (token_is_id), in n bytes. */
 static int id_ok(const char *s, size_t n, int empty_ok)
 {
+    char id[33];
+
     if (n == 0)
         return empty_ok;
-    if (n != 32)
+    if (n >= sizeof(id))
         return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
-    return 1;
+    memcpy(id, s, n);
+    id[n] = '\0';
+    return token_is_id(id);
 }
 
 /* The value of header name in the line [p, end), trimmed; NULL if the line
@@ -61,7 +65,11 @@ static int header_line(const char *p, const char *end, struct upgrade_req *out, 
         return 0;
     }
     if ((v = header_value(p, end, "X-Corral-Tunnel-Pool", &n))) {
-        if (s->pool++ || !id_ok(v, n, 1))
+        if (s->pool++)
+            return -1;
+        if (n == strlen(UPGRADE_FLEET_POOL) && memcmp(v, UPGRADE_FLEET_POOL, n) == 0)
+            return 0; /* out->pool stays "" */
+        if (!id_ok(v, n, 0))
             return -1;
         memcpy(out->pool, v, n);
         out->pool[n] = '\0';

@@ -12,9 +12,11 @@
 
 #define UPGRADE_HEAD_MAX 8192
 #define UPGRADE_PROTOCOL "corral-tunnel/1"
+/* The shared fleet's pool as nginx passes it (an empty header is dropped). */
+#define UPGRADE_FLEET_POOL "fleet"
 
 struct upgrade_req {
-    char worker[33]; /* a 32-hex worker id */
+    char worker[33]; /* a worker id (hex) */
     char pool[33];   /* the join token's workspace, "" for the shared fleet */
 };
 

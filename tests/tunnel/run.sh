@@ -38,8 +38,9 @@ echo "--- the tunnel's own tests"
 CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
     run_files tests/tunnel/*.test.mjs || rc=1
 # The e2b files about reaching a sandbox, through the tunnel (CORRAL_TUNNEL_E2B
-# narrows them for a developer's run).
-FILES=(${CORRAL_TUNNEL_E2B:-commands pty_files gateway_reuse})
+# narrows them for a developer's run; "-": none).
+read -r -a FILES <<< "${CORRAL_TUNNEL_E2B:-commands pty_files gateway_reuse}"
+[ "${FILES[*]}" = - ] && FILES=()
 FILES=("${FILES[@]/#/tests/e2b/}") && FILES=("${FILES[@]/%/.test.mjs}")
 echo "--- e2b, routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
 CORRAL_E2B_SDK=e2b CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" \

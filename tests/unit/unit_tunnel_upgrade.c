@@ -42,11 +42,19 @@ static void test_good(void)
                       "\r\nX-Corral-Tunnel-Pool: " P "\r\n\r\n",
                  &r));
     CHECK(strcmp(r.worker, W) == 0 && strcmp(r.pool, P) == 0);
-    /* the shared fleet's pool is empty; header names in any case */
+    /* the shared fleet's pool is "fleet" (nginx drops an empty header); header
+     * names in any case; an empty pool is refused */
     CHECK(parses(LINE "upgrade: CORRAL-TUNNEL/1\r\nx-corral-tunnel-worker: " W
-                      "\r\nx-corral-tunnel-pool:\r\n\r\n",
+                      "\r\nx-corral-tunnel-pool: fleet\r\n\r\n",
                  &r));
     CHECK(strcmp(r.worker, W) == 0 && r.pool[0] == '\0');
+    CHECK(refused(LINE UP "X-Corral-Tunnel-Worker: " W "\r\nX-Corral-Tunnel-Pool:\r\n\r\n",
+                  "malformed or repeated"));
+    /* ids as corral-api makes them: 16 hex digits */
+    CHECK(parses(LINE UP "X-Corral-Tunnel-Worker: 24c6d6eb9dd8e91c\r\nX-Corral-Tunnel-Pool: "
+                         "0a1b2c3d4e5f6a7b\r\n\r\n",
+                 &r));
+    CHECK(strcmp(r.worker, "24c6d6eb9dd8e91c") == 0 && strcmp(r.pool, "0a1b2c3d4e5f6a7b") == 0);
 }
 
 static void test_refused(void)
