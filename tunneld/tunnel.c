@@ -149,8 +149,7 @@ void tunnel_serve(int fd)
     else if (upgrade_parse(head, (size_t)n, &req, why, sizeof(why)) != 0) {
         log_warn("tunnel refused: %s", why);
         answer(fd, "400 Bad Request", why);
-    }
-    else
+    } else
         hold(fd, &req);
     close(fd);
 }

@@ -11,20 +11,21 @@
 #define DIAL_TIMEOUT_MS 10000
 #define HEAD_MAX 4096
 
+/* libcurl's answer as a read or write's: EAGAIN for "nothing now". */
+static ssize_t as_io(CURLcode rc, size_t n)
+{
+    if (rc == CURLE_OK)
+        return (ssize_t)n;
+    errno = rc == CURLE_AGAIN ? EAGAIN : ECONNRESET;
+    return -1;
+}
+
 static ssize_t io_recv(void *ctx, void *buf, size_t n)
 {
     size_t got = 0;
     CURLcode rc = curl_easy_recv(((struct tunnel_conn *)ctx)->curl, buf, n, &got);
 
-    if (rc == CURLE_AGAIN) {
-        errno = EAGAIN;
-        return -1;
-    }
-    if (rc != CURLE_OK) {
-        errno = ECONNRESET;
-        return -1;
-    }
-    return (ssize_t)got;
+    return as_io(rc, got);
 }
 
 static ssize_t io_send(void *ctx, const void *buf, size_t n)
@@ -32,15 +33,7 @@ static ssize_t io_send(void *ctx, const void *buf, size_t n)
     size_t sent = 0;
     CURLcode rc = curl_easy_send(((struct tunnel_conn *)ctx)->curl, buf, n, &sent);
 
-    if (rc == CURLE_AGAIN) {
-        errno = EAGAIN;
-        return -1;
-    }
-    if (rc != CURLE_OK) {
-        errno = ECONNRESET;
-        return -1;
-    }
-    return (ssize_t)sent;
+    return as_io(rc, sent);
 }
 
 void tunnel_io(struct tunnel_conn *t, struct h2b_io *io)

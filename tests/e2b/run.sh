@@ -44,10 +44,6 @@ trap 'conf/stack.sh down >/dev/null 2>&1; suite_dockerd_release' EXIT
 bash tests/lib/docker.sh start || { echo "dockerd: cannot start"; exit 1; }
 conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
 
-ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
-field() { sed -E "s/.*\"$1\":\"([^\"]*)\".*/\\1/"; }
-workspace() { ctl workspace create "$1" > "$CORRAL_RUN/ws-$1.json"; field workspace < "$CORRAL_RUN/ws-$1.json"; }
-member_key() { ctl key create --workspace "$(workspace "$1")" --role member | field key; }
 export E2B_API_URL="https://localhost:$CORRAL_PORT" E2B_API_KEY; E2B_API_KEY=$(member_key e2b-a)
 export CORRAL_OTHER_KEY; CORRAL_OTHER_KEY=$(member_key e2b-b)
 # e2b-a's owner, for thirty_idle.check.mjs (it raises the workspace's limit).

@@ -34,3 +34,11 @@ suite_stack_up() {
     bash tests/lib/images.sh >"$CORRAL_RUN/images.log" 2>&1 || { tail -20 "$CORRAL_RUN/images.log"; return 1; }
     conf/stack.sh up >/dev/null || { echo "stack did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; return 1; }
 }
+
+# The stack's corralctl (CORRAL_BUILD, CORRAL_RUN) as JSON; a field of its
+# answer; a new workspace's id (its whole answer kept in ws-NAME.json); a
+# member key of a new workspace.
+ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
+field() { sed -E "s/.*\"$1\":\"([^\"]*)\".*/\\1/"; }
+workspace() { ctl workspace create "$1" > "$CORRAL_RUN/ws-$1.json"; field workspace < "$CORRAL_RUN/ws-$1.json"; }
+member_key() { ctl key create --workspace "$(workspace "$1")" --role member | field key; }

@@ -25,10 +25,6 @@ make -s all >/dev/null || { echo "build failed"; exit 1; }
 mkdir -p "$CORRAL_RUN/log"
 suite_stack_up || exit 1
 
-ctl() { "$CORRAL_BUILD/corralctl" -c "$CORRAL_RUN/corral.conf" --json "$@"; }
-field() { sed -E "s/.*\"$1\":\"([^\"]*)\".*/\\1/"; }
-workspace() { ctl workspace create "$1" > "$CORRAL_RUN/ws-$1.json"; field workspace < "$CORRAL_RUN/ws-$1.json"; }
-member_key() { ctl key create --workspace "$(workspace "$1")" --role member | field key; }
 export E2B_API_URL="https://localhost:$CORRAL_PORT" E2B_API_KEY; E2B_API_KEY=$(member_key tun-a)
 export CORRAL_OTHER_KEY; CORRAL_OTHER_KEY=$(member_key tun-b)
 

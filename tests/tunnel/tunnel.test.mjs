@@ -5,10 +5,11 @@
 // has `tunnel = on`; corral-tunneld holds its tunnel).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
 import { RUN, api, corralctl, redis, stack, eventually } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
+import { socketsOf } from '../lib/sockets.mjs';
 import { Sandbox, sleep } from '../e2b/lib.mjs';
 
 const PORT = Number(process.env.CORRAL_PORT);
@@ -26,20 +27,14 @@ async function sandbox(opts = {}) {
   return s;
 }
 
-// The TCP sockets in LISTEN state that process pid holds, as "addr:port".
+// The TCP sockets in LISTEN state that process pid holds (their local
+// addresses as /proc/net/tcp writes them).
 function listeningTcp(pid) {
-  const inodes = new Set();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (m) inodes.add(m[1]);
-    } catch { /* closed since the listing */ }
-  }
-  const out = [];
+  const inodes = socketsOf(pid), out = [];
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
-      if (f.length >= 10 && f[3] === '0A' && inodes.has(f[9])) out.push(`${f[1]}`);
+      if (f.length >= 10 && f[3] === '0A' && inodes.has(f[9])) out.push(f[1]);
     }
   }
   return out;

@@ -173,8 +173,8 @@ static int roundtrip(int fd, const unsigned char *data, size_t n, int timeout_ms
 }
 
 struct rt {
-    int fd;
     size_t n;
+    int fd;
     int rc;
 };
 
@@ -239,7 +239,7 @@ static void test_concurrent(void)
 
     start_pair();
     for (int i = 0; i < 40; i++) {
-        r[i] = (struct rt){.fd = dial(port), .n = 256 * 1024};
+        r[i] = (struct rt){.n = 256 * 1024, .fd = dial(port)};
         pthread_create(&t[i], NULL, rt_main, &r[i]);
         echo(far_end(i));
     }
@@ -273,7 +273,7 @@ static void test_stalled(void)
             quiet++, poll(NULL, 0, 10);
     }
     CHECK(quiet >= 20 && sent < (16u << 20), "a stalled stream's writer is held back (windows)");
-    rb = (struct rt){.fd = dial(port), .n = 4 << 20};
+    rb = (struct rt){.n = 4 << 20, .fd = dial(port)};
     pthread_create(&tb, NULL, rt_main, &rb);
     echo(far_end(1));
     pthread_join(tb, NULL);
