@@ -4,7 +4,7 @@
 # 0072), on a state dir and ports of its own:
 #   - a second `up` says "already up", starts nothing (the same pids) and prints
 #     the same exports again (no new workspace, the owner key kept);
-#   - kill -9 of redis, the registry, each corral-api, corral-sched and nginx: each is back
+#   - kill -9 of redis, the registry, each corral-api, corral-sched, corral-tunneld and nginx: each is back
 #     within seconds by itself, and the API answers the same key;
 #   - `down` stops every process of the state dir, a stray of an earlier
 #     generation too, and no process of another state dir (a path prefix of it);
@@ -112,7 +112,7 @@ kill9_back() { # name, pid file, seconds, ready command...
 # --- up twice, every daemon killed -9, strays, down ------------------------
 conf/stack.sh up >"$R/up1.out" 2>&1 || { cat "$R/up1.out"; tail -n 20 "$R"/log/*.log; exit 1; }
 first=$(pids)
-[ "$(wc -w <<<"$first")" -eq 7 ] || fail "expected 7 pids (redis, registry, 2 api, sched, registry-gc, nginx), got: $first"
+[ "$(wc -w <<<"$first")" -eq 8 ] || fail "expected 8 pids (redis, registry, 2 api, sched, tunneld, registry-gc, nginx), got: $first"
 conf/stack.sh up >"$R/up2.out" 2>&1 || fail "a second up failed: $(cat "$R/up2.out")"
 grep -q "already up in $R" "$R/up2.out" || fail "a second up did not say already up"
 grep -q "^export E2B_API_KEY=" "$R/up2.out" || fail "a second up printed no exports"
@@ -126,6 +126,7 @@ kill9_back redis "$R/pids/redis.pid" 10 redis_pong
 kill9_back corral-api-1 "$R/pids/api-1.pid" 10 test -S "$R/api-1.sock"
 kill9_back corral-api-2 "$R/pids/api-2.pid" 10 test -S "$R/api-2.sock"
 kill9_back corral-sched "$R/pids/sched.pid" 10
+kill9_back corral-tunneld "$R/pids/tunneld.pid" 10 test -S "$R/tunneld.sock"
 kill9_back registry "$R/pids/registry.pid" 10 registry_challenges
 kill9_back registry-gc "$R/pids/registry-gc.pid" 10
 kill9_back nginx "$R/nginx.pid" 10 health
