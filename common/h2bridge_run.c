@@ -3,6 +3,8 @@
 #include "h2bridge_int.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -63,9 +65,11 @@ static int recv_in(struct h2b *b)
 static void accept_all(struct h2b *b, int lfd, const char *authority)
 {
     for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), one = 1;
         if (fd < 0)
             return;
+        /* an answer's last small write must not wait for the peer's ACK */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         h2b_open(b, fd, authority);
     }
 }

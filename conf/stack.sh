@@ -48,7 +48,8 @@
 # CORRAL_REGISTRY (where Corral's registry listens, corral.conf's registry:
 # default 127.0.0.1:5000, or 127.0.0.1:PORT+3 when CORRAL_PORT is not 8443;
 # empty: no registry; decision 0079), CORRAL_TUNNEL=1 (the stack's workerd
-# reached through its tunnel, listening on no TCP port; decision 0087),
+# reached through its tunnel, listening on no TCP port; decision 0087;
+# CORRAL_TUNNEL_WORKERS="2": only those workerd),
 # CORRAL_TUNNEL_PORTS (corral-tunneld's address and ports, default
 # 127.0.0.1:PORT+50-PORT+81).
 set -euo pipefail
@@ -675,6 +676,14 @@ start_registry() {
 # workerd N's name: its pid, log, config, token and state dir (N=1: workerd).
 workerd_name() { if [ "$1" = 1 ]; then echo workerd; else echo "workerd-$1"; fi; }
 
+# "tunnel = on" for workerd N when CORRAL_TUNNEL=1 (every one) or N is in
+# CORRAL_TUNNEL_WORKERS ("2": only workerd-2, beside a direct one).
+tunnel_line() {
+    if [ "${CORRAL_TUNNEL:-0}" = 1 ] || [[ " ${CORRAL_TUNNEL_WORKERS:-} " == *" $1 "* ]]; then
+        echo "tunnel = on"
+    fi
+}
+
 # workerd N joined to the unscoped fleet, on this machine's dockerd; its data
 # port is CORRAL_WORKERD_DATA_PORT + N - 1 (listed for N up to CORRAL_WORKERD,
 # or 1: default_worker_addrs).
@@ -689,7 +698,7 @@ start_workerd() {
     (umask 077; CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json join-token create --ttl 31536000 \
         | sed -E 's/.*"token":"([^"]*)".*/\1/' > "$RUN/$name.token")
     cat > "$RUN/$name.conf" <<CONF
-${CORRAL_TUNNEL:+tunnel = on}
+$(tunnel_line "$n")
 control_url = https://127.0.0.1:$PORT
 ca_file = $RUN/tls/ca.crt
 join_token_file = $RUN/$name.token

@@ -11,6 +11,8 @@
 #   BENCH_ONLY=warm       only warm against cold creates (bench_warm.mjs, issue 35)
 #   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
 #                         gateway hosts, Redis failovers (decision 0059)
+#   BENCH_ONLY=tunnel     only section 7 (tests/bench/bench_tunnel.sh): a worker
+#                         through its tunnel against the direct data port (0087)
 #   BENCH_WORKERD_EXTRA   lines added to the bench workerd's config (for a baseline:
 #                         "fast_remove = 1", decision 0086)
 #   CORRAL_BENCH_PORT, CORRAL_BENCH_REDIS_PORT, CORRAL_BENCH_DATA_PORT  the ports
@@ -23,7 +25,8 @@ export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
 ONLY=${BENCH_ONLY:-all}
 case "$ONLY" in all | dataplane | lifecycle | sustained | templates | warm) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
-*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates, warm or hosts" >&2; exit 2 ;; esac
+tunnel) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_tunnel.sh ;;
+*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates, warm, hosts or tunnel" >&2; exit 2 ;; esac
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
@@ -174,3 +177,6 @@ echo "  (goal: p99 < 2000 us)"
 # 6. Several gateway hosts and Redis failovers, on a stack of their own (issue 16).
 conf/stack.sh down >/dev/null 2>&1
 bash tests/bench/bench_hosts.sh
+
+# 7. A worker through its tunnel against the direct data port, on a stack of its own (issue 29).
+bash tests/bench/bench_tunnel.sh
