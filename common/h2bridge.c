@@ -36,6 +36,8 @@ static struct h2b_stream *stream_new(struct h2b *b, int fd)
 
 void h2b_stream_drop(struct h2b *b, struct h2b_stream *st)
 {
+    if (st->in_len && st->id > 0) /* never written: the connection's window still counts it */
+        nghttp2_session_consume(b->s, st->id, st->in_len);
     for (struct h2b_stream **p = &b->streams; *p; p = &(*p)->next)
         if (*p == st) {
             *p = st->next;
@@ -66,14 +68,17 @@ int h2b_stream_flush(struct h2b *b, struct h2b_stream *st)
         if (n <= 0) {
             if (!st->closed)
                 nghttp2_submit_rst_stream(b->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+            nghttp2_session_consume(b->s, st->id, st->in_len); /* dropped: credited all the same */
             st->in_len = 0;
             return -1;
         }
         memmove(st->in, st->in + n, st->in_len - (size_t)n);
         st->in_len -= (size_t)n;
         b->st.bytes_in += n;
-        if (!st->closed) /* the peer may send as much again */
-            nghttp2_session_consume(b->s, st->id, (size_t)n);
+        /* the peer may send as much again: on the connection even once the
+         * stream is closed (nghttp2 then credits the connection alone), or
+         * a tunnel whose streams end with bytes waiting loses its window */
+        nghttp2_session_consume(b->s, st->id, (size_t)n);
     }
     if (st->in_len == 0 && st->peer_eof && !st->wr_shut && st->fd >= 0) {
         shutdown(st->fd, SHUT_WR);
@@ -205,11 +210,26 @@ static void answer_request(struct h2b *b, struct h2b_stream *st)
         nghttp2_submit_rst_stream(b->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
 }
 
+/* A GOAWAY either way that names an error makes the tunnel's end an error. */
+static void note_goaway(struct h2b *b, const nghttp2_frame *f)
+{
+    if (f->hd.type == NGHTTP2_GOAWAY && f->goaway.error_code != NGHTTP2_NO_ERROR)
+        b->broken = 1;
+}
+
+static int on_frame_sent(nghttp2_session *s, const nghttp2_frame *f, void *user)
+{
+    (void)s;
+    note_goaway(user, f);
+    return 0;
+}
+
 static int on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
 {
     struct h2b *b = user;
     struct h2b_stream *st = nghttp2_session_get_stream_user_data(s, f->hd.stream_id);
 
+    note_goaway(b, f);
     if (!st || (f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA))
         return 0;
     if (f->hd.type == NGHTTP2_HEADERS && b->role == H2B_ACCEPTER &&
@@ -257,6 +277,7 @@ static int session_new(struct h2b *b)
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_sent);
     rc = b->role == H2B_OPENER ? nghttp2_session_client_new2(&b->s, cb, b, opt)
                                : nghttp2_session_server_new2(&b->s, cb, b, opt);
     nghttp2_option_del(opt);

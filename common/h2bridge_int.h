@@ -33,6 +33,7 @@ struct h2b {
     const uint8_t *pend; /* nghttp2's bytes not yet sent on the tunnel */
     size_t pend_len;
     int64_t last_rx, last_ping;
+    int broken; /* a GOAWAY with an error was sent or received: the end is -1 */
     struct h2b_stats st;
 };
 

@@ -148,7 +148,7 @@ static int turn(struct h2b *b, struct pollset *ps, int lfd, const char *auth, in
     if (send_out(b) != 0)
         return -1;
     if (!nghttp2_session_want_read(b->s) && !nghttp2_session_want_write(b->s) && !b->pend_len)
-        return 0;
+        return b->broken ? -1 : 0;
     if (build(b, ps, lfd, stop_fd) != 0)
         return -1;
     rc = poll(ps->p, ps->n, 1000);
