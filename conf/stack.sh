@@ -325,7 +325,7 @@ start_dockerd() {
     touch "$OWNED/dockerd"
     mountpoint -q "$fs" || echo "$fs" > "$OWNED/mount"
     if [ "$SUPERVISE" = 1 ]; then
-        supervised dockerd "$RUN/pids/dockerd.pid" bash "$DOCKER_SH" run
+        supervised dockerd "$RUN/pids/dockerd.pid" env DOCKERD_LOG="$RUN/log/dockerd.log" bash "$DOCKER_SH" run
         for _ in $(seq 1 300); do
             docker_answers && return 0
             running "$(cat "$RUN/supervise/dockerd.pid")" || break

@@ -22,7 +22,7 @@ for t in nginx redis-server node openssl curl cc; do command -v $t >/dev/null ||
 # Our own build dir, so as not to race a concurrent `make` in build/.
 BUILD=build/dataplane
 make -s -j2 BUILD=$BUILD/stack $BUILD/stack/bin/corral-api $BUILD/stack/bin/corralctl \
-    $BUILD/stack/bin/corral-sched $BUILD/stack/bin/envd >/dev/null
+    $BUILD/stack/bin/corral-sched $BUILD/stack/bin/corral-tunneld $BUILD/stack/bin/envd >/dev/null
 SO=$(module/build.sh "$ROOT/build/nginx-module")
 # DP_CFLAGS: e.g. "-fsanitize=address,undefined" to run the data port under sanitizers
 cc -O2 -g ${DP_CFLAGS:-} -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Iworkerd \

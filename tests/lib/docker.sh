@@ -179,6 +179,15 @@ run() {
     answers && die "a dockerd already answers on $SOCK: not starting another"
     local args
     args=$(dockerd_args)
+    # DOCKERD_LOG: the supervisor's log of this dockerd (its stderr). A start
+    # since the last mark that panicked on the network store (a dockerd
+    # killed -9 while making a network, as the stack test does) would panic
+    # at every start: the store is set aside once, as `start` does.
+    if [ -n "${DOCKERD_LOG:-}" ] && [ -f "$DOCKERD_LOG" ] &&
+        awk '/^docker.sh: run: starting dockerd/ { hit = 0 } /reservePools/ { hit = 1 } END { exit !hit }' "$DOCKERD_LOG"; then
+        move_network_store "$args"
+    fi
+    echo "docker.sh: run: starting dockerd" >&2
     # shellcheck disable=SC2086 # the flags are words
     exec dockerd --host "unix://$SOCK" $args
 }
@@ -187,14 +196,17 @@ run() {
 # is stopped in the middle of creating one, and then panics at every start
 # (libnetwork reservePools: index out of range). The store holds only networks,
 # which workerd makes again on demand: set it aside once and start again.
-recover_network_store() {
+move_network_store() { # dockerd's args
     local store root
-    grep -q 'reservePools' "$LOG_FILE" 2>/dev/null || return 1
     root=$(sed -nE 's/.*--data-root ([^ ]+).*/\1/p' <<<"$1"); root=${root:-/var/lib/docker}
     store=$root/network/files/local-kv.db
     [ -f "$store" ] || return 1
     echo "docker.sh: dockerd's network store is damaged; moving it to $store.damaged" >&2
     mv "$store" "$store.damaged"
+}
+recover_network_store() {
+    grep -q 'reservePools' "$LOG_FILE" 2>/dev/null || return 1
+    move_network_store "$1" || return 1
     # shellcheck disable=SC2086 # the flags are words
     setsid dockerd --host "unix://$SOCK" $1 >>"$LOG_FILE" 2>&1 </dev/null &
     echo $! >"$PID_FILE"
