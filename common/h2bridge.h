@@ -32,6 +32,11 @@ struct h2b_io {
  * it (the stream is reset with REFUSED_STREAM). The bridge owns the fd. */
 typedef int (*h2b_accept_fn)(void *ctx, const char *authority);
 
+/* Both ends of a worker tunnel PING this often and call a tunnel silent this
+ * long dead (decision 0087): one pair, so the two ends never disagree. */
+#define H2B_TUNNEL_PING_MS 10000
+#define H2B_TUNNEL_DEAD_MS 30000
+
 struct h2b_stats {
     long long streams_opened, streams_open, bytes_in, bytes_out;
 };

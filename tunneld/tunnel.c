@@ -100,7 +100,7 @@ static void bridge(int fd, int lfd, const struct holder *h)
         log_err("tunnel of worker %s: out of memory", h->worker);
         return;
     }
-    rc = h2b_run(b, lfd, "dataport", h->stop_fd, TUNNEL_PING_MS, TUNNEL_DEAD_MS);
+    rc = h2b_run(b, lfd, "dataport", h->stop_fd, H2B_TUNNEL_PING_MS, H2B_TUNNEL_DEAD_MS);
     h2b_stats(b, &st);
     log_info("tunnel of worker %s at %s ended (%s) after %lld s: %lld streams, %lld bytes in, "
              "%lld out",

@@ -7,8 +7,4 @@
  * until the tunnel ends. Runs on a thread of its own. */
 void tunnel_serve(int fd);
 
-/* How often each end PINGs, and how long without a frame a tunnel is dead. */
-#define TUNNEL_PING_MS 10000
-#define TUNNEL_DEAD_MS 30000
-
 #endif

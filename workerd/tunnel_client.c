@@ -23,9 +23,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define PING_MS 10000
-#define DEAD_MS 30000
-
 struct tunnel_thread {
     struct worker *w;
 };
@@ -79,7 +76,7 @@ static int one_tunnel(struct worker *w, const struct worker_identity *id)
         return 0;
     }
     log_info("tunnel: up through %s", w->conf->control_url);
-    rc = h2b_run(b, -1, NULL, -1, PING_MS, DEAD_MS);
+    rc = h2b_run(b, -1, NULL, -1, H2B_TUNNEL_PING_MS, H2B_TUNNEL_DEAD_MS);
     log_warn("tunnel: %s; reconnecting", rc == 0 ? "closed by the gateway" : "broken");
     h2b_free(b);
     tunnel_hangup(&t);
