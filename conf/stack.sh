@@ -49,7 +49,8 @@
 # default 127.0.0.1:5000, or 127.0.0.1:PORT+3 when CORRAL_PORT is not 8443;
 # empty: no registry; decision 0079), CORRAL_TUNNEL=1 (the stack's workerd
 # reached through its tunnel, listening on no TCP port; decision 0087;
-# CORRAL_TUNNEL_WORKERS="2": only those workerd),
+# CORRAL_TUNNEL_WORKERS="2": only those workerd), CORRAL_WORKERD_EXTRA (lines
+# for every workerd's config) and CORRAL_WORKERD_EXTRA_N (for workerd N's),
 # CORRAL_TUNNEL_PORTS (corral-tunneld's address and ports, default
 # 127.0.0.1:PORT+50-PORT+81).
 set -euo pipefail
@@ -684,6 +685,14 @@ tunnel_line() {
     fi
 }
 
+# CORRAL_WORKERD_EXTRA_N: lines for workerd N's config only (after
+# CORRAL_WORKERD_EXTRA's, which every one gets): a template one worker alone
+# offers, say, so that a test can place a sandbox there.
+extra_lines() {
+    local var="CORRAL_WORKERD_EXTRA_$1"
+    echo "${!var:-}"
+}
+
 # workerd N joined to the unscoped fleet, on this machine's dockerd; its data
 # port is CORRAL_WORKERD_DATA_PORT + N - 1 (listed for N up to CORRAL_WORKERD,
 # or 1: default_worker_addrs).
@@ -709,6 +718,7 @@ template.mcp-gateway = corral/base
 probe_image = corral/base
 ${CORRAL_WORKERD_SLOTS:+slots = $CORRAL_WORKERD_SLOTS}
 ${CORRAL_WORKERD_EXTRA:-}
+$(extra_lines "$n")
 CONF
     record_host_objects
     # The log is appended to: only this process's lines tell (an earlier

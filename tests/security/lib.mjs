@@ -113,6 +113,15 @@ export const KINDS = {
     return Sandbox.create('base', { ...o, volumeMounts: { '/data': vol } });
   },
   gvisor: (ws) => native(ws, { require_isolation: 'GVISOR' }),
+  // On the worker reached only through its tunnel (workerd-2, env.sh;
+  // decision 0087): the template only it offers.
+  tunnelled: async (ws, o) => {
+    const s = await Sandbox.create('tunnelled', o);
+    const c = await sandboxContainer(s.sandboxId);
+    const wid = tunnelledWorker().id;
+    if (c.Labels['corral.worker'] !== wid) throw new Error(`tunnelled kind: ${s.sandboxId} is on ${c.Labels['corral.worker']}, not ${wid}`);
+    return s;
+  },
   // From a template the workspace built (issue 28, decision 0080): its image
   // pulled from Corral's registry, its start command run as the template's
   // user; the build itself ran in a sandbox of this workspace.
@@ -133,6 +142,15 @@ export const KINDS = {
     return Sandbox.create(ws.agent.template, o);
   },
 };
+
+// workerd-2's {id, secret, conf}: the stack's worker with `tunnel = on`.
+export function tunnelledWorker() {
+  const conf = readFileSync(`${RUN}/workerd-2.conf`, 'utf8');
+  if (!/^tunnel = on$/m.test(conf)) throw new Error('workerd-2 is not tunnelled: env.sh sets CORRAL_TUNNEL_WORKERS=2');
+  const w = readFileSync(`${RUN}/workerd-2-state/worker`, 'utf8');
+  const field = (k) => w.match(new RegExp(`^${k} = (\\S+)$`, 'm'))[1];
+  return { id: field('worker_id'), secret: field('worker_secret'), conf };
+}
 
 // The platform's own services on this host, besides nginx's public ports:
 // Redis, its replica and sentinels, the workerd data ports, and dockerd's

@@ -24,7 +24,11 @@ export const PC = {
   dataPorts: env('CORRAL_SEC_PC_DATA_PORTS').split(/\s+/).map(Number),
   uids: env('CORRAL_SEC_PC_UIDS').split(/\s+/).map(Number),
   homes: env('CORRAL_SEC_PC_HOMES'),
+  // Agents that dial out through a tunnel (decision 0087) and offer no port.
+  tunnelSlots: (process.env.CORRAL_SEC_PC_TUNNEL_SLOTS || '').split(/\s+/).filter(Boolean).map(Number),
 };
+// The data ports something on the machine listens on: the direct agents'.
+PC.listening = PC.dataPorts.filter((p, i) => !PC.tunnelSlots.includes(i));
 // Ports on the machine: agent i's sandbox serves its app on APP_PORTS[i],
 // which its workerd exposes with CLOSED_PORT (where nothing listens: the
 // answer a refused port must look like); the person's own dev server on
@@ -84,13 +88,15 @@ function own(file, uid, text, mode) {
 // Agent i of the machine, joined to ws with a join token of ws's: its
 // workerd runs as PC.uids[i], exposes its app port and CLOSED_PORT, private
 // (allow_public_traffic's default), with a template only it offers (so that
-// ws's other creates go to the Docker fleet and this kind only here).
+// ws's other creates go to the Docker fleet and this kind only here). An
+// agent of PC.tunnelSlots dials out through its tunnel, with no data port.
 export async function startAgent(ws, i, joinToken) {
   const uid = PC.uids[i];
   const home = homeOf(`agent-${ws.name}`, uid);
   const template = `sec-agent-${ws.name}-${Date.now().toString(36)}`;
   const appPort = AGENT_APP_PORTS[i];
-  const dataPort = PC.dataPorts[i];
+  const tunnel = PC.tunnelSlots.includes(i);
+  const dataPort = tunnel ? null : PC.dataPorts[i];
   for (const d of ['state', 'gate', 'app']) {
     fs.mkdirSync(path.join(home, d), { recursive: true, mode: 0o700 });
     fs.chownSync(path.join(home, d), uid, uid);
@@ -102,7 +108,7 @@ export async function startAgent(ws, i, joinToken) {
     `control_url = https://127.0.0.1:${process.env.CORRAL_PORT}`, // relay.py: nginx, as the machine reaches it
     `ca_file = ${home}/ca.crt`,
     `join_token_file = ${home}/token`,
-    `data_addr = ${PC.addr}:${dataPort}`,
+    tunnel ? 'tunnel = on' : `data_addr = ${PC.addr}:${dataPort}`,
     `state_dir = ${home}/state`,
     `gate_dir = ${home}/gate`,
     `work_tree = ${home}`,
@@ -137,7 +143,7 @@ export async function startAgent(ws, i, joinToken) {
     throw new Error(`the agent of ${ws.name} is not placeable`);
   }
   return {
-    ws, uid, home, conf, log, template, appPort, dataPort, token: joinToken, ...p, read,
+    ws, uid, home, conf, log, template, appPort, dataPort, tunnel, token: joinToken, ...p, read,
     worker: () => ({ id: /worker_id = (\S+)/.exec(state())[1], secret: /worker_secret = (\S+)/.exec(state())[1] }),
     stateFile,
   };

@@ -38,8 +38,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { KINDS, APP_PORT, ENVD_PORT, PROXY_PORT, Sandbox, workspace, make, hostFacts, probe, serving, killAll, call,
-  corralctl, viaGateway, PC, startDevServer, stopAll, CLOSED_PORT, DEV_PORT, platformPorts, trafficToken, Volume } from './lib.mjs';
+  corralctl, viaGateway, PC, startDevServer, stopAll, CLOSED_PORT, DEV_PORT, platformPorts, trafficToken, Volume,
+  tunnelledWorker } from './lib.mjs';
 
 let all = [], a, b, dev;
 const host = hostFacts();
@@ -62,6 +64,14 @@ after(async () => {
   await killAll(all);
   await stopAll(); // the agents and the dev server
 });
+
+// Every TCP socket something listens on ([{addr, port}]) whose process is
+// pid, here or in the netns ns.
+function listening(pid, ns) {
+  const argv = ns ? ['netns', 'exec', ns, 'ss', '-ltnpH'] : null;
+  const out = argv ? execFileSync('ip', argv, { encoding: 'utf8' }) : execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l.includes(`pid=${pid},`)).map((l) => l.trim().split(/\s+/)[3]);
+}
 
 // What a cell's result must be. A container's wall is that nothing of the
 // target answers ("reset" is a packet that crossed it); a LAN neighbour may
@@ -120,6 +130,8 @@ function agentTargetsOf(src) {
         tcp('127.0.0.1', o.appPort, `${who(o)}'s app`, 'machine', byDesign),
         file(o.agent.stateFile, `${who(o)}'s worker secret`, 'files', unreadable),
         file(`${o.agent.home}/token`, `${who(o)}'s join token`, 'files', unreadable),
+        ...(o.agent.tunnel ? [{ type: 'unix', key: `${o.agent.home}/state/dataport.sock`, args: `${o.agent.home}/state/dataport.sock`,
+          label: `${who(o)}'s data port (its tunnel's far end, a socket)`, col: 'files', want: (r) => r !== 'open' }] : []),
         gw(o.appPort, `${who(o)}'s app port, by its own id`, status(502)));
       continue;
     }
@@ -127,7 +139,7 @@ function agentTargetsOf(src) {
       tcp(o.ip, o.appPort, `sandbox ${who(o)} app`, 'sandboxes', walled));
     for (const p of o.proxy) t.push(tcp(p, PROXY_PORT, `proxy of ${who(o)}`, 'proxies', walled));
   }
-  for (const port of PC.dataPorts) {
+  for (const port of PC.listening) {
     t.push(get(`data port ${port}`, `http://${PC.addr}:${port}/`, {}, `data port ${port} without the gateway's signature`, 'machine', status(403)));
   }
   t.push(tcp('127.0.0.1', DEV_PORT, "the person's dev server", 'machine', byDesign),
@@ -238,6 +250,33 @@ function strangers() {
   };
 }
 
+// The tunnelled workers (decision 0087): workerd-2 on this host and one
+// agent on the person's machine offer no port at all; what reaches their
+// sandboxes is their tunnel. The direct ones beside them are the control:
+// ss sees their data ports.
+test('a tunnelled worker, on the fleet or a person\'s machine, listens on no TCP port; a direct one does', () => {
+  const wd2 = readFileSync(`${RUN}/pids/workerd-2.pid`, 'utf8').trim();
+  const wd1 = readFileSync(`${RUN}/pids/workerd.pid`, 'utf8').trim();
+  const agents = [a, b].map((ws) => ws.agent);
+  const rows = [
+    { worker: 'workerd (direct)', tunnel: false, ports: listening(wd1) },
+    { worker: 'workerd-2 (tunnel)', tunnel: true, ports: listening(wd2) },
+    ...agents.map((ag) => ({ worker: `agent/${ag.ws.name} (${ag.tunnel ? 'tunnel' : 'direct'})`, tunnel: ag.tunnel,
+      ports: listening(ag.proc.pid, PC.ns) })),
+  ];
+  console.table(rows.map((r) => ({ ...r, ports: r.ports.join(' ') || '(none)' })));
+  assert.ok(tunnelledWorker().id, 'workerd-2 has enrolled');
+  assert.ok(agents.some((ag) => ag.tunnel) && agents.some((ag) => !ag.tunnel), 'one agent of each (env.sh)');
+  for (const r of rows) {
+    if (r.tunnel) assert.deepEqual(r.ports, [], `${r.worker} listens on ${r.ports.join(' ')}`);
+    else assert.ok(r.ports.length > 0, `${r.worker}: its data port is not seen listening (the control)`);
+  }
+  // Its sandboxes were served all the same (the matrix's control cells and
+  // the data-plane test): here, that the tunnelled kind was made at all.
+  assert.ok(all.some((s) => s.kind === 'tunnelled'), 'the tunnelled kind was made');
+});
+
+
 test('the control plane: no route answers a stranger about, or changes, a sandbox of another workspace', async () => {
   const mine = all.filter((s) => s.ws === a);
   const before = new Map();
@@ -300,10 +339,17 @@ const PRIVATE = new Set(['private', 'agent']);
 test('the data plane: envd and app ports need their own sandbox\'s tokens; the host\'s ports are never behind a sandbox name', async () => {
   const bad = [], rows = [];
   const redisPort = Number(process.env.CORRAL_REDIS_PORT);
+  // corral-tunneld's port holding a tunnel (the far end's of workerd-2's and
+  // b's agent's): by a sandbox's name, no way into another worker's tunnel.
+  const held = listening(readFileSync(`${RUN}/pids/tunneld.pid`, 'utf8').trim());
+  assert.ok(held.length >= 2, `corral-tunneld holds ${held.length} tunnels' ports, not workerd-2's and b's agent's`);
+  const tunneldPort = Number(held[0].split(':').pop());
   const other = (s) => all.find((o) => o.ws !== s.ws && o.kind === s.kind);
-  for (const s of all.filter((x) => x.ws === a)) {
+  // a's every kind, and b's agent too: one agent dials out through its
+  // tunnel, the other offers its data port (env.sh), and both must hold.
+  for (const s of all.filter((x) => x.ws === a || x.kind === 'agent')) {
     const o = other(s);
-    const row = { kind: s.kind };
+    const row = { kind: who(s) };
     const envd = async (h) => (await viaGateway(s.id, ENVD_PORT, { 'Content-Type': 'application/json', ...h }, '/process.Process/List')).status;
     row['envd, no token'] = await envd({});
     row["envd, b's token"] = await envd({ 'X-Access-Token': o.sbx.envdAccessToken || 'f'.repeat(64) });
@@ -325,7 +371,7 @@ test('the data plane: envd and app ports need their own sandbox\'s tokens; the h
     // nothing listens (502), or, for a private one, the traffic token is
     // asked for before anything is connected (403): never the host's service.
     const refusal = priv ? 403 : 502;
-    for (const port of [redisPort, Number(process.env.CORRAL_WORKERD_DATA_PORT), Number(process.env.CORRAL_PORT)]) {
+    for (const port of [redisPort, Number(process.env.CORRAL_WORKERD_DATA_PORT), Number(process.env.CORRAL_PORT), tunneldPort]) {
       const r = await viaGateway(s.id, port, {}, '/');
       row[`host port ${port}`] = r.status;
       if (r.status !== refusal || !r.text.includes(`"code":${refusal}`)) bad.push(`${s.kind}: port ${port} by its name answered ${r.status} ${r.text.slice(0, 80)}`);
@@ -338,19 +384,19 @@ test('the data plane: envd and app ports need their own sandbox\'s tokens; the h
   assert.deepEqual(bad, [], bad.join('\n'));
 });
 
-// Into a's agent session from outside, with its own traffic token (the
+// Into an agent session from outside, with its own traffic token (the
 // walls of decision 0062 that a token does not open): only envd and the
 // exposed ports are served; a port not exposed, where the person's dev
-// server (0.0.0.0) or b's agent app listens on the same machine, is answered
+// server (0.0.0.0) or the other agent's app listens on the same machine, is answered
 // as a port nothing listens on and never connected to; the app served sees
 // the caller at the session's own address, not as localhost.
 async function intoAgent(s, o, row) {
   const bad = [];
   const tok = trafficToken(s);
-  if (!s.sbx.trafficAccessToken) bad.push('agent: the create gave no traffic token: public by default');
-  const rec = (await call('GET', `/sandboxes/${s.id}`, { key: a.member })).body;
+  if (!s.sbx.trafficAccessToken) bad.push(`${who(s)}: the create gave no traffic token: public by default`);
+  const rec = (await call('GET', `/sandboxes/${s.id}`, { key: s.ws.member })).body;
   row['allowPublicTraffic'] = String(rec?.network?.allowPublicTraffic);
-  if (rec?.network?.allowPublicTraffic !== false) bad.push(`agent: its record says allowPublicTraffic ${JSON.stringify(rec?.network)}`);
+  if (rec?.network?.allowPublicTraffic !== false) bad.push(`${who(s)}: its record says allowPublicTraffic ${JSON.stringify(rec?.network)}`);
   const devBefore = dev.peers().length;
   const theirsBefore = readFileSync(o.peersLog, 'utf8');
   const served = await viaGateway(s.id, s.appPort, tok, '/who');
@@ -358,23 +404,23 @@ async function intoAgent(s, o, row) {
   try { peer = JSON.parse(served.text).peer; } catch { /* not the app */ }
   row['app, its token'] = served.status;
   row['the app saw'] = peer;
-  if (served.status !== 200 || !served.text.includes(s.marker)) bad.push(`agent: its exposed app with its token: ${served.status} ${served.text.slice(0, 100)}`);
+  if (served.status !== 200 || !served.text.includes(s.marker)) bad.push(`${who(s)}: its exposed app with its token: ${served.status} ${served.text.slice(0, 100)}`);
   if (['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(peer) || peer !== s.session) {
-    bad.push(`agent: its app saw the gateway's caller as ${peer}, not at the session's own address ${s.session}`);
+    bad.push(`${who(s)}: its app saw the gateway's caller as ${peer}, not at the session's own address ${s.session}`);
   }
   const closed = await viaGateway(s.id, CLOSED_PORT, tok);
   const same = (r, port) => r.text.replace(String(port), 'P') === closed.text.replace(String(CLOSED_PORT), 'P');
-  const notExposed = [["the dev server", DEV_PORT], ["b's agent app", o.appPort], ['Redis', Number(process.env.CORRAL_REDIS_PORT)],
+  const notExposed = [["the dev server", DEV_PORT], [`${who(o)}'s app`, o.appPort], ['Redis', Number(process.env.CORRAL_REDIS_PORT)],
     ["workerd's data port", Number(process.env.CORRAL_WORKERD_DATA_PORT)], ['nginx', Number(process.env.CORRAL_PORT)]];
   for (const [what, port] of notExposed) {
     const r = await viaGateway(s.id, port, tok, '/who');
     row[`${what}, its token`] = r.status;
-    if (r.status !== 502 || !same(r, port)) bad.push(`agent: ${what} (port ${port}, not exposed) with its token: ${r.status} ${r.text.slice(0, 100)}, not as a closed port (${closed.status} ${closed.text.slice(0, 100)})`);
+    if (r.status !== 502 || !same(r, port)) bad.push(`${who(s)}: ${what} (port ${port}, not exposed) with its token: ${r.status} ${r.text.slice(0, 100)}, not as a closed port (${closed.status} ${closed.text.slice(0, 100)})`);
   }
   const devSeen = dev.peers().slice(devBefore);
-  if (devSeen.length) bad.push(`agent: the dev server (not exposed) was connected to from ${devSeen.join(', ')}`);
+  if (devSeen.length) bad.push(`${who(s)}: the dev server (not exposed) was connected to from ${devSeen.join(', ')}`);
   const theirsSeen = readFileSync(o.peersLog, 'utf8').slice(theirsBefore.length).split('\n').filter(Boolean);
-  if (theirsSeen.length) bad.push(`agent: b's agent app was connected to from ${theirsSeen.join(', ')}`);
+  if (theirsSeen.length) bad.push(`${who(s)}: ${who(o)}'s app was connected to from ${theirsSeen.join(', ')}`);
   return bad;
 }
 
