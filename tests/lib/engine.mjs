@@ -5,11 +5,12 @@ import { sleep } from './poll.mjs';
 
 export const SOCK = process.env.DOCKER_SOCK || '/var/run/docker.sock';
 
-// One call: {status, body (parsed JSON, or the text)}.
-export function docker(method, path, body) {
+// One call: {status, body (parsed JSON, or the text)}; sock: another
+// dockerd's (a worker host of a test's own).
+export function docker(method, path, body, sock = SOCK) {
   return new Promise((ok, fail) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request({ socketPath: SOCK, method, path: `/v1.41${path}`,
+    const req = http.request({ socketPath: sock, method, path: `/v1.41${path}`,
       headers: data ? { 'Content-Type': 'application/json' } : {} }, (res) => {
       let raw = '';
       res.on('data', (c) => { raw += c; });
@@ -29,9 +30,9 @@ export function docker(method, path, body) {
 // state: by the label a cold create gives, or by the name a claimed warm
 // sandbox gets just after its create is answered (its labels stay its warm
 // id's: 0082); a proxy from the pool is known by its name only.
-export async function sandboxContainers(sbid, { withProxy = false } = {}) {
+export async function sandboxContainers(sbid, { withProxy = false, sock = SOCK } = {}) {
   const list = async (filters) => (await docker('GET',
-    `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify(filters))}`)).body || [];
+    `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify(filters))}`, undefined, sock)).body || [];
   const byId = new Map();
   for (const c of [...await list({ label: [`corral.sandbox=${sbid}`] }),
     ...await list({ name: [`^/corral-${sbid}-[0-9a-f]+(-egress)?$`] })]) {
@@ -52,10 +53,10 @@ export function sandboxOf(c) {
 
 // A sandbox's own running container, waited for (a claimed one is renamed a
 // moment after its create is answered).
-export async function sandboxContainer(sbid, timeoutMs = 10_000) {
+export async function sandboxContainer(sbid, timeoutMs = 10_000, sock = SOCK) {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const c = (await sandboxContainers(sbid)).find((x) => x.State === 'running');
+    const c = (await sandboxContainers(sbid, { sock })).find((x) => x.State === 'running');
     if (c) return c;
     if (Date.now() > end) throw new Error(`no container for sandbox ${sbid}`);
     // sleep: a rename is a dockerd call away

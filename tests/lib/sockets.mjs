@@ -5,7 +5,7 @@
 // the bytes are there once the kernel has them. Linux, little-endian hosts.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
-const ESTABLISHED = '01';
+const ESTABLISHED = '01', LISTEN = '0A';
 
 // An address as /proc/net/tcp* writes it ("0100007F:1F90": the IP as 32-bit
 // words in host order, the port in hex), as "127.0.0.1:8080" or, for IPv6,
@@ -46,4 +46,18 @@ export function socketsOf(pid) {
     } catch { /* closed since the listing */ }
   }
   return inodes;
+}
+
+// The TCP sockets in LISTEN state that process pid holds, in its own network
+// namespace (/proc/PID/net/tcp*: a process behind NAT has its own), as
+// "addr:port".
+export function listeningTcp(pid) {
+  const inodes = socketsOf(pid), out = [];
+  for (const file of [`/proc/${pid}/net/tcp`, `/proc/${pid}/net/tcp6`]) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length >= 10 && f[3] === LISTEN && inodes.has(f[9])) out.push(address(f[1]));
+    }
+  }
+  return out;
 }

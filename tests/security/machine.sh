@@ -50,7 +50,7 @@ up() {
     ip -n "$NS" link set "$VETH_PC" up
     ip -n "$NS" route add default via "$CORRAL_SEC_PC_HOST"
     mkdir -p -m 755 "$CORRAL_SEC_PC_HOMES"
-    setsid python3 "$ROOT/tests/security/relay.py" "/run/netns/$NS" "$CORRAL_PORT" $((CORRAL_PORT + 1)) \
+    setsid python3 "$ROOT/tests/lib/relay.py" "/run/netns/$NS" "$CORRAL_PORT" $((CORRAL_PORT + 1)) \
         >>"$CORRAL_RUN/log/sec-relay.log" 2>&1 </dev/null &
     echo $! > "$RELAY_PID"
     for _ in $(seq 1 100); do

@@ -38,7 +38,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { listeningTcp as listening } from '../lib/sockets.mjs';
 import { KINDS, APP_PORT, ENVD_PORT, PROXY_PORT, Sandbox, workspace, make, hostFacts, probe, serving, killAll, call,
   corralctl, viaGateway, PC, startDevServer, stopAll, CLOSED_PORT, DEV_PORT, platformPorts, trafficToken, Volume,
   tunnelledWorker } from './lib.mjs';
@@ -64,14 +64,6 @@ after(async () => {
   await killAll(all);
   await stopAll(); // the agents and the dev server
 });
-
-// Every TCP socket something listens on ([{addr, port}]) whose process is
-// pid, here or in the netns ns.
-function listening(pid, ns) {
-  const argv = ns ? ['netns', 'exec', ns, 'ss', '-ltnpH'] : null;
-  const out = argv ? execFileSync('ip', argv, { encoding: 'utf8' }) : execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' });
-  return out.split('\n').filter((l) => l.includes(`pid=${pid},`)).map((l) => l.trim().split(/\s+/)[3]);
-}
 
 // What a cell's result must be. A container's wall is that nothing of the
 // target answers ("reset" is a packet that crossed it); a LAN neighbour may
@@ -262,7 +254,7 @@ test('a tunnelled worker, on the fleet or a person\'s machine, listens on no TCP
     { worker: 'workerd (direct)', tunnel: false, ports: listening(wd1) },
     { worker: 'workerd-2 (tunnel)', tunnel: true, ports: listening(wd2) },
     ...agents.map((ag) => ({ worker: `agent/${ag.ws.name} (${ag.tunnel ? 'tunnel' : 'direct'})`, tunnel: ag.tunnel,
-      ports: listening(ag.proc.pid, PC.ns) })),
+      ports: listening(ag.proc.pid) })),
   ];
   console.table(rows.map((r) => ({ ...r, ports: r.ports.join(' ') || '(none)' })));
   assert.ok(tunnelledWorker().id, 'workerd-2 has enrolled');

@@ -5,7 +5,9 @@
 # over HTTPS: tests/tunnel/*.test.mjs (what the tunnel must refuse and how
 # it fails and comes back), then the e2b suite's files about reaching a
 # sandbox (commands, files, PTYs, watch, getHost) against the tunnelled
-# worker's sandboxes, by host and by headers.
+# worker's sandboxes, by host and by headers. Then the same files against a
+# worker host behind NAT (natworker.sh: a network namespace with its own
+# dockerd, nothing in), after behind_nat.check.mjs.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -33,17 +35,45 @@ rc=0
 echo "--- the tunnel's own tests"
 CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
     run_files tests/tunnel/*.test.mjs || rc=1
-# The e2b files about reaching a sandbox, through the tunnel (CORRAL_TUNNEL_E2B
-# narrows them for a developer's run; "-": none).
-read -r -a FILES <<< "${CORRAL_TUNNEL_E2B:-commands pty_files gateway_reuse}"
+# The e2b files about reaching a sandbox (commands, files, PTY, watch,
+# getHost, tokens), through the tunnel, in both routing modes
+# (CORRAL_TUNNEL_E2B narrows them for a developer's run; "-": none).
+read -r -a FILES <<< "${CORRAL_TUNNEL_E2B:-commands pty_files gateway_reuse host_security}"
 [ "${FILES[*]}" = - ] && FILES=()
 FILES=("${FILES[@]/#/tests/e2b/}") && FILES=("${FILES[@]/%/.test.mjs}")
-echo "--- e2b, routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
-CORRAL_E2B_SDK=e2b CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" \
-    CORRAL_SANDBOX_DOMAIN=corral.localhost run_files "${FILES[@]}" || rc=1
-echo "--- e2b, routing by headers: E2B_SANDBOX_URL=https://localhost:$((CORRAL_PORT + 1))"
-CORRAL_E2B_SDK=e2b CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
-    E2B_VOLUME_API_URL="$E2B_API_URL" run_files "${FILES[@]}" || rc=1
+e2b_files() { # what they run against
+    echo "--- e2b against $1, routing by host: E2B_DOMAIN=corral.localhost:$CORRAL_PORT"
+    CORRAL_E2B_SDK=e2b CORRAL_ROUTING=domain E2B_DOMAIN="corral.localhost:$CORRAL_PORT" \
+        CORRAL_SANDBOX_DOMAIN=corral.localhost run_files "${FILES[@]}" || rc=1
+    echo "--- e2b against $1, routing by headers: E2B_SANDBOX_URL=https://localhost:$((CORRAL_PORT + 1))"
+    CORRAL_E2B_SDK=e2b CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+        E2B_VOLUME_API_URL="$E2B_API_URL" run_files "${FILES[@]}" || rc=1
+}
+e2b_files "the stack's tunnelled workerd"
+
+# A worker host behind NAT (natworker.sh): the stack's own workerd stopped
+# and judged dead first, so that every create lands there.
+echo "--- a worker behind NAT: tests/tunnel/natworker.sh"
+kill -TERM "$(cat "$CORRAL_RUN/pids/workerd.pid")" 2>/dev/null
+alive_workers() { ctl workers | python3 -c 'import json,sys; print(sum(w["state"] == "alive" for w in json.load(sys.stdin)))'; }
+for _ in $(seq 1 100); do
+    [ "$(alive_workers)" = 0 ] && break
+    # sleep: between tries of this loop (100 of them: the test profile's lease is 5 s).
+    sleep 0.2
+done
+trap 'bash tests/tunnel/natworker.sh down >/dev/null 2>&1; conf/stack.sh down >/dev/null 2>&1; suite_dockerd_release' EXIT
+if [ "$(alive_workers)" != 0 ]; then
+    echo "the stack's workerd is still alive after it was stopped"; rc=1
+elif ! bash tests/tunnel/natworker.sh up; then
+    echo "the worker behind NAT did not come up"; tail -n 20 "$CORRAL_RUN"/log/*nat*.log; rc=1
+else
+    eval "export $(bash tests/tunnel/natworker.sh env)"
+    CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+        run_files tests/tunnel/behind_nat.check.mjs || rc=1
+    e2b_files "the worker behind NAT"
+    [ "$rc" = 0 ] || tail -n 40 "$CORRAL_RUN"/log/workerd-nat.log
+fi
+bash tests/tunnel/natworker.sh down
 [ "$rc" = 0 ] || tail -n 40 "$CORRAL_RUN"/log/workerd.log "$CORRAL_RUN"/log/tunneld.log
 conf/stack.sh down >/dev/null 2>&1
 suite_sanitizer_reports "$CORRAL_RUN/log" || rc=1

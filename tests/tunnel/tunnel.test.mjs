@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
 import { RUN, api, corralctl, redis, stack, eventually } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
-import { socketsOf } from '../lib/sockets.mjs';
+import { listeningTcp } from '../lib/sockets.mjs';
 import { Sandbox, sleep } from '../e2b/lib.mjs';
 
 const PORT = Number(process.env.CORRAL_PORT);
@@ -25,19 +25,6 @@ async function sandbox(opts = {}) {
   const s = await Sandbox.create('base', { timeoutMs: 300_000, ...opts });
   sandboxes.push(s);
   return s;
-}
-
-// The TCP sockets in LISTEN state that process pid holds (their local
-// addresses as /proc/net/tcp writes them).
-function listeningTcp(pid) {
-  const inodes = socketsOf(pid), out = [];
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length >= 10 && f[3] === '0A' && inodes.has(f[9])) out.push(f[1]);
-    }
-  }
-  return out;
 }
 
 // The upgrade, by hand over TLS, as workerd sends it: {status, head, socket}.

@@ -1,5 +1,6 @@
-# tests/security/relay.py NETNS PORT...: the platform's public ports as a
-# person's machine reaches them (tests/security/machine.sh). Listens on
+# tests/lib/relay.py NETNS PORT...: the platform's public ports as a
+# person's machine or a worker behind NAT reaches them
+# (tests/security/machine.sh, tests/tunnel/natworker.sh). Listens on
 # 127.0.0.1:PORT inside the network namespace NETNS (/run/netns/NAME) and
 # relays each connection, bytes as they are, to 127.0.0.1:PORT of this
 # host's namespace, where nginx listens: TLS stays end to end, so the
