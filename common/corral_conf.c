@@ -134,18 +134,46 @@ static int data_list(struct corral_conf *c, const char *key, const char *value, 
     return data_addr_networks(&c->data_allow, value, err, errlen);
 }
 
+/* tunnel_allow: this host's tunnel ports first (corral-tunneld binds
+ * there), then the other gateway hosts' (the gateway connects to either). */
+static int tunnel_allow_build(struct corral_conf *c, char *err, size_t errlen)
+{
+    char list[sizeof(c->tunnel_ports) + sizeof(c->tunnel_peers) + 2];
+
+    snprintf(list, sizeof(list), "%s %s", c->tunnel_ports, c->tunnel_peers);
+    return data_addr_addrs(&c->tunnel_allow, list, err, errlen);
+}
+
 /* One address and its range of ports ("127.0.0.1:7100-7163"): where
  * corral-tunneld holds tunnels (decision 0087). */
 static int tunnel_ports(struct corral_conf *c, const char *value, char *err, size_t errlen)
 {
-    if (data_addr_addrs(&c->tunnel_allow, value, err, errlen) != 0)
+    struct data_addr_allow one;
+
+    if (data_addr_addrs(&one, value, err, errlen) != 0)
         return -1;
-    if (c->tunnel_allow.naddrs != 1) {
+    if (one.naddrs != 1 || strlen(value) >= sizeof(c->tunnel_ports)) {
         snprintf(err, errlen, "one address and a range of ports, 127.0.0.1:7100-7163");
         return -1;
     }
     snprintf(c->tunnel_ports, sizeof(c->tunnel_ports), "%s", value);
-    return 0;
+    return tunnel_allow_build(c, err, errlen);
+}
+
+/* The other gateway hosts' tunnel ports ("10.0.0.12:7100-7163 ..."): a
+ * worker's tunnel may be held on any of them (decision 0087). */
+static int tunnel_peers(struct corral_conf *c, const char *value, char *err, size_t errlen)
+{
+    struct data_addr_allow peers;
+
+    if (strlen(value) >= sizeof(c->tunnel_peers)) {
+        snprintf(err, errlen, "too long (at most %zu bytes)", sizeof(c->tunnel_peers) - 1);
+        return -1;
+    }
+    if (data_addr_addrs(&peers, value, err, errlen) != 0)
+        return -1;
+    snprintf(c->tunnel_peers, sizeof(c->tunnel_peers), "%s", value);
+    return tunnel_allow_build(c, err, errlen);
 }
 
 /* A ceiling key (ws_limit_defs[].ceiling_key, or the name decision 0034 gave
@@ -187,6 +215,8 @@ static int set_key(void *ud, const char *key, const char *value, char *err, size
         return data_addr_ports(&c->data_allow, value, err, errlen);
     if (strcmp(key, "tunnel_ports") == 0)
         return tunnel_ports(c, value, err, errlen);
+    if (strcmp(key, "tunnel_peers") == 0)
+        return tunnel_peers(c, value, err, errlen);
     if (strcmp(key, "redis_sentinels") == 0 && sentinels_check(value, err, errlen) != 0)
         return -1;
     if (strcmp(key, "registry") == 0 && registry_check(value, err, errlen) != 0)
@@ -287,4 +317,10 @@ void corral_conf_rconn(const struct corral_conf *c, struct rconn *rc)
     rconn_set_auth(rc, c->redis_user, c->redis_password);
     rconn_set_sentinels(rc, c->redis_sentinels, c->redis_master_name, c->redis_sentinel_password);
     rconn_set_cluster(rc, (int)c->redis_cluster);
+}
+
+int corral_conf_set(struct corral_conf *c, const char *key, const char *value, char *err,
+                    size_t errlen)
+{
+    return set_key(c, key, value, err, errlen);
 }

@@ -78,15 +78,23 @@ struct corral_conf {
     /* Worker tunnels (decision 0087): the unix socket corral-tunneld takes
      * nginx's upgraded connections on, and the address and ports it holds
      * tunnels at ("127.0.0.1:7100-7163"), which the gateway connects to as a
-     * tunnelled worker's data port; tunnel_allow is that range, parsed. */
+     * tunnelled worker's data port, and the other gateway hosts' such ranges
+     * (tunnel_peers: a tunnel may be held on any host); tunnel_allow is
+     * both, parsed, this host's first. */
     char tunnel_listen[256];
     char tunnel_ports[256];
+    char tunnel_peers[1024];
     struct data_addr_allow tunnel_allow;
 };
 
 /* Defaults, then the file (if path is not NULL), then validation and the
  * secret. 0, or -1 with err naming the bad key. */
 int corral_conf_load(const char *path, struct corral_conf *c, char *err, size_t errlen);
+
+/* One key set as the file would set it, after corral_conf_load: a daemon's
+ * command-line override (corral-tunneld -p). 0, or -1 with err. */
+int corral_conf_set(struct corral_conf *c, const char *key, const char *value, char *err,
+                    size_t errlen);
 
 /* Sets rc up for the Redis c names, logging in as c's redis_user (rc then
  * points into c, which must outlive it). */

@@ -87,25 +87,50 @@ static void ports_of(const struct corral_conf *c, char *ip, size_t cap, unsigned
     *hi = a->addr_port_hi[0];
 }
 
+/* -c corral.conf, then -l and -p over its tunnel_listen and tunnel_ports:
+ * several gateway hosts' daemons on one machine (conf/gateway-hosts.sh),
+ * each with its own socket and address. 0, or -1 having said why. */
+static int load_conf(int argc, char **argv, struct corral_conf *conf)
+{
+    const char *path = "/etc/corral/corral.conf", *listen = NULL, *ports = NULL;
+    char err[512];
+    int opt;
+
+    while ((opt = getopt(argc, argv, "c:l:p:")) != -1) {
+        if (opt == 'c')
+            path = optarg;
+        else if (opt == 'l')
+            listen = optarg;
+        else if (opt == 'p')
+            ports = optarg;
+        else
+            return -1;
+    }
+    if (optind != argc)
+        return -1;
+    if (corral_conf_load(path, conf, err, sizeof(err)) != 0 ||
+        (listen && corral_conf_set(conf, "tunnel_listen", listen, err, sizeof(err)) != 0) ||
+        (ports && corral_conf_set(conf, "tunnel_ports", ports, err, sizeof(err)) != 0)) {
+        log_err("config: %s", err);
+        return -2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct corral_conf conf;
     struct rconn rc;
-    char err[512], ip[INET6_ADDRSTRLEN];
-    const char *path =
-        argc == 3 && strcmp(argv[1], "-c") == 0 ? argv[2] : "/etc/corral/corral.conf";
+    char ip[INET6_ADDRSTRLEN];
     unsigned lo, hi;
-    int lfd;
+    int lfd, loaded;
 
     log_set_name("corral-tunneld");
-    if (argc != 1 && argc != 3) {
-        fprintf(stderr, "usage: corral-tunneld [-c corral.conf]\n");
-        return 2;
-    }
-    if (corral_conf_load(path, &conf, err, sizeof(err)) != 0) {
-        log_err("config: %s", err);
-        return 1;
-    }
+    loaded = load_conf(argc, argv, &conf);
+    if (loaded == -1)
+        fprintf(stderr, "usage: corral-tunneld [-c corral.conf] [-l socket] [-p addr:low-high]\n");
+    if (loaded != 0)
+        return loaded == -1 ? 2 : 1;
     signal(SIGPIPE, SIG_IGN);
     if (stop_signals_install(on_signal, 0) != 0)
         return 1;

@@ -11,6 +11,7 @@
 #include "corral_conf.h"
 
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,24 @@ static int data_allows(const char *body, const char *addr)
     return data_addr_check(&c.data_allow, addr, strlen(addr), NULL, why, sizeof(why)) == 0;
 }
 
+/* c's tunnel ports once body loads: 1 when addr is allowed and the first
+ * address (the one corral-tunneld binds) is own; -1 on a load error. */
+static int tunnel_allows(const char *body, const char *addr, const char *own)
+{
+    struct corral_conf c;
+    char err[512] = "", why[192], first[64];
+
+    write_conf(body);
+    if (corral_conf_load(conf, &c, err, sizeof(err)) != 0) {
+        fprintf(stderr, "conf \"%s\": %s\n", body, err);
+        return -1;
+    }
+    inet_ntop(AF_INET, c.tunnel_allow.addrs[0].addr, first, sizeof(first));
+    if (strcmp(first, own) != 0)
+        return 0;
+    return data_addr_check(&c.tunnel_allow, addr, strlen(addr), NULL, why, sizeof(why)) == 0;
+}
+
 /* Issue 25, decision 61: the gateway connects to the addresses and ports
  * listed, and to no other port of its host's loopback. */
 static void test_data_addrs(void)
@@ -214,6 +233,18 @@ static void test_data_addrs(void)
                   "%s:4: tunnel_ports: 127.0.0.1: must be an IP address and a port, 10.0.0.5:7001 "
                   "or [fd12::5]:7001 (no host name), or a range of ports, 127.0.0.1:7100-7163"));
     CHECK(accepted("tunnel_ports = 10.0.0.5:9000-9099\ntunnel_listen = /run/t.sock\n"));
+    /* other gateway hosts' tunnel ports: allowed beside this host's, in
+     * either order; this host's stays first (corral-tunneld binds it) */
+    CHECK(tunnel_allows("tunnel_ports = 10.0.0.5:9000-9099\ntunnel_peers = 10.0.0.6:9000-9099 "
+                        "10.0.0.7:9000-9099\n",
+                        "10.0.0.7:9050", "10.0.0.5") == 1);
+    CHECK(tunnel_allows("tunnel_peers = 10.0.0.6:9000-9099\ntunnel_ports = 10.0.0.5:9000-9099\n",
+                        "10.0.0.6:9000", "10.0.0.5") == 1);
+    CHECK(tunnel_allows("tunnel_peers = 10.0.0.6:9000-9099\n", "10.0.0.6:9100", "127.0.0.1") == 0);
+    CHECK(tunnel_allows("tunnel_peers = 10.0.0.6:9000-9099\n", "127.0.0.1:7100", "127.0.0.1") == 1);
+    CHECK(refused("tunnel_peers = 10.0.0.6\n",
+                  "%s:4: tunnel_peers: 10.0.0.6: must be an IP address and a port, 10.0.0.5:7001 "
+                  "or [fd12::5]:7001 (no host name), or a range of ports, 127.0.0.1:7100-7163"));
     CHECK(refused("worker_data_addrs = 169.254.169.254:80\n",
                   "%s:4: worker_data_addrs: 169.254.169.254:80: link-local, where cloud metadata "
                   "answers (169.254.0.0/16), never a worker address"));
