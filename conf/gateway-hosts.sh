@@ -4,8 +4,8 @@
 #
 # Each host is a network namespace of its own (corral-<PORT>-gw<i>) joined to
 # a bridge (cgw<PORT>, <NET>.1/24) by a veth pair, at <NET>.<10+i>. It runs
-# what an operator's gateway host runs: nginx with the module and two
-# corral-api, sharing nothing with the other hosts but Redis. Redis, its
+# what an operator's gateway host runs: nginx with the module, two
+# corral-api and corral-tunneld, sharing nothing with the other hosts but Redis. Redis, its
 # replica and sentinels, corral-sched and the workers stay in the root
 # namespace and listen on <NET>.1 as well. In front, in the root namespace,
 # nginx's `stream` module balances plain TCP (TLS passes through) over the
@@ -21,6 +21,7 @@ hosts_bridge() { echo "cgw$PORT"; }
 host_ns() { echo "corral-$PORT-gw$1"; }
 host_addr() { echo "$HOSTS_NET.$((10 + $1))"; }
 host_dir() { echo "$RUN/gw-$1"; }
+host_tunnel_ports() { echo "$(host_addr "$1"):$TUNNEL_RANGE"; }
 
 # The bridge and one namespace per host; a left-over one is made afresh.
 hosts_net_up() {
@@ -67,6 +68,12 @@ host_start() {
         start_bg "gw$i-api-$n" ip netns exec "$ns" "$BIN/corral-api" -c "$RUN/corral.conf" -l "$dir/api-$n.sock"
     done
     for n in $(seq 1 "$API_PROCS"); do wait_for "host $i's corral-api $n" test -S "$dir/api-$n.sock"; done
+    # Its corral-tunneld: workers' tunnels that arrive here, held on this
+    # host's own address (decision 0087).
+    rm -f "$dir/tunneld.sock"
+    start_bg "gw$i-tunneld" ip netns exec "$ns" "$BIN/corral-tunneld" -c "$RUN/corral.conf" \
+        -l "$dir/tunneld.sock" -p "$(host_tunnel_ports "$i")"
+    wait_for "host $i's corral-tunneld" test -S "$dir/tunneld.sock"
     start_nginx "gw$i-nginx" "$dir" "$ns"
     wait_for "gateway host $i at $(host_addr "$i"):$PORT" curl -sf --max-time 2 --cacert "$RUN/tls/ca.crt" \
         --resolve "localhost:$PORT:$(host_addr "$i")" "https://localhost:$PORT/health"
@@ -86,7 +93,7 @@ host_kill() {
     # shellcheck disable=SC2086
     [ -z "$pids" ] || kill -KILL $pids
     for _ in $(seq 1 50); do [ -z "$(ip netns pids "$(host_ns "$1")")" ] && break; sleep 0.1; done
-    rm -f "$(host_dir "$1")/nginx.pid" "$RUN/pids/gw$1-api-"*.pid
+    rm -f "$(host_dir "$1")/nginx.pid" "$RUN/pids/gw$1-api-"*.pid "$RUN/pids/gw$1-tunneld.pid"
 }
 
 hosts_pid_files() { # what stack_state expects of a host stack
@@ -94,6 +101,7 @@ hosts_pid_files() { # what stack_state expects of a host stack
     for i in $(seq 1 "$(hosts_count)"); do
         echo "$(host_dir "$i")/nginx.pid"
         for n in $(seq 1 "$API_PROCS"); do echo "$RUN/pids/gw$i-api-$n.pid"; done
+        echo "$RUN/pids/gw$i-tunneld.pid"
     done
 }
 

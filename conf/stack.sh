@@ -77,7 +77,17 @@ REDIS_ADDR=127.0.0.1
 WORKERD_PORT=${CORRAL_WORKERD_DATA_PORT:-7001}
 # corral-tunneld's ports (decision 0087): 32 from PORT + 50, clear of the
 # next stack's ports (the test suites' stacks are 100 apart).
-TUNNEL_PORTS=${CORRAL_TUNNEL_PORTS:-$REDIS_ADDR:$((PORT + 50))-$((PORT + 81))}
+TUNNEL_RANGE=$((PORT + 50))-$((PORT + 81))
+TUNNEL_PORTS=${CORRAL_TUNNEL_PORTS:-$REDIS_ADDR:$TUNNEL_RANGE}
+# With gateway hosts, each host's corral-tunneld holds tunnels on its own
+# address (host_tunnel_ports): corral.conf's tunnel_peers and the gateway's
+# allow list name them all, for a tunnel may be held on any host.
+TUNNEL_ALL=$TUNNEL_PORTS
+if [ "$HOSTS" -ge 1 ]; then
+    TUNNEL_ALL=""
+    for _h in $(seq 1 "$HOSTS"); do TUNNEL_ALL+="$HOSTS_NET.$((10 + _h)):$TUNNEL_RANGE "; done
+    TUNNEL_ALL=${TUNNEL_ALL% }
+fi
 # Each workerd's data port exactly, never a range: Redis and every other
 # service of this machine listen on the same addresses (issue 25, 0061).
 default_worker_addrs() {
@@ -481,6 +491,7 @@ sandbox_max_timeout_s = ${CORRAL_SANDBOX_MAX_TIMEOUT_S:-86400}
 worker_data_addrs = $WORKER_ADDRS
 tunnel_listen = $RUN/tunneld.sock
 tunnel_ports = $TUNNEL_PORTS
+tunnel_peers = $TUNNEL_ALL
 fleet_share = $FLEET_SHARE
 ceiling_max_concurrent_sandboxes = $CEILING_MAX_CONCURRENT
 key_rate = $RATE_KEY
@@ -509,7 +520,7 @@ render_nginx() { # dir, listen address prefix, API port, data port
     CORRAL_NGX_SOCKETS=$socks CORRAL_NGX_RATE=$RATE_ADDR CORRAL_NGX_BURST=$BURST_ADDR \
         CORRAL_NGX_BODY=2m CORRAL_NGX_SECRET=$RUN/gateway-secret \
         CORRAL_NGX_CONN_API=$CONN_API CORRAL_NGX_CONN_DATA=$CONN_DATA CORRAL_NGX_CONN_SANDBOX=$CONN_SANDBOX \
-        CORRAL_NGX_TUNNELD=$RUN/tunneld.sock \
+        CORRAL_NGX_TUNNELD=$dir/tunneld.sock \
         bash "$ROOT/conf/nginx/render.sh" "$dir/snippets"
     local extra=""
     if [ "$PROFILE" = bench ]; then
@@ -531,7 +542,7 @@ render_nginx() { # dir, listen address prefix, API port, data port
 
 # corral_upstream_allow's words: what corral.conf's worker_data_* say.
 upstream_allow() {
-    echo "$WORKER_ADDRS $TUNNEL_PORTS${WORKER_NETWORKS:+ $WORKER_NETWORKS ports=$(tr -s ' ' ',' <<<"$WORKER_PORTS")}"
+    echo "$WORKER_ADDRS $TUNNEL_ALL${WORKER_NETWORKS:+ $WORKER_NETWORKS ports=$(tr -s ' ' ',' <<<"$WORKER_PORTS")}"
 }
 
 render_gateway() { # dir, file, cache bypass (on|off), server names, listen address prefix, ports...

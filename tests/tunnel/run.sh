@@ -7,7 +7,9 @@
 # sandbox (commands, files, PTYs, watch, getHost) against the tunnelled
 # worker's sandboxes, by host and by headers. Then the same files against a
 # worker host behind NAT (natworker.sh: a network namespace with its own
-# dockerd, nothing in), after behind_nat.check.mjs.
+# dockerd, nothing in), after behind_nat.check.mjs. Then, on a stack of two
+# gateway hosts, hosts.check.mjs: the tunnel held on either, moved when its
+# host dies.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -76,6 +78,25 @@ fi
 bash tests/tunnel/natworker.sh down
 [ "$rc" = 0 ] || tail -n 40 "$CORRAL_RUN"/log/workerd.log "$CORRAL_RUN"/log/tunneld.log
 conf/stack.sh down >/dev/null 2>&1
+
+# Two gateway hosts (conf/gateway-hosts.sh), a stack of their own on a
+# network of their own (the e2b suite's hosts may run beside this one): the
+# tunnel held on either host, and moved when its host dies.
+echo "--- two gateway hosts: tests/tunnel/hosts.check.mjs"
+HOSTS_RUN=$(mktemp -d /tmp/corral-tunhosts.XXXXXX)
+trap 'CORRAL_RUN=$HOSTS_RUN conf/stack.sh down >/dev/null 2>&1; suite_dockerd_release' EXIT
+(
+    export CORRAL_RUN=$HOSTS_RUN CORRAL_GATEWAY_HOSTS=2 CORRAL_HOSTS_NET=${CORRAL_TUNNEL_HOSTS_NET:-10.237.0}
+    export NODE_EXTRA_CA_CERTS="$HOSTS_RUN/tls/ca.crt"
+    mkdir -p "$CORRAL_RUN/log"
+    conf/stack.sh up >/dev/null || { echo "the stack of two gateway hosts did not come up"; tail -n 20 "$CORRAL_RUN"/log/*.log; exit 1; }
+    E2B_API_KEY=$(member_key tun-hosts)
+    CORRAL_ROUTING=url E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
+        run_files tests/tunnel/hosts.check.mjs \
+        || { tail -n 30 "$CORRAL_RUN"/log/workerd.log "$CORRAL_RUN"/log/gw*-tunneld.log; exit 1; }
+) || rc=1
+CORRAL_RUN=$HOSTS_RUN conf/stack.sh down >/dev/null 2>&1
+[ "$rc" = 0 ] && rm -rf "$HOSTS_RUN"
 suite_sanitizer_reports "$CORRAL_RUN/log" || rc=1
 [ "$rc" = 0 ] && rm -rf "$CORRAL_RUN"
 exit "$rc"
