@@ -44,10 +44,10 @@ static void stop_slot(struct holder *h)
         log_warn("tunnel of worker %s: cannot signal its end", h->worker);
 }
 
-static long find(const char *worker, int in_use)
+static long find(const char *worker, int in_use, const unsigned char *skip)
 {
     for (size_t i = 0; i < nslots; i++)
-        if (slots[i].in_use == in_use &&
+        if (slots[i].in_use == in_use && !(skip && skip[i]) &&
             strcmp(in_use ? slots[i].worker : slots[i].last_worker, worker) == 0)
             return (long)i;
     return -1;
@@ -57,7 +57,7 @@ static long find(const char *worker, int in_use)
  * back. 0, or -1 after 5 s. */
 static int end_old(const char *worker)
 {
-    long i = find(worker, 1);
+    long i = find(worker, 1, NULL);
     struct timespec until;
 
     if (i < 0)
@@ -72,20 +72,25 @@ static int end_old(const char *worker)
     return 0;
 }
 
-static long free_slot(const char *worker)
+static long free_slot(const char *worker, const unsigned char *skip)
 {
-    long i = find(worker, 0);
+    long i = find(worker, 0, skip);
 
     for (size_t k = 0; i < 0 && k < nslots; k++) /* one nobody held first */
-        if (!slots[k].in_use && !slots[k].last_worker[0])
+        if (!slots[k].in_use && !slots[k].last_worker[0] && !skip[k])
             i = (long)k;
     for (size_t k = 0; i < 0 && k < nslots; k++)
-        if (!slots[k].in_use)
+        if (!slots[k].in_use && !skip[k])
             i = (long)k;
     return i;
 }
 
-int holders_take(const char *worker, const char *pool)
+size_t holders_count(void)
+{
+    return nslots;
+}
+
+int holders_take(const char *worker, const char *pool, const unsigned char *skip)
 {
     long i = -1;
     int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -93,7 +98,7 @@ int holders_take(const char *worker, const char *pool)
     if (efd < 0)
         return -1;
     pthread_mutex_lock(&mu);
-    if (end_old(worker) == 0 && (i = free_slot(worker)) >= 0) {
+    if (end_old(worker) == 0 && (i = free_slot(worker, skip)) >= 0) {
         struct holder *h = &slots[i];
         h->in_use = 1;
         h->recorded = 0;

@@ -23,9 +23,13 @@ struct holder {
 /* ip: the address to listen on and record; ports lo..hi; rc: the store,
  * shared under a lock. 0, -1. */
 int holders_init(const char *ip, unsigned lo, unsigned hi, struct rconn *rc);
-/* A slot for worker, its old tunnel ended first: its index, or -1 (no free
- * port, or the old one did not end within 5 s). */
-int holders_take(const char *worker, const char *pool);
+/* How many ports (slots) the daemon has. */
+size_t holders_count(void);
+/* A slot for worker, its old tunnel ended first, none that skip marks (the
+ * holders_count() bytes of ports this worker found taken by another
+ * process): its index, or -1 (no free port, or the old one did not end
+ * within 5 s). */
+int holders_take(const char *worker, const char *pool, const unsigned char *skip);
 /* The slot's record written (or its failure noted for the renewal to retry). */
 void holders_record(int i);
 /* The slot given back, its record deleted if still its own. */

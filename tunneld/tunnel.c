@@ -10,6 +10,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -110,31 +111,49 @@ static void bridge(int fd, int lfd, const struct holder *h)
     h2b_free(b);
 }
 
+/* A free slot whose port this process can listen on: a port another
+ * process holds (anything may bind in the range) is skipped, not retried
+ * at every reconnection of the worker. Its index with *lfd, or -1. */
+static int take_port(const struct upgrade_req *req, int *lfd)
+{
+    unsigned char *tried = calloc(holders_count(), 1);
+    struct holder h;
+    int i = -1;
+
+    while (tried && (i = holders_take(req->worker, req->pool, tried)) >= 0) {
+        holders_get(i, &h);
+        *lfd = listen_port(h.addr);
+        if (*lfd >= 0)
+            break;
+        log_warn("tunnel of worker %s: cannot listen on %s (%s); another port is tried",
+                 req->worker, h.addr, strerror(errno));
+        tried[i] = 1;
+        holders_put(i);
+    }
+    free(tried);
+    return i;
+}
+
 static void hold(int fd, const struct upgrade_req *req)
 {
     static const char ok[] = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: " UPGRADE_PROTOCOL
                              "\r\nConnection: Upgrade\r\n\r\n";
-    int i = holders_take(req->worker, req->pool), lfd;
+    int lfd = -1, i = take_port(req, &lfd);
     struct holder h;
 
     if (i < 0) {
+        log_warn("tunnel of worker %s refused: no free tunnel port", req->worker);
         answer(fd, "503 Service Unavailable", "no free tunnel port on this gateway host");
         return;
     }
     holders_get(i, &h);
-    lfd = listen_port(h.addr);
-    if (lfd < 0) {
-        log_err("tunnel of worker %s: cannot listen on %s: %s", req->worker, h.addr,
-                strerror(errno));
-        answer(fd, "503 Service Unavailable", "the tunnel port cannot be opened");
-    } else if (send(fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(ok) - 1)) {
+    if (send(fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(ok) - 1)) {
         holders_record(i);
         log_info("tunnel of worker %s (pool %s) held at %s", req->worker,
                  req->pool[0] ? req->pool : "fleet", h.addr);
         bridge(fd, lfd, &h);
     }
-    if (lfd >= 0)
-        close(lfd); /* its connections end with their streams (h2b_run) */
+    close(lfd); /* its connections end with their streams (h2b_run) */
     holders_put(i);
 }
 

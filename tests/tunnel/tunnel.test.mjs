@@ -6,6 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import tls from 'node:tls';
 import { RUN, api, corralctl, redis, stack, eventually } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
@@ -169,6 +170,65 @@ test('a tunnel carries streams only for its own worker\'s sandboxes, and one tha
   await Promise.race([closed(r.socket), sleep(5000).then(() => { throw new Error('the tunnel was not ended'); })]);
   assert.ok(seen.some((f) => f.type === 7), 'no GOAWAY before the end');
   await eventually(() => tunnelRecord('', w.id) === '', { what: 'its record deleted' });
+});
+
+// The body of a refused upgrade (its Content-Length's bytes); the
+// connection ended after it.
+function bodyOf(r) {
+  const want = Number(/\r\ncontent-length: *(\d+)/i.exec(r.head)?.[1] ?? -1);
+  return new Promise((resolve, reject) => {
+    let body = r.socket.rest || Buffer.alloc(0);
+    const done = () => { r.socket.destroy(); resolve(body.toString()); };
+    if (want < 0) reject(new Error(`no Content-Length in ${r.head}`));
+    else if (body.length >= want) done();
+    else {
+      r.socket.on('data', (d) => { body = Buffer.concat([body, d]); if (body.length >= want) done(); });
+      r.socket.once('close', done);
+    }
+  });
+}
+
+test('the tunnel ports: one another process holds is skipped, none left is a 503 in the error shape, one freed is held again', async () => {
+  const tunneld = Number(readFileSync(`${RUN}/pids/tunneld.pid`, 'utf8'));
+  const held = new Set(listeningTcp(tunneld).map((a) => Number(a.split(':').pop())));
+  const free = [];
+  for (let p = TUNNEL_LO; p <= TUNNEL_HI; p++) if (!held.has(p)) free.push(p);
+  const last = free.pop();
+  const squatters = new Map();
+  const squat = (port) => new Promise((ok) => {
+    const srv = net.createServer();
+    srv.once('error', () => ok(false));
+    srv.listen(port, '127.0.0.1', () => { squatters.set(port, srv); ok(true); });
+  });
+  try {
+    for (const p of free) assert.ok(await squat(p), `port ${p} could not be taken for the test`);
+    // Every port but one held by another process: the tunnel lands on that one.
+    const w = await tunnelledWorker('');
+    const r = await upgrade(w.headers());
+    assert.equal(r.status, 101, r.head);
+    await eventually(() => tunnelRecord('', w.id) === `127.0.0.1:${last}`, { what: `its tunnel held at the one free port ${last}` });
+    r.socket.destroy();
+    await eventually(() => tunnelRecord('', w.id) === '', { what: 'its record deleted' });
+    await eventually(() => squat(last), { what: `port ${last} let go by the daemon` });
+    // None left: the upgrade is refused, in the error shape, and nothing held.
+    const w2 = await tunnelledWorker('');
+    const full = await upgrade(w2.headers());
+    const body = await bodyOf(full);
+    assert.equal(full.status, 503, full.head);
+    assert.deepEqual(JSON.parse(body), { code: 503, message: 'no free tunnel port on this gateway host' });
+    assert.equal(tunnelRecord('', w2.id), '', 'a refused tunnel left a record');
+    // One port given back: the same worker's next try is held there.
+    await new Promise((ok) => squatters.get(last).close(ok));
+    squatters.delete(last);
+    const again = await upgrade(w2.headers());
+    assert.equal(again.status, 101, again.head);
+    await eventually(() => tunnelRecord('', w2.id) === `127.0.0.1:${last}`, { what: `held at ${last} once it was free` });
+    again.socket.destroy();
+  } finally {
+    for (const srv of squatters.values()) srv.close();
+  }
+  // The real worker's tunnel was never touched.
+  assert.equal((await (await sandbox()).commands.run('echo untouched')).stdout, 'untouched\n');
 });
 
 test('the tunnel cut: a stream in flight fails, new requests get 502 worker unreachable, the same sandbox is back within seconds', async () => {
