@@ -4,7 +4,7 @@
  *   workerd [-c /etc/corral/workerd.conf] [--KEY=VALUE | --KEY VALUE ...]
  *
  * Every config key can be given as a flag (dashes or underscores), applied
- * after the file. Refuses to start, naming the cause, on a bad config, a
+ * after the file; without -c and without the default file, the flags alone. Refuses to start, naming the cause, on a bad config, a
  * missing or group/world-readable join token file, or a dockerd that does not
  * answer. SIGTERM/SIGINT: the poll in flight finishes, then workerd exits
  * without touching its sandboxes (-mode agent: its sessions end with it,
@@ -97,7 +97,7 @@ static void set_conf_file(struct worker_conf *c, const char *path)
 
 static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, size_t errlen)
 {
-    const char *path = DEFAULT_CONF;
+    const char *path = NULL;
 
     wconf_defaults(c);
     for (int i = 1; i < argc; i++) {
@@ -108,10 +108,15 @@ static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, si
         else if (argv[i][0] == '-')
             i += (strchr(argv[i], '=') == NULL); /* skip the value; parsed below */
     }
-    if (config_load(path, wconf_set, c, err, errlen) != 0)
+    /* No -c and no /etc/corral/workerd.conf: the flags say everything (a
+     * person's laptop in agent mode, README.md); a -c file must exist. */
+    if (!path && access(DEFAULT_CONF, F_OK) == 0)
+        path = DEFAULT_CONF;
+    if (path && config_load(path, wconf_set, c, err, errlen) != 0)
         return -1;
     /* Hardlocked by the gate of every agent session (it holds the token's path). */
-    set_conf_file(c, path);
+    if (path)
+        set_conf_file(c, path);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0) {
             i++;
