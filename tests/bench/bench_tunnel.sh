@@ -16,7 +16,7 @@ export CORRAL_PORT=${CORRAL_BENCH_TUNNEL_PORT:-19743} CORRAL_REDIS_PORT=${CORRAL
 export CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin" CORRAL_WORKERD=2 CORRAL_TUNNEL_WORKERS=2
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_TUNNEL_DATA_PORT:-19811}
 export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt" CORRAL_URL="https://localhost:$CORRAL_PORT"
-(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+bash tests/lib/e2b_modules.sh >/dev/null
 mkdir -p "$CORRAL_RUN/log"
 suite_stack_up || exit 1
 trap 'conf/stack.sh down >/dev/null 2>&1; suite_dockerd_release; rm -rf "$CORRAL_RUN"' EXIT

@@ -50,7 +50,7 @@ conf/stack.sh redis-cli HSET "corral:{ws:$ws}:info" max_concurrent 100000 >/dev/
 # 0. Warm against cold creates (issue 35), before the fleet's workerd starts:
 # bench_warm.mjs's own workerd is then the only one its workspace can use.
 if [ "$ONLY" = warm ] || [ "$ONLY" = all ]; then
-    (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    bash tests/lib/e2b_modules.sh >/dev/null
     conf/stack.sh start-dockerd # the stack's (down stops it), for the bench's own workerd
     bash tests/lib/docker.sh ensure-image # corral/base, built once and kept
     env E2B_API_URL="$CORRAL_URL" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))" \
@@ -94,13 +94,13 @@ conf/stack.sh redis-cli HSET "corral:{ws:$ws2}:info" max_concurrent 100000 >/dev
 key2=$(field owner_key <<<"$ws2_json")
 sdk_env=(E2B_API_URL="$CORRAL_URL" E2B_API_KEY="$key2" E2B_SANDBOX_URL="https://localhost:$((CORRAL_PORT + 1))")
 if [ "$ONLY" = templates ] || [ "$ONLY" = all ]; then
-    (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    bash tests/lib/e2b_modules.sh >/dev/null
     env "${sdk_env[@]}" CORRAL_ROUTING=url node tests/bench/bench_templates.mjs
     [ "$ONLY" = templates ] && exit 0
     echo
 fi
 if [ "$ONLY" = sustained ]; then
-    (cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    bash tests/lib/e2b_modules.sh >/dev/null
     env "${sdk_env[@]}" CORRAL_ROUTING=url node tests/bench/bench_sustained.mjs
     exit 0
 fi
@@ -122,7 +122,7 @@ fi
 # 3. The data plane with the real e2b SDK: through the gateway vs straight to
 # envd (commands.run, 100 MB both ways with the SDK and curl), then 1,000 idle
 # streams held through the gateway to 20 sandboxes.
-(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+bash tests/lib/e2b_modules.sh >/dev/null
 echo
 env "${sdk_env[@]}" node tests/e2b/bench_dataplane.mjs
 echo

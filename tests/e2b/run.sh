@@ -32,7 +32,7 @@ listed_data_ports 8 "$CORRAL_HOSTS_NET.1" || { echo "no free ports for data port
 export CORRAL_WORKERD_EXTRA; CORRAL_WORKERD_EXTRA=$(node -e \
     "import('./tests/lib/standins.mjs').then((m) => console.log(m.egressHostsConf()))")
 
-(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error) || { echo "npm ci failed"; exit 1; }
+bash tests/lib/e2b_modules.sh || { echo "npm ci failed"; exit 1; }
 make -s all >/dev/null || { echo "build failed"; exit 1; }
 # dockerd outlives the stack's `down`, which would stop a dockerd the stack
 # started (decision 0072): the check after `down` below asks it what is left.

@@ -283,7 +283,7 @@ grep -q "enrolled\|handshake" "$WORK/log/workerd.log" || { tail -n 20 "$WORK/log
 [ -f /var/lib/corral-workerd/worker ] || fail "workerd wrote no state into the packaged state dir"
 
 # --- 5. the e2b SDK suite, while the unrelated site is watched --------------------------
-(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
+bash tests/lib/e2b_modules.sh || die "npm ci failed"
 ws=$(ctl workspace create deb-a) || die "corralctl workspace create failed"
 other=$(ctl workspace create deb-b | field workspace)
 export E2B_API_URL="https://localhost:$API_PORT" NODE_EXTRA_CA_CERTS="$WORK/tls/server.crt"

@@ -11,7 +11,7 @@ cd "$ROOT" || exit 1
 # shellcheck source=tests/security/env.sh
 . tests/security/env.sh
 
-(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error) || { echo "npm ci failed"; exit 1; }
+bash tests/lib/e2b_modules.sh || { echo "npm ci failed"; exit 1; }
 make -s all >/dev/null || { echo "build failed"; exit 1; }
 down() { bash tests/security/machine.sh down >/dev/null 2>&1; conf/stack.sh down >/dev/null 2>&1; }
 trap down EXIT

@@ -29,7 +29,7 @@ listed_data_ports 4 127.0.0.1 || { echo "no free ports for data ports"; exit 1; 
 SRC_BIN=${CORRAL_BUILD:-$ROOT/build/bin}
 SRC_MODULE=${CORRAL_NGINX_MODULE:-$ROOT/build/nginx-module/ngx_http_corral_module.so}
 
-(cd tests/e2b && env -u NODE_EXTRA_CA_CERTS npm ci --no-audit --no-fund --loglevel=error) || { echo "npm ci failed"; exit 1; }
+bash tests/lib/e2b_modules.sh || { echo "npm ci failed"; exit 1; }
 make -s all >/dev/null || { echo "build failed"; exit 1; }
 # The stack runs private copies of the binaries and of the nginx module: a
 # rebuild of build/ during the run (another run's `make`) would otherwise

@@ -24,7 +24,7 @@ export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt" CORRAL_URL="https://localhos
 export ASAN_OPTIONS="detect_leaks=1:log_path=$CORRAL_RUN/log/asan"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$CORRAL_RUN/log/ubsan"
 
-(cd tests/e2b && npm ci --no-audit --no-fund --loglevel=error) || { echo "npm ci failed"; exit 1; }
+bash tests/lib/e2b_modules.sh || { echo "npm ci failed"; exit 1; }
 make -s all >/dev/null || { echo "build failed"; exit 1; }
 mkdir -p "$CORRAL_RUN/log"
 suite_stack_up || exit 1
