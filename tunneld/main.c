@@ -2,6 +2,7 @@
  * README.md). nginx hands each authenticated upgrade to the unix socket
  * corral.conf's tunnel_listen names; each becomes a thread of its own. */
 #include "corral_conf.h"
+#include "fd_limit.h"
 #include "holders.h"
 #include "log.h"
 #include "rconn.h"
@@ -132,6 +133,7 @@ int main(int argc, char **argv)
     if (loaded != 0)
         return loaded == -1 ? 2 : 1;
     signal(SIGPIPE, SIG_IGN);
+    fd_limit_raise("corral-tunneld"); /* a tunnel, its port and its streams */
     if (stop_signals_install(on_signal, 0) != 0)
         return 1;
     corral_conf_rconn(&conf, &rc);

@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "dataport_loop.h"
+#include "fd_limit.h"
 #include "log.h"
 
 #include <errno.h>
@@ -29,7 +30,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -371,19 +371,6 @@ static int split_addr(const char *addr, char *host, size_t hcap, const char **po
     return 0;
 }
 
-/* Two descriptors a connection (the gateway's and the sandbox's): raise the
- * soft limit to the hard one, so thousands of held streams fit. */
-static void raise_fd_limit(void)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
-            log_warn("dataport: cannot raise the open files limit: %s", strerror(errno));
-    }
-}
-
 /* "unix:PATH": a tunnelled worker's data port (decision 0087), reached only
  * through its tunnel, so that nothing listens on TCP. Mode 0600: root (the
  * tunnel client, in this process) connects, no other user of the host. */
@@ -489,7 +476,7 @@ int dataport_start(const char *listen_addr, const struct dataport_hooks *hooks)
         log_err("dataport: worker_key and resolve hooks are required");
         return -1;
     }
-    raise_fd_limit();
+    fd_limit_raise("dataport"); /* two descriptors a connection */
     if ((fd = listen_on(listen_addr)) < 0)
         return -1;
     if (!(l = loop_new(fd, hooks))) {

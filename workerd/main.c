@@ -4,11 +4,12 @@
  *   workerd [-c /etc/corral/workerd.conf] [--KEY=VALUE | --KEY VALUE ...]
  *
  * Every config key can be given as a flag (dashes or underscores), applied
- * after the file; without -c and without the default file, the flags alone. Refuses to start, naming the cause, on a bad config, a
- * missing or group/world-readable join token file, or a dockerd that does not
- * answer. SIGTERM/SIGINT: the poll in flight finishes, then workerd exits
- * without touching its sandboxes (-mode agent: its sessions end with it,
- * decision 0054). */
+ * after the file; without -c and without the default file, the flags alone.
+ * Refuses to start, naming the cause, on a bad config, a missing or
+ * group/world-readable join token file, or a dockerd that does not answer.
+ * SIGTERM/SIGINT: the poll in flight finishes, then workerd exits without
+ * touching its sandboxes (-mode agent: its sessions end with it, decision
+ * 0054). */
 #include "agent.h"
 #include "dataplane.h"
 #include "worker.h"
@@ -95,28 +96,38 @@ static void set_conf_file(struct worker_conf *c, const char *path)
         snprintf(c->agent.conf_file, sizeof(c->agent.conf_file), "%s", path);
 }
 
+/* The -c file; without one, /etc/corral/workerd.conf when it exists, else
+ * NULL: the flags say everything (a person's laptop in agent mode,
+ * README.md). A -c file must exist. */
+static const char *conf_path(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "-c") == 0)
+            return argv[i + 1];
+    return access(DEFAULT_CONF, F_OK) == 0 ? DEFAULT_CONF : NULL;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    return 0;
+}
+
 static int load_conf(struct worker_conf *c, int argc, char **argv, char *err, size_t errlen)
 {
-    const char *path = NULL;
+    const char *path = conf_path(argc, argv);
 
     wconf_defaults(c);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
-            path = argv[++i];
-        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return usage(), -2;
-        else if (argv[i][0] == '-')
-            i += (strchr(argv[i], '=') == NULL); /* skip the value; parsed below */
-    }
-    /* No -c and no /etc/corral/workerd.conf: the flags say everything (a
-     * person's laptop in agent mode, README.md); a -c file must exist. */
-    if (!path && access(DEFAULT_CONF, F_OK) == 0)
-        path = DEFAULT_CONF;
-    if (path && config_load(path, wconf_set, c, err, errlen) != 0)
-        return -1;
-    /* Hardlocked by the gate of every agent session (it holds the token's path). */
-    if (path)
+    if (wants_help(argc, argv))
+        return usage(), -2;
+    if (path) {
+        if (config_load(path, wconf_set, c, err, errlen) != 0)
+            return -1;
+        /* Hardlocked by the gate of every agent session (it holds the token's path). */
         set_conf_file(c, path);
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-c") == 0) {
             i++;

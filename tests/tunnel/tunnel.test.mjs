@@ -7,10 +7,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import tls from 'node:tls';
 import { RUN, api, corralctl, redis, stack, eventually } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
 import { listeningTcp } from '../lib/sockets.mjs';
+import { upgrade } from '../lib/tunnel_client.mjs';
 import { Sandbox, sleep } from '../e2b/lib.mjs';
 
 const PORT = Number(process.env.CORRAL_PORT);
@@ -26,31 +26,6 @@ async function sandbox(opts = {}) {
   const s = await Sandbox.create('base', { timeoutMs: 300_000, ...opts });
   sandboxes.push(s);
   return s;
-}
-
-// The upgrade, by hand over TLS, as workerd sends it: {status, head, socket}.
-function upgrade(headers) {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: 'localhost', port: PORT, ALPNProtocols: ['http/1.1'],
-      ca: readFileSync(process.env.NODE_EXTRA_CA_CERTS) }, () => {
-      const lines = Object.entries({ Host: `localhost:${PORT}`, Upgrade: 'corral-tunnel/1', Connection: 'Upgrade', ...headers })
-        .map(([k, v]) => `${k}: ${v}\r\n`).join('');
-      socket.write(`GET /v1/worker/tunnel HTTP/1.1\r\n${lines}\r\n`);
-    });
-    let buf = Buffer.alloc(0);
-    const onData = (d) => {
-      buf = Buffer.concat([buf, d]);
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      socket.off('data', onData);
-      const head = buf.subarray(0, end).toString();
-      socket.rest = buf.subarray(end + 4);
-      resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1]), head, socket });
-    };
-    socket.on('data', onData);
-    socket.on('error', reject);
-    socket.setTimeout(10_000, () => reject(new Error('no answer to the upgrade')));
-  });
 }
 
 // A tunnelled worker of its own: the join token of pool (a workspace id, or
@@ -84,6 +59,7 @@ function frames(socket) {
   };
   parse();
   socket.on('data', (d) => { buf = Buffer.concat([buf, d]); parse(); });
+  socket.resume();
   return seen;
 }
 const closed = (socket) => new Promise((r) => { if (socket.destroyed) r(); socket.once('close', r); });
@@ -184,6 +160,7 @@ function bodyOf(r) {
     else {
       r.socket.on('data', (d) => { body = Buffer.concat([body, d]); if (body.length >= want) done(); });
       r.socket.once('close', done);
+      r.socket.resume();
     }
   });
 }
