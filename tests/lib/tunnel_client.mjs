@@ -50,6 +50,9 @@ export function echoTunnel(socket) {
   });
   server.on('sessionError', () => {});
   if (socket.rest?.length) socket.unshift(socket.rest);
+  // HTTP/2 after an upgrade, not by ALPN: node's server would take the TLS
+  // socket's "http/1.1" for a client that speaks no HTTP/2 and drop it.
+  socket.alpnProtocol = 'h2';
   server.emit('connection', socket);
   socket.resume();
   return { state, close: () => socket.destroy() };
