@@ -5,11 +5,12 @@
 // has `tunnel = on`; corral-tunneld holds its tunnel).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { RUN, api, corralctl, redis, stack, eventually } from '../lib/corral.mjs';
 import { TestWorker } from '../lib/test_worker.mjs';
-import { listeningTcp } from '../lib/sockets.mjs';
+import { listeningTcp, socketsOf, tcpSockets } from '../lib/sockets.mjs';
 import { upgrade } from '../lib/tunnel_client.mjs';
 import { Sandbox, sleep } from '../e2b/lib.mjs';
 
@@ -227,6 +228,29 @@ test('the tunnel cut: a stream in flight fails, new requests get 502 worker unre
   stack('start-tunneld');
   await eventually(async () => (await envdHealth(sbx)).status === 204, { timeout: 40_000, what: 'envd through the new tunnel' });
   assert.equal((await sbx.commands.run('echo back')).stdout, 'back\n');
+});
+
+test('the tunnel\'s TCP connection killed under it (ss -K): a stream in flight fails, the same sandbox answers again within seconds', async () => {
+  const sbx = await sandbox({ secure: false });
+  const inflight = sbx.commands.run('sleep 40', { timeoutMs: 60_000 }).then(() => 'finished', (e) => e);
+  // sleep: the command's stream is open and running before the cut
+  await sleep(500);
+  // workerd's connections to nginx's port: its tunnel (and its long poll)
+  const mine = socketsOf(workerdPid());
+  const conns = tcpSockets().filter((c) => mine.has(c.inode) && c.remote === `127.0.0.1:${PORT}`);
+  assert.ok(conns.length >= 1, 'workerd holds no connection to nginx');
+  for (const c of conns) {
+    execFileSync('ss', ['-K', 'src', '127.0.0.1', 'sport', '=', `:${c.local.split(':')[1]}`, 'dst', '127.0.0.1', 'dport', '=', `:${PORT}`]);
+  }
+  // sleep: a bound on the failure's wait, so that a hang fails the test
+  const err = await Promise.race([inflight, sleep(20_000).then(() => 'hung')]);
+  assert.ok(err instanceof Error, `the stream in flight: ${err}`);
+  const t0 = Date.now();
+  await eventually(async () => (await envdHealth(sbx)).status === 204, { timeout: 30_000, what: 'envd through the tunnel dialled again' });
+  console.log(`tunnel cut by ss -K: envd answered again after ${Date.now() - t0} ms`);
+  assert.equal((await sbx.commands.run('echo redialled')).stdout, 'redialled\n');
+  const info = await api('GET', `/sandboxes/${sbx.sandboxId}`, { headers: { 'X-API-Key': process.env.E2B_API_KEY } });
+  assert.equal(info.body.state, 'running', 'a tunnel cut is not a lost sandbox');
 });
 
 test('corral-tunneld killed -9: the worker is back through a new daemon within seconds', async () => {
