@@ -85,9 +85,9 @@ lint:
 	bash tests/lint/layout.sh
 	bash tests/lint/sleeps.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --inline-suppr \
-	  --suppress=missingIncludeSystem -Icommon -Istore -Ischeduler -Ihandlers -Iworkerd -Ienvd -Itunneld -I. -Itests/lib $(LINT_SRCS)
+	  --suppress=missingIncludeSystem -Icommon -Istore -Ischeduler -Ihandlers -Iworkerd -Ienvd -Itunneld -Iinterp -I. -Itests/lib $(LINT_SRCS)
 	clang-tidy --quiet --warnings-as-errors='*' $(LINT_SRCS) -- -std=gnu11 -D_GNU_SOURCE -Icommon -Istore \
-	  -Ischeduler -Ihandlers -Iworkerd -Ienvd -Itunneld -I. -Itests/lib
+	  -Ischeduler -Ihandlers -Iworkerd -Ienvd -Itunneld -Iinterp -I. -Itests/lib
 	clang-format --dry-run --Werror $(LINT_SRCS)
 
 clean:

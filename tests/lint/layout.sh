@@ -19,7 +19,7 @@ MAX_FN_LINES=80
 # The files that turn a wire string into an enum and back: the only places a
 # state, outcome or command may be compared as a string.
 CODECS='^(store/sandbox_codec\.c|store/sandbox_fields\.c|workerd/commands\.c|workerd/states\.c)$'
-COMPONENTS="common store scheduler handlers module workerd envd egress tunneld conf tests"
+COMPONENTS="common store scheduler handlers module workerd envd egress tunneld interp conf tests"
 
 bad=0
 offence() {
