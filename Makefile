@@ -37,6 +37,7 @@ include envd/build.mk
 include workerd/build.mk
 include egress/build.mk
 include tunneld/build.mk
+include interp/build.mk
 include tests/build.mk
 
 .PHONY: all deps test bench up down images clean format lint module

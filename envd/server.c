@@ -14,19 +14,12 @@
 #include "envd.h"
 #include "files_http.h"
 #include "http.h"
+#include "http_serve.h"
 #include "init.h"
 #include "lifecycle_log.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #define IDLE_TIMEOUT_MS (120 * 1000)
 #define IO_TIMEOUT_S 300
@@ -137,97 +130,16 @@ static void serve_request(struct http_req *r)
     rt->handler(r);
 }
 
-static void *connection_main(void *arg)
-{
-    int fd = (int)(long)arg;
-    struct http_conn *c = malloc(sizeof(*c));
-    struct http_req *r = malloc(sizeof(*r));
-
-    if (c == NULL || r == NULL)
-        goto out;
-    c->fd = fd;
-    c->len = c->off = 0;
-    for (;;) {
-        int rc = http_read_request(c, r, IDLE_TIMEOUT_MS);
-        if (rc <= 0)
-            break;
-        serve_request(r);
-        if (!r->head_sent) {
-            r->keep_alive = 0;
-            http_send_error(r, 500, "no response");
-        }
-        /* Leftover request body: skip a little, otherwise close rather than read on. */
-        if (!r->body_done && http_body_drain(r, 1 << 20) < 0)
-            break;
-        if (!r->keep_alive)
-            break;
-    }
-out:
-    free(c);
-    free(r);
-    close(fd);
-    return NULL;
-}
-
-static void start_connection(int fd)
-{
-    pthread_attr_t attr;
-    pthread_t t;
-    struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
-    int one = 1;
-
-    /* Small frames of a stream must not wait for Nagle. */
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    /* A peer that stops reading or sending for this long is gone. */
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    if (pthread_create(&t, &attr, connection_main, (void *)(long)fd) != 0) {
-        envd_log("cannot start a connection thread: %s", strerror(errno));
-        close(fd);
-    }
-    pthread_attr_destroy(&attr);
-}
-
-static int listen_on(const char *addr, int port)
-{
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    int fd, one = 1;
-
-    if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-        envd_log("invalid listen address %s", addr);
-        return -1;
-    }
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 512) < 0) {
-        envd_log("cannot listen on %s:%d: %s", addr, port, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 int server_run(const char *addr, int port)
 {
-    int lfd = listen_on(addr, port);
+    char err[160];
+    int lfd = http_listen(addr, port, err, sizeof(err));
 
-    if (lfd < 0)
+    if (lfd < 0) {
+        envd_log("%s", err);
         return -1;
-    lifecycle_envd_started(addr, port);
-    for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno != EINTR && errno != ECONNABORTED)
-                envd_log("accept: %s", strerror(errno));
-            if (errno == EMFILE || errno == ENFILE)
-                usleep(100 * 1000);
-            continue;
-        }
-        start_connection(fd);
     }
+    lifecycle_envd_started(addr, port);
+    http_serve_forever(lfd, serve_request, IDLE_TIMEOUT_MS, IO_TIMEOUT_S, envd_log);
+    return -1;
 }

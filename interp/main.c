@@ -1,0 +1,81 @@
+/* corral-interp: the code interpreter's server in a sandbox (decision 0088;
+ * README.md). Serves @e2b/code-interpreter on port 49999, each context a
+ * Jupyter kernel it starts and speaks to itself; the python default
+ * context's kernel is started at once, so that a first runCode does not
+ * wait for it. Runs as the sandbox's user.
+ *
+ *   corral-interp [-addr 0.0.0.0] [-port 49999] [-cwd /home/user] [-dir DIR]
+ */
+#include "contexts.h"
+#include "http_serve.h"
+#include "routes.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fputs("corral-interp: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void on_term(int sig)
+{
+    (void)sig;
+    contexts_stop_all();
+    _exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *addr = "0.0.0.0", *cwd = getenv("HOME") ? getenv("HOME") : "/", *dir = NULL;
+    char err[256], tmp[64];
+    int port = 49999, lfd, status;
+
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "-addr") == 0)
+            addr = argv[i + 1];
+        else if (strcmp(argv[i], "-port") == 0)
+            port = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "-cwd") == 0)
+            cwd = argv[i + 1];
+        else if (strcmp(argv[i], "-dir") == 0)
+            dir = argv[i + 1];
+    }
+    if (argc % 2 == 0 || port <= 0 || port > 65535) {
+        say("usage: corral-interp [-addr A] [-port P] [-cwd DIR] [-dir DIR]");
+        return 2;
+    }
+    if (!dir) {
+        snprintf(tmp, sizeof(tmp), "/tmp/corral-interp-%d", (int)getuid());
+        mkdir(tmp, 0700);
+        dir = tmp;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    contexts_init(dir, cwd, 30000);
+    lfd = http_listen(addr, port, err, sizeof(err));
+    if (lfd < 0) {
+        say("%s", err);
+        return 1;
+    }
+    struct context *c = contexts_acquire(NULL, "python", &status, err, sizeof(err));
+    if (c)
+        contexts_release(c);
+    else
+        say("the python kernel did not start: %s (tried again at the first call)", err);
+    say("serving on %s:%d", addr, port);
+    http_serve_forever(lfd, routes_serve, 120 * 1000, 300, say);
+    return 1;
+}
