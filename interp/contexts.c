@@ -184,7 +184,7 @@ struct context *contexts_acquire(const char *id, const char *lang, int *status, 
         snprintf(err, errlen, "language '%s' is not one of python, r, bash, js, ts", lang);
         return NULL;
     }
-    c = id ? find(id, NULL) : default_of(lang);
+    c = id ? find(id, "") : default_of(lang);
     if (!c) {
         *status = id ? 404 : 503;
         snprintf(err, errlen, id ? "context %s not found" : "no room for another context", id);
@@ -223,7 +223,7 @@ json_t *contexts_list(void)
 
 int contexts_remove(const char *id)
 {
-    struct context *c = find(id, NULL);
+    struct context *c = find(id, "");
 
     if (!c)
         return -1;
@@ -236,7 +236,7 @@ int contexts_remove(const char *id)
 
 int contexts_restart(const char *id, char *err, size_t errlen)
 {
-    struct context *c = find(id, NULL);
+    struct context *c = find(id, "");
     int rc;
 
     if (!c) {

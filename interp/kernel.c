@@ -320,14 +320,14 @@ static void take(struct kernel *k, struct run *r, void *sock)
     wire_msg_clear(&m);
 }
 
-int kernel_execute(struct kernel *k, const char *code, kernel_emit_fn emit, kernel_gone_fn gone,
-                   void *ud, char *err, size_t errlen)
+static int run_cell(struct kernel *k, const char *code, int silent, kernel_emit_fn emit,
+                    kernel_gone_fn gone, void *ud, char *err, size_t errlen)
 {
     char id[64];
     struct run r = {.id = id, .emit = emit, .ud = ud};
-    json_t *req =
-        json_pack("{s:s, s:b, s:b, s:{}, s:b, s:b}", "code", code, "silent", 0, "store_history", 1,
-                  "user_expressions", "allow_stdin", 0, "stop_on_error", 1);
+    json_t *req = json_pack("{s:s, s:b, s:b, s:{}, s:b, s:b}", "code", code, "silent", silent,
+                            "store_history", !silent, "user_expressions", "allow_stdin", 0,
+                            "stop_on_error", 1);
 
     if (!alive(k) || send_msg(k, k->shell, "execute_request", req, id) != 0) {
         snprintf(err, errlen, "the %s kernel is not running", k->lang);
@@ -356,9 +356,33 @@ int kernel_execute(struct kernel *k, const char *code, kernel_emit_fn emit, kern
         if (items[0].revents & ZMQ_POLLIN)
             take(k, &r, k->shell);
     }
-    if (!r.gone)
+    if (!r.gone && !silent)
         emit(ud, outputs_count(r.count));
     return 0;
+}
+
+int kernel_execute(struct kernel *k, const char *code, kernel_emit_fn emit, kernel_gone_fn gone,
+                   void *ud, char *err, size_t errlen)
+{
+    return run_cell(k, code, 0, emit, gone, ud, err, errlen);
+}
+
+static int discard(void *ud, json_t *line)
+{
+    (void)ud;
+    json_decref(line);
+    return 0;
+}
+
+static int never_gone(void *ud)
+{
+    (void)ud;
+    return 0;
+}
+
+int kernel_run_silent(struct kernel *k, const char *code, char *err, size_t errlen)
+{
+    return run_cell(k, code, 1, discard, never_gone, NULL, err, errlen);
 }
 
 void kernel_interrupt(const struct kernel *k)

@@ -46,6 +46,10 @@ int kernel_start(struct kernel *k, const char *lang, const char *cwd, const char
 int kernel_execute(struct kernel *k, const char *code, kernel_emit_fn emit, kernel_gone_fn gone,
                    void *ud, char *err, size_t errlen);
 
+/* code run with nothing shown and no count (silent): what a call's env
+ * vars set and put back. 0, or -1 with err. */
+int kernel_run_silent(struct kernel *k, const char *code, char *err, size_t errlen);
+
 /* SIGINT to the kernel: what a client that went away, or a timeout, asks. */
 void kernel_interrupt(const struct kernel *k);
 

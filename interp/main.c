@@ -10,6 +10,7 @@
 #include "http_serve.h"
 #include "routes.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,11 +30,31 @@ static void say(const char *fmt, ...)
     va_end(ap);
 }
 
-static void on_term(int sig)
+/* SIGTERM or SIGINT, taken by this thread (blocked in every other): the
+ * kernels, each in a session of its own, are stopped with the server. */
+static void *signal_main(void *arg)
 {
-    (void)sig;
+    sigset_t *set = arg;
+    int sig;
+
+    sigwait(set, &sig);
     contexts_stop_all();
     _exit(0);
+}
+
+static int watch_signals(void)
+{
+    static sigset_t set;
+    pthread_t t;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+        pthread_create(&t, NULL, signal_main, &set) != 0)
+        return -1;
+    pthread_detach(t);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -62,8 +83,10 @@ int main(int argc, char **argv)
         dir = tmp;
     }
     signal(SIGPIPE, SIG_IGN);
-    signal(SIGTERM, on_term);
-    signal(SIGINT, on_term);
+    if (watch_signals() != 0) {
+        say("cannot watch for SIGTERM");
+        return 1;
+    }
     contexts_init(dir, cwd, 30000);
     lfd = http_listen(addr, port, err, sizeof(err));
     if (lfd < 0) {

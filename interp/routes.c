@@ -1,6 +1,7 @@
 #include "routes.h"
 
 #include "contexts.h"
+#include "env_code.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -88,12 +89,30 @@ static int client_gone(void *ud)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
+/* The cell in c, between its env vars' set and restore code (either may be
+ * NULL), its lines streamed. */
+static void run_in(struct http_req *r, struct context *c, const char *code, const char *set,
+                   const char *restore)
+{
+    char err[256];
+
+    if (http_send_head(r, 200, "application/x-ndjson", -1, NULL) != 0)
+        return;
+    if ((set && kernel_run_silent(&c->k, set, err, sizeof(err)) != 0) ||
+        kernel_execute(&c->k, code, emit_line, client_gone, r, err, sizeof(err)) != 0)
+        emit_line(r, json_pack("{s:s, s:s, s:s, s:s}", "type", "error", "name", "KernelError",
+                               "value", err, "traceback", ""));
+    if (restore && c->k.pid > 0)
+        kernel_run_silent(&c->k, restore, err, sizeof(err));
+    http_end_chunks(r);
+}
+
 static void execute(struct http_req *r)
 {
-    json_t *body = body_object(r);
+    json_t *body = body_object(r), *vars;
     const char *code, *ctx_id, *lang;
+    char *set = NULL, *restore = NULL, err[256];
     struct context *c;
-    char err[256];
     int status;
 
     if (!body)
@@ -101,12 +120,9 @@ static void execute(struct http_req *r)
     if (string_of(r, body, "code", &code) || string_of(r, body, "context_id", &ctx_id) ||
         string_of(r, body, "language", &lang))
         goto done;
-    if (!code) {
-        http_send_error(r, 400, "code is required");
-        goto done;
-    }
-    if (ctx_id && lang) {
-        http_send_error(r, 400, "give context_id or language, not both");
+    if (!code || (ctx_id && lang)) {
+        http_send_error(r, 400,
+                        code ? "give context_id or language, not both" : "code is required");
         goto done;
     }
     c = contexts_acquire(ctx_id, lang ? lang : "python", &status, err, sizeof(err));
@@ -114,13 +130,17 @@ static void execute(struct http_req *r)
         http_send_error(r, status, "%s", err);
         goto done;
     }
-    if (http_send_head(r, 200, "application/x-ndjson", -1, NULL) == 0 &&
-        kernel_execute(&c->k, code, emit_line, client_gone, r, err, sizeof(err)) != 0)
-        emit_line(r, json_pack("{s:s, s:s, s:s, s:s}", "type", "error", "name", "KernelError",
-                               "value", err, "traceback", ""));
-    http_end_chunks(r);
+    vars = json_object_get(body, "env_vars");
+    if (vars && !json_is_null(vars) && json_object_size(vars) > 0 &&
+        (!(set = env_code_set(c->k.lang, vars, err, sizeof(err))) ||
+         !(restore = env_code_restore(c->k.lang))))
+        http_send_error(r, 400, "%s", err);
+    else
+        run_in(r, c, code, set, restore);
     contexts_release(c);
 done:
+    free(set);
+    free(restore);
     json_decref(body);
 }
 

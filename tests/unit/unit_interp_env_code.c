@@ -1,0 +1,68 @@
+/* Unit tests of interp/env_code.c: a call's env_vars as the code its
+ * context's kernel runs around the cell (decision 0088). */
+#include "check.h"
+#include "env_code.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void unit_interp_env_code(int *total_passed, int *total_failed);
+
+CHECK_COUNTERS;
+
+/* env_code_set(lang, vars as JSON text): refused with err naming want. */
+static int refused(const char *lang, const char *vars, const char *want)
+{
+    json_t *v = json_loads(vars, 0, NULL);
+    char err[160] = "";
+    char *code = env_code_set(lang, v, err, sizeof(err));
+    int ok = code == NULL && strstr(err, want) != NULL;
+
+    if (!ok)
+        fprintf(stderr, "  %s %s: \"%s\", not refused for \"%s\"\n", lang, vars, err, want);
+    free(code);
+    json_decref(v);
+    return ok;
+}
+
+static void test_python(void)
+{
+    json_t *v = json_loads("{\"FOO\":\"a\\\"b\\n\",\"BAR\":\"\\u00e9\"}", 0, NULL);
+    char err[160] = "";
+    char *set = env_code_set("python", v, err, sizeof(err)), *restore = env_code_restore("python");
+
+    /* the values as one JSON (= Python) literal, ASCII only: no quote or
+     * newline of a value ends the statement */
+    CHECK(set && strstr(set, "environ.update({\"FOO\":\"a\\\"b\\n\",\"BAR\":\"\\u00E9\"})\n"));
+    CHECK(set && strstr(set, "for k in {\"FOO\""));
+    {
+        int lines = 0;
+
+        for (const char *p = set; p && *p; p++)
+            lines += *p == '\n';
+        CHECK(lines == 3); /* the value's newline stayed an escape */
+    }
+    CHECK(restore && strstr(restore, "environ.pop(") && strstr(restore, "del __corral_env_saved"));
+    free(set);
+    free(restore);
+    json_decref(v);
+}
+
+static void test_refused(void)
+{
+    CHECK(refused("python", "[\"A\"]", "must be an object of strings"));
+    CHECK(refused("python", "{\"A\":1}", "A must be a name"));
+    CHECK(refused("python", "{\"A=B\":\"x\"}", "A=B must be a name"));
+    CHECK(refused("python", "{\"\":\"x\"}", "must be a name"));
+    CHECK(refused("r", "{\"A\":\"x\"}", "for a r context are not supported yet"));
+    CHECK(env_code_restore("bash") == NULL);
+}
+
+void unit_interp_env_code(int *total_passed, int *total_failed)
+{
+    test_python();
+    test_refused();
+    *total_passed += passed;
+    *total_failed += failed;
+}
