@@ -15,40 +15,22 @@
 set -euo pipefail
 : "${CORRAL_SEC_PC_NS:?source tests/security/env.sh first}"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib/netns.sh
+. "$ROOT/tests/lib/netns.sh"
 NS=$CORRAL_SEC_PC_NS
 SUFFIX=$(printf '%s' "${CORRAL_RUN##*.}" | tr -cd 'A-Za-z0-9' | tail -c 8)
 VETH_HOST=cs${SUFFIX}h VETH_PC=cs${SUFFIX}p
 RELAY_PID=$CORRAL_RUN/sec-relay.pid
 
-# A machine of an earlier run that ended without its down (a killed run, a
-# reboot of the test's environment) still holds the /30: removed when
-# nothing runs in it any more. One with processes is someone's: left alone.
-sweep_stale() {
-    local ns
-    for ns in $(ip netns list | awk '$1 ~ /^corral-sec-pc-/ {print $1}'); do
-        [ "$ns" != "$NS" ] && [ -z "$(ip netns pids "$ns")" ] || continue
-        echo "machine.sh: removing $ns, left by an earlier run" >&2
-        ip netns del "$ns" 2>/dev/null || true
-        ip link del "cs${ns#corral-sec-pc-}h" 2>/dev/null || true
-    done
-}
-
 up() {
     ip netns list | grep -qw "^$NS" && { echo "machine.sh: $NS exists already" >&2; exit 1; }
-    sweep_stale
+    netns_sweep corral-sec-pc- "$NS" cs
     # The /30 must be nobody's: no address of this host and no route in it.
     if [ -n "$(ip -4 -o addr show to "$CORRAL_SEC_PC_HOST/30")" ] \
         || ip -4 route show match "$CORRAL_SEC_PC_ADDR" | grep -vq '^default'; then
         echo "machine.sh: $CORRAL_SEC_PC_HOST/30 is in use here: set CORRAL_SEC_PC_NET" >&2; exit 1
     fi
-    ip netns add "$NS"
-    ip link add "$VETH_HOST" type veth peer name "$VETH_PC" netns "$NS"
-    ip addr add "$CORRAL_SEC_PC_HOST/30" dev "$VETH_HOST"
-    ip link set "$VETH_HOST" up
-    ip -n "$NS" link set lo up
-    ip -n "$NS" addr add "$CORRAL_SEC_PC_ADDR/30" dev "$VETH_PC"
-    ip -n "$NS" link set "$VETH_PC" up
-    ip -n "$NS" route add default via "$CORRAL_SEC_PC_HOST"
+    netns_up "$NS" "$VETH_HOST" "$VETH_PC" "${CORRAL_SEC_PC_HOST%.1}"
     mkdir -p -m 755 "$CORRAL_SEC_PC_HOMES"
     setsid python3 "$ROOT/tests/lib/relay.py" "/run/netns/$NS" "$CORRAL_PORT" $((CORRAL_PORT + 1)) \
         >>"$CORRAL_RUN/log/sec-relay.log" 2>&1 </dev/null &

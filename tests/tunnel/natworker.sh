@@ -17,6 +17,8 @@ set -euo pipefail
 : "${CORRAL_RUN:?run through tests/tunnel/run.sh (CORRAL_RUN, CORRAL_PORT)}" "${CORRAL_PORT:?}"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${CORRAL_BUILD:-$ROOT/build/bin}
+# shellcheck source=tests/lib/netns.sh
+. "$ROOT/tests/lib/netns.sh"
 SUFFIX=$(printf '%s' "${CORRAL_RUN##*.}" | tr -cd 'A-Za-z0-9' | tail -c 8)
 NS=${CORRAL_NAT_NS:-corral-nat-$SUFFIX}
 NET=${CORRAL_NAT_NET:-10.235.77}
@@ -28,18 +30,8 @@ IN=(nsenter "--net=/run/netns/$NS")
 
 die() { echo "natworker.sh: $*" >&2; exit 1; }
 
-# A namespace of an earlier run that ended without its down: removed when
-# nothing runs in it any more (one with processes is someone's).
-sweep_stale() {
-    local ns
-    for ns in $(ip netns list | awk '$1 ~ /^corral-nat-/ {print $1}'); do
-        [ "$ns" != "$NS" ] && [ -z "$(ip netns pids "$ns")" ] || continue
-        echo "natworker.sh: removing $ns, left by an earlier run" >&2
-        ip netns del "$ns" 2>/dev/null || true
-        ip link del "cn${ns#corral-nat-}h" 2>/dev/null || true
-        nft delete table ip "corral_nat_${ns#corral-nat-}" 2>/dev/null || true
-    done
-}
+# What a run killed before its down made besides its namespace and veth.
+sweep_nat_table() { nft delete table ip "corral_nat_$1" 2>/dev/null || true; }
 
 wait_for() { # what, command...
     local what=$1
@@ -53,14 +45,7 @@ wait_for() { # what, command...
 }
 
 network_up() {
-    ip netns add "$NS"
-    ip link add "$VETH_HOST" type veth peer name "$VETH_NAT" netns "$NS"
-    ip addr add "$NET.1/30" dev "$VETH_HOST"
-    ip link set "$VETH_HOST" up
-    ip -n "$NS" link set lo up
-    ip -n "$NS" addr add "$NET.2/30" dev "$VETH_NAT"
-    ip -n "$NS" link set "$VETH_NAT" up
-    ip -n "$NS" route add default via "$NET.1"
+    netns_up "$NS" "$VETH_HOST" "$VETH_NAT" "$NET"
     # Out: masqueraded here, as a home router or a cloud's NAT gateway does.
     nft -f - <<NFT
 table ip $TABLE {
@@ -115,7 +100,7 @@ CONF
 
 up() {
     ip netns list | grep -qw "^$NS" && die "$NS exists already"
-    sweep_stale
+    netns_sweep corral-nat- "$NS" cn sweep_nat_table
     if [ -n "$(ip -4 -o addr show to "$NET.0/30")" ]; then die "$NET.0/30 is in use here: set CORRAL_NAT_NET"; fi
     mkdir -p "$DIR" "$CORRAL_RUN/log"
     network_up
