@@ -125,6 +125,14 @@ static int spawn(struct kernel *k)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        sigset_t none;
+
+        /* The server's blocked SIGTERM and SIGINT (its signal thread's) and
+         * its ignored SIGPIPE would outlive exec: the kernel gets neither
+         * an interrupt nor the default it expects. */
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
         setsid();
         if (chdir(k->cwd) != 0)
             _exit(127);
@@ -289,8 +297,24 @@ struct run {
     kernel_emit_fn emit;
     void *ud;
     int idle, replied, gone;
+    int since_gone; /* polls since the caller went */
     long long count;
 };
+
+/* The caller has gone: SIGINT again every half second (one sent before the
+ * cell's handler runs is ignored by ipykernel), and a kernel still busy
+ * after STUBBORN_POLLS is stopped (the next call starts a fresh one).
+ * 1 when it was stopped. */
+#define STUBBORN_POLLS 100
+static int chase(struct kernel *k, struct run *r)
+{
+    if (r->since_gone++ % 5 == 0)
+        kernel_interrupt(k);
+    if (r->since_gone < STUBBORN_POLLS)
+        return 0;
+    kernel_stop(k);
+    return 1;
+}
 
 static void take(struct kernel *k, struct run *r, void *sock)
 {
@@ -311,10 +335,8 @@ static void take(struct kernel *k, struct run *r, void *sock)
                                   : "",
                               "idle") == 0;
         } else if (!r->gone && (line = outputs_line(type, m.content))) {
-            if (r->emit(r->ud, line) != 0) {
+            if (r->emit(r->ud, line) != 0)
                 r->gone = 1;
-                kernel_interrupt(k);
-            }
         }
     }
     wire_msg_clear(&m);
@@ -345,10 +367,10 @@ static int run_cell(struct kernel *k, const char *code, int silent, kernel_emit_
             kernel_stop(k);
             return 0;
         }
-        if (!r.gone && gone(ud)) {
+        if (!r.gone && gone(ud))
             r.gone = 1;
-            kernel_interrupt(k);
-        }
+        if (r.gone && chase(k, &r))
+            return 0;
         if (zmq_poll(items, 2, POLL_MS) <= 0)
             continue;
         if (items[1].revents & ZMQ_POLLIN)

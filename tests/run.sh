@@ -90,6 +90,8 @@ wait "$san_build" || { echo "sanitized build failed"; tail -n 40 "$LANES/san-bui
 step "unit tests (ASan+UBSan)" build-san/bin/unit-tests
 step "workerd unit tests (ASan+UBSan)" build-san/bin/unit-workerd
 step "tunnel framing: HTTP/2 streams over one connection (ASan+UBSan)" build-san/bin/unit-h2bridge
+step "code interpreter: corral-interp against Debian's ipykernel (ASan+UBSan)" env CORRAL_BUILD="$ROOT/build-san/bin" \
+    bash tests/interp/run.sh
 step "egress proxy unit tests (ASan+UBSan)" build-san/bin/unit-egress
 step "egress proxy end to end: every request decided, loopback stand-ins" bash tests/egress/run.sh
 step "envd unit tests (ASan+UBSan)" build-san/bin/unit-envd

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# tests/interp/run.sh: corral-interp (issue 30, decision 0088) on this host,
+# as a code-interpreter sandbox will run it: Debian's python3 with
+# ipykernel, the server on a loopback port, driven over HTTP as
+# @e2b/code-interpreter drives it (server.test.mjs). Until the
+# code-interpreter-v1 template exists, this is the server's end-to-end test.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+PORT=${CORRAL_INTERP_TEST_PORT:-49911}
+BIN=${CORRAL_BUILD:-$ROOT/build/bin}
+bash tests/lib/deps.sh || { echo "dependencies (python3-ipykernel) cannot be installed"; exit 1; }
+make -s "$BIN/corral-interp" >/dev/null 2>&1 || make -s all >/dev/null || { echo "build failed"; exit 1; }
+WORK=$(mktemp -d /tmp/corral-interp-test.XXXXXX)
+# Debian's python3, whatever else is first on PATH (a pyenv's has no ipykernel).
+PATH=/usr/bin:/bin CORRAL_INTERP_TEST_ENV=from-the-server \
+    ASAN_OPTIONS="detect_leaks=0:log_path=$WORK/asan" UBSAN_OPTIONS="print_stacktrace=1:log_path=$WORK/ubsan" \
+    setsid "$BIN/corral-interp" -addr 127.0.0.1 -port "$PORT" -cwd "$WORK" -dir "$WORK" >"$WORK/interp.log" 2>&1 &
+pid=$!
+stop() { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
+trap stop EXIT
+CORRAL_INTERP_URL="http://127.0.0.1:$PORT" CORRAL_INTERP_WORK="$WORK" CORRAL_INTERP_PID="$pid" \
+    node --test --test-reporter=spec tests/interp/
+rc=$?
+stop
+trap - EXIT
+[ "$rc" = 0 ] || tail -n 30 "$WORK/interp.log"
+# A kernel left behind by the server's stop would be a leak of processes.
+if pgrep -f "ipykernel_launcher -f $WORK/" >/dev/null; then echo "kernels outlived the server"; rc=1; fi
+if ls "$WORK"/asan* "$WORK"/ubsan* >/dev/null 2>&1; then echo "sanitizer reports:"; cat "$WORK"/asan* "$WORK"/ubsan* | head -60; rc=1; fi
+[ "$rc" = 0 ] && rm -rf "$WORK"
+exit "$rc"
