@@ -23,12 +23,23 @@
 
 enum { SHELL, IOPUB, STDIN, CONTROL, HB, NPORTS };
 
+/* Corral's own kernels (decision 0088), in the directory kernel_set_dir
+ * names: the template installs them beside the server. */
+static char bash_kernel[PATH_MAX] = "/usr/lib/corral-interp/kernels/corral_bash_kernel.py";
+
+void kernel_set_dir(const char *dir)
+{
+    snprintf(bash_kernel, sizeof(bash_kernel), "%s/corral_bash_kernel.py", dir);
+}
+
 const char *const *kernel_argv(const char *lang, const char *conn_file, const char *buf[8])
 {
     const char *python[] = {"python3", "-m", "ipykernel_launcher", "-f", conn_file, NULL};
     const char *r[] = {"R", "--slave", "-e", "IRkernel::main()", "--args", conn_file, NULL};
+    const char *bash[] = {"python3", bash_kernel, "-f", conn_file, NULL};
     const char *const *src = strcmp(lang, "python") == 0 ? python
                              : strcmp(lang, "r") == 0    ? r
+                             : strcmp(lang, "bash") == 0 ? bash
                                                          : NULL;
     size_t i = 0;
 

@@ -30,6 +30,9 @@ typedef int (*kernel_emit_fn)(void *ud, json_t *line);
  * a cell that prints nothing is interrupted too). */
 typedef int (*kernel_gone_fn)(void *ud);
 
+/* Where Corral's own kernels are (default /usr/lib/corral-interp/kernels). */
+void kernel_set_dir(const char *dir);
+
 /* argv of lang's kernel for a connection file ({NULL} when lang has none):
  * python (ipykernel), r (IRkernel), bash, js, ts (Corral's own wrappers). */
 const char *const *kernel_argv(const char *lang, const char *conn_file, const char *buf[8]);

@@ -5,6 +5,7 @@
  * wait for it. Runs as the sandbox's user.
  *
  *   corral-interp [-addr 0.0.0.0] [-port 49999] [-cwd /home/user] [-dir DIR]
+ *                 [-kernels /usr/lib/corral-interp/kernels]
  */
 #include "contexts.h"
 #include "http_serve.h"
@@ -72,9 +73,11 @@ int main(int argc, char **argv)
             cwd = argv[i + 1];
         else if (strcmp(argv[i], "-dir") == 0)
             dir = argv[i + 1];
+        else if (strcmp(argv[i], "-kernels") == 0)
+            kernel_set_dir(argv[i + 1]);
     }
     if (argc % 2 == 0 || port <= 0 || port > 65535) {
-        say("usage: corral-interp [-addr A] [-port P] [-cwd DIR] [-dir DIR]");
+        say("usage: corral-interp [-addr A] [-port P] [-cwd DIR] [-dir DIR] [-kernels DIR]");
         return 2;
     }
     if (!dir) {

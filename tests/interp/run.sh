@@ -15,7 +15,8 @@ WORK=$(mktemp -d /tmp/corral-interp-test.XXXXXX)
 # Debian's python3, whatever else is first on PATH (a pyenv's has no ipykernel).
 PATH=/usr/bin:/bin CORRAL_INTERP_TEST_ENV=from-the-server \
     ASAN_OPTIONS="detect_leaks=0:log_path=$WORK/asan" UBSAN_OPTIONS="print_stacktrace=1:log_path=$WORK/ubsan" \
-    setsid "$BIN/corral-interp" -addr 127.0.0.1 -port "$PORT" -cwd "$WORK" -dir "$WORK" >"$WORK/interp.log" 2>&1 &
+    setsid "$BIN/corral-interp" -addr 127.0.0.1 -port "$PORT" -cwd "$WORK" -dir "$WORK" \
+    -kernels "$ROOT/interp/kernels" >"$WORK/interp.log" 2>&1 &
 pid=$!
 stop() { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
 trap stop EXIT
@@ -26,7 +27,7 @@ stop
 trap - EXIT
 [ "$rc" = 0 ] || tail -n 30 "$WORK/interp.log"
 # A kernel left behind by the server's stop would be a leak of processes.
-if pgrep -f "ipykernel_launcher -f $WORK/" >/dev/null; then echo "kernels outlived the server"; rc=1; fi
+if pgrep -f -- "-f $WORK/kernel-" >/dev/null; then echo "kernels outlived the server"; rc=1; fi
 if ls "$WORK"/asan* "$WORK"/ubsan* >/dev/null 2>&1; then echo "sanitizer reports:"; cat "$WORK"/asan* "$WORK"/ubsan* | head -60; rc=1; fi
 [ "$rc" = 0 ] && rm -rf "$WORK"
 exit "$rc"

@@ -152,3 +152,29 @@ test('bad requests: 4xx in the error shape, nothing run', async () => {
   assert.equal((await call('DELETE', '/contexts/../../etc')).status, 404);
   assert.equal((await call('POST', '/contexts', { language: 'cobol' })).status, 400);
 });
+
+test('bash: a persistent shell per context: variables and cwd kept, stderr apart, a failure\'s status', async () => {
+  const c = await call('POST', '/contexts', { language: 'bash', cwd: WORK });
+  assert.equal(c.status, 200, JSON.stringify(c.body));
+  const id = c.body.id;
+  const a = await execute({ code: 'GREETING=hello; mkdir -p sub && cd sub; echo "$GREETING"; echo warn >&2', context_id: id });
+  assert.equal(of(a.lines, 'stdout').map((l) => l.text).join(''), 'hello\n');
+  assert.equal(of(a.lines, 'stderr').map((l) => l.text).join(''), 'warn\n');
+  const b = await execute({ code: 'echo "$GREETING from $(pwd)"; printf no-newline', context_id: id });
+  assert.equal(of(b.lines, 'stdout').map((l) => l.text).join(''), `hello from ${WORK}/sub\nno-newline`);
+  const f = await execute({ code: 'ls /nonexistent-dir', context_id: id });
+  const [err] = of(f.lines, 'error');
+  assert.equal(err?.name, 'CommandExitError', JSON.stringify(f.lines));
+  assert.equal(err.value, 'exit status 2');
+  assert.match(of(f.lines, 'stderr').map((l) => l.text).join(''), /nonexistent-dir/);
+  // the caller gone: the running command is interrupted, the shell stays
+  const ctl = new AbortController();
+  const running = execute({ code: 'sleep 60', context_id: id }, { signal: ctl.signal }).catch((e) => e);
+  // sleep: the command is running before the client goes away
+  await new Promise((r) => setTimeout(r, 800));
+  ctl.abort();
+  assert.ok((await running) instanceof Error);
+  const after = await execute({ code: 'echo "$GREETING again"', context_id: id });
+  assert.equal(of(after.lines, 'stdout').map((l) => l.text).join(''), 'hello again\n', JSON.stringify(after.lines));
+  assert.equal((await call('DELETE', `/contexts/${id}`)).status, 204);
+});
