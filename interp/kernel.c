@@ -25,11 +25,14 @@ enum { SHELL, IOPUB, STDIN, CONTROL, HB, NPORTS };
 
 /* Corral's own kernels (decision 0088), in the directory kernel_set_dir
  * names: the template installs them beside the server. */
-static char bash_kernel[PATH_MAX] = "/usr/lib/corral-interp/kernels/corral_bash_kernel.py";
+#define KERNELS_DIR "/usr/lib/corral-interp/kernels"
+static char bash_kernel[PATH_MAX] = KERNELS_DIR "/corral_bash_kernel.py";
+static char js_kernel[PATH_MAX] = KERNELS_DIR "/corral_js_kernel.py";
 
 void kernel_set_dir(const char *dir)
 {
     snprintf(bash_kernel, sizeof(bash_kernel), "%s/corral_bash_kernel.py", dir);
+    snprintf(js_kernel, sizeof(js_kernel), "%s/corral_js_kernel.py", dir);
 }
 
 const char *const *kernel_argv(const char *lang, const char *conn_file, const char *buf[8])
@@ -37,9 +40,13 @@ const char *const *kernel_argv(const char *lang, const char *conn_file, const ch
     const char *python[] = {"python3", "-m", "ipykernel_launcher", "-f", conn_file, NULL};
     const char *r[] = {"R", "--slave", "-e", "IRkernel::main()", "--args", conn_file, NULL};
     const char *bash[] = {"python3", bash_kernel, "-f", conn_file, NULL};
+    const char *js[] = {"python3", js_kernel, "-f", conn_file, NULL};
+    const char *ts[] = {"python3", js_kernel, "--ts", "-f", conn_file, NULL};
     const char *const *src = strcmp(lang, "python") == 0 ? python
                              : strcmp(lang, "r") == 0    ? r
                              : strcmp(lang, "bash") == 0 ? bash
+                             : strcmp(lang, "js") == 0   ? js
+                             : strcmp(lang, "ts") == 0   ? ts
                                                          : NULL;
     size_t i = 0;
 

@@ -178,3 +178,23 @@ test('bash: a persistent shell per context: variables and cwd kept, stderr apart
   assert.equal(of(after.lines, 'stdout').map((l) => l.text).join(''), 'hello again\n', JSON.stringify(after.lines));
   assert.equal((await call('DELETE', `/contexts/${id}`)).status, 204);
 });
+
+test('js and ts: one persistent context each, values as results, errors by name, a looping cell interrupted', async () => {
+  const a = await execute({ code: 'let total = 40; console.log("sum", { total }); total + 2', language: 'js' });
+  assert.equal(of(a.lines, 'stdout')[0]?.text, 'sum { total: 40 }\n', JSON.stringify(a.lines));
+  assert.equal(mainText(a.lines), '42');
+  assert.equal(mainText((await execute({ code: 'total * 2', language: 'js' })).lines), '80');
+  const e = await execute({ code: 'null.x', language: 'js' });
+  assert.equal(of(e.lines, 'error')[0]?.name, 'TypeError');
+  assert.match(of(e.lines, 'error')[0].value, /Cannot read properties of null/);
+  const ctl = new AbortController();
+  const running = execute({ code: 'while (true) {}', language: 'js' }, { signal: ctl.signal }).catch((x) => x);
+  // sleep: the loop is running before the client goes away
+  await new Promise((r) => setTimeout(r, 800));
+  ctl.abort();
+  assert.ok((await running) instanceof Error);
+  assert.equal(mainText((await execute({ code: 'total', language: 'js' })).lines), '40', 'the js context lost its state');
+  const t = await execute({ code: 'const n: number = 21;\nfunction twice(x: number): number { return x * 2 }\ntwice(n)', language: 'ts' });
+  assert.equal(mainText(t.lines), '42', JSON.stringify(t.lines));
+  assert.equal(of((await execute({ code: 'undefinedName', language: 'ts' })).lines, 'error')[0]?.name, 'ReferenceError');
+});
