@@ -144,6 +144,7 @@ static int spawn(struct kernel *k)
         return -1;
     if (pid == 0) {
         sigset_t none;
+        char parent[16];
 
         /* The server's blocked SIGTERM and SIGINT (its signal thread's) and
          * its ignored SIGPIPE would outlive exec: the kernel gets neither
@@ -151,6 +152,10 @@ static int spawn(struct kernel *k)
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
+        /* ipykernel ends itself when this parent is gone, however the
+         * server ended (a SIGKILL leaves no time to stop kernels). */
+        snprintf(parent, sizeof(parent), "%d", (int)getppid());
+        setenv("JPY_PARENT_PID", parent, 1);
         setsid();
         if (chdir(k->cwd) != 0)
             _exit(127);

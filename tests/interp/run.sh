@@ -18,6 +18,13 @@ PATH=/usr/bin:/bin CORRAL_INTERP_TEST_ENV=from-the-server \
     setsid "$BIN/corral-interp" -addr 127.0.0.1 -port "$PORT" -cwd "$WORK" -dir "$WORK" \
     -kernels "$ROOT/interp/kernels" >"$WORK/interp.log" 2>&1 &
 pid=$!
+for _ in $(seq 1 300); do
+    grep -q "serving on" "$WORK/interp.log" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || { echo "corral-interp exited:"; cat "$WORK/interp.log"; exit 1; }
+    # sleep: between tries of this loop (300 of them: the python kernel starts first)
+    sleep 0.1
+done
+grep -q "serving on" "$WORK/interp.log" || { echo "corral-interp did not serve in 30 s"; tail "$WORK/interp.log"; exit 1; }
 stop() { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
 trap stop EXIT
 CORRAL_INTERP_URL="http://127.0.0.1:$PORT" CORRAL_INTERP_WORK="$WORK" CORRAL_INTERP_PID="$pid" \

@@ -198,3 +198,17 @@ test('js and ts: one persistent context each, values as results, errors by name,
   assert.equal(mainText(t.lines), '42', JSON.stringify(t.lines));
   assert.equal(of((await execute({ code: 'undefinedName', language: 'ts' })).lines, 'error')[0]?.name, 'ReferenceError');
 });
+
+test('r: IRkernel, its state kept, its values in every format it gives, its errors', async () => {
+  const a = await execute({ code: 'x <- 21\nprint("hello")\nx * 2', language: 'r' });
+  assert.equal(of(a.lines, 'stdout')[0]?.text, '[1] "hello"\n', JSON.stringify(a.lines));
+  // IRkernel shows a value as display_data, in text, html, markdown and latex
+  const [v] = of(a.lines, 'result');
+  assert.equal(v.text, '[1] 42');
+  assert.equal(v.html, '42');
+  assert.equal(of((await execute({ code: 'x + 1', language: 'r' })).lines, 'result')[0]?.text, '[1] 22');
+  const e = await execute({ code: 'stop("boom")', language: 'r' });
+  assert.match(of(e.lines, 'error')[0]?.value ?? '', /boom/);
+  const df = await execute({ code: 'data.frame(a = 1:2)', language: 'r' });
+  assert.match(of(df.lines, 'result')[0]?.html ?? '', /<table/);
+});

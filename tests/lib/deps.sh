@@ -5,7 +5,7 @@ PKGS=(build-essential libfcgi-dev libjansson-dev libhiredis-dev libcurl4-openssl
       redis-server nginx-light nginx-dev openssl curl wrk clang libclang-rt-14-dev nodejs npm
       docker.io runsc debootstrap libnftables-dev nftables btrfs-progs iproute2 tmux bubblewrap
       debhelper dpkg-dev lintian zlib1g-dev adduser libnginx-mod-stream docker-registry
-      libnghttp2-dev libzmq3-dev python3-ipykernel node-typescript)
+      libnghttp2-dev libzmq3-dev python3-ipykernel node-typescript r-cran-irkernel)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
