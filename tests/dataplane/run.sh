@@ -28,7 +28,7 @@ SO=$(module/build.sh "$ROOT/build/nginx-module")
 cc -O2 -g ${DP_CFLAGS:-} -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -Icommon -Iworkerd \
     -o $BUILD/dataport_main tests/dataplane/dataport_main.c workerd/dataport.c workerd/dataport_head.c workerd/dataport_frame.c workerd/dataport_conn.c workerd/dataport_pool.c workerd/dataport_io.c \
     common/secret.c common/url_decode.c common/log.c common/log_format.c common/http_status.c common/clock.c \
-    common/token.c common/volume_names.c common/volume_sig.c \
+    common/token.c common/volume_names.c common/volume_sig.c common/fd_limit.c \
     -ljansson -lcrypto
 
 # shellcheck source=../lib/ports.sh

@@ -77,7 +77,10 @@ test('SIGTERM leaves sandboxes running; the restart re-enrols as the same worker
   await eventually(() => enrolledAs(s.files.log).length === 2, { timeout: 20000, what: 're-enrolment' });
   assert.deepEqual(enrolledAs(s.files.log), [s.id, s.id], 'the same worker id');
   assert.equal((await workerView(A)).length, 1, 'one worker, not a new one');
-  assert.match(sandboxLog(s, sbid, 'CONTAINER'), /^found running \(adopted\)$/m);
+  // the adoption follows the enrolment (the listing of its containers):
+  // after it, not with it, on a loaded host
+  await eventually(() => /^found running \(adopted\)$/m.test(sandboxLog(s, sbid, 'CONTAINER')),
+    { timeout: 20000, what: `the adoption in ${s.files.log}` });
   await freshLease(A, s.id, 2); // the full report has been made and answered: the sandbox is still running, nothing was killed
   assert.equal(await stateOf(A, sbid), 'running');
   assert.equal((await ctrsOf(s.id, sbid)).length, 1);
