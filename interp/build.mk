@@ -2,7 +2,7 @@
 # envd's HTTP/1.1 server files and common's pure ones are compiled in.
 INTERP_SRCS := interp/main.c interp/routes.c interp/contexts.c interp/kernel.c interp/wire.c \
                interp/outputs.c interp/env_code.c envd/http.c envd/http_parse.c envd/http_serve.c \
-               common/http_status.c common/url_decode.c
+               common/http_status.c common/url_decode.c common/secret.c
 
 BINS += $(BIN)/corral-interp
 $(call objs,$(filter interp/%,$(INTERP_SRCS))): CFLAGS += -Iinterp -Ienvd

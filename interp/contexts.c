@@ -1,6 +1,7 @@
 #include "contexts.h"
 
-#include <openssl/rand.h>
+#include "secret.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,15 +37,12 @@ static json_t *info_of(const struct context *c)
 static struct context *add(const char *lang, const char *cwd, int is_default)
 {
     struct context *c = calloc(1, sizeof(*c));
-    unsigned char b[CONTEXT_ID_HEX / 2];
     int slot = -1;
 
-    if (!c || RAND_bytes(b, sizeof(b)) != 1) {
+    if (!c || secret_random_hex(c->id, CONTEXT_ID_HEX / 2) != 0) {
         free(c);
         return NULL;
     }
-    for (size_t i = 0; i < sizeof(b); i++)
-        snprintf(c->id + 2 * i, 3, "%02x", b[i]);
     c->is_default = is_default;
     c->refs = 1; /* the creator's */
     snprintf(c->k.lang, sizeof(c->k.lang), "%s", lang);

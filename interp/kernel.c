@@ -1,13 +1,13 @@
 #include "kernel.h"
 
 #include "outputs.h"
+#include "secret.h"
 #include "wire.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <openssl/rand.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,22 +54,6 @@ const char *const *kernel_argv(const char *lang, const char *conn_file, const ch
         buf[i] = src[i];
     buf[i] = NULL;
     return buf;
-}
-
-static void hex(const unsigned char *b, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
-}
-
-static int random_hex(char *out, size_t bytes)
-{
-    unsigned char b[64];
-
-    if (bytes > sizeof(b) || RAND_bytes(b, (int)bytes) != 1)
-        return -1;
-    hex(b, bytes, out);
-    return 0;
 }
 
 /* NPORTS free ports of 127.0.0.1, held open together so they differ. */
@@ -185,21 +169,21 @@ static int send_msg(struct kernel *k, void *sock, const char *type, json_t *cont
     struct wire_msg m = {0};
     struct wire_out out;
     char date[40];
-    int rc = 0;
+    int rc = -1;
 
     snprintf(id, 64, "%s-%lld", k->session, ++k->seq);
     now_iso(date, sizeof(date));
     m.header = wire_header(type, id, k->session, date);
     m.content = content;
-    if (!m.header || !content ||
-        wire_encode(&m, (const unsigned char *)k->key, strlen(k->key), &out) != 0)
-        rc = -1;
-    for (size_t i = 0; rc == 0 && i < out.n; i++)
-        if (zmq_send(sock, out.frames[i].data, out.frames[i].len, i + 1 < out.n ? ZMQ_SNDMORE : 0) <
-            0)
-            rc = -1;
-    if (m.header && content && rc == 0)
-        wire_out_free(&out);
+    if (m.header && content &&
+        wire_encode(&m, (const unsigned char *)k->key, strlen(k->key), &out) == 0) {
+        rc = 0;
+        for (size_t i = 0; rc == 0 && i < out.n; i++)
+            if (zmq_send(sock, out.frames[i].data, out.frames[i].len,
+                         i + 1 < out.n ? ZMQ_SNDMORE : 0) < 0)
+                rc = -1;
+        wire_out_free(&out); /* sent or not: the frames are this call's */
+    }
     json_decref(m.header);
     json_decref(content);
     return rc;
@@ -291,7 +275,8 @@ int kernel_start(struct kernel *k, const char *lang, const char *cwd, const char
     memset(k, 0, sizeof(*k));
     snprintf(k->lang, sizeof(k->lang), "%s", lang);
     snprintf(k->cwd, sizeof(k->cwd), "%s", cwd);
-    if (random_hex(k->key, KERNEL_KEY_HEX / 2) != 0 || random_hex(k->session, 16) != 0)
+    if (secret_random_hex(k->key, KERNEL_KEY_HEX / 2) != 0 ||
+        secret_random_hex(k->session, 16) != 0)
         fail = "no randomness";
     else if (snprintf(k->conn_file, sizeof(k->conn_file), "%s/kernel-%s.json", dir, k->session) >=
              (int)sizeof(k->conn_file))
