@@ -714,6 +714,11 @@ start_workerd() {
     start_dockerd
     bash "$ROOT/tests/lib/images.sh" >>"$RUN/log/images.log" 2>&1 \
         || die "building the corral/base image failed (see $RUN/log/images.log)"
+    # The plain build's server, whichever build runs the stack: a sanitizer
+    # build's needs libraries the template does not carry.
+    CORRAL_INTERP_BIN=$ROOT/build/bin/corral-interp \
+        bash "$ROOT/templates/code-interpreter-v1/build.sh" >>"$RUN/log/images.log" 2>&1 \
+        || die "building the code-interpreter-v1 image failed (see $RUN/log/images.log)"
     mkdir -p "$RUN/$name-state"
     (umask 077; CORRAL_CONF="$RUN/corral.conf" "$BIN/corralctl" --json join-token create --ttl 31536000 \
         | sed -E 's/.*"token":"([^"]*)".*/\1/' > "$RUN/$name.token")
@@ -726,6 +731,7 @@ data_addr = $REDIS_ADDR:$((WORKERD_PORT + n - 1))
 state_dir = $RUN/$name-state
 template.base = corral/base
 template.mcp-gateway = corral/base
+template.code-interpreter-v1 = corral/code-interpreter
 probe_image = corral/base
 ${CORRAL_WORKERD_SLOTS:+slots = $CORRAL_WORKERD_SLOTS}
 ${CORRAL_WORKERD_EXTRA:-}

@@ -3,6 +3,7 @@
 #include "auth.h"
 #include "envd.h"
 #include "init_parse.h"
+#include "interp_launch.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -116,6 +117,7 @@ void init_handle(struct http_req *r)
              json_object_size(q.env_vars), envd_cfg.default_user,
              envd_cfg.access_token ? "required" : "not set");
     init_req_free(&q);
+    interp_launch_start();
     if (body)
         memset(body, 0, len);
     free(body);

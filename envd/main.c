@@ -23,6 +23,7 @@
 #include "envd.h"
 #include "gate.h"
 #include "init.h"
+#include "interp_launch.h"
 #include "net_env.h"
 #include "reaper.h"
 #include "server.h"
@@ -242,6 +243,9 @@ int main(int argc, char **argv)
         envd_log("cannot start the reaper thread");
         return 1;
     }
+    interp_launch_prepare();
+    if (!envd_cfg.warm)
+        interp_launch_start(); /* a warm one's after /init: its environment is not final */
     if (envd_cfg.warm)
         envd_log("warm: serving /health and /init until claimed");
     else

@@ -1,7 +1,8 @@
 # corral-interp: the code interpreter's server in a sandbox (interp/README.md).
 # envd's HTTP/1.1 server files and common's pure ones are compiled in.
 INTERP_SRCS := interp/main.c interp/routes.c interp/contexts.c interp/kernel.c interp/wire.c \
-               interp/outputs.c interp/env_code.c envd/http.c envd/http_parse.c envd/http_serve.c \
+               interp/outputs.c interp/env_code.c interp/token.c interp/token_parse.c \
+               envd/http.c envd/http_parse.c envd/http_serve.c \
                common/http_status.c common/url_decode.c common/secret.c
 
 BINS += $(BIN)/corral-interp

@@ -26,18 +26,22 @@ enum { SHELL, IOPUB, STDIN, CONTROL, HB, NPORTS };
 /* Corral's own kernels (decision 0088), in the directory kernel_set_dir
  * names: the template installs them beside the server. */
 #define KERNELS_DIR "/usr/lib/corral-interp/kernels"
+static char kernels_dir[PATH_MAX] = KERNELS_DIR;
 static char bash_kernel[PATH_MAX] = KERNELS_DIR "/corral_bash_kernel.py";
 static char js_kernel[PATH_MAX] = KERNELS_DIR "/corral_js_kernel.py";
 
 void kernel_set_dir(const char *dir)
 {
+    snprintf(kernels_dir, sizeof(kernels_dir), "%s", dir);
     snprintf(bash_kernel, sizeof(bash_kernel), "%s/corral_bash_kernel.py", dir);
     snprintf(js_kernel, sizeof(js_kernel), "%s/corral_js_kernel.py", dir);
 }
 
 const char *const *kernel_argv(const char *lang, const char *conn_file, const char *buf[8])
 {
-    const char *python[] = {"python3", "-m", "ipykernel_launcher", "-f", conn_file, NULL};
+    /* corral_charts (on PYTHONPATH: spawn) adds chart data to figures. */
+    const char *python[] = {"python3", "-m", "ipykernel_launcher", "-f", conn_file,
+                            "--IPKernelApp.extensions=corral_charts", NULL};
     const char *r[] = {"R", "--slave", "-e", "IRkernel::main()", "--args", conn_file, NULL};
     const char *bash[] = {"python3", bash_kernel, "-f", conn_file, NULL};
     const char *js[] = {"python3", js_kernel, "-f", conn_file, NULL};
@@ -140,6 +144,12 @@ static int spawn(struct kernel *k)
          * server ended (a SIGKILL leaves no time to stop kernels). */
         snprintf(parent, sizeof(parent), "%d", (int)getppid());
         setenv("JPY_PARENT_PID", parent, 1);
+        const char *pp = getenv("PYTHONPATH");
+        char path[2 * PATH_MAX + 2];
+        snprintf(path, sizeof(path), "%s%s%s", kernels_dir, pp && *pp ? ":" : "", pp ? pp : "");
+        setenv("PYTHONPATH", path, 1);
+        /* debugpy's warning about frozen modules, on every start, is noise */
+        setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1", 1);
         setsid();
         if (chdir(k->cwd) != 0)
             _exit(127);

@@ -6,10 +6,16 @@
  *
  *   corral-interp [-addr 0.0.0.0] [-port 49999] [-cwd /home/user] [-dir DIR]
  *                 [-kernels /usr/lib/corral-interp/kernels]
+ *                 [-listen-fd N] [-token-fd N]
+ *
+ * In a sandbox envd starts it (envd/interp_launch.c) with -listen-fd, the
+ * socket envd made for port 49999, and -token-fd, a pipe carrying the
+ * access token's digest that POST /execute checks (token.h).
  */
 #include "contexts.h"
 #include "http_serve.h"
 #include "routes.h"
+#include "token.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -62,7 +68,7 @@ int main(int argc, char **argv)
 {
     const char *addr = "0.0.0.0", *cwd = getenv("HOME") ? getenv("HOME") : "/", *dir = NULL;
     char err[256], tmp[64];
-    int port = 49999, lfd, status;
+    int port = 49999, lfd = -1, token_fd = -1, status;
 
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "-addr") == 0)
@@ -75,10 +81,19 @@ int main(int argc, char **argv)
             dir = argv[i + 1];
         else if (strcmp(argv[i], "-kernels") == 0)
             kernel_set_dir(argv[i + 1]);
+        else if (strcmp(argv[i], "-listen-fd") == 0)
+            lfd = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "-token-fd") == 0)
+            token_fd = atoi(argv[i + 1]);
     }
     if (argc % 2 == 0 || port <= 0 || port > 65535) {
-        say("usage: corral-interp [-addr A] [-port P] [-cwd DIR] [-dir DIR] [-kernels DIR]");
+        say("usage: corral-interp [-addr A] [-port P] [-cwd DIR] [-dir DIR] [-kernels DIR] "
+            "[-listen-fd N] [-token-fd N]");
         return 2;
+    }
+    if (token_fd >= 0 && token_load(token_fd) != 0) {
+        say("-token-fd %d: no token line from envd; not serving", token_fd);
+        return 1;
     }
     if (!dir) {
         snprintf(tmp, sizeof(tmp), "/tmp/corral-interp-%d", (int)getuid());
@@ -91,7 +106,8 @@ int main(int argc, char **argv)
         return 1;
     }
     contexts_init(dir, cwd, 30000);
-    lfd = http_listen(addr, port, err, sizeof(err));
+    if (lfd < 0)
+        lfd = http_listen(addr, port, err, sizeof(err));
     if (lfd < 0) {
         say("%s", err);
         return 1;
@@ -101,7 +117,7 @@ int main(int argc, char **argv)
         contexts_release(c);
     else
         say("the python kernel did not start: %s (tried again at the first call)", err);
-    say("serving on %s:%d", addr, port);
+    say("serving on %s:%d", addr, port); /* the address of -listen-fd's socket, by default */
     http_serve_forever(lfd, routes_serve, 120 * 1000, 300, say);
     return 1;
 }

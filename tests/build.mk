@@ -16,6 +16,7 @@ UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_
              tests/unit/unit_interp_wire.c interp/wire.c \
              tests/unit/unit_interp_outputs.c interp/outputs.c \
              tests/unit/unit_interp_env_code.c interp/env_code.c \
+             tests/unit/unit_interp_token.c interp/token_parse.c \
              tests/lib/stderr_capture.c \
              $(filter-out handlers/main.c,$(API_SRCS))
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)
@@ -52,7 +53,7 @@ $(BIN)/build-harness: $(call objs,$(BUILD_HARNESS_SRCS)) $(COMMON_LIB)
 $(OBJ)/tests/workerd/build_main.o: CFLAGS += -Iworkerd -I.
 $(OBJ)/tests/unit/unit_tunnel_upgrade.o: CFLAGS += -Itunneld
 $(OBJ)/tests/unit/unit_interp_wire.o $(OBJ)/tests/unit/unit_interp_outputs.o \
-  $(OBJ)/tests/unit/unit_interp_env_code.o: CFLAGS += -Iinterp
+  $(OBJ)/tests/unit/unit_interp_env_code.o $(OBJ)/tests/unit/unit_interp_token.o: CFLAGS += -Iinterp
 
 # The tunnel's framing over a real socket pair (common/h2bridge.c), standalone.
 $(BIN)/unit-h2bridge: $(call objs,tests/unit/unit_h2bridge.c) $(COMMON_LIB)

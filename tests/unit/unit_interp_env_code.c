@@ -55,14 +55,37 @@ static void test_refused(void)
     CHECK(refused("python", "{\"A\":1}", "A must be a name"));
     CHECK(refused("python", "{\"A=B\":\"x\"}", "A=B must be a name"));
     CHECK(refused("python", "{\"\":\"x\"}", "must be a name"));
-    CHECK(refused("r", "{\"A\":\"x\"}", "for a r context are not supported yet"));
-    CHECK(env_code_restore("bash") == NULL);
+    CHECK(refused("bash", "{\"A-B\":\"x\"}", "A-B is not a name bash can set"));
+    CHECK(refused("bash", "{\"1A\":\"x\"}", "1A is not a name bash can set"));
+    CHECK(refused("cobol", "{\"A\":\"x\"}", "for a cobol context are not supported"));
+    CHECK(env_code_restore("cobol") == NULL);
+}
+
+/* Each language's code holds the value as that language's literal, so no
+ * quote in a value ends it (run for real by tests/interp). */
+static void test_other_languages(void)
+{
+    json_t *v = json_loads("{\"FOO\":\"it's \\\"x\\\"\"}", 0, NULL);
+    char err[160] = "";
+    char *bash = env_code_set("bash", v, err, sizeof(err)), *js = env_code_set("js", v, err, sizeof(err)),
+         *r = env_code_set("r", v, err, sizeof(err));
+
+    CHECK(bash && strstr(bash, "export FOO='it'\\''s \"x\"'\n"));
+    CHECK(bash && strstr(bash, "__corral_env_names=FOO,\n"));
+    CHECK(js && strstr(js, "Object.entries({\"FOO\":\"it's \\\"x\\\"\"})"));
+    CHECK(r && strstr(r, "Sys.getenv(c(\"FOO\"), unset = NA)"));
+    CHECK(r && strstr(r, "do.call(Sys.setenv, list(\"FOO\"=\"it's \\\"x\\\"\"))"));
+    free(bash);
+    free(js);
+    free(r);
+    json_decref(v);
 }
 
 void unit_interp_env_code(int *total_passed, int *total_failed)
 {
     test_python();
     test_refused();
+    test_other_languages();
     *total_passed += passed;
     *total_failed += failed;
 }

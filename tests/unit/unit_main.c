@@ -381,6 +381,7 @@ void unit_tunnel_upgrade(int *total_passed, int *total_failed);
 void unit_interp_wire(int *total_passed, int *total_failed);
 void unit_interp_outputs(int *total_passed, int *total_failed);
 void unit_interp_env_code(int *total_passed, int *total_failed);
+void unit_interp_token(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -533,6 +534,7 @@ int main(void)
     unit_interp_wire(&passed, &failed);
     unit_interp_outputs(&passed, &failed);
     unit_interp_env_code(&passed, &failed);
+    unit_interp_token(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();
