@@ -281,6 +281,8 @@ static void on_event(struct dp_loop *l, struct epoll_event *ev)
     }
     if (f & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
         e->can_read = 1;
+    if (f & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+        e->hup = 1;
     if (f & (EPOLLOUT | EPOLLHUP | EPOLLERR))
         e->can_write = 1;
     if (e->kind == DP_CLIENT) {

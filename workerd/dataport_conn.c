@@ -601,6 +601,12 @@ static int finish(struct dp_conn *c)
  * loop: YIELD when the budget ran out with bytes still moving. */
 static int step_relay(struct dp_conn *c)
 {
+    /* The gateway closed its side with the request sent and the answer not
+     * yet through: it gave up (nginx and the tunnel's bridge never half-close
+     * a request). Closing the sandbox's side tells its server, which may stop
+     * the work: the code interpreter interrupts the cell. */
+    if (c->req.done && !c->resp.done && c->ep.hup)
+        return GONE;
     for (int pass = 0; pass < 16; pass++) {
         int rc, any;
 

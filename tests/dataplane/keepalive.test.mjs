@@ -353,3 +353,30 @@ test('requests for one sandbox that miss the address cache together wait on one 
   assert.deepEqual(counts, { 204: 150 }, JSON.stringify(counts)); // envd's /health
   assert.ok(lookups >= 1 && lookups <= 10, `${lookups} lookups for 150 requests`);
 });
+
+test('the gateway gives up while the sandbox thinks: the sandbox\'s side is closed too', async () => {
+  // A server that reads the request and answers nothing for now, as the code
+  // interpreter does with a long cell: it learns the caller went only from
+  // its connection's end (decision 0088).
+  let ended = false;
+  let asked = false;
+  const socks = [];
+  const srv = net.createServer((sock) => {
+    socks.push(sock);
+    sock.on('data', () => { asked = true; sock.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'); });
+    sock.on('end', () => { ended = true; sock.end(); });
+    sock.on('close', () => { ended = true; });
+    sock.on('error', () => {});
+  });
+  hostile.push(srv);
+  await new Promise((r) => srv.listen(8099, '127.0.0.3', r));
+  const c = conn();
+  c.send(req('POST', '/execute', w.B.id, 8099, { body: '{"code":"while True: pass"}' }));
+  await eventually(() => asked, { what: 'the request reached the server' });
+  c.end(); // nginx closes its upstream connection when its client aborts
+  try {
+    await eventually(() => ended, { timeout: 5000, what: "the sandbox's side closed" });
+  } finally {
+    for (const s of socks) s.destroy(); // else a failure holds the run open
+  }
+});

@@ -10,7 +10,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { until } from '../lib/poll.mjs';
-import { Sandbox, MODE } from './lib.mjs';
+import { Sandbox, MODE, gatewayUrl } from './lib.mjs';
 import { startAgent, stopAgent, launchAgent, workerId, agentEnvds, alive } from './agent_lib.mjs';
 
 process.env.CORRAL_URL ||= process.env.E2B_API_URL;
@@ -196,9 +196,6 @@ test(`[${MODE}] agent: gate decisions reach the workspace audit; not another wor
 // services of this machine listening on all addresses (a dev server, a
 // database) must not be served through the gateway, and none may see a
 // remote caller as 127.0.0.1.
-const gatewayUrl = (sbx, port) => (process.env.E2B_SANDBOX_URL
-  ? { url: process.env.E2B_SANDBOX_URL, headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': String(port) } }
-  : { url: `https://${sbx.getHost(port)}`, headers: {} });
 const through = async (sbx, port, headers = {}) => {
   const g = gatewayUrl(sbx, port);
   const r = await fetch(`${g.url}/who`, { headers: { ...g.headers, ...headers } });

@@ -9,14 +9,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { until } from '../lib/poll.mjs';
 import { docker } from '../lib/engine.mjs';
-import { Sandbox, MODE } from './lib.mjs';
+import { Sandbox, MODE, gatewayUrl } from './lib.mjs';
 import { SDK } from './sdk.mjs';
 
 const tag = `[${MODE} ${SDK}]`;
 const CACHE_TTL_MS = 2000;
-const gatewayUrl = (sbx, port) => (process.env.E2B_SANDBOX_URL
-  ? { url: process.env.E2B_SANDBOX_URL, headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': String(port) } }
-  : { url: `https://${sbx.getHost(port)}`, headers: {} });
 const filter = (f) => encodeURIComponent(JSON.stringify(f));
 // Everything of a sandbox on dockerd: its containers carry its id in their
 // names (a pooled egress proxy has no sandbox label, only the name); its

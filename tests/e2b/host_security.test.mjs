@@ -2,11 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { until } from '../lib/poll.mjs';
-import { Sandbox, withSandbox, MODE } from './lib.mjs';
+import { Sandbox, withSandbox, MODE, gatewayUrl } from './lib.mjs';
 
-const gatewayUrl = (sbx, port) => (process.env.E2B_SANDBOX_URL
-  ? { url: process.env.E2B_SANDBOX_URL, headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': String(port) } }
-  : { url: `https://${sbx.getHost(port)}`, headers: {} });
 
 test(`[${MODE}] getHost: a server started in the sandbox is reached through the gateway`, async () => {
   await withSandbox({}, async (sbx) => {

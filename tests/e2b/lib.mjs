@@ -22,6 +22,12 @@ if (domainHost) {
 }
 
 export { Sandbox };
+
+// Where a sandbox's port is reached through the gateway, as the SDK reaches
+// it in this run's routing mode: by host, or by headers.
+export const gatewayUrl = (sbx, port) => (process.env.E2B_SANDBOX_URL
+  ? { url: process.env.E2B_SANDBOX_URL, headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': String(port) } }
+  : { url: `https://${sbx.getHost(port)}`, headers: {} });
 export { sleep } from '../lib/poll.mjs';
 
 // Every sandbox a test makes is killed after it, pass or fail.

@@ -60,7 +60,7 @@ export CORRAL_OWNER_KEY; CORRAL_OWNER_KEY=$(field owner_key < "$CORRAL_RUN/ws-e2
 # E2B_VALIDATE_API_KEY). Its envd client and its body builders for network,
 # lifecycle and volumes are the pinned one's (the same feature gates and
 # code), so its data-plane and egress runs repeated the pinned SDK's.
-BY_HEADERS=(commands pty_files sandbox gateway_reuse host_security round3 pause_memory volumes)
+BY_HEADERS=(commands pty_files sandbox gateway_reuse host_security round3 pause_memory volumes interp)
 OLD_SDK=(sandbox round2 lifecycle snapshots volumes host_security commands pause_memory templates)
 ALL=(tests/e2b/)
 # CORRAL_E2B_ONLY="a b": only tests/e2b/a.test.mjs and b.test.mjs, in each of

@@ -2,8 +2,9 @@
 # tests/interp/run.sh: corral-interp (issue 30, decision 0088) on this host,
 # as a code-interpreter sandbox will run it: Debian's python3 with
 # ipykernel, the server on a loopback port, driven over HTTP as
-# @e2b/code-interpreter drives it (server.test.mjs). Until the
-# code-interpreter-v1 template exists, this is the server's end-to-end test.
+# @e2b/code-interpreter drives it (server.test.mjs), and the chart extractor
+# against Debian's matplotlib (charts_test.py). The real package against the
+# real template is tests/e2b/interp*.test.mjs.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -11,6 +12,8 @@ PORT=${CORRAL_INTERP_TEST_PORT:-49911}
 BIN=${CORRAL_BUILD:-$ROOT/build/bin}
 bash tests/lib/deps.sh || { echo "dependencies (python3-ipykernel) cannot be installed"; exit 1; }
 make -s "$BIN/corral-interp" >/dev/null 2>&1 || make -s all >/dev/null || { echo "build failed"; exit 1; }
+/usr/bin/python3 tests/interp/charts_test.py 2>&1 | tail -4
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "the chart extractor's tests failed"; exit 1; }
 WORK=$(mktemp -d /tmp/corral-interp-test.XXXXXX)
 # Debian's python3, whatever else is first on PATH (a pyenv's has no ipykernel).
 PATH=/usr/bin:/bin CORRAL_INTERP_TEST_ENV=from-the-server \
