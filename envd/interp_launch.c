@@ -64,8 +64,8 @@ static void token_line(char *out, size_t len)
 
     snprintf(out, len, "-\n");
     if (!envd_cfg.access_token ||
-        EVP_Digest(envd_cfg.access_token, envd_cfg.access_token_len, d, &n, EVP_sha256(),
-                   NULL) != 1 ||
+        EVP_Digest(envd_cfg.access_token, envd_cfg.access_token_len, d, &n, EVP_sha256(), NULL) !=
+            1 ||
         n != sizeof(d) || len < 2 * sizeof(d) + 2)
         return;
     for (size_t i = 0; i < sizeof(d); i++)
@@ -84,7 +84,8 @@ static char **user_env(const struct envd_user *u, char *home, char *user, char *
     snprintf(user, 80, "USER=%s", u->name);
     snprintf(logname, 80, "LOGNAME=%s", u->name);
     for (char **e = environ; *e && n < ENV_MAX; e++)
-        if (strncmp(*e, "HOME=", 5) && strncmp(*e, "USER=", 5) && strncmp(*e, "LOGNAME=", 8))
+        if (strncmp(*e, "HOME=", 5) != 0 && strncmp(*e, "USER=", 5) != 0 &&
+            strncmp(*e, "LOGNAME=", 8) != 0)
             envp[n++] = *e;
     envp[n++] = home;
     envp[n++] = user;
@@ -96,7 +97,7 @@ static char **user_env(const struct envd_user *u, char *home, char *user, char *
 static void child(const struct envd_user *u, int token_r, char **envp)
 {
     sigset_t none;
-    char *argv[] = {"corral-interp", "-listen-fd", "3", "-token-fd", "4",
+    char *argv[] = {"corral-interp", "-listen-fd",    "3", "-token-fd", "4",
                     "-cwd",          (char *)u->home, NULL};
     /* Above 4 first: either may sit on 3 or 4 (and on 3, dup2 to itself
      * would keep its close-on-exec). */

@@ -136,7 +136,8 @@ static char *bash_set(const json_t *vars)
     const char *k;
     json_t *v;
 
-    json_object_foreach((json_t *)vars, k, v) n += 4 * strlen(k) + 4 * strlen(json_string_value(v)) + 96;
+    json_object_foreach((json_t *)vars, k, v) n +=
+        4 * strlen(k) + 4 * strlen(json_string_value(v)) + 96;
     char *code = malloc(n), *p = code;
     if (!code)
         return NULL;
@@ -145,8 +146,10 @@ static char *bash_set(const json_t *vars)
     p += sprintf(p, "\n");
     json_object_foreach((json_t *)vars, k, v)
     {
-        p += sprintf(p, "[ -n \"${%s+x}\" ] && __corral_env_had_%s=1 __corral_env_%s=\"$%s\"\n"
-                        "export %s='", k, k, k, k, k);
+        p += sprintf(p,
+                     "[ -n \"${%s+x}\" ] && __corral_env_had_%s=1 __corral_env_%s=\"$%s\"\n"
+                     "export %s='",
+                     k, k, k, k, k);
         for (const char *s = json_string_value(v); *s; s++)
             p += *s == '\'' ? sprintf(p, "'\\''") : sprintf(p, "%c", *s);
         p += sprintf(p, "'\n");
@@ -193,13 +196,14 @@ char *env_code_restore(const char *lang)
                       "do.call(Sys.setenv, setNames(list(.corral_v), .corral_k))\n"
                       "}\nrm(.corral_env_saved, .corral_k, .corral_v)\n");
     if (strcmp(lang, "bash") == 0)
-        return strdup("IFS=, read -ra __corral_env_list <<< \"$__corral_env_names\"\n"
-                      "for __corral_k in \"${__corral_env_list[@]}\"; do\n"
-                      "  __corral_h=__corral_env_had_$__corral_k __corral_v=__corral_env_$__corral_k\n"
-                      "  if [ -n \"${!__corral_h}\" ]; then export \"$__corral_k=${!__corral_v}\"; "
-                      "else unset \"$__corral_k\"; fi\n"
-                      "  unset \"$__corral_h\" \"$__corral_v\"\n"
-                      "done\nunset __corral_env_names __corral_env_list __corral_k __corral_h "
-                      "__corral_v\n");
+        return strdup(
+            "IFS=, read -ra __corral_env_list <<< \"$__corral_env_names\"\n"
+            "for __corral_k in \"${__corral_env_list[@]}\"; do\n"
+            "  __corral_h=__corral_env_had_$__corral_k __corral_v=__corral_env_$__corral_k\n"
+            "  if [ -n \"${!__corral_h}\" ]; then export \"$__corral_k=${!__corral_v}\"; "
+            "else unset \"$__corral_k\"; fi\n"
+            "  unset \"$__corral_h\" \"$__corral_v\"\n"
+            "done\nunset __corral_env_names __corral_env_list __corral_k __corral_h "
+            "__corral_v\n");
     return NULL;
 }

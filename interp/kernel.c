@@ -40,8 +40,9 @@ void kernel_set_dir(const char *dir)
 const char *const *kernel_argv(const char *lang, const char *conn_file, const char *buf[8])
 {
     /* corral_charts (on PYTHONPATH: spawn) adds chart data to figures. */
-    const char *python[] = {"python3", "-m", "ipykernel_launcher", "-f", conn_file,
-                            "--IPKernelApp.extensions=corral_charts", NULL};
+    const char *python[] = {"python3", "-m",      "ipykernel_launcher",
+                            "-f",      conn_file, "--IPKernelApp.extensions=corral_charts",
+                            NULL};
     const char *r[] = {"R", "--slave", "-e", "IRkernel::main()", "--args", conn_file, NULL};
     const char *bash[] = {"python3", bash_kernel, "-f", conn_file, NULL};
     const char *js[] = {"python3", js_kernel, "-f", conn_file, NULL};

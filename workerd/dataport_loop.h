@@ -43,7 +43,7 @@ struct dp_ep {
     enum dp_kind kind;
     int fd;
     int can_read, can_write;
-    int hup; /* the peer closed its side (or the socket failed) */
+    int hup;             /* the peer closed its side (or the socket failed) */
     struct dp_ep *grave; /* closed, to be freed after this batch */
 };
 

@@ -67,8 +67,8 @@ static void test_other_languages(void)
 {
     json_t *v = json_loads("{\"FOO\":\"it's \\\"x\\\"\"}", 0, NULL);
     char err[160] = "";
-    char *bash = env_code_set("bash", v, err, sizeof(err)), *js = env_code_set("js", v, err, sizeof(err)),
-         *r = env_code_set("r", v, err, sizeof(err));
+    char *bash = env_code_set("bash", v, err, sizeof(err)),
+         *js = env_code_set("js", v, err, sizeof(err)), *r = env_code_set("r", v, err, sizeof(err));
 
     CHECK(bash && strstr(bash, "export FOO='it'\\''s \"x\"'\n"));
     CHECK(bash && strstr(bash, "__corral_env_names=FOO,\n"));

@@ -16,7 +16,7 @@ static void test_lines(void)
 
     for (int i = 0; i < TOKEN_DIGEST_LEN; i++)
         memcpy(hex + 2 * i, i % 2 ? "0f" : "a9", 2);
-    strcpy(hex + 2 * TOKEN_DIGEST_LEN, "\n");
+    memcpy(hex + 2 * TOKEN_DIGEST_LEN, "\n", 2);
     CHECK(token_parse_line(hex, d) == 1 && d[0] == 0xa9 && d[1] == 0x0f && d[31] == 0x0f);
     hex[2 * TOKEN_DIGEST_LEN] = '\0'; /* without its newline */
     CHECK(token_parse_line(hex, d) == 1);
