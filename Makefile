@@ -66,10 +66,12 @@ up: deps all
 down:
 	@bash conf/stack.sh down
 
-# The base template image corral/base (debootstrap + docker import, cached).
-images: deps
+# The template images: corral/base (debootstrap + docker import, cached) and
+# corral/code-interpreter (templates/code-interpreter-v1, on base).
+images: deps all
 	@bash tests/lib/docker.sh start
 	@bash tests/lib/images.sh
+	@bash templates/code-interpreter-v1/build.sh
 
 # The one list of C that is not ours to format or lint: the nginx module keeps
 # nginx's own order, naming and layout, which .clang-format would rewrite (a

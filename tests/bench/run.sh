@@ -11,6 +11,8 @@
 #   BENCH_ONLY=warm       only warm against cold creates (bench_warm.mjs, issue 35)
 #   BENCH_ONLY=hosts      only section 6 (tests/bench/bench_hosts.sh): several
 #                         gateway hosts, Redis failovers (decision 0059)
+#   BENCH_ONLY=interp     only the code interpreter (bench_interp.mjs, issue 30):
+#                         create to first runCode, runCode against commands.run
 #   BENCH_ONLY=tunnel     only section 7 (tests/bench/bench_tunnel.sh): a worker
 #                         through its tunnel against the direct data port (0087)
 #   BENCH_WORKERD_EXTRA   lines added to the bench workerd's config (for a baseline:
@@ -24,9 +26,9 @@ export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
 export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
 ONLY=${BENCH_ONLY:-all}
-case "$ONLY" in all | dataplane | lifecycle | sustained | templates | warm) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
+case "$ONLY" in all | dataplane | lifecycle | sustained | templates | warm | interp) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
 tunnel) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_tunnel.sh ;;
-*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates, warm, hosts or tunnel" >&2; exit 2 ;; esac
+*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates, warm, interp, hosts or tunnel" >&2; exit 2 ;; esac
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null
@@ -97,6 +99,12 @@ if [ "$ONLY" = templates ] || [ "$ONLY" = all ]; then
     bash tests/lib/e2b_modules.sh >/dev/null
     env "${sdk_env[@]}" CORRAL_ROUTING=url node tests/bench/bench_templates.mjs
     [ "$ONLY" = templates ] && exit 0
+    echo
+fi
+if [ "$ONLY" = interp ] || [ "$ONLY" = all ]; then
+    bash tests/lib/e2b_modules.sh >/dev/null
+    env "${sdk_env[@]}" CORRAL_ROUTING=url node tests/bench/bench_interp.mjs
+    [ "$ONLY" = interp ] && exit 0
     echo
 fi
 if [ "$ONLY" = sustained ]; then

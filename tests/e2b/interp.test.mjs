@@ -3,8 +3,10 @@
 // 0088): what an agent written for E2B's code interpreter does, unchanged.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Sandbox as CI } from '@e2b/code-interpreter';
+import { CodeInterpreter as CI } from './interp_sdk.mjs';
 import { MODE, gatewayUrl } from './lib.mjs';
+import { docker, sandboxContainer, isReadyWarm } from '../lib/engine.mjs';
+import { until } from '../lib/poll.mjs';
 
 const tag = `[${MODE}] code interpreter:`;
 // Jupyter's tracebacks are coloured, as on E2B.
@@ -243,5 +245,24 @@ test(`${tag} two workspaces: no state, file or kernel shared; neither reaches th
       await assert.rejects(CI.connect(a.sandboxId, { apiKey: keyB }));
       assert.equal((await a.runCode('secret_a')).text, "'a-only'");
     });
+  });
+});
+
+// tests/e2b/run.sh's workerd keeps one code-interpreter-v1 sandbox warm
+// (decision 0082): its envd starts the server only once claimed, when the
+// create's env vars and token are known.
+test(`${tag} claimed from the warm pool: the create's env vars and token reach the server`, async () => {
+  const ready = async () => (await docker('GET', '/containers/json')).body
+    .some((c) => isReadyWarm(c) && c.Labels['corral.template'] === 'code-interpreter-v1');
+  assert.ok(await until(ready, { timeoutMs: 120_000, everyMs: 250 }), 'no warm code-interpreter-v1 sandbox was made');
+  await withCI({ envs: { WARM_VAR: 'given-at-claim' } }, async (s) => {
+    assert.equal((await sandboxContainer(s.sandboxId)).Labels['corral.role'], 'warm', 'claimed, not made cold');
+    const r = await s.runCode('import os; os.environ.get("WARM_VAR")');
+    assert.equal(r.error, undefined, JSON.stringify(r.error));
+    assert.equal(r.text, "'given-at-claim'");
+    const { url, headers } = gatewayUrl(s, 49999);
+    const refused = await fetch(`${url}/execute`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: '{"code":"1"}' });
+    assert.equal(refused.status, 401, 'the token given at the claim is asked for');
+    await refused.text();
   });
 });

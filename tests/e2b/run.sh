@@ -29,8 +29,11 @@ export NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 . tests/lib/ports.sh
 listed_data_ports 8 "$CORRAL_HOSTS_NET.1" || { echo "no free ports for data ports"; exit 1; }
 # The egress proxies resolve the stand-in hosts' names (tests/lib/standins.mjs).
-export CORRAL_WORKERD_EXTRA; CORRAL_WORKERD_EXTRA=$(node -e \
+# One code-interpreter-v1 sandbox is kept warm beside base's two, for
+# interp.test.mjs's claim.
+export CORRAL_WORKERD_EXTRA; CORRAL_WORKERD_EXTRA="$(node -e \
     "import('./tests/lib/standins.mjs').then((m) => console.log(m.egressHostsConf()))")
+warm_pool = base=2 code-interpreter-v1=1"
 
 bash tests/lib/e2b_modules.sh || { echo "npm ci failed"; exit 1; }
 make -s all >/dev/null || { echo "build failed"; exit 1; }

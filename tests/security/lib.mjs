@@ -113,6 +113,9 @@ export const KINDS = {
     return Sandbox.create('base', { ...o, volumeMounts: { '/data': vol } });
   },
   gvisor: (ws) => native(ws, { require_isolation: 'GVISOR' }),
+  // The code interpreter's template (issue 30, decision 0088): envd starts
+  // corral-interp on INTERP_PORT as the sandbox's user, its kernels beside it.
+  interp: (ws, o) => Sandbox.create('code-interpreter-v1', o),
   // On the worker reached only through its tunnel (workerd-2, env.sh;
   // decision 0087): the template only it offers.
   tunnelled: async (ws, o) => {
@@ -252,8 +255,10 @@ export async function serving(s) {
 }
 
 // The data plane, by headers (E2B_SANDBOX_URL): {status, text}.
-export async function viaGateway(id, port, headers = {}, path = '/') {
-  const r = await fetch(`${DATA_URL}${path}`, { headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': String(port), ...headers } });
+export const INTERP_PORT = 49999;
+
+export async function viaGateway(id, port, headers = {}, path = '/', { method = 'GET', body } = {}) {
+  const r = await fetch(`${DATA_URL}${path}`, { method, body, headers: { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': String(port), ...headers } });
   return { status: r.status, text: await r.text() };
 }
 

@@ -41,7 +41,7 @@ import { randomBytes } from 'node:crypto';
 import { listeningTcp as listening } from '../lib/sockets.mjs';
 import { KINDS, APP_PORT, ENVD_PORT, PROXY_PORT, Sandbox, workspace, make, hostFacts, probe, serving, killAll, call,
   corralctl, viaGateway, PC, startDevServer, stopAll, CLOSED_PORT, DEV_PORT, platformPorts, trafficToken, Volume,
-  tunnelledWorker } from './lib.mjs';
+  tunnelledWorker, INTERP_PORT } from './lib.mjs';
 
 let all = [], a, b, dev;
 const host = hostFacts();
@@ -95,6 +95,7 @@ function containerTargetsOf(src) {
     t.push(tcp(o.ip, ENVD_PORT, `sandbox ${who(o)} envd`, 'sandboxes', walled),
       tcp(o.ip, o.appPort, `sandbox ${who(o)} app`, 'sandboxes', walled));
     for (const p of o.proxy) t.push(tcp(p, PROXY_PORT, `proxy of ${who(o)}`, 'proxies', walled));
+    if (o.kind === 'interp') t.push(tcp(o.ip, INTERP_PORT, `sandbox ${who(o)} code interpreter`, 'sandboxes', walled));
   }
   // The agents' machine: its data ports and the person's dev server.
   for (const port of [...PC.dataPorts, DEV_PORT]) t.push(tcp(PC.addr, port, `the agents' machine, port ${port}`, 'sandboxes', walled));
@@ -369,12 +370,29 @@ test('the data plane: envd and app ports need their own sandbox\'s tokens; the h
       if (r.status !== refusal || !r.text.includes(`"code":${refusal}`)) bad.push(`${s.kind}: port ${port} by its name answered ${r.status} ${r.text.slice(0, 80)}`);
     }
     if (s.kind === 'agent') bad.push(...(await intoAgent(s, o, row)));
+    if (s.kind === 'interp') bad.push(...(await intoInterp(s, o, row)));
     rows.push(row);
   }
   console.log('\ndata plane: statuses through the gateway, by header routing:');
   console.table(rows);
   assert.deepEqual(bad, [], bad.join('\n'));
 });
+
+// The code interpreter's server: running code needs the sandbox's own envd
+// token, like envd (decision 0088); with it, the control, code runs.
+async function intoInterp(s, o, row) {
+  const bad = [];
+  const run = async (h) => (await viaGateway(s.id, INTERP_PORT, { 'Content-Type': 'application/json', ...h }, '/execute',
+    { method: 'POST', body: JSON.stringify({ code: 'print("ran")' }) }));
+  row['interp, no token'] = (await run({})).status;
+  row["interp, b's token"] = (await run({ 'X-Access-Token': o.sbx.envdAccessToken })).status;
+  const own = await run({ 'X-Access-Token': s.sbx.envdAccessToken });
+  row['interp, own token'] = own.status;
+  if (row['interp, no token'] !== 401) bad.push(`interp: /execute without a token: ${row['interp, no token']}, not 401`);
+  if (row["interp, b's token"] !== 401) bad.push(`interp: /execute with b's token: ${row["interp, b's token"]}, not 401`);
+  if (own.status !== 200 || !own.text.includes('ran')) bad.push(`interp: its own token did not run code: ${own.status} ${own.text.slice(0, 100)}`);
+  return bad;
+}
 
 // Into an agent session from outside, with its own traffic token (the
 // walls of decision 0062 that a token does not open): only envd and the
