@@ -18,8 +18,12 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BASE=${CORRAL_BASE_IMAGE:-corral/base}
 DEPS=corral/code-interpreter-deps
 IMAGE=${CORRAL_INTERP_IMAGE:-corral/code-interpreter}
+# The tree's build, or the installed package's (/usr/lib/corral-interp).
+INSTALLED=/usr/lib/corral-interp
 BIN=${CORRAL_INTERP_BIN:-$ROOT/build/bin/corral-interp}
+[ -n "${CORRAL_INTERP_BIN:-}" ] || [ -x "$BIN" ] || BIN=$INSTALLED/corral-interp
 KERNELS=${CORRAL_INTERP_KERNELS:-$ROOT/interp/kernels}
+[ -n "${CORRAL_INTERP_KERNELS:-}" ] || [ -d "$KERNELS" ] || KERNELS=$INSTALLED/kernels
 MIRROR=${CORRAL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=${CORRAL_IMAGE_CACHE:-/var/cache/corral}
 
@@ -77,6 +81,7 @@ build_deps() {
 
 build_image() {
     local deps=$1 tag=$2 ctx=$CACHE/ci-ctx.$$
+    say "stage 2: building from $(dirname "$BIN") and $KERNELS"
     rm -rf "$ctx" && mkdir -p "$ctx/kernels"
     cp "$BIN" "$ctx/corral-interp"
     cp "$KERNELS"/* "$ctx/kernels/"

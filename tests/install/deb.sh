@@ -269,6 +269,11 @@ fi
 # The packaged recipe of the base image (skips the build when the image is there).
 bash /usr/share/corral-workerd/images.sh >"$WORK/log/images.log" 2>&1 \
     || die "/usr/share/corral-workerd/images.sh failed (see its log)"
+# code-interpreter-v1's, from the packaged server and kernels (/usr/lib/corral-interp).
+bash /usr/share/corral-workerd/templates/code-interpreter-v1/build.sh >>"$WORK/log/images.log" 2>&1 \
+    || die "the packaged code-interpreter-v1 recipe failed (see $WORK/log/images.log)"
+grep -q "building from /usr/lib/corral-interp\|corral/code-interpreter is current" "$WORK/log/images.log" \
+    || die "the code-interpreter-v1 image was not built from the package's files"
 
 ctl() { /usr/bin/corralctl -c /etc/corral/corral.conf --json "$@"; }
 field() { sed -E "s/.*\"$1\":\"([^\"]*)\".*/\\1/"; }
