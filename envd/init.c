@@ -116,8 +116,12 @@ void init_handle(struct http_req *r)
     envd_log("claimed: %zu env vars, default user %s, access token %s",
              json_object_size(q.env_vars), envd_cfg.default_user,
              envd_cfg.access_token ? "required" : "not set");
+    char *env_json = json_dumps(q.env_vars, JSON_COMPACT);
+    interp_launch_claimed(env_json ? env_json : "{}");
+    if (env_json)
+        memset(env_json, 0, strlen(env_json));
+    free(env_json);
     init_req_free(&q);
-    interp_launch_start();
     if (body)
         memset(body, 0, len);
     free(body);

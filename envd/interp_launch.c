@@ -33,6 +33,11 @@
 extern char **environ;
 
 static int listen_fd = -1;
+/* A warm sandbox's server is started before the claim, its python kernel
+ * with it; its pipe is held here until /init says the token and env vars. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int claimed = -1; /* -1 not yet known (set by interp_launch_start) */
+static int pending_w = -1;
 
 int interp_launch_prepare(void)
 {
@@ -56,7 +61,7 @@ static int server_user(struct envd_user *u)
     return users_lookup("user", u) == 0 && u->uid != 0 ? 0 : -1;
 }
 
-/* The digest's hex, or "-" for a sandbox without a token. */
+/* The digest's hex, or "-" for a sandbox without a token; a newline. */
 static void token_line(char *out, size_t len)
 {
     unsigned char d[32];
@@ -117,12 +122,28 @@ static void child(const struct envd_user *u, int token_r, char **envp)
     _exit(127);
 }
 
+/* With mu held: the token's digest line, then the claim's env vars (a JSON
+ * object, one line), to the server waiting for them; the pipe closed. */
+static void hand_over(const char *env_json)
+{
+    char line[80];
+
+    if (pending_w < 0)
+        return;
+    token_line(line, sizeof(line));
+    if (write(pending_w, line, strlen(line)) < 0 ||
+        write(pending_w, env_json, strlen(env_json)) < 0 || write(pending_w, "\n", 1) < 0)
+        envd_log("code interpreter: cannot hand it the token digest: %s", strerror(errno));
+    memset(line, 0, sizeof(line));
+    close(pending_w);
+    pending_w = -1;
+}
+
 /* Starts the server; its pid, or -1. */
 static pid_t spawn(void)
 {
     static char home[PATH_MAX + 8], user[80], logname[80];
     struct envd_user u;
-    char line[80];
     int p[2];
     pid_t pid;
 
@@ -130,7 +151,6 @@ static pid_t spawn(void)
         envd_log("code interpreter: no user but root to run it as; not started");
         return -1;
     }
-    token_line(line, sizeof(line));
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
     char **envp = user_env(&u, home, user, logname);
@@ -138,10 +158,15 @@ static pid_t spawn(void)
     if (pid == 0)
         child(&u, p[0], envp);
     close(p[0]);
-    if (pid > 0 && write(p[1], line, strlen(line)) < 0)
-        envd_log("code interpreter: cannot hand it the token digest: %s", strerror(errno));
-    memset(line, 0, sizeof(line));
-    close(p[1]);
+    pthread_mutex_lock(&mu);
+    if (pending_w >= 0) /* an earlier server's, which ended unclaimed */
+        close(pending_w);
+    pending_w = pid > 0 ? p[1] : -1;
+    if (pid <= 0)
+        close(p[1]);
+    else if (claimed)
+        hand_over("{}"); /* the env vars are in envd's environment already */
+    pthread_mutex_unlock(&mu);
     return pid;
 }
 
@@ -181,10 +206,21 @@ static void *supervise(void *arg)
     return NULL;
 }
 
-void interp_launch_start(void)
+void interp_launch_claimed(const char *env_json)
+{
+    pthread_mutex_lock(&mu);
+    claimed = 1;
+    hand_over(env_json);
+    pthread_mutex_unlock(&mu);
+}
+
+void interp_launch_start(int warm)
 {
     pthread_t t;
 
+    pthread_mutex_lock(&mu);
+    claimed = !warm;
+    pthread_mutex_unlock(&mu);
     if (listen_fd < 0)
         return;
     if (pthread_create(&t, NULL, supervise, NULL) != 0) {

@@ -11,8 +11,14 @@
  * server to start), -1 the port could not be had. */
 int interp_launch_prepare(void);
 
-/* Starts the server, and starts it again whenever it ends, with envd's
- * environment as it is now: at start, or after /init for a warm sandbox. */
-void interp_launch_start(void);
+/* Starts the server, and starts it again whenever it ends. It is told the
+ * access token's digest and waits for it before serving; a warm sandbox's
+ * (warm 1) only once claimed, its python kernel started meanwhile. */
+void interp_launch_start(int warm);
+
+/* A warm sandbox was claimed (/init): the server waiting is told the token's
+ * digest and env_json, the claim's env vars (a JSON object), which it sets
+ * in its kernel already started and for those it starts later. */
+void interp_launch_claimed(const char *env_json);
 
 #endif

@@ -244,8 +244,7 @@ int main(int argc, char **argv)
         return 1;
     }
     interp_launch_prepare();
-    if (!envd_cfg.warm)
-        interp_launch_start(); /* a warm one's after /init: its environment is not final */
+    interp_launch_start(envd_cfg.warm);
     if (envd_cfg.warm)
         envd_log("warm: serving /health and /init until claimed");
     else

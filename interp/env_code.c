@@ -176,6 +176,18 @@ char *env_code_set(const char *lang, const json_t *vars, char *err, size_t errle
     return code;
 }
 
+char *env_code_apply(const json_t *vars)
+{
+    char *json = strings_only(vars, NULL, 0) ? ascii_json(vars) : NULL, *code;
+
+    if (!json)
+        return NULL;
+    code = printed("import os as __corral_os\n__corral_os.environ.update(%s)\ndel __corral_os\n%s",
+                   json, "");
+    free(json);
+    return code;
+}
+
 char *env_code_restore(const char *lang)
 {
     if (strcmp(lang, "python") == 0)

@@ -12,6 +12,11 @@
  * object of strings (why in err). */
 char *env_code_set(const char *lang, const json_t *vars, char *err, size_t errlen);
 
+/* vars (an object of strings) set for good in a python kernel: the claim's
+ * env vars, for a kernel started before them. NULL when vars is no object of
+ * strings. The caller frees. */
+char *env_code_apply(const json_t *vars);
+
 /* What env_code_set changed, put back; the caller frees. */
 char *env_code_restore(const char *lang);
 

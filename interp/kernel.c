@@ -39,9 +39,10 @@ void kernel_set_dir(const char *dir)
 
 const char *const *kernel_argv(const char *lang, const char *conn_file, const char *buf[8])
 {
-    /* corral_charts (on PYTHONPATH: spawn) adds chart data to figures. */
+    /* corral_ext (on PYTHONPATH: spawn) adds chart data to figures and a
+     * DataFrame's table. */
     const char *python[] = {"python3", "-m",      "ipykernel_launcher",
-                            "-f",      conn_file, "--IPKernelApp.extensions=corral_charts",
+                            "-f",      conn_file, "--IPKernelApp.extensions=corral_ext",
                             NULL};
     const char *r[] = {"R", "--slave", "-e", "IRkernel::main()", "--args", conn_file, NULL};
     const char *bash[] = {"python3", bash_kernel, "-f", conn_file, NULL};

@@ -13,6 +13,7 @@
  * access token's digest that POST /execute checks (token.h).
  */
 #include "contexts.h"
+#include "env_code.h"
 #include "http_serve.h"
 #include "routes.h"
 #include "token.h"
@@ -64,6 +65,44 @@ static int watch_signals(void)
     return 0;
 }
 
+/* The claim's env vars: this process's (every kernel started later inherits
+ * them) and those of the python kernel started before them. */
+static void claim_env(const char *json, struct context *c)
+{
+    json_t *vars = json ? json_loads(json, 0, NULL) : NULL;
+    const char *k;
+    json_t *v;
+    char err[256], *code;
+
+    json_object_foreach(vars, k, v)
+    {
+        if (json_is_string(v))
+            setenv(k, json_string_value(v), 1);
+    }
+    if (c && json_object_size(vars) > 0 && (code = env_code_apply(vars))) {
+        if (kernel_run_silent(&c->k, code, err, sizeof(err)) != 0)
+            say("the claim's env vars in the python kernel: %s", err);
+        free(code);
+    }
+    json_decref(vars);
+}
+
+/* envd's token line and env vars (token.h); -1: not serving. */
+static int take_claim(int fd, struct context *c)
+{
+    char *rest = NULL;
+
+    if (token_load(fd, &rest) != 0) {
+        say("-token-fd %d: no token line from envd; not serving", fd);
+        return -1;
+    }
+    claim_env(rest, c);
+    if (rest)
+        explicit_bzero(rest, strlen(rest));
+    free(rest);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *addr = "0.0.0.0", *cwd = getenv("HOME") ? getenv("HOME") : "/", *dir = NULL;
@@ -91,10 +130,6 @@ int main(int argc, char **argv)
             "[-listen-fd N] [-token-fd N]");
         return 2;
     }
-    if (token_fd >= 0 && token_load(token_fd) != 0) {
-        say("-token-fd %d: no token line from envd; not serving", token_fd);
-        return 1;
-    }
     if (!dir) {
         snprintf(tmp, sizeof(tmp), "/tmp/corral-interp-%d", (int)getuid());
         mkdir(tmp, 0700);
@@ -113,10 +148,14 @@ int main(int argc, char **argv)
         return 1;
     }
     struct context *c = contexts_acquire(NULL, "python", &status, err, sizeof(err));
+    if (!c)
+        say("the python kernel did not start: %s (tried again at the first call)", err);
+    /* After the kernel's start: a warm sandbox's envd hands the token over
+     * only at its claim, and the kernel is ready by then. */
+    if (token_fd >= 0 && take_claim(token_fd, c) != 0)
+        return 1;
     if (c)
         contexts_release(c);
-    else
-        say("the python kernel did not start: %s (tried again at the first call)", err);
     say("serving on %s:%d", addr, port); /* the address of -listen-fd's socket, by default */
     http_serve_forever(lfd, routes_serve, 120 * 1000, 300, say);
     return 1;

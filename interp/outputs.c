@@ -12,7 +12,7 @@ static const struct {
     {"image/png", "png"},          {"image/jpeg", "jpeg"},
     {"application/pdf", "pdf"},    {"text/latex", "latex"},
     {"application/json", "json"},  {"application/javascript", "javascript"},
-    {OUTPUTS_CHART_MIME, "chart"},
+    {OUTPUTS_CHART_MIME, "chart"}, {OUTPUTS_DATA_MIME, "data"},
 };
 
 static const char *key_of(const char *mime)

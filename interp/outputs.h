@@ -11,6 +11,7 @@
 /* The MIME type Corral's chart extractor gives a figure's data (decision
  * 0088): answered as the result's "chart". */
 #define OUTPUTS_CHART_MIME "application/vnd.corral.chart+json"
+#define OUTPUTS_DATA_MIME "application/vnd.corral.data+json"
 
 /* The line for an iopub message of msg_type with content, or NULL when it
  * makes none (status, execute_input, clear_output, anything unknown). */

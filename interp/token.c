@@ -6,24 +6,40 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static unsigned char want[TOKEN_DIGEST_LEN];
 static int required; /* set once at start, read only after */
 
-int token_load(int fd)
+int token_load(int fd, char **rest)
 {
-    char line[2 * TOKEN_DIGEST_LEN + 4];
-    size_t got = 0;
-    ssize_t n;
+    size_t got = 0, cap = 4096;
+    char *buf = malloc(cap);
+    ssize_t n = 1;
 
-    while (got < sizeof(line) - 1 && (n = read(fd, line + got, sizeof(line) - 1 - got)) > 0)
-        got += (size_t)n;
+    *rest = NULL;
+    while (buf && n > 0 && got < TOKEN_PIPE_MAX) {
+        if (got + 1 >= cap) {
+            char *more = realloc(buf, cap *= 2);
+            if (!more)
+                break;
+            buf = more;
+        }
+        n = read(fd, buf + got, cap - 1 - got);
+        got += n > 0 ? (size_t)n : 0;
+    }
     close(fd);
-    line[got] = '\0';
-    int rc = token_parse_line(line, want);
-    memset(line, 0, sizeof(line));
+    if (!buf)
+        return -1;
+    buf[got] = '\0';
+    int rc = token_parse_line(buf, want);
+    char *nl = strchr(buf, '\n');
+    if (rc >= 0 && nl && nl[1])
+        *rest = strdup(nl + 1);
+    explicit_bzero(buf, got);
+    free(buf);
     if (rc < 0)
         return -1;
     required = rc;

@@ -263,9 +263,13 @@ export async function* frames(res, t0) {
 export function rawDataport(head) {
   const [host, port] = DATAPORT.split(':');
   return new Promise((resolve, reject) => {
-    // ends its side after the head: the data port keeps a connection, so the
-    // answer's end is the data port's close after the gateway's
-    const s = net.connect(Number(port), host, () => s.end(head));
+    // "Connection: close", so that the data port ends the connection after
+    // its answer. Not a half-close after the head: nginx never half-closes,
+    // and the data port takes a gateway's FIN with an answer pending for the
+    // gateway giving up (decision 0088).
+    const nl = head.indexOf('\r\n');
+    const closing = nl < 0 ? head : `${head.slice(0, nl)}\r\nConnection: close${head.slice(nl)}`;
+    const s = net.connect(Number(port), host, () => s.write(closing));
     let out = '';
     s.on('data', (d) => { out += d; });
     s.on('end', () => resolve(out));

@@ -153,6 +153,43 @@ plt.figure(); plt.bar(["a", "b"], [3, 5], label="n"); plt.show()`);
   const df = await sbx.runCode('import pandas as pd\npd.DataFrame({"a": [1, 2], "b": ["x", "y"]})');
   assert.match(df.results[0].html, /<table/);
   assert.match(df.results[0].text, /a\s+b/);
+  assert.deepEqual(df.results[0].data.columns, ['a', 'b']);
+  assert.deepEqual(df.results[0].data.data, [[1, 'x'], [2, 'y']]);
+});
+
+test(`${tag} rich results: each MIME type under the package's name, display_data in order, then the value`, async () => {
+  const r = await sbx.runCode(`
+from IPython.display import display, Markdown, SVG, Latex, JSON, Javascript, HTML
+display(Markdown("**bold**"))
+display(SVG('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'))
+display(Latex(r"$x^2$"))
+display(JSON({"k": [1, 2]}))
+display(Javascript("console.log(1)"))
+display(HTML("<b>h</b>"))
+"last"`);
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  const [md, svg, latex, json, js, html, last] = r.results;
+  assert.equal(md.markdown, '**bold**');
+  assert.match(svg.svg, /<svg/);
+  assert.equal(latex.latex, '$x^2$');
+  assert.deepEqual(json.json, { k: [1, 2] });
+  assert.equal(js.javascript, 'console.log(1)');
+  assert.equal(html.html, '<b>h</b>');
+  assert.deepEqual(r.results.map((x) => x.isMainResult), [false, false, false, false, false, false, true]);
+  assert.equal(last.text, "'last'");
+});
+
+test(`${tag} a kernel that dies is an error; the next call gets a fresh one`, async () => {
+  const ctx = await sbx.createCodeContext();
+  await sbx.runCode('before = 1', { context: ctx });
+  const died = await sbx.runCode('import os\nos._exit(3)', { context: ctx });
+  assert.ok(died.error, 'an error for the dead kernel');
+  assert.match(`${died.error.name} ${died.error.value}`, /exit|died/i);
+  const next = await sbx.runCode('"fresh"', { context: ctx });
+  assert.equal(next.error, undefined, JSON.stringify(next.error));
+  assert.equal(next.text, "'fresh'");
+  assert.equal((await sbx.runCode('before', { context: ctx })).error?.name, 'NameError', 'a fresh kernel, its state gone');
+  await sbx.removeCodeContext(ctx);
 });
 
 test(`${tag} callbacks fire as output happens, in order`, async () => {

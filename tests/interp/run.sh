@@ -31,6 +31,7 @@ grep -q "serving on" "$WORK/interp.log" || { echo "corral-interp did not serve i
 stop() { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
 trap stop EXIT
 CORRAL_INTERP_URL="http://127.0.0.1:$PORT" CORRAL_INTERP_WORK="$WORK" CORRAL_INTERP_PID="$pid" \
+    CORRAL_INTERP_BIN="$BIN/corral-interp" CORRAL_INTERP_KERNELS="$ROOT/interp/kernels" \
     node --test --test-reporter=spec tests/interp/
 rc=$?
 stop
