@@ -92,7 +92,15 @@ test(`${tag} env vars: the sandbox's in every language, a call's for that call o
     const afterwards = await sbx.runCode(`${code('CALL_VAR')}\n${code('SBX_VAR')}`, { language });
     assert.equal(out(afterwards), 'unset\nfrom-create', `${language}: the call's env vars stayed`);
   }
+  await freeKernels(sbx);
 });
+
+// A kernel of every language and a few contexts more are over the default
+// 512 MB of a sandbox (about 100 MB a kernel: decision 0088), where it then
+// swaps to a crawl: the other languages' kernels go once they are tested.
+async function freeKernels(s) {
+  for (const c of await s.listCodeContexts()) if (c.language !== 'python') await s.removeCodeContext(c.id);
+}
 
 test(`${tag} contexts: their own cwd and state, listed, restarted, removed`, async () => {
   const ctx = await sbx.createCodeContext({ cwd: '/tmp', language: 'python' });
