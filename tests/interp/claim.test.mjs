@@ -52,6 +52,7 @@ test('a warm server: its kernel starts before the claim, nothing is served until
     assert.match(childrenOf(s.child.pid), /ipykernel_launcher/, 'the kernel started before the claim');
     // A request now waits: it is not answered before the claim.
     const early = execute(s.port, 'import os; os.environ.get("CLAIM_VAR")', TOKEN);
+    // sleep: a window in which no answer may come (the claim has not happened)
     const raced = await Promise.race([early.then(() => 'answered'), sleep(1500).then(() => 'waiting')]);
     assert.equal(raced, 'waiting', 'served before the claim');
     s.pipe.end(`${digest}\n${JSON.stringify({ CLAIM_VAR: "given at the claim, it's" })}\n`);
