@@ -20,19 +20,22 @@ int token_load(int fd, char **rest)
     ssize_t n = 1;
 
     *rest = NULL;
-    while (buf && n > 0 && got < TOKEN_PIPE_MAX) {
+    if (!buf) {
+        close(fd);
+        return -1;
+    }
+    while (n > 0 && got < TOKEN_PIPE_MAX) {
         if (got + 1 >= cap) {
-            char *more = realloc(buf, cap *= 2);
+            char *more = realloc(buf, cap * 2);
             if (!more)
                 break;
             buf = more;
+            cap *= 2;
         }
         n = read(fd, buf + got, cap - 1 - got);
         got += n > 0 ? (size_t)n : 0;
     }
     close(fd);
-    if (!buf)
-        return -1;
     buf[got] = '\0';
     int rc = token_parse_line(buf, want);
     char *nl = strchr(buf, '\n');
