@@ -367,9 +367,13 @@ static int run_cell(struct kernel *k, const char *code, int silent, kernel_emit_
 {
     char id[64];
     struct run r = {.id = id, .emit = emit, .ud = ud};
+    /* stop_on_error off: on, ipykernel aborts what arrives shortly after an
+     * error (an interrupted cell's KeyboardInterrupt too), such as the next
+     * call, or the silent code putting a failed call's env vars back. A
+     * context runs one cell at a time anyway: there is no queue to stop. */
     json_t *req = json_pack("{s:s, s:b, s:b, s:{}, s:b, s:b}", "code", code, "silent", silent,
                             "store_history", !silent, "user_expressions", "allow_stdin", 0,
-                            "stop_on_error", 1);
+                            "stop_on_error", 0);
 
     if (!alive(k) || send_msg(k, k->shell, "execute_request", req, id) != 0) {
         snprintf(err, errlen, "the %s kernel is not running", k->lang);

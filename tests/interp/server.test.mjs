@@ -111,6 +111,10 @@ test('env vars: a call\'s own, put back after it; the server\'s environment bene
   const r = await execute({ code, env_vars: { CORRAL_INTERP_TEST_ENV: 'from-the-call', ONLY_THIS_CALL: 'a "quoted"\nvalue' } });
   assert.equal(mainText(r.lines), `('from-the-call', 'a "quoted"\\nvalue')`);
   assert.equal(mainText((await execute({ code })).lines), "('from-the-server', None)");
+  // a call that fails still has its env vars put back (not aborted after its error)
+  const failed = await execute({ code: 'raise ValueError("no")', env_vars: { ONLY_THIS_CALL: 'x' } });
+  assert.equal(of(failed.lines, 'error')[0]?.name, 'ValueError');
+  assert.equal(mainText((await execute({ code })).lines), "('from-the-server', None)");
 });
 
 test('a client that goes away interrupts its cell; the context answers the next call', async () => {
