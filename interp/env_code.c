@@ -52,6 +52,7 @@ static char *ascii_json(const json_t *v)
     return json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
 }
 
+/* fmt with a, and b where it has a second %s (else b is ignored). */
 static char *printed(const char *fmt, const char *a, const char *b)
 {
     size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
@@ -84,7 +85,7 @@ static char *js_set(const json_t *vars)
     code = printed("globalThis." PY_SAVED " = {};\n"
                    "for (const [k, v] of Object.entries(%s)) {\n"
                    "  globalThis." PY_SAVED "[k] = k in process.env ? process.env[k] : null;\n"
-                   "  process.env[k] = v;\n}%s\n",
+                   "  process.env[k] = v;\n}\n",
                    json, "");
     free(json);
     return code;
@@ -129,7 +130,9 @@ static char *r_set(const json_t *vars)
     return code;
 }
 
-/* bash's own quoting: 'value' with each ' as '\''. */
+/* bash's own quoting: 'value' with each ' as '\''. A name is written six
+ * times (the list, the test, the two saves, the read, the export), a value
+ * at most four times its length. */
 static char *bash_set(const json_t *vars)
 {
     size_t n = 64;
@@ -137,22 +140,22 @@ static char *bash_set(const json_t *vars)
     json_t *v;
 
     json_object_foreach((json_t *)vars, k, v) n +=
-        4 * strlen(k) + 4 * strlen(json_string_value(v)) + 96;
-    char *code = malloc(n), *p = code;
+        6 * strlen(k) + 4 * strlen(json_string_value(v)) + 96;
+    char *code = malloc(n), *p = code, *end = code + n;
     if (!code)
         return NULL;
-    p += sprintf(p, "__corral_env_names=");
-    json_object_foreach((json_t *)vars, k, v) p += sprintf(p, "%s,", k);
-    p += sprintf(p, "\n");
+    p += snprintf(p, (size_t)(end - p), "__corral_env_names=");
+    json_object_foreach((json_t *)vars, k, v) p += snprintf(p, (size_t)(end - p), "%s,", k);
+    p += snprintf(p, (size_t)(end - p), "\n");
     json_object_foreach((json_t *)vars, k, v)
     {
-        p += sprintf(p,
-                     "[ -n \"${%s+x}\" ] && __corral_env_had_%s=1 __corral_env_%s=\"$%s\"\n"
-                     "export %s='",
-                     k, k, k, k, k);
+        p += snprintf(p, (size_t)(end - p),
+                      "[ -n \"${%s+x}\" ] && __corral_env_had_%s=1 __corral_env_%s=\"$%s\"\n"
+                      "export %s='",
+                      k, k, k, k, k);
         for (const char *s = json_string_value(v); *s; s++)
-            p += *s == '\'' ? sprintf(p, "'\\''") : sprintf(p, "%c", *s);
-        p += sprintf(p, "'\n");
+            p += snprintf(p, (size_t)(end - p), *s == '\'' ? "'\\''" : "%c", *s);
+        p += snprintf(p, (size_t)(end - p), "'\n");
     }
     return code;
 }
@@ -182,7 +185,7 @@ char *env_code_apply(const json_t *vars)
 
     if (!json)
         return NULL;
-    code = printed("import os as __corral_os\n__corral_os.environ.update(%s)\ndel __corral_os\n%s",
+    code = printed("import os as __corral_os\n__corral_os.environ.update(%s)\ndel __corral_os\n",
                    json, "");
     free(json);
     return code;
