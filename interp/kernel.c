@@ -37,6 +37,21 @@ void kernel_set_dir(const char *dir)
     snprintf(js_kernel, sizeof(js_kernel), "%s/corral_js_kernel.py", dir);
 }
 
+void kernel_env_init(void)
+{
+    const char *pp = getenv("PYTHONPATH");
+    char path[2 * PATH_MAX + 2], parent[16];
+
+    /* ipykernel ends itself when this parent is gone, however the server
+     * ended (a SIGKILL leaves no time to stop kernels). */
+    snprintf(parent, sizeof(parent), "%d", (int)getpid());
+    setenv("JPY_PARENT_PID", parent, 1);
+    snprintf(path, sizeof(path), "%s%s%s", kernels_dir, pp && *pp ? ":" : "", pp ? pp : "");
+    setenv("PYTHONPATH", path, 1);
+    /* debugpy's warning about frozen modules, on every start, is noise */
+    setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1", 1);
+}
+
 const char *const *kernel_argv(const char *lang, const char *conn_file, const char *buf[8])
 {
     /* corral_ext (on PYTHONPATH: spawn) adds chart data to figures and a
@@ -134,7 +149,6 @@ static int spawn(struct kernel *k)
         return -1;
     if (pid == 0) {
         sigset_t none;
-        char parent[16];
 
         /* The server's blocked SIGTERM and SIGINT (its signal thread's) and
          * its ignored SIGPIPE would outlive exec: the kernel gets neither
@@ -142,16 +156,6 @@ static int spawn(struct kernel *k)
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
-        /* ipykernel ends itself when this parent is gone, however the
-         * server ended (a SIGKILL leaves no time to stop kernels). */
-        snprintf(parent, sizeof(parent), "%d", (int)getppid());
-        setenv("JPY_PARENT_PID", parent, 1);
-        const char *pp = getenv("PYTHONPATH");
-        char path[2 * PATH_MAX + 2];
-        snprintf(path, sizeof(path), "%s%s%s", kernels_dir, pp && *pp ? ":" : "", pp ? pp : "");
-        setenv("PYTHONPATH", path, 1);
-        /* debugpy's warning about frozen modules, on every start, is noise */
-        setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1", 1);
         setsid();
         if (chdir(k->cwd) != 0)
             _exit(127);

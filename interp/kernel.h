@@ -33,6 +33,11 @@ typedef int (*kernel_gone_fn)(void *ud);
 /* Where Corral's own kernels are (default /usr/lib/corral-interp/kernels). */
 void kernel_set_dir(const char *dir);
 
+/* What every kernel inherits from the server's environment (its parent's
+ * pid, PYTHONPATH with the kernels' directory): set once, before any thread,
+ * so that a forked child need not (setenv is not async-signal-safe). */
+void kernel_env_init(void);
+
 /* argv of lang's kernel for a connection file ({NULL} when lang has none):
  * python (ipykernel), r (IRkernel), bash, js, ts (Corral's own wrappers). */
 const char *const *kernel_argv(const char *lang, const char *conn_file, const char *buf[8]);

@@ -136,6 +136,7 @@ int main(int argc, char **argv)
         dir = tmp;
     }
     signal(SIGPIPE, SIG_IGN);
+    kernel_env_init();
     if (watch_signals() != 0) {
         say("cannot watch for SIGTERM");
         return 1;
