@@ -141,9 +141,10 @@ static char *bash_set(const json_t *vars)
 
     json_object_foreach((json_t *)vars, k, v) n +=
         6 * strlen(k) + 4 * strlen(json_string_value(v)) + 96;
-    char *code = malloc(n), *p = code, *end = code + n;
+    char *code = malloc(n);
     if (!code)
         return NULL;
+    char *p = code, *end = code + n;
     p += snprintf(p, (size_t)(end - p), "__corral_env_names=");
     json_object_foreach((json_t *)vars, k, v) p += snprintf(p, (size_t)(end - p), "%s,", k);
     p += snprintf(p, (size_t)(end - p), "\n");
