@@ -1,9 +1,11 @@
 #include "e2b_spec.h"
 
+#include "e2b_network_parse.h"
 #include "egress_policy.h"
 #include "sandbox_spec_parse.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ISOLATION_KEY "corral.require_isolation"
@@ -19,7 +21,7 @@ static int given(const json_t *v)
  * not implement: the first given one answers 501 naming it. */
 static int unsupported_network(const json_t *network, const char *prefix, char *err, size_t errlen)
 {
-    static const char *const net[] = {"maskRequestHost", "rules", "egressProxy", NULL};
+    static const char *const net[] = {"maskRequestHost", NULL};
 
     for (int i = 0; net[i]; i++)
         if (given(json_object_get(network, net[i]))) {
@@ -35,13 +37,6 @@ static int unsupported_network(const json_t *network, const char *prefix, char *
  * (decision 0069). */
 static int unsupported(const json_t *body, char *err, size_t errlen)
 {
-    static const char *const fields[] = {"iam", NULL};
-
-    for (int i = 0; fields[i]; i++)
-        if (given(json_object_get(body, fields[i]))) {
-            snprintf(err, errlen, "%s: not supported by Corral yet", fields[i]);
-            return 501;
-        }
     return unsupported_network(json_object_get(body, "network"), "network.", err, errlen);
 }
 
@@ -75,6 +70,40 @@ static int e2b_egress(const json_t *allow_out, const json_t *deny_out, const cha
         *egress_json = egress_policy_text(allow, deny);
     json_decref(allow);
     json_decref(deny);
+    return 0;
+}
+
+/* The policy's parts beyond allow and deny (e2b_network_parse.h): rules,
+ * upstream and iam. Any of them needs the proxy, so makes a policy when
+ * allow and deny gave none. iam is the policy's iam ({"tokens"}), or NULL.
+ * 0, or -1 with err. */
+static int add_extras(char **egress_json, const json_t *rules, const json_t *proxy, json_t *iam,
+                      const char *prefix, char *err, size_t errlen)
+{
+    char field[32];
+    json_t *r = NULL, *u = NULL, *p;
+
+    snprintf(field, sizeof(field), "%srules", prefix);
+    if (e2b_rules_parse(rules, json_object_get(iam, "tokens"), field, &r, err, errlen) != 0)
+        return -1;
+    snprintf(field, sizeof(field), "%segressProxy", prefix);
+    if (e2b_upstream_parse(proxy, field, &u, err, errlen) != 0) {
+        json_decref(r);
+        return -1;
+    }
+    if (!r && !u && !iam)
+        return 0;
+    p = *egress_json ? json_loads(*egress_json, 0, NULL)
+                     : json_pack("{s:[], s:[]}", "allow", "deny");
+    if (r)
+        json_object_set_new(p, "rules", r);
+    if (u)
+        json_object_set_new(p, "upstream", u);
+    if (iam)
+        json_object_set(p, "iam", iam);
+    free(*egress_json);
+    *egress_json = json_dumps(p, JSON_COMPACT);
+    json_decref(p);
     return 0;
 }
 
@@ -164,6 +193,7 @@ static const char *const e2b_names[SPEC_FIELD_COUNT] = {
 int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, size_t errlen)
 {
     const json_t *network, *internet;
+    json_t *iam = NULL;
     struct spec_error coded;
     json_t *native;
     int status;
@@ -192,6 +222,14 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
         sandbox_spec_free(spec);
         return 400;
     }
+    if (e2b_iam_parse(json_object_get(body, "iam"), &iam, err, errlen) != 0 ||
+        add_extras(&spec->egress_json, json_object_get(network, "rules"),
+                   json_object_get(network, "egressProxy"), iam, "network.", err, errlen) != 0) {
+        json_decref(iam);
+        sandbox_spec_free(spec);
+        return 400;
+    }
+    json_decref(iam);
     spec->egress_policy = spec->egress_json != NULL;
     spec->internet = json_is_boolean(internet) ? json_is_true(internet) : -1;
     /* The SDK 2.x never sends "secure": secure unless the caller says otherwise. */
@@ -223,6 +261,12 @@ static int check_update_fields(const json_t *body, char *err, size_t errlen)
 
 int e2b_network_parse(const json_t *body, char **egress_json, char *err, size_t errlen)
 {
+    return e2b_network_parse_iam(body, NULL, egress_json, err, errlen);
+}
+
+int e2b_network_parse_iam(const json_t *body, const json_t *iam, char **egress_json, char *err,
+                          size_t errlen)
+{
     int status;
 
     *egress_json = NULL;
@@ -232,7 +276,12 @@ int e2b_network_parse(const json_t *body, char **egress_json, char *err, size_t 
         return status;
     if (e2b_egress(json_object_get(body, "allowOut"), json_object_get(body, "denyOut"), "",
                    json_is_false(json_object_get(body, "allow_internet_access")), egress_json, err,
-                   errlen) != 0)
+                   errlen) != 0 ||
+        add_extras(egress_json, json_object_get(body, "rules"),
+                   json_object_get(body, "egressProxy"), (json_t *)iam, "", err, errlen) != 0) {
+        free(*egress_json);
+        *egress_json = NULL;
         return 400;
+    }
     return 0;
 }

@@ -21,4 +21,10 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
  * status to answer (400, 501) with err naming the field. */
 int e2b_network_parse(const json_t *body, char **egress_json, char *err, size_t errlen);
 
+/* The same, keeping the sandbox's workload identity (iam, its policy's "iam"
+ * object or NULL: an update carries none) in the new policy, where the
+ * rules' identity placeholders must name its tokens. */
+int e2b_network_parse_iam(const json_t *body, const json_t *iam, char **egress_json, char *err,
+                          size_t errlen);
+
 #endif

@@ -56,6 +56,27 @@ static void add_mounts(json_t *o, const struct sandbox_record *r)
     json_object_set_new(o, "volumeMounts", out);
 }
 
+/* The policy's rules in E2B's shape, {host: [{"transform": {"headers"}}]},
+ * their values masked already (sandbox_egress_json). */
+static void add_rules(json_t *net, const json_t *rules)
+{
+    json_t *out, *list, *rule;
+    const char *host;
+    size_t i;
+
+    if (!json_is_object(rules))
+        return;
+    out = json_object();
+    json_object_foreach((json_t *)rules, host, list)
+    {
+        json_t *l = json_array();
+        json_array_foreach(list, i, rule) json_array_append_new(
+            l, json_pack("{s:{s:O}}", "transform", "headers", json_object_get(rule, "headers")));
+        json_object_set_new(out, host, l);
+    }
+    json_object_set_new(net, "rules", out);
+}
+
 /* SandboxDetail's allowInternetAccess (null: not given) and network, with the
  * allow and deny lists of the policy in force (not one recorded for the next
  * start: Corral applies a network update when the sandbox is next created). */
@@ -69,6 +90,9 @@ static void add_network(json_t *o, const struct sandbox_record *r)
     if (json_is_object(policy)) {
         json_object_set(net, "allowOut", json_object_get(policy, "allow"));
         json_object_set(net, "denyOut", json_object_get(policy, "deny"));
+        add_rules(net, json_object_get(policy, "rules"));
+        if (json_object_get(policy, "upstream"))
+            json_object_set(net, "egressProxy", json_object_get(policy, "upstream"));
     }
     json_decref(policy);
     json_object_set_new(o, "network", net);

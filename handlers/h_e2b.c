@@ -6,6 +6,7 @@
 #include "e2b_spec.h"
 #include "e2b_timeout_parse.h"
 #include "e2b_view.h"
+#include "egress_seal.h"
 #include "handlers.h"
 #include "respond.h"
 #include "sandbox_store.h"
@@ -35,6 +36,24 @@ static int live_record(struct request *req, struct sandbox_record *rec)
     return 0;
 }
 
+/* The policy's secrets sealed before anything stores it (egress_seal.h).
+ * 0, or -1 after answering 500. */
+static int seal_egress(struct request *req, struct sandbox_spec *spec)
+{
+    char *sealed;
+
+    if (!spec->egress_json)
+        return 0;
+    sealed = egress_seal_text(req->conf->server_secret, req->cred.ws, spec->egress_json);
+    if (!sealed) {
+        respond_error(req, 500, "the egress policy's secrets could not be sealed");
+        return -1;
+    }
+    free(spec->egress_json);
+    spec->egress_json = sealed;
+    return 0;
+}
+
 void h_e2b_create(struct request *req)
 {
     struct sandbox_spec spec;
@@ -49,6 +68,11 @@ void h_e2b_create(struct request *req)
     if (status != 0) {
         json_decref(body);
         respond_error(req, status, "%s", msg);
+        return;
+    }
+    if (seal_egress(req, &spec) != 0) {
+        json_decref(body);
+        sandbox_spec_free(&spec);
         return;
     }
     status = sandbox_create_and_wait(req, &spec, body, sbid);

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "command_poll.h"
 #include "commands.h"
+#include "egress_seal.h"
 #include "env_seal.h"
 #include "handlers.h"
 #include "heartbeat_parse.h"
@@ -159,6 +160,27 @@ static int open_env(struct request *req, const char *wid, const char *entry, jso
     return -1;
 }
 
+/* The egress policy's secrets (egress_seal.h), sealed in Redis to its
+ * workspace, opened here as the env vars are. obj is a create's sandbox or a
+ * command's args, carrying "egress" and "workspace". One that does not open
+ * drops the command: a proxy never runs with a policy it cannot enforce. 0,
+ * or -1 (the command acknowledged, the sandbox failed). */
+static int open_egress(struct request *req, const char *wid, const char *entry, const char *sbid,
+                       json_t *obj)
+{
+    json_t *policy = json_object_get(obj, "egress");
+    const char *ws = json_string_value(json_object_get(obj, "workspace"));
+
+    if (!json_is_object(policy) || (ws && egress_open(req->conf->server_secret, ws, policy) == 0))
+        return 0;
+    log_sandbox("error", sbid, NULL, "its egress policy's secrets do not open");
+    command_ack(req->rc, req->cred.ws, wid, entry);
+    if (sbid && ws)
+        lifecycle_report(req->rc, req->cred.ws, wid, sbid, "failed",
+                         "its egress policy's secrets could not be decrypted");
+    return -1;
+}
+
 /* 1 when the sandbox's record says it is secure and placed on this worker, 0
  * when it does not (gone, or moved), -1 Redis. So a create written onto a
  * stream by anyone but the scheduler never draws another sandbox's token. */
@@ -218,8 +240,10 @@ static int append_commands(struct request *req, const char *wid, struct command_
         json_t *cmd = json_pack("{s:s, s:s}", "id", c->id, "type", c->type);
         if (c->sandbox) {
             json_t *sb = json_loads(c->sandbox, 0, NULL);
-            if (sb &&
-                (open_env(req, wid, c->id, sb) != 0 || add_envd_token(req, wid, c->id, sb) != 0)) {
+            if (sb && (open_env(req, wid, c->id, sb) != 0 ||
+                       open_egress(req, wid, c->id, json_string_value(json_object_get(sb, "id")),
+                                   sb) != 0 ||
+                       add_envd_token(req, wid, c->id, sb) != 0)) {
                 json_decref(sb);
                 json_decref(cmd);
                 continue;
@@ -228,8 +252,15 @@ static int append_commands(struct request *req, const char *wid, struct command_
         }
         if (c->sandbox_id[0])
             json_object_set_new(cmd, "sandbox_id", json_string(c->sandbox_id));
-        if (c->args)
-            json_object_set_new(cmd, "args", json_loads(c->args, 0, NULL));
+        if (c->args) {
+            json_t *args = json_loads(c->args, 0, NULL);
+            if (open_egress(req, wid, c->id, c->sandbox_id[0] ? c->sandbox_id : NULL, args) != 0) {
+                json_decref(args);
+                json_decref(cmd);
+                continue;
+            }
+            json_object_set_new(cmd, "args", args);
+        }
         json_array_append_new(out, cmd);
     }
     command_batch_free(b);

@@ -1,85 +1,159 @@
-/* PUT /v1/sandboxes/{id}/network and PUT /sandboxes/{id}/network (E2B): a new
- * egress policy is recorded for the sandbox's next start (a redelivery, a
- * resume: decision 0074) and the running container keeps the one it was
- * created with (docs/decisions/0022). A resume that keeps the memory cannot
- * add or remove the proxy: it refuses then, naming why (scheduler/pause.c).
- * Lookups are in the caller's workspace slot, so another tenant's sandbox
- * answers exactly like a missing one. */
+/* PUT /v1/sandboxes/{id}/network and PUT /sandboxes/{id}/network (E2B), decision
+ * 0091 (which replaces 0022 for sandboxes with a proxy). A running sandbox
+ * whose egress proxy is there takes the new policy at once: it is put in
+ * force and its worker reloads the proxy, whose new connections follow it
+ * (open ones keep the policy they were opened under). Otherwise (no proxy
+ * now, or none wanted, or paused) it is recorded for the sandbox's next start
+ * (a resume, a redelivery) as before, since adding or removing the proxy
+ * re-plumbs its network. The rules' secrets are sealed before anything is
+ * stored. The workload identity the sandbox was created with is kept: an
+ * update carries none. Lookups are in the caller's workspace slot, so another
+ * tenant's sandbox answers exactly like a missing one. */
+#include "audit.h"
+#include "commands.h"
 #include "e2b_spec.h"
+#include "egress_seal.h"
 #include "handlers.h"
 #include "respond.h"
 #include "sandbox_spec_parse.h"
 #include "sandbox_store.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-#define APPLIES_MESSAGE                                                                            \
-    "recorded; the running sandbox keeps the policy it was created with, the new one applies "     \
-    "when it next starts: its next resume (adding or removing a policy needs a resume without "    \
-    "memory), or a redelivery"
+#define NEXT_MESSAGE                                                                               \
+    "recorded; the running sandbox has no egress proxy to change (or is not running), so the new " \
+    "policy applies when it next starts: its next resume (adding or removing a policy needs a "    \
+    "resume without memory), or a redelivery"
+#define NOW_MESSAGE                                                                                \
+    "applied: new connections follow the new policy; connections already open keep the one "       \
+    "they were opened under"
 
-/* Records policy (NULL: none) as the sandbox's next one. 0, or -1 answered:
- * 404 unknown or foreign, ended_status when it has ended, 503. */
-static int record_next(struct request *req, const char *policy, int ended_status)
+enum applied { APPLIED_NOW, APPLIED_NEXT };
+
+/* The caller's live sandbox's record: 0, or -1 after answering (404 unknown
+ * or foreign, ended_status when it has ended, 503). */
+static int read_live(struct request *req, struct sandbox_record *rec, int ended_status)
 {
-    int n = token_is_id(req->params[0])
-                ? sandbox_set_egress_next(req->rc, req->cred.ws, req->params[0], policy)
-                : 0;
+    int n =
+        token_is_id(req->params[0]) ? sandbox_read(req->rc, req->cred.ws, req->params[0], rec) : 0;
 
     if (n < 0)
         respond_store_down(req);
-    else if (n == 0 || (n == 2 && ended_status == 404))
+    else if (n == 0)
         NOT_FOUND_SANDBOX(req);
-    else if (n == 2)
+    else if (!sandbox_is_live(rec) && ended_status == 404)
+        NOT_FOUND_SANDBOX(req);
+    else if (!sandbox_is_live(rec))
         respond_error(req, ended_status,
                       "sandbox has ended: there is no next start to apply a network policy to");
-    return n == 1 ? 0 : -1;
+    if (n == 1 && !sandbox_is_live(rec))
+        sandbox_record_free(rec);
+    return n == 1 && sandbox_is_live(rec) ? 0 : -1;
 }
 
-typedef int (*network_parser)(const json_t *body, char **policy, char *err, size_t errlen);
-
-/* Reads the body and parses it with parse (-1 means 400, else the status). 0
- * with *policy (NULL: no policy), or -1 after answering. */
-static int read_policy(struct request *req, network_parser parse, char **policy)
+/* The workload identity in force ({"tokens"}), or NULL. */
+static json_t *current_iam(const struct sandbox_record *rec)
 {
-    json_t *body = request_json_body(req);
-    char err[256];
-    int status;
+    json_t *p = *rec->egress ? json_loads(rec->egress, 0, NULL) : NULL;
+    json_t *iam = json_incref(json_object_get(p, "iam"));
 
-    *policy = NULL;
-    if (!body)
+    json_decref(p);
+    return iam;
+}
+
+/* Tells the worker to reload the proxy with sealed (the stored text). */
+static int tell_worker(struct request *req, const struct sandbox_record *rec, const char *sealed)
+{
+    json_t *policy = json_loads(sealed, 0, NULL);
+
+    return command_send_args(req->rc, rec->pool, rec->worker, "egress", rec->id,
+                             json_pack("{s:o, s:s}", "egress", policy, "workspace", req->cred.ws));
+}
+
+/* Puts plain (NULL: no policy) in force now when it can be, else records it
+ * for the next start. 0 with *how, or -1 after answering. */
+static int apply(struct request *req, const struct sandbox_record *rec, const char *plain,
+                 enum applied *how)
+{
+    char *sealed = plain ? egress_seal_text(req->conf->server_secret, req->cred.ws, plain) : NULL;
+    int n = 3;
+
+    if (plain && !sealed) {
+        respond_error(req, 500, "the egress policy's secrets could not be sealed");
         return -1;
-    status = parse(body, policy, err, sizeof(err));
+    }
+    if (sealed)
+        n = sandbox_set_egress_live(req->rc, req->cred.ws, rec->id, sealed, rec->worker);
+    if (n == 1 && tell_worker(req, rec, sealed) != 0)
+        n = -1;
+    if (n == 3)
+        n = sandbox_set_egress_next(req->rc, req->cred.ws, rec->id, sealed) == 1 ? 2 : -1;
+    free(sealed);
+    if (n < 0)
+        respond_store_down(req);
+    else if (n == 0)
+        NOT_FOUND_SANDBOX(req);
+    if (n <= 0)
+        return -1;
+    *how = n == 1 ? APPLIED_NOW : APPLIED_NEXT;
+    audit_sandbox(req->rc, req->cred.ws, rec->id, AUDIT_NETWORK_UPDATED, req->actor,
+                  n == 1 ? "applied now" : "recorded for the next start");
+    return 0;
+}
+
+/* Reads the body (json), parses it into the plain policy and applies it. */
+static int update(struct request *req, int e2b, int ended_status, char **plain, enum applied *how)
+{
+    struct sandbox_record rec;
+    json_t *body, *iam;
+    char err[256];
+    int status, rc;
+
+    *plain = NULL;
+    if (!(body = request_json_body(req)))
+        return -1;
+    if (read_live(req, &rec, ended_status) != 0) {
+        json_decref(body);
+        return -1;
+    }
+    iam = current_iam(&rec);
+    status = e2b ? e2b_network_parse_iam(body, iam, plain, err, sizeof(err))
+                 : sandbox_network_parse(body, plain, err, sizeof(err));
+    json_decref(iam);
     json_decref(body);
     if (status != 0)
         respond_error(req, status < 0 ? 400 : status, "%s", err);
-    return status != 0 ? -1 : 0;
+    rc = status == 0 ? apply(req, &rec, *plain, how) : -1;
+    sandbox_record_free(&rec);
+    return rc;
 }
 
 void h_sandbox_network(struct request *req)
 {
-    char *policy;
+    enum applied how;
+    char *plain;
+    json_t *shown;
 
-    if (read_policy(req, sandbox_network_parse, &policy) != 0)
-        return;
-    if (record_next(req, policy, 409) == 0)
+    if (update(req, 0, 409, &plain, &how) == 0) {
+        shown = plain ? json_loads(plain, 0, NULL) : json_null();
+        egress_mask(shown);
         respond_json(req, 200,
                      json_pack("{s:s, s:o, s:s, s:s}", "sandbox_id", req->params[0], "egress",
-                               policy ? json_loads(policy, 0, NULL) : json_null(), "applies",
-                               "next_start", "message", APPLIES_MESSAGE));
-    free(policy);
+                               shown, "applies", how == APPLIED_NOW ? "now" : "next_start",
+                               "message", how == APPLIED_NOW ? NOW_MESSAGE : NEXT_MESSAGE));
+    }
+    free(plain);
 }
 
-/* E2B answers 204 and applies the change live; Corral answers 204 too (the
- * SDK's updateNetwork throws on anything else) and applies it at next start,
- * as docs/api.md says. */
+/* E2B answers 204 and applies the change live; Corral does when the sandbox
+ * has its proxy, and otherwise at its next start (docs/api.md). */
 void h_e2b_network(struct request *req)
 {
-    char *policy;
+    enum applied how;
+    char *plain;
 
-    if (read_policy(req, e2b_network_parse, &policy) != 0)
-        return;
-    if (record_next(req, policy, 404) == 0)
+    if (update(req, 1, 404, &plain, &how) == 0)
         respond_empty(req, 204);
-    free(policy);
+    free(plain);
 }

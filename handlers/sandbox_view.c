@@ -1,5 +1,7 @@
 #include "sandbox_view.h"
 
+#include "egress_seal.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -38,10 +40,13 @@ static json_t *str_or_null(const char *v)
     return *v ? json_string(v) : json_null();
 }
 
+/* The stored policy as shown: its secrets masked, sealed or not. */
 json_t *sandbox_egress_json(const char *policy)
 {
     json_t *j = policy && *policy ? json_loads(policy, 0, NULL) : NULL;
 
+    if (json_is_object(j))
+        egress_mask(j);
     return j ? j : json_null();
 }
 

@@ -50,8 +50,8 @@ static enum life_outcome wait_state(struct rconn *rc, const char *ws, const char
 /* Tells the worker; a dead one's sandboxes are declared lost by the sweep.
  * Only what differs from a freeze or a thaw goes as args: an older worker
  * then does no less than freeze (decision 0074). */
-static void tell_worker(struct rconn *rc, const struct sandbox_transition *t, const char *sbid,
-                        int freeze)
+static void tell_worker(struct rconn *rc, const struct sandbox_transition *t, const char *ws,
+                        const char *sbid, int freeze)
 {
     json_t *args = NULL;
 
@@ -59,8 +59,11 @@ static void tell_worker(struct rconn *rc, const struct sandbox_transition *t, co
         args = json_object();
         if (!t->keep_memory)
             json_object_set_new(args, "memory", json_false());
+        /* Its secrets are sealed to the workspace: the heartbeat opens them. */
         if (t->egress)
             json_object_set_new(args, "egress", sandbox_json_field(t->egress, "null"));
+        if (t->egress)
+            json_object_set_new(args, "workspace", json_string(ws));
     }
     if (worker_is_alive(rc, t->pool, t->worker) == 1)
         command_send_freeze(rc, t->pool, t->worker, sbid, freeze, args);
@@ -104,7 +107,7 @@ enum life_outcome sandbox_pause(struct rconn *rc, const struct sched_conf *c, co
         return refused_by(&t, SANDBOX_STATE_PAUSED);
     audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, actor,
                   t.keep_memory ? NULL : "without memory");
-    tell_worker(rc, &t, sbid, 1);
+    tell_worker(rc, &t, ws, sbid, 1);
     return wait_state(rc, ws, sbid, SANDBOX_STATE_PAUSED, wait_ms, why, whylen);
 }
 
@@ -175,7 +178,7 @@ enum life_outcome sandbox_resume(struct rconn *rc, const struct sched_conf *c, c
     } else {
         audit_sandbox(rc, ws, sbid, AUDIT_RESUME_REQUESTED, actor,
                       t.keep_memory ? NULL : "without memory");
-        tell_worker(rc, &t, sbid, 0);
+        tell_worker(rc, &t, ws, sbid, 0);
         o = wait_state(rc, ws, sbid, SANDBOX_STATE_RUNNING, wait_ms, why, whylen);
     }
     free(t.egress);
@@ -198,7 +201,7 @@ int sweep_timeouts(struct rconn *rc, const struct sched_conf *c, const char *ws)
         if (t.outcome == TRANSITION_PAUSE) {
             audit_sandbox(rc, ws, sbid, AUDIT_PAUSE_REQUESTED, AUDIT_ACTOR_SCHEDULER,
                           t.keep_memory ? "timeout" : "timeout, without memory");
-            tell_worker(rc, &t, sbid, 1);
+            tell_worker(rc, &t, ws, sbid, 1);
             log_about("info", &(struct log_about){.workspace = ws, .sandbox = sbid},
                       "timeout: pausing");
             n++;

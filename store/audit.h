@@ -53,6 +53,7 @@
 #define AUDIT_WORKER_DEAD "worker_dead"
 #define AUDIT_GATE_ALLOWED "gate_allowed" /* an agent's permission gate (decision 0054) */
 #define AUDIT_GATE_DENIED "gate_denied"
+#define AUDIT_NETWORK_UPDATED "network_updated" /* reason: applied now, or at next start */
 
 /* One event. NULL or "" fields are left out of the entry. */
 struct audit_event {

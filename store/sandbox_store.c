@@ -125,6 +125,21 @@ static struct rscript egress_next_script = {
     "return 1\n",
     ""};
 
+/* A live change (decision 0091): a running sandbox whose proxy is there
+ * (a policy in force) on the worker the caller read takes the new policy now;
+ * a pending "next" one is superseded by it. */
+static struct rscript egress_live_script = {
+    "sandbox_set_egress_live",
+    "local st = redis.call('HGET', KEYS[1], 'state')\n"
+    "if not st then return 0 end\n"
+    "local cur = redis.call('HGET', KEYS[1], 'egress') or ''\n"
+    "if st ~= 'running' or cur == '' or cur == 'null' or\n"
+    "  redis.call('HGET', KEYS[1], 'worker') ~= ARGV[2] then return 3 end\n"
+    "redis.call('HSET', KEYS[1], 'egress', ARGV[1])\n"
+    "redis.call('HDEL', KEYS[1], 'egress_next')\n"
+    "return 1\n",
+    ""};
+
 static struct rscript deadline_script = {
     "sandbox_set_deadline",
     "if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end\n"
@@ -273,6 +288,16 @@ int sandbox_set_egress_next(struct rconn *rc, const char *ws, const char *sbid, 
 
     snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
     return record_eval_int(rc, &egress_next_script, 1, 1, argv);
+}
+
+int sandbox_set_egress_live(struct rconn *rc, const char *ws, const char *sbid, const char *policy,
+                            const char *worker)
+{
+    char k_sb[160];
+    const char *argv[3] = {k_sb, policy, worker};
+
+    snprintf(k_sb, sizeof(k_sb), K_SB, ws, sbid);
+    return record_eval_int(rc, &egress_live_script, 1, 2, argv);
 }
 
 int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int64_t expires_ms,

@@ -47,6 +47,13 @@ int sandbox_move(struct rconn *rc, const char *ws, const char *sbid, const char 
  * sandbox, 2 it has ended, -1 Redis. */
 int sandbox_set_egress_next(struct rconn *rc, const char *ws, const char *sbid, const char *policy);
 
+/* Puts policy (JSON text, a policy) in force now, for its worker to apply:
+ * only while the sandbox runs on worker with a policy in force (its proxy is
+ * there). 1 done, 3 not so (record it for the next start instead), 0 no such
+ * sandbox, -1 Redis. */
+int sandbox_set_egress_live(struct rconn *rc, const char *ws, const char *sbid, const char *policy,
+                            const char *worker);
+
 /* Moves the kill deadline of a running sandbox (E2B setTimeout / connect);
  * only_extend keeps a later one. 1 set, 0 not running, -1 Redis. */
 int sandbox_set_deadline(struct rconn *rc, const char *ws, const char *sbid, int64_t expires_ms,

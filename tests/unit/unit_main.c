@@ -320,7 +320,10 @@ static void test_network_update(void)
           !strcmp(p, "{\"allow\":[\"1.1.1.1\"],\"deny\":[\"0.0.0.0/0\",\"::/0\"]}"));
     free(p);
     CHECK(network_policy("{\"denyOut\":[\"a.com\"]}", 1, &st) == NULL && st == 400);
-    CHECK(network_policy("{\"egressProxy\":{\"address\":\"x\"}}", 1, &st) == NULL && st == 501);
+    CHECK(network_policy("{\"egressProxy\":{\"address\":\"x\"}}", 1, &st) == NULL && st == 400);
+    p = network_policy("{\"egressProxy\":{\"address\":\"p.test:1080\"}}", 1, &st);
+    CHECK(st == 0 && p && strstr(p, "\"upstream\":{\"address\":\"p.test:1080\"}"));
+    free(p);
     CHECK(network_policy("{\"rules\":{}}", 1, &st) == NULL && st == 0);
     CHECK(network_policy("{\"allow_internet_access\":\"no\"}", 1, &st) == NULL && st == 400);
 }
@@ -372,6 +375,7 @@ void unit_logs_query(int *total_passed, int *total_failed);
 void unit_keys(int *total_passed, int *total_failed);
 void unit_volume_create(int *total_passed, int *total_failed);
 void unit_e2b_timeout(int *total_passed, int *total_failed);
+void unit_e2b_network(int *total_passed, int *total_failed);
 void unit_sandbox_list(int *total_passed, int *total_failed);
 void unit_snapshot_parse(int *total_passed, int *total_failed);
 void unit_template_build(int *total_passed, int *total_failed);
@@ -525,6 +529,7 @@ int main(void)
     unit_keys(&passed, &failed);
     unit_volume_create(&passed, &failed);
     unit_e2b_timeout(&passed, &failed);
+    unit_e2b_network(&passed, &failed);
     unit_sandbox_list(&passed, &failed);
     unit_snapshot_parse(&passed, &failed);
     unit_template_build(&passed, &failed);
