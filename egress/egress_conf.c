@@ -51,18 +51,6 @@ static int listen_parse(const char *s, struct egress_conf *c)
     return 0;
 }
 
-/* Ids appear in every log line: nothing that could forge one. */
-static int sandbox_ok(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > SANDBOX_ID_MAX)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
-            return 0;
-    return 1;
-}
-
 static bool is_loopback(const struct ipaddr *a)
 {
     struct ipaddr net;
@@ -89,15 +77,15 @@ static int test_host_add(struct egress_conf *c, const char *val)
 }
 
 static int set(struct egress_conf *c, const char *flag, const char *val, const char **policy,
-               char *err, size_t errlen)
+               char *sandbox, char *err, size_t errlen)
 {
     if (strcmp(flag, "listen") == 0) {
         if (listen_parse(val, c) != 0)
             return fail(err, errlen, "-listen: want ADDR:PORT or [V6]:PORT, got \"%.64s\"", val);
     } else if (strcmp(flag, "sandbox") == 0) {
-        if (!sandbox_ok(val))
+        if (!settings_sandbox_ok(val))
             return fail(err, errlen, "-sandbox: want 1-%d of [A-Za-z0-9._-]", SANDBOX_ID_MAX);
-        snprintf(c->sandbox, sizeof(c->sandbox), "%s", val);
+        snprintf(sandbox, SANDBOX_ID_MAX + 1, "%s", val);
     } else if (strcmp(flag, "policy") == 0) {
         *policy = val;
     } else if (strcmp(flag, "config-file") == 0) {
@@ -118,6 +106,7 @@ static int set(struct egress_conf *c, const char *flag, const char *val, const c
 int egress_conf_parse(int argc, char **argv, struct egress_conf *c, char *err, size_t errlen)
 {
     const char *policy = NULL;
+    char sandbox[SANDBOX_ID_MAX + 1] = "";
 
     memset(c, 0, sizeof(*c));
     if (listen_parse(DEFAULT_LISTEN, c) != 0)
@@ -129,42 +118,33 @@ int egress_conf_parse(int argc, char **argv, struct egress_conf *c, char *err, s
         flag += flag[1] == '-' ? 2 : 1;
         if (i + 1 >= argc)
             return fail(err, errlen, "-%.32s needs a value", flag);
-        if (set(c, flag, argv[i + 1], &policy, err, errlen) != 0)
+        if (set(c, flag, argv[i + 1], &policy, sandbox, err, errlen) != 0)
             return -1;
     }
-    if (c->n_test_hosts && (c->config_file[0] || !is_loopback(&c->listen_addr)))
-        return fail(err, errlen, "-test-host: only with a loopback -listen, without -config-file");
+    if (c->n_test_hosts && !is_loopback(&c->listen_addr))
+        return fail(err, errlen, "-test-host: only with a loopback -listen");
     if (c->config_file[0])
-        return c->sandbox[0] || policy
+        return sandbox[0] || policy
                    ? fail(err, errlen, "-config-file replaces -sandbox and -policy")
                    : 0;
-    if (c->sandbox[0] == '\0')
+    if (sandbox[0] == '\0')
         return fail(err, errlen, "-sandbox is required");
     if (!policy)
         return fail(err, errlen, "-policy is required (\"{}\" allows every public host)");
-    return policy_parse(policy, &c->policy, err, errlen);
+    if (settings_from_policy(policy, &c->settings, err, errlen) != 0)
+        return -1;
+    memcpy(c->settings.sandbox, sandbox, sizeof(sandbox));
+    return 0;
 }
 
 int egress_conf_take_file(struct egress_conf *c, const char *text, char *err, size_t errlen)
 {
-    const char *nl = strchr(text, '\n');
-    char id[SANDBOX_ID_MAX + 1];
-    size_t n = nl ? (size_t)(nl - text) : 0;
-
-    if (!nl || n == 0 || n > SANDBOX_ID_MAX)
-        return fail(err, errlen, "config file: want the sandbox id, a newline, the policy");
-    memcpy(id, text, n);
-    id[n] = '\0';
-    if (!sandbox_ok(id))
-        return fail(err, errlen, "config file: sandbox id: want 1-%d of [A-Za-z0-9._-]",
-                    SANDBOX_ID_MAX);
-    memcpy(c->sandbox, id, n + 1);
-    return policy_parse(nl + 1, &c->policy, err, errlen);
+    return settings_from_file(text, &c->settings, err, errlen);
 }
 
 void egress_conf_free(struct egress_conf *c)
 {
-    policy_free(&c->policy);
+    settings_free(&c->settings);
 }
 
 const struct ipaddr *egress_conf_test_host(const struct egress_conf *c, const char *name)

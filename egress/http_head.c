@@ -96,8 +96,23 @@ static int authority_parse(const char *a, size_t n, bool need_port, struct http_
     return 0;
 }
 
+/* A request inside an intercepted tunnel: origin-form ("/path", or "*" for
+ * OPTIONS), for the server the tunnel already reaches. Absolute-form could
+ * name another host, so it is refused rather than interpreted. */
+static int origin_parse(const char *t, size_t n, struct http_req *r, const char **why)
+{
+    if (strcmp(r->method, "CONNECT") == 0)
+        return refuse(why, "CONNECT inside an intercepted tunnel");
+    if (t[0] != '/' && !(n == 1 && t[0] == '*' && strcmp(r->method, "OPTIONS") == 0))
+        return refuse(why, "want an origin-form request target (/path)");
+    r->path_len = n;
+    return 0;
+}
+
 static int target_parse(const char *t, size_t n, struct http_req *r, const char **why)
 {
+    if (r->kind == HTTP_ORIGIN)
+        return origin_parse(t, n, r, why);
     if (strcmp(r->method, "CONNECT") == 0) {
         r->kind = HTTP_CONNECT;
         if (authority_parse(t, n, true, r) != 0)
@@ -179,6 +194,8 @@ static int framing_line(const char *line, size_t name_len, const char *eol, stru
     const char *v = line + name_len + 1, *end = eol;
     bool cl = name_is(line, name_len, "content-length");
 
+    if (name_is(line, name_len, "upgrade"))
+        r->upgrade = true;
     if (!cl && !name_is(line, name_len, "transfer-encoding"))
         return 0;
     if (r->framing != FRAMING_NONE)
@@ -216,11 +233,13 @@ static int headers_check(const char *head, size_t off, size_t head_len, struct h
     return 0;
 }
 
-int http_head_parse(const char *head, size_t head_len, struct http_req *r, const char **why)
+static int parse(const char *head, size_t head_len, struct http_req *r, const char **why,
+                 enum http_kind kind)
 {
     size_t scanned;
 
     memset(r, 0, sizeof(*r));
+    r->kind = kind;
     *why = "malformed request";
     if (http_head_scan(head, head_len, &scanned) != HEAD_COMPLETE || scanned != head_len)
         return -1;
@@ -231,6 +250,16 @@ int http_head_parse(const char *head, size_t head_len, struct http_req *r, const
         return -1;
     r->headers_off = (size_t)(eol - head) + 2;
     return headers_check(head, r->headers_off, head_len, r, why);
+}
+
+int http_head_parse(const char *head, size_t head_len, struct http_req *r, const char **why)
+{
+    return parse(head, head_len, r, why, HTTP_ABSOLUTE);
+}
+
+int http_head_parse_inner(const char *head, size_t head_len, struct http_req *r, const char **why)
+{
+    return parse(head, head_len, r, why, HTTP_ORIGIN);
 }
 
 static bool header_dropped(const char *line, size_t name_len)

@@ -21,7 +21,8 @@ enum head_scan { HEAD_PARTIAL, HEAD_COMPLETE, HEAD_BAD };
  * as a byte no head may hold arrives, so garbage is answered at once. */
 enum head_scan http_head_scan(const char *buf, size_t len, size_t *head_len);
 
-enum http_kind { HTTP_CONNECT, HTTP_ABSOLUTE };
+/* HTTP_ORIGIN: a request inside an intercepted tunnel (http_head_parse_inner). */
+enum http_kind { HTTP_CONNECT, HTTP_ABSOLUTE, HTTP_ORIGIN };
 
 /* How the request's body ends (RFC 9112 6.3): where the next request would
  * start, which the proxy must know to forward this request and no other. */
@@ -38,6 +39,7 @@ struct http_req {
     size_t headers_off;        /* first header line */
     enum http_framing framing;
     uint64_t content_length; /* FRAMING_LENGTH */
+    bool upgrade;            /* an Upgrade header: the bytes after it may not be HTTP */
 };
 
 /* head is a HEAD_COMPLETE head. 0, or -1 with *why a short reason. Framing
@@ -45,6 +47,10 @@ struct http_req {
  * two of either, a coding other than chunked) is refused: that is how a
  * request is smuggled inside another's body. */
 int http_head_parse(const char *head, size_t head_len, struct http_req *r, const char **why);
+
+/* As http_head_parse, for a request inside an intercepted tunnel: an
+ * origin-form target (path_off/path_len), no host or port. */
+int http_head_parse_inner(const char *head, size_t head_len, struct http_req *r, const char **why);
 
 /* The origin-form request for the upstream server: the request line with the
  * path only, Host from the request target (RFC 9112 3.2.2: a proxy replaces

@@ -38,3 +38,32 @@ int io_write_all(int fd, const void *buf, size_t n, int64_t deadline)
     }
     return 0;
 }
+
+int io_wait(int fd, short events, int64_t deadline)
+{
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = events};
+        int left = io_left_ms(deadline), r = left ? poll(&pfd, 1, left) : 0;
+        if (r >= 0)
+            return r > 0 ? 1 : 0;
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+int io_read_exact(int fd, void *buf, size_t n, int64_t deadline)
+{
+    char *p = buf;
+
+    while (n > 0) {
+        ssize_t r = recv(fd, p, n, 0);
+        if (r > 0) {
+            p += r;
+            n -= (size_t)r;
+        } else if (r == 0 || (errno != EAGAIN && errno != EINTR) ||
+                   io_wait(fd, POLLIN, deadline) <= 0) {
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -11,5 +11,9 @@ int64_t io_now_ms(void);
 int io_left_ms(int64_t deadline);
 /* Writes all of buf before the deadline; 0 or -1. */
 int io_write_all(int fd, const void *buf, size_t n, int64_t deadline);
+/* Reads exactly n bytes before the deadline; 0, or -1 (end, error, late). */
+int io_read_exact(int fd, void *buf, size_t n, int64_t deadline);
+/* Waits for `events` on fd until the deadline: 1 ready, 0 late, -1 error. */
+int io_wait(int fd, short events, int64_t deadline);
 
 #endif

@@ -35,6 +35,10 @@ static int entry_parse(const char *s, struct pentry *e)
 static int list_parse(json_t *arr, const char *key, struct plist *l, bool *deny_all, char *err,
                       size_t errlen)
 {
+    if (l->e) {
+        snprintf(err, errlen, "policy: \"%s\" twice", key);
+        return -1;
+    }
     if (!json_is_array(arr)) {
         snprintf(err, errlen, "policy: \"%s\" must be an array of strings", key);
         return -1;
@@ -63,6 +67,13 @@ static int list_parse(json_t *arr, const char *key, struct plist *l, bool *deny_
     return 0;
 }
 
+int policy_list_parse(json_t *arr, const char *key, struct policy *p, char *err, size_t errlen)
+{
+    if (strcmp(key, "allow") == 0)
+        return list_parse(arr, key, &p->allow, NULL, err, errlen);
+    return list_parse(arr, key, &p->deny, &p->deny_all, err, errlen);
+}
+
 int policy_parse(const char *json, struct policy *p, char *err, size_t errlen)
 {
     json_error_t jerr;
@@ -79,10 +90,8 @@ int policy_parse(const char *json, struct policy *p, char *err, size_t errlen)
     }
     json_object_foreach(root, key, val)
     {
-        if (strcmp(key, "allow") == 0)
-            rc = list_parse(val, key, &p->allow, NULL, err, errlen);
-        else if (strcmp(key, "deny") == 0)
-            rc = list_parse(val, key, &p->deny, &p->deny_all, err, errlen);
+        if (strcmp(key, "allow") == 0 || strcmp(key, "deny") == 0)
+            rc = policy_list_parse(val, key, p, err, errlen);
         else {
             snprintf(err, errlen, "policy: unknown key \"%.64s\" (only allow, deny)", key);
             rc = -1;

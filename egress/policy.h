@@ -6,6 +6,7 @@
 #include "hostname.h"
 #include "ipaddr.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -31,6 +32,8 @@ struct policy {
 };
 
 int policy_parse(const char *json, struct policy *p, char *err, size_t errlen);
+/* One list of a policy object: key is "allow" or "deny", arr its value. */
+int policy_list_parse(json_t *arr, const char *key, struct policy *p, char *err, size_t errlen);
 void policy_free(struct policy *p);
 
 /* `name` must already be hostname_normalize()d. */

@@ -19,6 +19,20 @@
 
 CHECK_COUNTERS;
 
+/* unit_rules.c: header rules, placeholders, config files, SOCKS5 messages;
+ * it counts into the same totals. */
+void test_rules_all(void);
+int *unit_passed(void);
+int *unit_failed(void);
+int *unit_passed(void)
+{
+    return &passed;
+}
+int *unit_failed(void)
+{
+    return &failed;
+}
+
 static struct ipaddr ip(const char *s)
 {
     struct ipaddr a;
@@ -625,7 +639,7 @@ static void test_conf(void)
 
     CHECK(conf_ok((const char *[]){"-sandbox", "sb1", "-policy", "{}", NULL}, &c) &&
           c.listen_port == 3128 && c.listen_addr.family == AF_INET &&
-          strcmp(c.sandbox, "sb1") == 0);
+          strcmp(c.settings.sandbox, "sb1") == 0);
     egress_conf_free(&c);
     CHECK(conf_ok((const char *[]){"-listen", "[::1]:8080", "-sandbox", "s", "-policy", "{}", NULL},
                   &c) &&
@@ -634,7 +648,7 @@ static void test_conf(void)
     CHECK(conf_ok((const char *[]){"--listen", "127.0.0.1:1", "--sandbox", "s", "--policy",
                                    "{\"deny\":[\"0.0.0.0/0\"]}", NULL},
                   &c) &&
-          c.policy.deny_all);
+          c.settings.policy.deny_all);
     egress_conf_free(&c);
     CHECK(!conf_ok((const char *[]){"-policy", "{}", NULL}, &c));
     CHECK(!conf_ok((const char *[]){"-sandbox", "s", NULL}, &c));
@@ -643,9 +657,9 @@ static void test_conf(void)
     /* A pre-started proxy: its sandbox and policy come later, from the file. */
     char err[256];
     CHECK(conf_ok((const char *[]){"-config-file", "/run/corral-egress/config", NULL}, &c) &&
-          c.sandbox[0] == '\0' && strcmp(c.config_file, "/run/corral-egress/config") == 0);
+          c.settings.sandbox[0] == '\0' && strcmp(c.config_file, "/run/corral-egress/config") == 0);
     CHECK(egress_conf_take_file(&c, "sb9\n{\"deny\":[\"0.0.0.0/0\"]}\n", err, sizeof(err)) == 0 &&
-          strcmp(c.sandbox, "sb9") == 0 && c.policy.deny_all);
+          strcmp(c.settings.sandbox, "sb9") == 0 && c.settings.policy.deny_all);
     egress_conf_free(&c);
     CHECK(!conf_ok((const char *[]){"-config-file", "relative/path", NULL}, &c));
     CHECK(!conf_ok((const char *[]){"-config-file", "/x", "-sandbox", "s", NULL}, &c));
@@ -686,10 +700,10 @@ static void test_conf_test_host(void)
     /* Judged by the policy, not refused as loopback. */
     struct ipaddr ok[1];
     size_t n_ok;
-    CHECK(decide_stand_in(&c.policy, decide_name_early(&c.policy, "a.test"), a, ok, &n_ok) ==
-              V_ALLOW &&
+    CHECK(decide_stand_in(&c.settings.policy, decide_name_early(&c.settings.policy, "a.test"), a,
+                          ok, &n_ok) == V_ALLOW &&
           n_ok == 1);
-    CHECK(decide_stand_in(&c.policy, decide_name_early(&c.policy, "b.test"),
+    CHECK(decide_stand_in(&c.settings.policy, decide_name_early(&c.settings.policy, "b.test"),
                           egress_conf_test_host(&c, "b.test"), ok, &n_ok) == V_DENY_NAME &&
           n_ok == 0);
     egress_conf_free(&c);
@@ -705,7 +719,12 @@ static void test_conf_test_host(void)
     CHECK(!conf_ok((const char *[]){"-listen", "0.0.0.0:3128", "-sandbox", "s", "-policy", "{}",
                                     "-test-host", "a.test=127.0.0.2", NULL},
                    &c));
-    CHECK(!conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-config-file", "/x", "-test-host",
+    /* A loopback -listen is what keeps it off a sandbox: workerd's proxies,
+     * with or without a config file, listen on 0.0.0.0. */
+    CHECK(conf_ok((const char *[]){"-listen", "127.0.0.1:3128", "-config-file", "/x", "-test-host",
+                                   "a.test=127.0.0.2", NULL},
+                  &c));
+    CHECK(!conf_ok((const char *[]){"-listen", "0.0.0.0:3128", "-config-file", "/x", "-test-host",
                                     "a.test=127.0.0.2", NULL},
                    &c));
     /* Stand-ins are loopback: the hook never opens another private address. */
@@ -737,5 +756,6 @@ int main(void)
     test_body();
     test_conf();
     test_conf_test_host();
+    test_rules_all();
     return CHECK_SUMMARY();
 }
