@@ -37,11 +37,6 @@ static const struct spec_route unserved[] = {
     {"POST", "/api-keys"},
     {"PATCH", "/api-keys/{apiKeyID}"},
     {"DELETE", "/api-keys/{apiKeyID}"},
-    {"GET", "/secrets"},
-    {"POST", "/secrets"},
-    {"GET", "/secrets/{secretID}"},
-    {"POST", "/secrets/{secretID}"},
-    {"DELETE", "/secrets/{secretID}"},
 };
 
 /* Placeholders matched, or -1 when path does not fit the template. */

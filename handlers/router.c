@@ -5,6 +5,7 @@
 #include "log.h"
 #include "ratelimit.h"
 #include "respond.h"
+#include "secrets_routes.h"
 #include "volume_token.h"
 
 #include <stdio.h>
@@ -86,6 +87,16 @@ static const struct route routes[] = {
     {"POST", "/v2/templates/{}/builds/{}", ACCESS_MEMBER, h_e2b_template_build},
     {"GET", "/templates/{}/builds/{}/status", ACCESS_MEMBER, h_e2b_build_status},
     {"PUT", "/templatefiles/{}", ACCESS_PUBLIC, h_template_upload},
+    /* Secrets and workload identity (decision 0090). */
+    {"GET", "/secrets", ACCESS_MEMBER, h_secrets_list},
+    {"POST", "/secrets", ACCESS_MEMBER, h_secret_create},
+    {"GET", "/secrets/{}", ACCESS_MEMBER, h_secret_get},
+    {"POST", "/secrets/{}", ACCESS_MEMBER, h_secret_update},
+    {"DELETE", "/secrets/{}", ACCESS_MEMBER, h_secret_delete},
+    {"GET", "/identity/{}/.well-known/openid-configuration", ACCESS_PUBLIC, h_identity_discovery},
+    {"GET", "/identity/{}/jwks.json", ACCESS_PUBLIC, h_identity_jwks},
+    {"POST", "/v1/workspace/identity-keys/rotate", ACCESS_OWNER, h_identity_rotate},
+    {"POST", "/v1/worker/egress-resolve", ACCESS_WORKER, h_worker_egress_resolve},
     {"POST", "/volumes", ACCESS_MEMBER, h_e2b_volume_create},
     {"GET", "/volumes", ACCESS_MEMBER, h_e2b_volumes},
     {"GET", "/volumes/{}", ACCESS_MEMBER, h_e2b_volume_get},

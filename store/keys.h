@@ -56,6 +56,12 @@
 #define K_TPL_UPLOAD "corral:{ws:%s}:tplup:%s" /* string: an upload URL's nonce, once used */
 #define K_VOLUME "corral:{ws:%s}:vol:%s"       /* hash: one volume (decision 0049) */
 #define K_VOLUMES "corral:{ws:%s}:vols"        /* hash: volume name -> id */
+#define K_SECRET "corral:{ws:%s}:secret:%s"    /* hash: one secret, its sealed versions (0090) */
+#define K_SECRETS "corral:{ws:%s}:secrets"     /* zset: secret ids by creation (ms) */
+#define K_SECRET_NAMES "corral:{ws:%s}:secretnames" /* hash: secret name -> id */
+#define K_IDKEYS "corral:{ws:%s}:idkeys"          /* hash: identity key kid -> its record (0090) */
+#define K_IDKEY_CURRENT "corral:{ws:%s}:idkey"    /* string: the kid that signs */
+#define K_IDKEY_RETIRED "corral:{ws:%s}:idkeyold" /* zset: kid -> out of the JWKS at (ms) */
 
 #define CMD_GROUP "workerd"
 #define CMD_CONSUMER "w"

@@ -17,6 +17,7 @@ UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_
              tests/unit/unit_interp_outputs.c interp/outputs.c \
              tests/unit/unit_interp_env_code.c interp/env_code.c \
              tests/unit/unit_interp_token.c interp/token_parse.c \
+             tests/unit/unit_secrets.c tests/unit/unit_identity.c \
              tests/lib/stderr_capture.c \
              $(filter-out handlers/main.c,$(API_SRCS))
 $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_LIB)

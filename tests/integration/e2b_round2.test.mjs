@@ -165,7 +165,7 @@ const table = [...readFileSync(new URL('../../handlers/e2b_routes.c', import.met
 
 test('every unserved route of E2B\'s spec answers 501 naming it, through nginx', async () => {
   assert.ok(table.length >= 25, `the table has ${table.length} rows`);
-  for (const prefix of ['/secrets', '/v2/templates', '/teams', '/api-keys', '/access-tokens', '/nodes', '/admin/']) {
+  for (const prefix of ['/v2/templates', '/teams', '/api-keys', '/access-tokens', '/nodes', '/admin/']) {
     assert.ok(table.some(([, p]) => p.startsWith(prefix)), `${prefix} is in the table`);
   }
   for (const [method, route] of table) {

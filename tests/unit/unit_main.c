@@ -386,6 +386,8 @@ void unit_interp_wire(int *total_passed, int *total_failed);
 void unit_interp_outputs(int *total_passed, int *total_failed);
 void unit_interp_env_code(int *total_passed, int *total_failed);
 void unit_interp_token(int *total_passed, int *total_failed);
+void unit_secrets(int *total_passed, int *total_failed);
+void unit_identity(int *total_passed, int *total_failed);
 
 static void test_ws_limits(void)
 {
@@ -540,6 +542,8 @@ int main(void)
     unit_interp_outputs(&passed, &failed);
     unit_interp_env_code(&passed, &failed);
     unit_interp_token(&passed, &failed);
+    unit_secrets(&passed, &failed);
+    unit_identity(&passed, &failed);
     test_ws_limits();
     test_fleet_conf();
     test_env_seal();

@@ -184,7 +184,7 @@ static const struct {
     {"POST", "/templates/t", "/templates/{templateID}"},
     {"GET", "/teams/t1/metrics", "/teams/{teamID}/metrics"},
     {"GET", "/teams", "/teams"},
-    {"GET", "/secrets/s1", "/secrets/{secretID}"},
+    {"PATCH", "/api-keys/k1", "/api-keys/{apiKeyID}"},
     {"GET", "/templates/t/builds/b/logs", "/templates/{templateID}/builds/{buildID}/logs"},
 };
 
