@@ -22,7 +22,7 @@ $(BIN)/envd: $(ENVD_OBJS)
 # tree's CFLAGS (so under ASan+UBSan with SANITIZE=1), from objects of their
 # own.
 UNIT_ENVD_OBJ := $(BUILD)/obj-unit-envd
-UNIT_ENVD_TESTS := envd gate http auth connect files process users init
+UNIT_ENVD_TESTS := envd gate http auth connect files process users init trust
 UNIT_ENVD_SRCS := $(UNIT_ENVD_TESTS:%=tests/envd/unit_%.c) $(filter-out envd/main.c,$(ENVD_SRCS))
 UNIT_ENVD_OBJS := $(patsubst %.c,$(UNIT_ENVD_OBJ)/%.o,$(UNIT_ENVD_SRCS))
 

@@ -24,6 +24,7 @@
 #include "gate.h"
 #include "init.h"
 #include "interp_launch.h"
+#include "egress_trust.h"
 #include "net_env.h"
 #include "reaper.h"
 #include "server.h"
@@ -235,6 +236,10 @@ int main(int argc, char **argv)
         net_env_apply(envd_cfg.net_env_path, (const char *const[])NET_ENV_NAMES) != 0)
         envd_log("-net-env %s: unreadable; the container's environment stays as it was",
                  envd_cfg.net_env_path);
+    if (!envd_cfg.agent && geteuid() == 0 && egress_trust_apply() != 0)
+        envd_log("the egress proxy's CA could not be added to %s: HTTPS to hosts with rules "
+                 "fails verification",
+                 EGRESS_CA_BUNDLE);
     if (getenv("PATH") == NULL)
         setenv("PATH", DEFAULT_PATH, 1);
     umask(022);

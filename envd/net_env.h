@@ -21,7 +21,8 @@
  * test holds the two together). An initializer, NULL-terminated. */
 #define NET_ENV_NAMES                                                                              \
     {                                                                                              \
-        "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", NULL     \
+        "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",          \
+            "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", NULL                     \
     }
 
 /* One line (without its newline): 1 set (name, *value), 0 unset (name), -1

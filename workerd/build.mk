@@ -13,7 +13,8 @@ WORKERD_SRCS := workerd/main.c workerd/worker_conf.c workerd/docker_api.c worker
                 workerd/registry_auth.c workerd/image_pull.c workerd/docker_exec.c workerd/start_ready.c \
                 workerd/build_steps.c workerd/layer_cache.c workerd/layer_prune.c workerd/build_run.c workerd/build_push.c \
                 workerd/build_thread.c workerd/template_images.c workerd/warm_conf.c workerd/warm_pool.c workerd/warm_record.c workerd/warm_index.c \
-                workerd/halt_pidfd.c workerd/tunnel_dial.c workerd/tunnel_client.c
+                workerd/halt_pidfd.c workerd/tunnel_dial.c workerd/tunnel_client.c \
+                workerd/egress_ca.c workerd/egress_dir.c workerd/egress_resolver.c workerd/egress_live.c
 
 BINS += $(BIN)/workerd
 $(BIN)/workerd: $(call objs,$(WORKERD_SRCS)) $(COMMON_LIB)

@@ -59,6 +59,12 @@ static int run_template_remove(struct worker *w, struct docker *dk, json_t *cmd)
     return 0;
 }
 
+static int run_egress(struct worker *w, struct docker *dk, json_t *cmd)
+{
+    return apply_egress_update(w, dk, json_string_value(json_object_get(cmd, "sandbox_id")),
+                               json_object_get(cmd, "args"));
+}
+
 /* agent: applied in agent mode too (decision 0054); the rest is refused. */
 static const struct command {
     const char *name; /* the wire's */
@@ -74,6 +80,7 @@ static const struct command {
     {"volume_remove", run_volume_remove, CMD_VOLUME_REMOVE, 0},
     {"image_remove", run_image_remove, CMD_IMAGE_REMOVE, 0},
     {"template_remove", run_template_remove, CMD_TEMPLATE_REMOVE, 0},
+    {"egress", run_egress, CMD_EGRESS, 0},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

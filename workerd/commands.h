@@ -19,7 +19,8 @@ enum worker_cmd {
     CMD_VOLUME_REMOVE,
     CMD_IMAGE_REMOVE,
     CMD_TEMPLATE_REMOVE,
-    CMD_COUNT /* how many: not a command */
+    CMD_EGRESS, /* a live network update (decision 0091) */
+    CMD_COUNT   /* how many: not a command */
 };
 
 /* The command a type names; CMD_UNKNOWN for NULL or any other string. */

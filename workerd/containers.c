@@ -4,6 +4,8 @@
 #include "volumes.h"
 
 #include "clock.h"
+#include "egress_change.h"
+#include "egress_dir.h"
 #include "egress_pool.h"
 #include "warm_index.h"
 #include "warm_pool.h"
@@ -470,6 +472,9 @@ static int wire_proxy(struct docker *d, const struct worker_conf *c, const char 
     }
     if ((rc = own_network(d, wid, SBNET_INTERNAL, netname, len, st)) != 0)
         return rc;
+    /* Its directory before the sandbox's container: that mounts its CA. */
+    if (egress_dir_write(c, st->sbid, policy, err, sizeof(err)) != 0)
+        return refused(d, wid, st, err);
     if (egress_proxy_spawn(job) != 0)
         return refused(d, wid, st, job->err);
     return 0;
@@ -591,6 +596,8 @@ static int create_and_settle(struct docker *d, const struct worker_conf *c,
         return create_refused(d, wid, st, ans, status, t->image);
     json_decref(ans);
     x->fresh = status == 201;
+    if (net->via_proxy && (rc = egress_ca_put(d, c, name, st->sbid, err, sizeof(err))) != 0)
+        return rc > 0 ? refused(d, wid, st, err) : rc;
     rc = containers_settle(d, wid, name, ready_ms, st);
     return rc == 0 ? started(d, wid, name, sb, x->fresh, st) : rc;
 }

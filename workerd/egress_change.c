@@ -1,5 +1,7 @@
 #include "egress_change.h"
 
+#include "egress_dir.h"
+
 #include "egress_pool.h"
 #include "egress_proxy.h"
 #include "sandbox_body.h"
@@ -154,6 +156,40 @@ static int write_env(struct docker *d, const char *name, int on, char *err, size
     return rc;
 }
 
+int egress_ca_put(struct docker *d, const struct worker_conf *c, const char *name, const char *sbid,
+                  char *err, size_t errlen)
+{
+    char dir[WCONF_STR + 160], file[WCONF_STR + 192], path[256], *tar = NULL, *pem = NULL;
+    size_t tlen = 0, n = 0;
+    long status = 0;
+    FILE *f;
+    int rc = 1;
+
+    egress_dir_of(c, sbid, dir, sizeof(dir));
+    snprintf(file, sizeof(file), "%s/ca.pem", dir);
+    if ((f = fopen(file, "r"))) {
+        pem = malloc(16384);
+        n = pem ? fread(pem, 1, 16384, f) : 0;
+        fclose(f);
+    }
+    if (n == 0 || tar_one("egress-ca.pem", pem, n, &tar, &tlen) != 0) {
+        free(pem);
+        snprintf(err, errlen, "egress change: %s unreadable", file);
+        return 1;
+    }
+    snprintf(path, sizeof(path), "/containers/%s/archive?path=" ENVD_NET_ENV_DIR, name);
+    if (docker_put_bytes(d, path, tar, tlen, "application/x-tar", CHANGE_TIMEOUT_MS, &status, err,
+                         errlen) != 0)
+        rc = -1;
+    else if (status == 200)
+        rc = 0;
+    else
+        snprintf(err, errlen, "egress change: writing its CA: dockerd answered %ld", status);
+    free(tar);
+    free(pem);
+    return rc;
+}
+
 /* A network left behind (the container is off it, its proxy removed). */
 static int drop_network(struct docker *d, const char *net, char *err, size_t errlen)
 {
@@ -251,6 +287,8 @@ int egress_change_apply(struct docker *d, const struct worker_conf *c, const str
      * done then), so nothing that must come with the move may come after it. */
     if (rc == 0)
         rc = write_env(d, name, will, err, errlen);
+    if (rc == 0 && will)
+        rc = egress_ca_put(d, c, name, sbid, err, errlen);
     if (rc == 0)
         rc = move(d, name, old, net, err, errlen);
     if (rc == 0)

@@ -26,4 +26,11 @@ int egress_change_apply(struct docker *d, const struct worker_conf *c, const str
                         const char *wid, const char *sbid, json_t *policy, int stopped, char *err,
                         size_t errlen);
 
+/* The CA of sbid's proxy (egress_ca.h) put into its container name, created
+ * or stopped, at SANDBOX_EGRESS_CA: a file of its own layer, not a mount, so
+ * nothing of the proxy's directory is tied to the container (decision 0091).
+ * 0, 1 refused (err), -1 dockerd down. */
+int egress_ca_put(struct docker *d, const struct worker_conf *c, const char *name, const char *sbid,
+                  char *err, size_t errlen);
+
 #endif

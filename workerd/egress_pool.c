@@ -2,7 +2,9 @@
 
 #include "clock.h"
 #include "containers.h"
+#include "egress_dir.h"
 #include "egress_proxy.h"
+#include "egress_resolver.h"
 #include "log.h"
 #include "sandbox_body.h"
 #include "sbnet.h"
@@ -52,15 +54,14 @@ static void dir_of(char *out, size_t len, const char *name)
     snprintf(out, len, "%s/%s", pool.root, name);
 }
 
-/* Removes a config directory and its files. */
+/* Removes a config directory and its files (egress_dir.h). */
 static void remove_dir(const char *name)
 {
-    static const char *const files[] = {"config", "config.tmp", "pool-id"};
     char dir[DIR_LEN], file[DIR_LEN + 16];
 
     dir_of(dir, sizeof(dir), name);
-    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        snprintf(file, sizeof(file), "%s/%s", dir, files[i]);
+    for (size_t i = 0; egress_dir_files[i]; i++) {
+        snprintf(file, sizeof(file), "%s/%s", dir, egress_dir_files[i]);
         unlink(file);
     }
     rmdir(dir);
@@ -401,27 +402,6 @@ void egress_pool_stop(void)
     pool.running = 0;
 }
 
-/* The config file, written whole then renamed into place: the proxy never
- * reads half of it. */
-static int write_config(const char *sbid, json_t *policy, char *err, size_t errlen)
-{
-    char dir[DIR_LEN], tmp[DIR_LEN + 16], dst[DIR_LEN + 16];
-    char *pol = json_dumps(policy, JSON_COMPACT);
-    FILE *f;
-    int ok;
-
-    dir_of(dir, sizeof(dir), sbid);
-    snprintf(tmp, sizeof(tmp), "%s/config.tmp", dir);
-    snprintf(dst, sizeof(dst), "%s/config", dir);
-    f = pol ? fopen(tmp, "w") : NULL;
-    ok = f && fprintf(f, "%s\n%s\n", sbid, pol) > 0;
-    ok = (f && fclose(f) == 0) && ok && chmod(tmp, 0644) == 0 && rename(tmp, dst) == 0;
-    if (!ok)
-        snprintf(err, errlen, "egress pool: writing %.200s: %s", dst, strerror(errno));
-    free(pol);
-    return ok ? 0 : 1;
-}
-
 /* Gives back a member just popped: there is room, it was its place. */
 static void push(const struct member *m)
 {
@@ -525,7 +505,7 @@ int egress_pool_take(struct docker *d, const char *sbid, json_t *policy, char *n
         return 1;
     }
     sbnet_name(net, netlen, m.id, pool.wid, SBNET_INTERNAL);
-    return write_config(sbid, policy, err, errlen);
+    return egress_dir_write(pool.c, sbid, policy, err, errlen) == 0 ? 0 : 1;
 }
 
 void egress_pool_recheck(struct docker *d)
@@ -574,8 +554,13 @@ int egress_pool_forget(struct docker *d, const char *sbid)
 {
     char id[32], name[NAME_LEN];
 
-    if (!pool.root[0] || pool_id_of(sbid, id, sizeof(id)) != 0)
+    egress_resolver_close(sbid);
+    if (!pool.root[0])
         return 0;
+    if (pool_id_of(sbid, id, sizeof(id)) != 0) { /* its own proxy's directory */
+        remove_dir(sbid);
+        return 0;
+    }
     member_name(name, sizeof(name), sbid);
     if (remove_parts(d, name, id) != 0)
         return -1; /* its directory names the network: kept for the kill tried again */

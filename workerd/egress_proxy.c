@@ -1,5 +1,7 @@
 #include "egress_proxy.h"
 
+#include "egress_dir.h"
+
 #include "sandbox_body.h"
 #include "sbnet.h"
 
@@ -55,23 +57,21 @@ static json_t *proxy_body(const struct worker_conf *c, json_t *cmd, json_t *labe
     return body;
 }
 
-/* The proxy of sbid on network net (its internal one, or the pool's it got). */
+/* The proxy of sbid on network net (its internal one, or the pool's it got),
+ * reading its config from its directory (egress_dir.h): the policy holds
+ * secrets, which never go on a command line. */
 static json_t *body_on(const struct worker_conf *c, const char *wid, const char *sbid,
-                       json_t *policy, const char *net)
+                       const char *net)
 {
-    char *pol = json_dumps(policy, JSON_COMPACT);
-    json_t *body;
+    char dir[WCONF_STR + 160];
 
-    if (!pol)
-        return NULL;
-    body = proxy_body(c,
-                      json_pack("[s,s,s,s,s,s]", "-listen", "0.0.0.0:" EGRESS_PORT_STR, "-sandbox",
-                                sbid, "-policy", pol),
+    egress_dir_of(c, sbid, dir, sizeof(dir));
+    return proxy_body(c,
+                      json_pack("[s,s,s,s]", "-listen", "0.0.0.0:" EGRESS_PORT_STR, "-config-file",
+                                EGRESS_CONF_DIR "/config"),
                       json_pack("{s:s, s:s, s:s}", "corral.sandbox", sbid, "corral.worker", wid,
                                 "corral.role", "egress"),
-                      net, EGRESS_ALIAS, NULL);
-    free(pol);
-    return body;
+                      net, EGRESS_ALIAS, dir);
 }
 
 json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
@@ -79,8 +79,9 @@ json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const ch
 {
     char net[SBNET_NAME_MAX];
 
+    (void)policy; /* in its directory, egress_dir_write */
     sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
-    return body_on(c, wid, sbid, policy, net);
+    return body_on(c, wid, sbid, net);
 }
 
 json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir,
@@ -138,9 +139,12 @@ int egress_proxy_start_on(struct docker *d, const struct worker_conf *c, const c
     static const long created[3] = {201, 409, 409}, connected[3] = {200, 200, 200},
                       started[3] = {204, 304, 304};
     char name[SBNET_NAME_MAX + 16], out[SBNET_NAME_MAX], path[SBNET_NAME_MAX * 2 + 64];
-    json_t *body = body_on(c, wid, sbid, policy, net);
+    json_t *body;
     int rc;
 
+    if (egress_dir_write(c, sbid, policy, err, errlen) != 0)
+        return 1;
+    body = body_on(c, wid, sbid, net);
     if (!body) {
         snprintf(err, errlen, "out of memory");
         return 1;

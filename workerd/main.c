@@ -13,7 +13,9 @@
 #include "agent.h"
 #include "dataplane.h"
 #include "worker.h"
+#include "egress_dir.h"
 #include "egress_pool.h"
+#include "egress_resolver.h"
 #include "warm_pool.h"
 #include "stopped.h"
 #include "subvol_drop.h"
@@ -220,6 +222,11 @@ static void start_docker_threads(struct worker *w, pthread_t *ev, pthread_t *tel
 {
     const struct worker_conf *conf = w->conf;
 
+    char root[WCONF_STR + 16];
+
+    egress_dir_root(conf, root, sizeof(root));
+    if (w->caps.egress && egress_resolver_start(w, root) != 0)
+        log_warn("egress resolver did not start: rules with placeholders refuse their requests");
     if (w->caps.egress && egress_pool_start(conf, w->id.worker_id, (int)conf->egress_pool) != 0)
         log_warn("egress pool did not start: every proxy is made when its sandbox is");
     if (w->caps.walled && warm_pool_start(conf, &w->caps, w->id.worker_id, w->rts, w->n_rts) != 0)

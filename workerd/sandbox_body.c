@@ -26,12 +26,24 @@ static void env_add(json_t *arr, const char *k, const char *v)
     free(kv);
 }
 
+/* Where the sandbox's programs find the proxy's CA (decision 0091): Node
+ * adds NODE_EXTRA_CA_CERTS to its roots; OpenSSL's and Python requests' go
+ * to the system bundle, which envd makes hold the CA at start. */
+static const char *const ca_env[][2] = {
+    {"NODE_EXTRA_CA_CERTS", SANDBOX_EGRESS_CA},
+    {"SSL_CERT_FILE", SANDBOX_CA_BUNDLE},
+    {"REQUESTS_CA_BUNDLE", SANDBOX_CA_BUNDLE},
+    {NULL, NULL},
+};
+
 void sandbox_proxy_env(json_t *arr, int on)
 {
     for (int i = 0; proxy_env[i]; i++)
         env_add(arr, proxy_env[i], on ? "http://" EGRESS_ALIAS ":" EGRESS_PORT_STR : NULL);
     env_add(arr, "NO_PROXY", on ? "localhost,127.0.0.1,::1" : NULL);
     env_add(arr, "no_proxy", on ? "localhost,127.0.0.1,::1" : NULL);
+    for (int i = 0; ca_env[i][0]; i++)
+        env_add(arr, ca_env[i][0], on ? ca_env[i][1] : NULL);
 }
 
 void sandbox_env_blanked(json_t *arr)
@@ -42,6 +54,8 @@ void sandbox_env_blanked(json_t *arr)
         env_add(arr, proxy_env[i], "");
     env_add(arr, "NO_PROXY", "");
     env_add(arr, "no_proxy", "");
+    for (int i = 0; ca_env[i][0]; i++)
+        env_add(arr, ca_env[i][0], "");
 }
 
 /* The sandbox's env vars (envd hands them to every process it starts), the
@@ -119,6 +133,7 @@ static json_t *host_config(const struct worker_conf *c, json_t *sb, const struct
     set_limits(hc, sb, net->disk_quota);
     snprintf(bind, sizeof(bind), "%s:%s:ro", c->envd_bin, ENVD_MOUNT);
     json_object_set_new(hc, "Binds", json_pack("[s]", bind));
+
     json_object_set_new(hc, "NetworkMode", json_string(net->network));
     json_object_set_new(hc, "Mounts", volumes_mounts(sb));
     json_object_set_new(

@@ -21,6 +21,11 @@
 #define EGRESS_ALIAS "corral-egress"
 #define EGRESS_PORT_STR "3128"
 
+/* In a sandbox with an egress proxy: its proxy's CA, and the bundle envd makes
+ * hold it (decision 0091). */
+#define SANDBOX_EGRESS_CA "/.corral/egress-ca.pem"
+#define SANDBOX_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+
 struct sandbox_net {
     const char *network; /* the one network the container is attached to */
     int via_proxy;       /* 1: egress only through the proxy (HTTP(S)_PROXY set) */

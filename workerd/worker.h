@@ -105,6 +105,8 @@ long apply_envd_wait_ms(const struct worker *w);
 int apply_snapshot(struct worker *w, struct docker *dk, const char *sbid, json_t *args);
 int apply_image_remove(struct worker *w, struct docker *dk, json_t *args);
 int apply_volume_remove(struct worker *w, struct docker *dk, json_t *args);
+/* A live network update (egress_live.c): args {"egress": policy}. */
+int apply_egress_update(struct worker *w, struct docker *dk, const char *sbid, json_t *args);
 /* The slots backstop: 1 when sbid may be created (it exists, or a slot is
  * free counting the containers still being killed and being created). */
 int apply_slot_free(struct worker *w, const char *sbid);

@@ -70,6 +70,7 @@ void wconf_defaults(struct worker_conf *c)
     wconf_default_bin(c->envd_bin, sizeof(c->envd_bin), "envd");
     wconf_default_bin(c->egress_bin, sizeof(c->egress_bin), "corral-egress");
     snprintf(c->egress_image, sizeof(c->egress_image), "corral/base");
+    snprintf(c->egress_roots, sizeof(c->egress_roots), "/etc/ssl/certs/ca-certificates.crt");
     snprintf(c->egress_subnet, sizeof(c->egress_subnet), "10.199.0.0/16");
 }
 
@@ -186,7 +187,7 @@ static const struct str_key str_keys[] = {
     SK("hostname", hostname),           SK("probe_image", probe_image),
     SK("envd_bin", envd_bin),           SK("egress_bin", egress_bin),
     SK("egress_image", egress_image),   SK("egress_hosts", egress_hosts),
-    SK("dns_servers", dns_servers),
+    SK("egress_roots", egress_roots),   SK("dns_servers", dns_servers),
 };
 
 static int set_on_off(int *out, const char *value, char *err, size_t errlen)

@@ -55,11 +55,14 @@ struct worker_conf {
     char egress_bin[WCONF_STR];  /* corral-egress, bind-mounted into each egress proxy */
     char egress_image[WCONF_STR];
     char egress_hosts[WCONF_STR]; /* "name:ip,..." added to each proxy's /etc/hosts */
-    char egress_subnet[64];       /* the host's egress network: one address per proxy */
-    char dns_servers[WCONF_STR];  /* resolvers open to sandboxes on port 53 (else resolv.conf's) */
-    long slots;                   /* 0 until set: memory_mb / WCONF_DEFAULT_SANDBOX_MB */
-    double cpu_cores;             /* 0 until set: nproc x cpu_overcommit */
-    double cpu_overcommit;        /* cpu_cores are scheduling hints, not reservations */
+    /* The roots an intercepting proxy checks real servers against (decision
+     * 0091): default the host's bundle, /etc/ssl/certs/ca-certificates.crt. */
+    char egress_roots[WCONF_STR];
+    char egress_subnet[64];      /* the host's egress network: one address per proxy */
+    char dns_servers[WCONF_STR]; /* resolvers open to sandboxes on port 53 (else resolv.conf's) */
+    long slots;                  /* 0 until set: memory_mb / WCONF_DEFAULT_SANDBOX_MB */
+    double cpu_cores;            /* 0 until set: nproc x cpu_overcommit */
+    double cpu_overcommit;       /* cpu_cores are scheduling hints, not reservations */
     long memory_mb;
     long backoff_max_ms; /* cap of the reconnect backoff */
     long probe_timeout_ms;

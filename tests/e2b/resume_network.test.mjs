@@ -24,13 +24,12 @@ const native = async (id) => (await fetch(`${process.env.E2B_API_URL}/v1/sandbox
   headers: { 'X-API-Key': process.env.E2B_API_KEY } })).json();
 
 for (const keepMemory of [true, false]) {
-  test(`${tag} an allow-list changed by updateNetwork: the old one until the pause, the new one after a resume (keepMemory ${keepMemory})`, async () => {
+  test(`${tag} an allow-list changed by updateNetwork while paused: the old one until the pause, the new one after a resume (keepMemory ${keepMemory})`, async () => {
     await withSandbox({ network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }, async (sbx) => {
       assert.deepEqual(await fetchFrom(sbx, URLS), onlyApi);
-      await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC], allowOut: ['other.test'] });
-      assert.deepEqual(await fetchFrom(sbx, URLS), onlyApi, 'running, it keeps the policy it started with');
-      assert.equal((await native(sbx.sandboxId)).egress_next.egress.allow[0], 'other.test', 'recorded');
       assert.equal(await sbx.pause({ keepMemory }), true);
+      await Sandbox.updateNetwork(sbx.sandboxId, { denyOut: [ALL_TRAFFIC], allowOut: ['other.test'] });
+      assert.equal((await native(sbx.sandboxId)).egress_next.egress.allow[0], 'other.test', 'recorded');
       const back = await Sandbox.connect(sbx.sandboxId);
       assert.deepEqual(await fetchFrom(back, URLS), onlyOther, 'the new stand-in reached, the old one not');
       const view = await native(sbx.sandboxId);

@@ -31,8 +31,13 @@ listed_data_ports 8 "$CORRAL_HOSTS_NET.1" || { echo "no free ports for data port
 # The egress proxies resolve the stand-in hosts' names (tests/lib/standins.mjs).
 # One code-interpreter-v1 sandbox is kept warm beside base's two, for
 # interp.test.mjs's claim.
+# The HTTPS stand-ins' certificates (egress_rules.test.mjs): the proxies check
+# real servers against egress_roots, the machine's roots and the test's CA.
+node -e "import('./tests/lib/test_pki.mjs').then((m) => m.makeTestPki('$CORRAL_RUN/pki'))" ||
+    { echo "test certificates: openssl failed"; exit 1; }
 export CORRAL_WORKERD_EXTRA; CORRAL_WORKERD_EXTRA="$(node -e \
     "import('./tests/lib/standins.mjs').then((m) => console.log(m.egressHostsConf()))")
+egress_roots = $CORRAL_RUN/pki/roots.pem
 warm_pool = base=2 code-interpreter-v1=1"
 
 bash tests/lib/e2b_modules.sh || { echo "npm ci failed"; exit 1; }

@@ -41,6 +41,8 @@ void test_process(int *total_passed, int *total_failed);
 void test_users(int *total_passed, int *total_failed);
 /* POST /init's body (unit_init.c): likewise. */
 void test_init(int *total_passed, int *total_failed);
+/* The proxy's CA in the system bundle (unit_trust.c). */
+void test_trust(int *total_passed, int *total_failed);
 
 /* envd's configuration lives in its main.c, which is not linked here. */
 struct envd_config envd_cfg = {.port = 49983, .default_user = "user"};
@@ -482,5 +484,6 @@ int main(void)
     test_process(&passed, &failed);
     test_users(&passed, &failed);
     test_init(&passed, &failed);
+    test_trust(&passed, &failed);
     return CHECK_SUMMARY();
 }

@@ -30,6 +30,7 @@ static const struct {
     {CMD_VOLUME_REMOVE, "volume_remove"},
     {CMD_IMAGE_REMOVE, "image_remove"},
     {CMD_TEMPLATE_REMOVE, "template_remove"},
+    {CMD_EGRESS, "egress"}, /* handlers/h_network.c */
 };
 
 static void test_command_names(void)
