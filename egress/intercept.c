@@ -23,6 +23,8 @@ static SSL *server_side(const struct icpt *ic, char *why, size_t whylen)
     SSL *s = SSL_new(ic->live->tls->client);
     int ok = s && SSL_set_fd(s, ic->up);
 
+    if (ok)
+        SSL_set_connect_state(s);
     if (ok && ic->literal)
         ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), ic->host);
     else if (ok)

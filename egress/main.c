@@ -186,14 +186,14 @@ int main(int argc, char **argv)
         return 2;
     }
     signals_setup(&waitmask);
-    if ((conf.config_file[0] && await_config(&conf, &waitmask, err, sizeof(err)) != 0) ||
-        first_live(&conf, err, sizeof(err)) != 0) {
+    int rc = conf.config_file[0] ? await_config(&conf, &waitmask, err, sizeof(err)) : 0;
+    memcpy(sandbox, conf.settings.sandbox, sizeof(sandbox)); /* first_live takes the settings */
+    if (rc != 0 || first_live(&conf, err, sizeof(err)) != 0) {
         fprintf(stderr, "corral-egress: %s\n", err);
         egress_conf_free(&conf);
         return stopping ? 0 : 2;
     }
     reloading = 0; /* a SIGHUP before the first file changes nothing */
-    memcpy(sandbox, conf.settings.sandbox, sizeof(sandbox));
     ipaddr_format(&conf.listen_addr, addr, sizeof(addr));
     int lfd = listen_on(&conf);
     if (lfd < 0) {
