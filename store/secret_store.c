@@ -62,16 +62,27 @@ static struct rscript current_script = {"secret_current",
                                         "return {v, redis.call('HGET', KEYS[1], 'v:' .. v)}\n",
                                         ""};
 
-/* A page of ids after ARGV[1] ("" the start), or nil when it is not listed. */
+/* A page of ARGV[2] ids (or a few more: those created in the same ms as the
+ * cursor) after ARGV[1] ("" the start), or nil when it is not listed. Ids
+ * are ordered by creation time, then id (the set's order). */
 static struct rscript page_script = {
     "secret_page",
-    "local start = 0\n"
-    "if ARGV[1] ~= '' then\n"
-    "  local r = redis.call('ZRANK', KEYS[1], ARGV[1])\n"
-    "  if not r then return false end\n"
-    "  start = r + 1\n"
+    "local n = tonumber(ARGV[2])\n"
+    "if ARGV[1] == '' then return redis.call('ZRANGE', KEYS[1], 0, n - 1) end\n"
+    "local s = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
+    "if not s then return false end\n"
+    "local out, past = {}, false\n"
+    "for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], s, s)) do\n"
+    "  if past then table.insert(out, id) end\n"
+    "  if id == ARGV[1] then past = true end\n"
     "end\n"
-    "return redis.call('ZRANGE', KEYS[1], start, start + tonumber(ARGV[2]) - 1)\n",
+    "if #out < n then\n"
+    "  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. s, '+inf', 'LIMIT', 0,\n"
+    "                                 n - #out)) do\n"
+    "    table.insert(out, id)\n"
+    "  end\n"
+    "end\n"
+    "return out\n",
     ""};
 
 void secret_record_free(struct secret_record *s)
