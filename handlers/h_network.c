@@ -31,25 +31,30 @@
 
 enum applied { APPLIED_NOW, APPLIED_NEXT };
 
-/* The caller's live sandbox's record: 0, or -1 after answering (404 unknown
- * or foreign, ended_status when it has ended, 503). */
+/* A sandbox that has not ended: live, or still being created. */
+static int updatable(const struct sandbox_record *rec)
+{
+    return sandbox_is_live(rec) || rec->state == SANDBOX_STATE_PENDING;
+}
+
+/* The caller's record of a sandbox that has not ended: 0, or -1 after
+ * answering (404 unknown or foreign, ended_status when it has ended, 503). */
 static int read_live(struct request *req, struct sandbox_record *rec, int ended_status)
 {
     int n =
         token_is_id(req->params[0]) ? sandbox_read(req->rc, req->cred.ws, req->params[0], rec) : 0;
+    int ok = n == 1 && updatable(rec);
 
     if (n < 0)
         respond_store_down(req);
-    else if (n == 0)
+    else if (n == 0 || (!ok && ended_status == 404))
         NOT_FOUND_SANDBOX(req);
-    else if (!sandbox_is_live(rec) && ended_status == 404)
-        NOT_FOUND_SANDBOX(req);
-    else if (!sandbox_is_live(rec))
+    else if (!ok)
         respond_error(req, ended_status,
                       "sandbox has ended: there is no next start to apply a network policy to");
-    if (n == 1 && !sandbox_is_live(rec))
+    if (n == 1 && !ok)
         sandbox_record_free(rec);
-    return n == 1 && sandbox_is_live(rec) ? 0 : -1;
+    return ok ? 0 : -1;
 }
 
 /* The workload identity in force ({"tokens"}), or NULL. */

@@ -133,7 +133,11 @@ const bad = [
   ['e2b', { network: { denyOut: [7] } }, 400, /^network\.denyOut\[0\]/],
   ['e2b', { allow_internet_access: 'no' }, 400, /^allow_internet_access/],
   ['e2b', { network: { maskRequestHost: 'x.com' } }, 501, /^network\.maskRequestHost/],
-  ['e2b', { network: { egressProxy: { address: 'p:1' } } }, 501, /^network\.egressProxy/],
+  ['e2b', { network: { egressProxy: { address: 'p' } } }, 400, /^network\.egressProxy\.address: want host:port/],
+  ['e2b', { network: { egressProxy: { address: '10.0.0.1:1080' } } }, 400, /^network\.egressProxy\.address/],
+  ['e2b', { network: { rules: { 'a.com': [{ transform: { headers: { 'X-A': 'v\r\nEvil: 1' } } }] } } }, 400,
+    /^network\.rules\[a\.com\]: header X-A: want a token name/],
+  ['e2b', { iam: { tokens: { aws: { audience: 'x', tokenType: 'OIDC' } } } }, 400, /^iam\.tokens\.aws/],
 ];
 const privates = ['10.0.0.0/8', '10.1.2.3', '100.64.0.1', '127.0.0.1', '169.254.169.254', '172.16.5.0/24',
   '192.168.0.1', '::1', 'fd00::/8', 'fe80::1', '::ffff:192.168.0.1'];
@@ -151,20 +155,22 @@ for (const [surface, body, status, msg] of bad) {
   });
 }
 
-test('PUT /v1/sandboxes/{id}/network records the policy for the next start; the running one is untouched', async () => {
+test('PUT /v1/sandboxes/{id}/network on a running sandbox with a proxy: in force now, sent to its worker; removing the policy waits for the next start', async () => {
   const r = await native({ allowed_domains: ['a.com'] });
   const id = r.body.sandbox_id;
   const sent = wa.received.length;
   const put = await api('PUT', `/v1/sandboxes/${id}/network`, { key: A.member, body: { allowed_domains: ['b.com'] } });
   assert.equal(put.status, 200, put.raw);
   assert.deepEqual(put.body, {
-    sandbox_id: id, egress: { allow: ['b.com'], deny: DENY_ALL }, applies: 'next_start',
-    message: 'recorded; the running sandbox keeps the policy it was created with, the new one applies when it next starts: its next resume (adding or removing a policy needs a resume without memory), or a redelivery',
+    sandbox_id: id, egress: { allow: ['b.com'], deny: DENY_ALL }, applies: 'now',
+    message: 'applied: new connections follow the new policy; connections already open keep the one they were opened under',
   });
   const got = (await api('GET', `/v1/sandboxes/${id}`, { key: A.member })).body;
-  assert.deepEqual(got.egress, { allow: ['a.com'], deny: DENY_ALL }, 'the policy in force is unchanged');
-  assert.deepEqual(got.egress_next, { egress: { allow: ['b.com'], deny: DENY_ALL }, applies: 'next_start' });
-  assert.equal(wa.received.length, sent, 'nothing sent to the worker');
+  assert.deepEqual(got.egress, { allow: ['b.com'], deny: DENY_ALL }, 'the policy in force');
+  assert.equal(got.egress_next, null);
+  const cmd = await eventually(() => wa.received.slice(sent).find((c) => c.type === 'egress' && c.sandbox_id === id),
+    { what: 'the egress command' });
+  assert.deepEqual(cmd.args.egress, { allow: ['b.com'], deny: DENY_ALL });
   const rm = await api('PUT', `/v1/sandboxes/${id}/network`, { key: A.member, body: { allowed_domains: null } });
   assert.equal(rm.status, 200, rm.raw);
   assert.equal(rm.body.egress, null);
@@ -206,7 +212,10 @@ test('PUT network: another tenant\'s or an unknown sandbox is the same 404; bad 
   assertError(await x({ denyOut: ['example.com'] }), 400, /^denyOut\[0\]: domain names are not supported/);
   assertError(await x({ allowOut: ['192.168.1.1'] }), 400, /^allowOut\[0\]: 192\.168\.1\.1 is a private destination/);
   assertError(await x({ allow_internet_access: 1 }), 400, /^allow_internet_access/);
-  assertError(await x({ egressProxy: { address: 'p:1' } }), 501, /^egressProxy/);
+  assertError(await x({ egressProxy: { address: 'p' } }), 400, /^egressProxy\.address: want host:port/);
+  assertError(await x({ rules: { '*': [] } }), 400, /^rules\[\*\]: want a host name/);
+  assertError(await x({ rules: { 'a.com': [{ transform: { headers: { A: '${e2b.identity.tokens.x}' } } }] } }), 400,
+    /identity token x is not defined/);
   assertError(await x({ allowout: [] }), 400, /^allowout: unknown field/);
   assert.equal((await api('GET', `/v1/sandboxes/${id}`, { key: A.member })).body.egress_next, null, 'bad bodies changed nothing');
 });
