@@ -2,8 +2,6 @@
  * (egress_resolve_parse.h). */
 #include "egress_resolve_parse.h"
 
-#include "secrets_parse.h"
-
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +16,7 @@ static int bad(char *err, size_t errlen, const char *field, const char *rule)
 }
 
 /* 1 when s is among the first n names of list. */
-static int seen(char (*list)[SECRET_NAME_MAX + 1], size_t n, const char *s)
+static int seen(char (*list)[RESOLVE_SECRET_NAME_MAX + 1], size_t n, const char *s)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(list[i], s) == 0)
@@ -26,39 +24,44 @@ static int seen(char (*list)[SECRET_NAME_MAX + 1], size_t n, const char *s)
     return 0;
 }
 
-static int secrets_of(const json_t *arr, struct resolve_body *b, char *err, size_t errlen)
+/* A placeholder's name as the SDK allows it (it sits in ${e2b.secrets.<name>}
+ * or ${e2b.identity.tokens.<name>}): 1-max bytes, no '{', '}' or control
+ * character, no NUL inside. */
+static int name_ok(const json_t *v, size_t max)
 {
-    size_t i;
-    json_t *v;
-    char name[SECRET_NAME_MAX + 1], why[128];
-
-    if (arr && !json_is_array(arr))
-        return bad(err, errlen, "secrets", "must be an array of secret names");
-    if (json_array_size(arr) > RESOLVE_NAMES_MAX)
-        return bad(err, errlen, "secrets", "at most 16 names");
-    json_array_foreach(arr, i, v)
-    {
-        if (secret_name_parse(json_string_value(v), name, why, sizeof(why)) != 0)
-            return bad(err, errlen, "secrets", "each must be a secret's name");
-        if (!seen(b->secrets, b->nsecrets, name))
-            memcpy(b->secrets[b->nsecrets++], name, sizeof(name));
-    }
-    return 0;
-}
-
-/* A token name as the SDK allows it (it becomes part of a placeholder,
- * ${e2b.identity.tokens.<name>}): 1-64 bytes, no '{', '}' or control
- * character. */
-static int token_name_ok(const char *s)
-{
+    const char *s = json_string_value(v);
     size_t n = s ? strlen(s) : 0;
 
-    if (n == 0 || n > RESOLVE_TOKEN_NAME_MAX)
+    if (n == 0 || n > max || json_string_length(v) != n)
         return 0;
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '{' || s[i] == '}')
             return 0;
     return 1;
+}
+
+static int secrets_of(const json_t *arr, struct resolve_body *b, char *err, size_t errlen)
+{
+    size_t i;
+    json_t *v;
+    char name[RESOLVE_SECRET_NAME_MAX + 1];
+
+    if (arr && !json_is_null(arr) && !json_is_array(arr))
+        return bad(err, errlen, "secrets", "must be an array of secret names");
+    if (json_array_size(arr) > RESOLVE_NAMES_MAX)
+        return bad(err, errlen, "secrets", "at most 16 names");
+    json_array_foreach(arr, i, v)
+    {
+        if (!name_ok(v, RESOLVE_SECRET_NAME_MAX))
+            return bad(err, errlen, "secrets",
+                       "each must be 1-128 bytes without '{', '}' or control characters");
+        snprintf(name, sizeof(name), "%s", json_string_value(v));
+        for (char *p = name; *p; p++)
+            *p = (char)tolower((unsigned char)*p);
+        if (!seen(b->secrets, b->nsecrets, name))
+            memcpy(b->secrets[b->nsecrets++], name, sizeof(name));
+    }
+    return 0;
 }
 
 static int tokens_of(const json_t *arr, struct resolve_body *b, char *err, size_t errlen)
@@ -67,14 +70,14 @@ static int tokens_of(const json_t *arr, struct resolve_body *b, char *err, size_
     json_t *v;
     const char *s;
 
-    if (arr && !json_is_array(arr))
+    if (arr && !json_is_null(arr) && !json_is_array(arr))
         return bad(err, errlen, "tokens", "must be an array of token names");
     if (json_array_size(arr) > RESOLVE_NAMES_MAX)
         return bad(err, errlen, "tokens", "at most 16 names");
     json_array_foreach(arr, i, v)
     {
         s = json_string_value(v);
-        if (!token_name_ok(s) || json_string_length(v) != strlen(s))
+        if (!name_ok(v, RESOLVE_TOKEN_NAME_MAX))
             return bad(err, errlen, "tokens",
                        "each must be 1-64 bytes without '{', '}' or control characters");
         int dup = 0;
@@ -96,9 +99,10 @@ int egress_resolve_parse(const json_t *body, struct resolve_body *b, char *err, 
     if (!sb || !*sb || strlen(sb) >= sizeof(b->sandbox) || strspn(sb, ID_CHARS) != strlen(sb))
         return bad(err, errlen, "sandbox", "a sandbox id required");
     snprintf(b->sandbox, sizeof(b->sandbox), "%s", sb);
-    if (n == 0 || n >= sizeof(b->host))
-        return bad(err, errlen, "host", "the destination's host name required");
-    for (size_t i = 0; i <= n; i++)
+    if (!json_is_null(json_object_get(body, "host")) && json_object_get(body, "host") &&
+        (n == 0 || n >= sizeof(b->host)))
+        return bad(err, errlen, "host", "the destination's host name, if given");
+    for (size_t i = 0; host && i <= n; i++)
         b->host[i] = (char)tolower((unsigned char)host[i]);
     if (strspn(b->host, HOST_CHARS) != n)
         return bad(err, errlen, "host", "letters, digits, '.' and '-' only");

@@ -13,19 +13,24 @@
 
 #define RESOLVE_NAMES_MAX 16 /* secrets, and tokens, one call names at most */
 #define RESOLVE_TOKEN_NAME_MAX 64
+#define RESOLVE_SECRET_NAME_MAX 128 /* longer than any secret's: a name may be unknown */
 #define RESOLVE_HOST_MAX 254
 #define RESOLVE_AUDIENCE_MAX 256
 
 struct resolve_body {
     char sandbox[33], host[RESOLVE_HOST_MAX];
     size_t nsecrets, ntokens;
-    char secrets[RESOLVE_NAMES_MAX][SECRET_NAME_MAX + 1]; /* canonical names */
+    char secrets[RESOLVE_NAMES_MAX][RESOLVE_SECRET_NAME_MAX + 1]; /* lower-cased */
     char tokens[RESOLVE_NAMES_MAX][RESOLVE_TOKEN_NAME_MAX + 1];
 };
 
 /* {"sandbox": id, "host": name, "secrets": [name...], "tokens": [name...]}:
- * the lists optional, at most RESOLVE_NAMES_MAX each, a name given twice
- * kept once. 0 with b, or -1 with err naming the field. */
+ * host and the lists optional (host "" when absent), at most
+ * RESOLVE_NAMES_MAX names each, a name given twice kept once. A name is
+ * what a placeholder may hold (the SDK's rule: no '{', '}' or control
+ * character), not necessarily one that exists: the route answers 422 naming
+ * an unknown one. Secret names are lower-cased, as they are stored. 0 with
+ * b, or -1 with err naming the field. */
 int egress_resolve_parse(const json_t *body, struct resolve_body *b, char *err, size_t errlen);
 
 /* The audience of token name as the policy (JSON text of a sandbox record's

@@ -164,7 +164,7 @@ const table = [...readFileSync(new URL('../../handlers/e2b_routes.c', import.met
   .matchAll(/\{"(GET|POST|PUT|PATCH|DELETE)", "(\/[^"]*)"\}/g)].map(([, m, p]) => [m, p]);
 
 test('every unserved route of E2B\'s spec answers 501 naming it, through nginx', async () => {
-  assert.ok(table.length >= 25, `the table has ${table.length} rows`);
+  assert.ok(table.length >= 20, `the table has ${table.length} rows`);
   for (const prefix of ['/v2/templates', '/teams', '/api-keys', '/access-tokens', '/nodes', '/admin/']) {
     assert.ok(table.some(([, p]) => p.startsWith(prefix)), `${prefix} is in the table`);
   }

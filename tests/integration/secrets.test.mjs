@@ -235,7 +235,10 @@ test('resolve refuses names the sandbox does not have: 422 naming them, nothing 
     assert.ok(!r.raw.includes('eyJ'), 'no token in a refusal');
   }
   assertError(await resolve(runner(id), { sandbox: id, host: 'h', secrets: Array.from({ length: 17 }, (_, i) => `s${i}`) }), 400, /^secrets: at most 16/);
-  assertError(await resolve(wa, { sandbox: id }), 400, /^host: /);
+  assertError(await resolve(wa, { sandbox: id, host: '' }), 400, /^host: /);
+  // A name no secret can have is refused as an unknown one.
+  assertError(await resolve(runner(id), { sandbox: id, secrets: ['sec_00000000000000000000'] }), 422,
+    /^secrets: 'sec_00000000000000000000' is not a secret/);
 });
 
 test('a worker reaches only sandboxes running on it: every other one is the same 404', async () => {

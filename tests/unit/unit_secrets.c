@@ -208,10 +208,18 @@ static void test_resolve_body(void)
           b.ntokens == 0);
     CHECK(resolve("{\"host\":\"h\"}", &b, "sandbox: ") == -1);
     CHECK(resolve("{\"sandbox\":\"../x\",\"host\":\"h\"}", &b, "sandbox: ") == -1);
-    CHECK(resolve("{\"sandbox\":\"ab\"}", &b, "host: ") == -1);
+    CHECK(resolve("{\"sandbox\":\"ab\"}", &b, NULL) == 0 && b.host[0] == '\0');
+    CHECK(resolve("{\"sandbox\":\"ab\",\"host\":null,\"secrets\":null}", &b, NULL) == 0);
+    CHECK(resolve("{\"sandbox\":\"ab\",\"host\":\"\"}", &b, "host: ") == -1);
     CHECK(resolve("{\"sandbox\":\"ab\",\"host\":\"h/x\"}", &b, "host: ") == -1);
     CHECK(resolve("{\"sandbox\":\"ab\",\"host\":\"h\",\"secrets\":\"k\"}", &b, "secrets: ") == -1);
-    CHECK(resolve("{\"sandbox\":\"ab\",\"host\":\"h\",\"secrets\":[\"sec_x\"]}", &b, "secrets: ") ==
+    /* a name that cannot exist is for the route to refuse (422), naming it */
+    CHECK(resolve("{\"sandbox\":\"ab\",\"host\":\"h\",\"secrets\":[\"sec_x\",\"A b\"]}", &b,
+                  NULL) == 0 &&
+          strcmp(b.secrets[0], "sec_x") == 0 && strcmp(b.secrets[1], "a b") == 0);
+    CHECK(resolve("{\"sandbox\":\"ab\",\"host\":\"h\",\"secrets\":[\"a}\"]}", &b, "secrets: ") ==
+          -1);
+    CHECK(resolve("{\"sandbox\":\"ab\",\"host\":\"h\",\"secrets\":[\"a\\nb\"]}", &b, "secrets: ") ==
           -1);
     CHECK(resolve("{\"sandbox\":\"ab\",\"host\":\"h\",\"tokens\":[\"a{b}\"]}", &b, "tokens: ") ==
           -1);
