@@ -27,7 +27,7 @@ static size_t one(const char *p, struct ph_ref *ref)
             continue;
         const char *n = p + 2 + ll;
         size_t len = 0;
-        while (name_char(n[len]) && len <= PH_NAME_MAX)
+        while (len <= PH_NAME_MAX && name_char(n[len]))
             len++;
         if (len == 0 || len > PH_NAME_MAX || n[len] != '}')
             return 0;
@@ -57,7 +57,7 @@ int ph_scan(const char *v, struct ph_ref *refs, size_t max)
 /* Appends s[0..n) to the growing *out. */
 static bool append(char **out, size_t *len, size_t *cap, const char *s, size_t n)
 {
-    if (*len + n + 1 > *cap) {
+    if (!*out || *len + n + 1 > *cap) {
         size_t want = (*len + n + 1) * 2;
         char *grown = realloc(*out, want);
         if (!grown)

@@ -61,7 +61,7 @@ bool rules_value_ok(const char *v, size_t len)
 static int header_put(struct rule_set *s, const char *name, const char *value)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (strcasecmp(s->h[i].name, name) == 0) {
+        if (s->h[i].name && strcasecmp(s->h[i].name, name) == 0) {
             char *v = strdup(value);
             if (!v)
                 return -1;

@@ -35,9 +35,12 @@ size_t socks5_auth(unsigned char *out, const char *user, const char *pass)
 
     out[n++] = 1;
     out[n++] = (unsigned char)ul;
+    /* Length-prefixed fields: no NUL on the wire. */
+    // NOLINTNEXTLINE(bugprone-not-null-terminated-result)
     memcpy(out + n, user, ul);
     n += ul;
     out[n++] = (unsigned char)pl;
+    // NOLINTNEXTLINE(bugprone-not-null-terminated-result)
     memcpy(out + n, pass, pl);
     return n + pl;
 }

@@ -221,8 +221,7 @@ static void test_config_file(void)
         "{\"sandbox\":\"s\",\"policy\":{\"upstream\":{\"address\":\"nohost\"}}}",
         "{\"sandbox\":\"s\",\"policy\":{\"upstream\":{\"address\":\"h.test:0\"}}}",
         "{\"sandbox\":\"s\",\"policy\":{\"upstream\":{\"address\":\"::1:1080\"}}}",
-        "{\"sandbox\":\"s\",\"policy\":{\"upstream\":{\"address\":\"h.test:1\",\"username\":\"u\"}}"
-        "}",
+        "{\"sandbox\":\"s\",\"policy\":{\"upstream\":{\"address\":\"h.t:1\",\"username\":\"u\"}}}",
         "{\"sandbox\":\"s\",\"policy\":{\"upstream\":{\"username\":\"u\",\"password\":\"p\"}}}",
         "{\"sandbox\":\"s\",\"policy\":{\"upstream\":{\"address\":\"h.test:1\",\"port\":1}}}",
     };
