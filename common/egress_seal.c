@@ -18,11 +18,17 @@ static int each_secret(json_t *policy, slot_fn fn, void *ctx)
     void *tmp;
     size_t i;
 
-    json_object_foreach(rules, host, list) json_array_foreach(list, i, rule)
+    json_object_foreach(rules, host, list)
     {
-        json_t *headers = json_object_get(rule, "headers");
-        json_object_foreach_safe(headers, tmp, name,
-                                 v) if (fn(headers, name, v, ctx) != 0) return -1;
+        json_array_foreach(list, i, rule)
+        {
+            json_t *headers = json_object_get(rule, "headers");
+            json_object_foreach_safe(headers, tmp, name, v)
+            {
+                if (fn(headers, name, v, ctx) != 0)
+                    return -1;
+            }
+        }
     }
     if ((v = json_object_get(up, "password")))
         return fn(up, "password", v, ctx);

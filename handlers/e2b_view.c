@@ -70,8 +70,11 @@ static void add_rules(json_t *net, const json_t *rules)
     json_object_foreach((json_t *)rules, host, list)
     {
         json_t *l = json_array();
-        json_array_foreach(list, i, rule) json_array_append_new(
-            l, json_pack("{s:{s:O}}", "transform", "headers", json_object_get(rule, "headers")));
+        json_array_foreach(list, i, rule)
+        {
+            json_array_append_new(l, json_pack("{s:{s:O}}", "transform", "headers",
+                                               json_object_get(rule, "headers")));
+        }
         json_object_set_new(out, host, l);
     }
     json_object_set_new(net, "rules", out);

@@ -32,14 +32,15 @@ static X509 *make_cert(EVP_PKEY *key, const char *sbid)
 {
     X509 *crt = X509_new();
     X509_NAME *name = X509_NAME_new();
-    unsigned char serial[16];
+    unsigned char serial[16] = {0};
     BIGNUM *bn = NULL;
     char cn[96];
     int ok;
 
     snprintf(cn, sizeof(cn), "Corral egress CA %.64s", sbid);
     ok = crt && name && RAND_bytes(serial, sizeof(serial)) == 1;
-    serial[0] &= 0x7f; /* positive */
+    if (ok)
+        serial[0] &= 0x7f; /* positive */
     ok = ok && (bn = BN_bin2bn(serial, sizeof(serial), NULL)) &&
          BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(crt)) && X509_set_version(crt, 2) &&
          X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1,
