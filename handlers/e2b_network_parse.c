@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define SECRET_PREFIX "e2b.secrets."
 #define TOKEN_PREFIX "e2b.identity.tokens."
@@ -65,13 +66,29 @@ static int check_placeholders(const char *value, const json_t *tokens, const cha
     return 0;
 }
 
-/* An HTTP header name: a token (RFC 9110), at most 128 bytes. */
+/* An HTTP header name: a token (RFC 9110), at most 128 bytes, and not one
+ * that frames or routes the request (the proxy would refuse it: where a
+ * request ends, or where it goes, is never a rule's to change). */
 static int good_header_name(const char *s)
 {
+    static const char *const framing[] = {"content-length",
+                                          "transfer-encoding",
+                                          "host",
+                                          "connection",
+                                          "keep-alive",
+                                          "te",
+                                          "trailer",
+                                          "upgrade",
+                                          "proxy-connection",
+                                          "proxy-authorization",
+                                          NULL};
     size_t n = strlen(s);
 
     if (n == 0 || n > 128)
         return 0;
+    for (int i = 0; framing[i]; i++)
+        if (strcasecmp(s, framing[i]) == 0)
+            return 0;
     for (size_t i = 0; i < n; i++)
         if (!isalnum((unsigned char)s[i]) && !strchr("!#$%&'*+-.^_`|~", s[i]))
             return 0;
@@ -105,7 +122,7 @@ static json_t *one_rule(const json_t *rule, const json_t *tokens, const char *wh
         return NULL;
     }
     if (json_object_size(h) > E2B_HEADERS_MAX) {
-        fail(err, errlen, "%s: at most 16 headers%s", where, "");
+        fail(err, errlen, "%s: at most 32 headers for one host%s", where, "");
         json_decref(headers);
         return NULL;
     }
@@ -114,8 +131,8 @@ static json_t *one_rule(const json_t *rule, const json_t *tokens, const char *wh
         if (!good_header_name(k) || !json_is_string(v) ||
             !good_header_value(json_string_value(v))) {
             fail(err, errlen,
-                 "%s: header %.64s: want a token name and a string value of at most 8192 bytes "
-                 "without CR, LF or control characters",
+                 "%s: header %.64s: want a token name (not one that frames or routes the request) "
+                 "and a string value of at most 4096 bytes without CR, LF or control characters",
                  where, k);
             json_decref(headers);
             return NULL;
@@ -171,9 +188,16 @@ int e2b_rules_parse(const json_t *rules, const json_t *tokens, const char *field
                         "rules%s",
                         where, "");
         }
+        size_t headers = 0;
         json_array_foreach(v, i, r)
         {
             json_t *one = one_rule(r, tokens, where, err, errlen);
+            if (one &&
+                (headers += json_object_size(json_object_get(one, "headers"))) > E2B_HEADERS_MAX) {
+                json_decref(one);
+                one = NULL;
+                fail(err, errlen, "%s: at most 32 headers for one host%s", where, "");
+            }
             if (!one) {
                 json_decref(list);
                 json_decref(res);
@@ -231,8 +255,8 @@ int e2b_upstream_parse(const json_t *proxy, const char *field, json_t **out, cha
         (!absent(p) && (!json_is_string(p) || json_string_length(p) > 255)))
         return fail(err, errlen, "%s: username and password are strings of 1 to 255 bytes%s", field,
                     "");
-    if (!absent(p) && absent(u))
-        return fail(err, errlen, "%s.password: only with a username%s", field, "");
+    if (absent(p) != absent(u)) /* RFC 1929 sends both: an empty password is none */
+        return fail(err, errlen, "%s: a username and a password go together%s", field, "");
     *out = json_pack("{s:O}", "address", a);
     if (!absent(u))
         json_object_set_new(*out, "username", json_string(json_string_value(u)));

@@ -9,7 +9,7 @@
 // Each server logs what reaches it, so a test can tell that nothing did.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +19,6 @@ import { ALL_TRAFFIC } from './sdk.mjs';
 import { withSandbox, Sandbox, useStandins, fetchFrom } from './lib.mjs';
 import { INET, PORT, HOSTS } from '../lib/standins.mjs';
 import { makeTestPki } from '../lib/test_pki.mjs';
-import { redis } from '../lib/corral.mjs';
 import { sleep } from '../lib/poll.mjs';
 
 useStandins();
@@ -63,17 +62,17 @@ async function curl(sbx, url, { headers = {}, cacert = null } = {}) {
   return { code: Number(code), exit: Number(exit), body, json };
 }
 
-// Every value in the stack's Redis, as text: what a thief of its disk gets.
+// Every value in the stack's Redis, as text: what a thief of its data gets.
+// As corral-admin (conf/redis-acl.sh), its password in the environment.
 function redisDump() {
-  const keys = redis('--scan', '--count', '1000').split('\n').filter(Boolean);
-  const out = [];
-  for (const k of keys.slice(0, 5000)) {
-    const type = redis('TYPE', k);
-    const cmd = { string: ['GET', k], hash: ['HGETALL', k], list: ['LRANGE', k, '0', '-1'], set: ['SMEMBERS', k],
-      zset: ['ZRANGE', k, '0', '-1'], stream: ['XRANGE', k, '-', '+'] }[type];
-    if (cmd) out.push(redis(...cmd));
-  }
-  return out.join('\n');
+  const env = { ...process.env, REDISCLI_AUTH: readFileSync(`${process.env.CORRAL_RUN}/redis-admin-password`, 'utf8').trim() };
+  const cli = (input, args = []) => spawnSync('redis-cli', ['--no-auth-warning', '--user', 'corral-admin', '-p',
+    process.env.CORRAL_REDIS_PORT, ...args], { input, env, encoding: 'latin1', maxBuffer: 1 << 28 }).stdout;
+  const keys = cli('', ['--scan', '--count', '1000']).split('\n').filter(Boolean).slice(0, 20000);
+  const types = cli(keys.map((k) => `TYPE "${k}"`).join('\n')).split('\n');
+  const read = { string: 'GET', hash: 'HGETALL', list: 'LRANGE', set: 'SMEMBERS', zset: 'ZRANGE', stream: 'XRANGE' };
+  const tail = { list: ' 0 -1', zset: ' 0 -1', stream: ' - +' };
+  return cli(keys.map((k, i) => (read[types[i]] ? `${read[types[i]]} "${k}"${tail[types[i]] || ''}` : 'PING')).join('\n'));
 }
 
 const b64json = (s) => JSON.parse(Buffer.from(s, 'base64url').toString());

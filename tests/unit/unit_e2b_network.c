@@ -36,6 +36,9 @@ static const struct rule_row rule_rows[] = {
     {"{\"a.test\":[{\"transform\":{\"headers\":{\"A\":\"x\\r\\nEvil: 1\"}}}]}", NULL,
      "without CR, LF"},
     {"{\"a.test\":[{\"transform\":{\"headers\":{\"A\":7}}}]}", NULL, "a string value"},
+    {"{\"a.test\":[{\"transform\":{\"headers\":{\"Content-Length\":\"0\"}}}]}", NULL,
+     "not one that frames"},
+    {"{\"a.test\":[{\"transform\":{\"headers\":{\"host\":\"evil.test\"}}}]}", NULL, "header host"},
     {"{\"a.test\":[{\"transform\":{\"headers\":{\"A\":\"${e2b.identity.tokens.gcp}\"}}}]}", NULL,
      "identity token gcp is not defined"},
     {"{\"a.test\":[{\"transform\":{\"headers\":{\"A\":\"${e2b.secrets.}\"}}}]}", NULL,
@@ -89,6 +92,7 @@ static const struct proxy_row proxy_rows[] = {
     {"{\"address\":\"proxy.example.com:70000\"}", 0},
     {"{\"address\":\"*.example.com:1080\"}", 0},
     {"{\"address\":\"p.example.com:1080\",\"password\":\"p\"}", 0}, /* no username */
+    {"{\"address\":\"p.example.com:1080\",\"username\":\"u\"}", 0}, /* no password */
     {"{\"address\":\"p.example.com:1080\",\"username\":\"\"}", 0},
     {"{}", 0},
 };
