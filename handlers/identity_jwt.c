@@ -125,18 +125,16 @@ int identity_jwt_sign(const char *pem, const char *kid, json_t *claims, char *ou
     if (k && kid)
         h = b64url_json(json_pack("{s:s, s:s, s:s}", "alg", "ES256", "typ", "JWT", "kid", kid), out,
                         outlen);
-    else
-        json_decref(claims);
     if (h >= 0 && (size_t)h + 2 < outlen) {
         out[h] = '.';
         c = b64url_json(claims, out + h + 1, outlen - (size_t)h - 1);
-    } else if (h >= 0) {
-        json_decref(claims);
+        claims = NULL; /* taken */
     }
     if (c >= 0 && (size_t)(h + c) + 3 < outlen && es256(k, out, sig) == 0) {
         out[h + 1 + c] = '.';
         s = identity_b64url(sig, sizeof(sig), out + h + c + 2, outlen - (size_t)(h + c) - 2);
     }
+    json_decref(claims);
     EVP_PKEY_free(k);
     if (s < 0 && outlen > 0)
         out[0] = '\0';
