@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
     "usage: corral-egress [-listen ADDR:PORT] -sandbox ID -policy JSON\n"                          \
     "       corral-egress [-listen ADDR:PORT] -config-file PATH   (SIGHUP: read it again)\n"
 #define CONFIG_POLL_NS (5 * 1000 * 1000)
+#define CONFIG_WATCH_NS (100 * 1000 * 1000) /* how often a live update is looked for */
 #define CONFIG_MAX (256 * 1024)
 
 static volatile sig_atomic_t stopping, reloading;
@@ -55,15 +57,39 @@ static void reload(const struct egress_conf *c);
 /* The signals are blocked everywhere (threads inherit the mask) and
  * unblocked only inside ppoll, so a signal can never slip in between the check
  * of `stopping` and the wait. */
+/* The config file as last read: workerd replaces it by a rename (a new inode)
+ * for a live network update. Looked at every CONFIG_WATCH_NS, so an update
+ * takes effect without a signal through dockerd, which may be busy for a
+ * second starting containers; SIGHUP still reloads at once. */
+static struct stat seen;
+
+static int config_replaced(const struct egress_conf *c)
+{
+    struct stat st;
+    int changed;
+
+    if (!c->config_file[0] || stat(c->config_file, &st) != 0)
+        return 0;
+    changed = st.st_ino != seen.st_ino || st.st_dev != seen.st_dev ||
+              st.st_mtim.tv_sec != seen.st_mtim.tv_sec ||
+              st.st_mtim.tv_nsec != seen.st_mtim.tv_nsec;
+    seen = st;
+    return changed;
+}
+
 static void accept_loop(int lfd, const struct egress_conf *c, const sigset_t *waitmask)
 {
+    struct timespec watch = {0, CONFIG_WATCH_NS};
+
+    config_replaced(c);
     while (!stopping) {
         struct pollfd pfd = {.fd = lfd, .events = POLLIN};
-        if (reloading) {
+        int replaced = config_replaced(c);
+        if (reloading || replaced) {
             reloading = 0;
             reload(c);
         }
-        if (ppoll(&pfd, 1, NULL, waitmask) <= 0)
+        if (ppoll(&pfd, 1, c->config_file[0] ? &watch : NULL, waitmask) <= 0)
             continue;
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {

@@ -1,7 +1,8 @@
 // An HTTPS server for egress tests, run inside a stand-in's network namespace
-// (tests/lib/standins.mjs): answers every request with JSON of what it got
-// ({method, url, headers}) and appends the same line to a log file, so a test
-// can tell what arrived and that nothing did.
+// (tests/lib/standins.mjs): appends what each request brought ({method, url,
+// headers, body}) to a log file the test reads, so it can tell what arrived
+// and that nothing did, and answers with the header names only: a value
+// injected on the way must not come back into the sandbox through the test.
 //   node https_echo.mjs ADDR PORT CERT KEY LOG
 import { createServer } from 'node:https';
 import { appendFileSync, readFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ const server = createServer({ cert: readFileSync(cert), key: readFileSync(key) }
       body: Buffer.concat(chunks).toString() });
     appendFileSync(log, `${line}\n`);
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(line);
+    res.end(JSON.stringify({ method: req.method, url: req.url, names: Object.keys(req.headers) }));
   });
 });
 server.keepAliveTimeout = 5000;
