@@ -70,6 +70,12 @@ export const KINDS = {
     return s;
   },
   allowlist: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'] } }),
+  // Its proxy intercepts HTTPS to a host with rules, holds a CA of its own and
+  // asks its worker for identity tokens (issue 31, decision 0091).
+  rules: (ws, o) => Sandbox.create('base', { ...o,
+    iam: { tokens: { t: { audience: 'matrix.test', tokenType: 'JWT-SVID' } } },
+    network: { denyOut: [ALL_TRAFFIC], allowOut: ['api.allowed.test'],
+      rules: { 'api.allowed.test': [{ transform: ({ iam }) => ({ headers: { 'X-Token': iam.tokens.t, 'X-Lit': 'matrix' } }) }] } } }),
   denyall: (ws, o) => Sandbox.create('base', { ...o, allowInternetAccess: false }),
   denyout: (ws, o) => Sandbox.create('base', { ...o, network: { denyOut: ['8.8.8.8'] } }),
   resumed: async (ws, o) => {
