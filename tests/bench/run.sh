@@ -13,6 +13,9 @@
 #                         gateway hosts, Redis failovers (decision 0059)
 #   BENCH_ONLY=interp     only the code interpreter (bench_interp.mjs, issue 30):
 #                         create to first runCode, runCode against commands.run
+#   BENCH_ONLY=egress     only HTTPS through an egress proxy: intercepted with a
+#                         rule, through its plain tunnel, and direct (issue 31,
+#                         bench_egress_tls.mjs, on loopback)
 #   BENCH_ONLY=tunnel     only section 7 (tests/bench/bench_tunnel.sh): a worker
 #                         through its tunnel against the direct data port (0087)
 #   BENCH_WORKERD_EXTRA   lines added to the bench workerd's config (for a baseline:
@@ -26,9 +29,15 @@ export CORRAL_RUN; CORRAL_RUN=$(mktemp -d /tmp/corral-bench.XXXXXX)
 export CORRAL_PORT=${CORRAL_BENCH_PORT:-19543} CORRAL_REDIS_PORT=${CORRAL_BENCH_REDIS_PORT:-19490} CORRAL_PROFILE=bench CORRAL_BUILD="$ROOT/build/bin"
 export CORRAL_WORKERD_DATA_PORT=${CORRAL_BENCH_DATA_PORT:-19801}
 ONLY=${BENCH_ONLY:-all}
-case "$ONLY" in all | dataplane | lifecycle | sustained | templates | warm | interp) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
+case "$ONLY" in all | dataplane | lifecycle | sustained | templates | warm | interp | egress) ;; hosts) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_hosts.sh ;;
 tunnel) rmdir "$CORRAL_RUN"; exec bash tests/bench/bench_tunnel.sh ;;
-*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates, warm, interp, hosts or tunnel" >&2; exit 2 ;; esac
+*) echo "bench: BENCH_ONLY must be all, dataplane, lifecycle, sustained, templates, warm, interp, egress, hosts or tunnel" >&2; exit 2 ;; esac
+# HTTPS through the egress proxy (issue 31): loopback only, no stack needed.
+if [ "$ONLY" = egress ] || [ "$ONLY" = all ]; then
+    make -s build/bin/corral-egress >/dev/null
+    EGRESS_BIN="$ROOT/build/bin/corral-egress" node tests/bench/bench_egress_tls.mjs
+    [ "$ONLY" = egress ] && { rmdir "$CORRAL_RUN"; exit 0; }
+fi
 export CORRAL_URL="https://localhost:$CORRAL_PORT" NODE_EXTRA_CA_CERTS="$CORRAL_RUN/tls/ca.crt"
 DURATION=${BENCH_SECONDS:-10}
 make -s build/bin/bench_sched >/dev/null

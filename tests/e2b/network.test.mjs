@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALL_TRAFFIC } from './sdk.mjs';
-import { withSandbox, Sandbox, useStandins, fetchFrom } from './lib.mjs';
+import { withSandbox, Sandbox, useStandins, fetchFrom, sleep } from './lib.mjs';
 import { INET, PRIV, PORT } from '../lib/standins.mjs';
 import { sandboxIp } from '../lib/engine.mjs';
 
@@ -50,9 +50,16 @@ test('denyOut a CIDR only: the rest stays open, the denied address is refused wh
   await withSandbox({ network: { denyOut: [`${INET.addrs[1]}/32`] } }, async (sbx) => {
     const got = await fetchFrom(sbx, [api, other]);
     assert.deepEqual(got, { [api]: 'public stand-in', [other]: 'HTTP 403' });
-    // Its proxy takes a new policy at once (decision 0091).
+    // Its proxy takes a new policy at once (decision 0091): within a few
+    // tries (its worker gets the command, the proxy reloads).
     await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC] });
-    assert.equal((await fetchFrom(sbx, [api]))[api], 'HTTP 403', 'the running sandbox follows the new policy');
+    let got;
+    for (let i = 0; i < 20 && got !== 'HTTP 403'; i++) {
+      // sleep: between tries, 20 at most.
+      if (i) await sleep(100);
+      got = (await fetchFrom(sbx, [api]))[api];
+    }
+    assert.equal(got, 'HTTP 403', 'the running sandbox follows the new policy');
   });
 });
 

@@ -125,8 +125,9 @@ test(`${tag} a network left by a change that failed after its move is removed by
       '--label', `corral.worker=${wid}`, '--label', 'corral.role=sandbox', left);
     const exists = () => docker('network', 'ls', '-q', '--filter', `name=^${left}$`) !== '';
     assert.ok(exists(), 'the control: the stand-in leftover exists');
-    await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC], allowOut: ['other.test'] });
     assert.equal(await sbx.pause(), true);
+    // Paused: recorded, applied by the resume's change (running, it would be live).
+    await Sandbox.updateNetwork(sbx.sandboxId, { denyOut: [ALL_TRAFFIC], allowOut: ['other.test'] });
     const back = await Sandbox.connect(sbx.sandboxId);
     assert.deepEqual(await fetchFrom(back, URLS), onlyOther, 'the new policy applied');
     assert.equal(exists(), false, `${left} is still there after the change came again`);
