@@ -14,14 +14,6 @@
 #define IDENTITY_JWT_MAX 4096
 #define IDENTITY_B64_COORD 44 /* a P-256 coordinate in base64url, and its NUL */
 
-/* base64url without padding of in (n bytes) at out; its length, or -1 when
- * out (outlen bytes, the NUL included) is too short. */
-int identity_b64url(const unsigned char *in, size_t n, char *out, size_t outlen);
-
-/* An ECDSA signature as OpenSSL gives it (DER) as JOSE wants it: r || s,
- * 32 bytes each, big-endian, left-padded. 0, or -1 when der is not one. */
-int identity_der_to_raw(const unsigned char *der, size_t n, unsigned char raw[64]);
-
 /* The issuer of ws's tokens, https://<host>/identity/<ws>, and its SPIFFE
  * trust domain, host without its port, lower-cased. host is the request's
  * Host ("name" or "name:port"; letters, digits, '.', '-' only). 0, or -1

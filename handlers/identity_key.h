@@ -12,9 +12,6 @@
 /* A new P-256 private key as PKCS#8 PEM (malloc'd), or NULL. */
 char *identity_key_generate(void);
 
-/* pem's private key when it is on P-256, else NULL. */
-EVP_PKEY *identity_key_load(const char *pem);
-
 /* pem's public coordinates (base64url) and kid: SHA-256 of the JWK
  * {"crv","kty","x","y"} in that order without spaces, base64url. 0, or -1. */
 int identity_key_public(const char *pem, struct idkey_public *out);

@@ -4,6 +4,7 @@
  * fresh key verified here with OpenSSL against its published x and y (the
  * kid its RFC 7638 thumbprint). No Redis. */
 #include "check.h"
+#include "jws_es256.h"
 #include "identity_jwt.h"
 #include "identity_key.h"
 
@@ -27,11 +28,11 @@ static void test_b64url(void)
     char out[16];
 
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-        CHECK(identity_b64url((const unsigned char *)v[i].in, strlen(v[i].in), out, sizeof(out)) ==
+        CHECK(b64url_encode((const unsigned char *)v[i].in, strlen(v[i].in), out, sizeof(out)) ==
                   (int)strlen(v[i].want) &&
               strcmp(out, v[i].want) == 0);
-    CHECK(identity_b64url((const unsigned char *)"foo", 3, out, 4) == -1); /* no room for NUL */
-    CHECK(identity_b64url((const unsigned char *)"foo", 3, out, 5) == 4);
+    CHECK(b64url_encode((const unsigned char *)"foo", 3, out, 4) == -1); /* no room for NUL */
+    CHECK(b64url_encode((const unsigned char *)"foo", 3, out, 5) == 4);
 }
 
 /* base64url back to bytes (test only): the count, or -1. */
@@ -72,10 +73,10 @@ static void test_der_to_raw(void)
     want[30] = 0x80;
     want[31] = 0x01;
     want[63] = 0x05;
-    CHECK(identity_der_to_raw(der, sizeof(der), raw) == 0 && memcmp(raw, want, 64) == 0);
-    CHECK(identity_der_to_raw(trailing, sizeof(trailing), raw) == -1);
-    CHECK(identity_der_to_raw(junk, sizeof(junk), raw) == -1);
-    CHECK(identity_der_to_raw(der, 5, raw) == -1);
+    CHECK(es256_der_to_raw(der, sizeof(der), raw) == 0 && memcmp(raw, want, 64) == 0);
+    CHECK(es256_der_to_raw(trailing, sizeof(trailing), raw) == -1);
+    CHECK(es256_der_to_raw(junk, sizeof(junk), raw) == -1);
+    CHECK(es256_der_to_raw(der, 5, raw) == -1);
 }
 
 static void test_issuer(void)
@@ -198,7 +199,7 @@ static void test_sign(void)
     snprintf(jwk, sizeof(jwk), "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"}",
              pub.x, pub.y);
     SHA256((const unsigned char *)jwk, strlen(jwk), hash);
-    identity_b64url(hash, sizeof(hash), kid, sizeof(kid));
+    b64url_encode(hash, sizeof(hash), kid, sizeof(kid));
     CHECK(strcmp(kid, pub.kid) == 0 && strcmp(pub.kid, pub2.kid) != 0);
     CHECK(identity_jwt_sign(pem, pub.kid, identity_claims(&c), jwt, sizeof(jwt)) == 0);
     k = from_jwk(&pub);
