@@ -7,7 +7,7 @@ EGRESS_PURE_SRCS := egress/ipaddr.c egress/addr_class.c egress/hostname.c \
                     egress/policy.c egress/decide.c egress/http_head.c \
                     egress/http_body.c egress/http_edit.c egress/rules.c \
                     egress/placeholder.c egress/settings.c egress/socks5_wire.c \
-                    egress/egress_conf.c common/egress_rule.c common/url_decode.c
+                    egress/egress_conf.c egress/conf_text.c common/egress_rule.c common/url_decode.c
 # Not pure, but the unit tests drive them without a peer (a resolver that is
 # not there, a transform with literal values only).
 EGRESS_UNIT_SRCS := egress/transform.c egress/resolver.c egress/io.c

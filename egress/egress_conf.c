@@ -1,5 +1,6 @@
 #include "egress_conf.h"
 
+#include "conf_text.h"
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,16 +9,6 @@
 #include <sys/socket.h>
 
 #define DEFAULT_LISTEN "0.0.0.0:3128"
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-                                                      ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* "a.b.c.d:port" or "[v6]:port". */
 static int listen_parse(const char *s, struct egress_conf *c)
@@ -41,14 +32,7 @@ static int listen_parse(const char *s, struct egress_conf *c)
     host[hlen] = '\0';
     if (ipaddr_parse(host, &c->listen_addr) != 0 || (s[0] == '[') != (strchr(host, ':') != NULL))
         return -1;
-    const char *p = colon + 1;
-    if (*p == '\0' || strlen(p) > 5 || strspn(p, "0123456789") != strlen(p))
-        return -1;
-    long port = strtol(p, NULL, 10);
-    if (port < 1 || port > 65535)
-        return -1;
-    c->listen_port = (unsigned)port;
-    return 0;
+    return conf_port(colon + 1, &c->listen_port);
 }
 
 static bool is_loopback(const struct ipaddr *a)
@@ -81,24 +65,25 @@ static int set(struct egress_conf *c, const char *flag, const char *val, const c
 {
     if (strcmp(flag, "listen") == 0) {
         if (listen_parse(val, c) != 0)
-            return fail(err, errlen, "-listen: want ADDR:PORT or [V6]:PORT, got \"%.64s\"", val);
+            return conf_fail(err, errlen, "-listen: want ADDR:PORT or [V6]:PORT, got \"%.64s\"",
+                             val);
     } else if (strcmp(flag, "sandbox") == 0) {
         if (!settings_sandbox_ok(val))
-            return fail(err, errlen, "-sandbox: want 1-%d of [A-Za-z0-9._-]", SANDBOX_ID_MAX);
+            return conf_fail(err, errlen, "-sandbox: want 1-%d of [A-Za-z0-9._-]", SANDBOX_ID_MAX);
         snprintf(sandbox, SANDBOX_ID_MAX + 1, "%s", val);
     } else if (strcmp(flag, "policy") == 0) {
         *policy = val;
     } else if (strcmp(flag, "config-file") == 0) {
         if (val[0] != '/' || strlen(val) > CONFIG_PATH_MAX)
-            return fail(err, errlen, "-config-file: want an absolute path of at most %d bytes",
-                        CONFIG_PATH_MAX);
+            return conf_fail(err, errlen, "-config-file: want an absolute path of at most %d bytes",
+                             CONFIG_PATH_MAX);
         memcpy(c->config_file, val, strlen(val) + 1);
     } else if (strcmp(flag, "test-host") == 0) {
         if (test_host_add(c, val) != 0)
-            return fail(err, errlen, "-test-host: want NAME=LOOPBACK-ADDR, at most %d",
-                        TEST_HOSTS_MAX);
+            return conf_fail(err, errlen, "-test-host: want NAME=LOOPBACK-ADDR, at most %d",
+                             TEST_HOSTS_MAX);
     } else {
-        return fail(err, errlen, "unknown flag -%.32s", flag);
+        return conf_fail(err, errlen, "unknown flag -%.32s", flag);
     }
     return 0;
 }
@@ -110,27 +95,27 @@ int egress_conf_parse(int argc, char **argv, struct egress_conf *c, char *err, s
 
     memset(c, 0, sizeof(*c));
     if (listen_parse(DEFAULT_LISTEN, c) != 0)
-        return fail(err, errlen, "bad default listen address");
+        return conf_fail(err, errlen, "bad default listen address");
     for (int i = 1; i < argc; i += 2) {
         const char *flag = argv[i];
         if (flag[0] != '-')
-            return fail(err, errlen, "unexpected argument \"%.64s\"", flag);
+            return conf_fail(err, errlen, "unexpected argument \"%.64s\"", flag);
         flag += flag[1] == '-' ? 2 : 1;
         if (i + 1 >= argc)
-            return fail(err, errlen, "-%.32s needs a value", flag);
+            return conf_fail(err, errlen, "-%.32s needs a value", flag);
         if (set(c, flag, argv[i + 1], &policy, sandbox, err, errlen) != 0)
             return -1;
     }
     if (c->n_test_hosts && !is_loopback(&c->listen_addr))
-        return fail(err, errlen, "-test-host: only with a loopback -listen");
+        return conf_fail(err, errlen, "-test-host: only with a loopback -listen");
     if (c->config_file[0])
         return sandbox[0] || policy
-                   ? fail(err, errlen, "-config-file replaces -sandbox and -policy")
+                   ? conf_fail(err, errlen, "-config-file replaces -sandbox and -policy")
                    : 0;
     if (sandbox[0] == '\0')
-        return fail(err, errlen, "-sandbox is required");
+        return conf_fail(err, errlen, "-sandbox is required");
     if (!policy)
-        return fail(err, errlen, "-policy is required (\"{}\" allows every public host)");
+        return conf_fail(err, errlen, "-policy is required (\"{}\" allows every public host)");
     if (settings_from_policy(policy, &c->settings, err, errlen) != 0)
         return -1;
     memcpy(c->settings.sandbox, sandbox, sizeof(sandbox));

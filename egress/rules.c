@@ -3,6 +3,7 @@
  * sends a request without the header its owner expects. */
 #include "rules.h"
 
+#include "conf_text.h"
 #include "placeholder.h"
 
 #include <ctype.h>
@@ -11,16 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-                                                      ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static bool token_ok(const char *s)
 {
@@ -84,21 +75,23 @@ static int header_parse(struct rule_set *s, const char *host, const char *name, 
     struct ph_ref refs[PH_REFS_MAX];
 
     if (!token_ok(name))
-        return fail(err, errlen, "rules: %.64s: header name \"%.64s\" is not a token", host, name);
+        return conf_fail(err, errlen, "rules: %.64s: header name \"%.64s\" is not a token", host,
+                         name);
     if (name_reserved(name))
-        return fail(err, errlen, "rules: %.64s: header %.64s may not be set by a rule", host, name);
+        return conf_fail(err, errlen, "rules: %.64s: header %.64s may not be set by a rule", host,
+                         name);
     if (!v || json_string_length(val) != strlen(v) || strlen(v) > RULE_VALUE_MAX ||
         !rules_value_ok(v, strlen(v)))
-        return fail(err, errlen,
-                    "rules: %.64s: header %.64s: value must be a string of at most %d bytes "
-                    "without control characters",
-                    host, name, RULE_VALUE_MAX);
+        return conf_fail(err, errlen,
+                         "rules: %.64s: header %.64s: value must be a string of at most %d bytes "
+                         "without control characters",
+                         host, name, RULE_VALUE_MAX);
     if (ph_scan(v, refs, PH_REFS_MAX) < 0)
-        return fail(err, errlen, "rules: %.64s: header %.64s: malformed ${e2b.*} placeholder", host,
-                    name);
+        return conf_fail(err, errlen, "rules: %.64s: header %.64s: malformed ${e2b.*} placeholder",
+                         host, name);
     if (header_put(s, name, v) != 0)
-        return fail(err, errlen, "rules: %.64s: more than %d headers, or out of memory", host,
-                    RULE_HEADERS_MAX);
+        return conf_fail(err, errlen, "rules: %.64s: more than %d headers, or out of memory", host,
+                         RULE_HEADERS_MAX);
     return 0;
 }
 
@@ -108,14 +101,14 @@ static int rule_parse(struct rule_set *s, const char *host, json_t *rule, char *
     json_t *val, *hv;
 
     if (!json_is_object(rule))
-        return fail(err, errlen, "rules: %.64s: each rule must be an object", host);
+        return conf_fail(err, errlen, "rules: %.64s: each rule must be an object", host);
     json_object_foreach(rule, key, val)
     {
         if (strcmp(key, "headers") != 0)
-            return fail(err, errlen, "rules: %.64s: unknown key \"%.32s\" (only headers)", host,
-                        key);
+            return conf_fail(err, errlen, "rules: %.64s: unknown key \"%.32s\" (only headers)",
+                             host, key);
         if (!json_is_object(val))
-            return fail(err, errlen, "rules: %.64s: \"headers\" must be an object", host);
+            return conf_fail(err, errlen, "rules: %.64s: \"headers\" must be an object", host);
         json_object_foreach(val, name, hv)
         {
             if (header_parse(s, host, name, hv, err, errlen) != 0)
@@ -143,13 +136,14 @@ static int pattern_parse(struct rule_set *s, const char *host)
 static int set_parse(struct rule_set *s, const char *host, json_t *list, char *err, size_t errlen)
 {
     if (pattern_parse(s, host) != 0)
-        return fail(err, errlen,
-                    "rules: key \"%.64s\" is not a lower-case host name or *.name wildcard", host);
+        return conf_fail(err, errlen,
+                         "rules: key \"%.64s\" is not a lower-case host name or *.name wildcard",
+                         host);
     if (!json_is_array(list))
-        return fail(err, errlen, "rules: %.64s: want an array of rules", host);
+        return conf_fail(err, errlen, "rules: %.64s: want an array of rules", host);
     s->h = calloc(RULE_HEADERS_MAX, sizeof(*s->h));
     if (!s->h)
-        return fail(err, errlen, "rules: out of memory");
+        return conf_fail(err, errlen, "rules: out of memory");
     for (size_t i = 0; i < json_array_size(list); i++)
         if (rule_parse(s, host, json_array_get(list, i), err, errlen) != 0)
             return -1;
@@ -163,12 +157,12 @@ int rules_parse(json_t *obj, struct rules *r, char *err, size_t errlen)
 
     memset(r, 0, sizeof(*r));
     if (!json_is_object(obj))
-        return fail(err, errlen, "rules: must be an object of host: [rules]");
+        return conf_fail(err, errlen, "rules: must be an object of host: [rules]");
     if (json_object_size(obj) > RULE_HOSTS_MAX)
-        return fail(err, errlen, "rules: more than %d hosts", RULE_HOSTS_MAX);
+        return conf_fail(err, errlen, "rules: more than %d hosts", RULE_HOSTS_MAX);
     r->sets = calloc(json_object_size(obj) + 1, sizeof(*r->sets));
     if (!r->sets)
-        return fail(err, errlen, "rules: out of memory");
+        return conf_fail(err, errlen, "rules: out of memory");
     json_object_foreach(obj, host, list)
     {
         if (set_parse(&r->sets[r->n++], host, list, err, errlen) != 0) {

@@ -1,5 +1,6 @@
 #include "settings.h"
 
+#include "conf_text.h"
 #include "ipaddr.h"
 
 #include <ctype.h>
@@ -8,16 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-                                                      ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 bool settings_sandbox_ok(const char *s)
 {
@@ -54,14 +45,7 @@ static int address_parse(const char *s, struct upstream *u)
     } else if (br || hostname_normalize(host, u->host) != 0 || !hostname_resolvable(u->host)) {
         return -1;
     }
-    const char *p = colon + 1;
-    if (*p == '\0' || strlen(p) > 5 || strspn(p, "0123456789") != strlen(p))
-        return -1;
-    long port = strtol(p, NULL, 10);
-    if (port < 1 || port > 65535)
-        return -1;
-    u->port = (unsigned)port;
-    return 0;
+    return conf_port(colon + 1, &u->port);
 }
 
 /* A SOCKS5 username or password: 1-255 bytes (RFC 1929), no NUL. */
@@ -79,15 +63,15 @@ static int upstream_key(json_t *v, const char *key, struct upstream *u, char *er
 {
     if (strcmp(key, "address") == 0) {
         if (!json_is_string(v) || address_parse(json_string_value(v), u) != 0)
-            return fail(err, errlen, "upstream: \"address\" must be host:port");
+            return conf_fail(err, errlen, "upstream: \"address\" must be host:port");
         return 0;
     }
     if (strcmp(key, "username") == 0 || strcmp(key, "password") == 0) {
         if (field(v, key[0] == 'u' ? u->user : u->pass) != 0)
-            return fail(err, errlen, "upstream: \"%s\" must be 1-255 bytes", key);
+            return conf_fail(err, errlen, "upstream: \"%s\" must be 1-255 bytes", key);
         return 0;
     }
-    return fail(err, errlen, "upstream: unknown key \"%.32s\"", key);
+    return conf_fail(err, errlen, "upstream: unknown key \"%.32s\"", key);
 }
 
 static int upstream_parse(json_t *o, struct upstream *u, char *err, size_t errlen)
@@ -96,16 +80,16 @@ static int upstream_parse(json_t *o, struct upstream *u, char *err, size_t errle
     json_t *v;
 
     if (!json_is_object(o))
-        return fail(err, errlen, "upstream: must be an object");
+        return conf_fail(err, errlen, "upstream: must be an object");
     json_object_foreach(o, key, v)
     {
         if (upstream_key(v, key, u, err, errlen) != 0)
             return -1;
     }
     if (!u->port)
-        return fail(err, errlen, "upstream: \"address\" is required");
+        return conf_fail(err, errlen, "upstream: \"address\" is required");
     if (!u->user[0] != !u->pass[0])
-        return fail(err, errlen, "upstream: username and password go together");
+        return conf_fail(err, errlen, "upstream: username and password go together");
     u->set = true;
     return 0;
 }
@@ -118,8 +102,8 @@ static int policy_key(json_t *val, const char *key, struct settings *s, char *er
         return rules_parse(val, &s->rules, err, errlen);
     if (strcmp(key, "upstream") == 0)
         return upstream_parse(val, &s->upstream, err, errlen);
-    return fail(err, errlen, "policy: unknown key \"%.64s\" (only allow, deny, rules, upstream)",
-                key);
+    return conf_fail(err, errlen,
+                     "policy: unknown key \"%.64s\" (only allow, deny, rules, upstream)", key);
 }
 
 static int policy_object(json_t *root, struct settings *s, char *err, size_t errlen)
@@ -128,7 +112,7 @@ static int policy_object(json_t *root, struct settings *s, char *err, size_t err
     json_t *val;
 
     if (!json_is_object(root))
-        return fail(err, errlen, "policy: not a JSON object");
+        return conf_fail(err, errlen, "policy: not a JSON object");
     json_object_foreach(root, key, val)
     {
         if (policy_key(val, key, s, err, errlen) != 0)
@@ -147,7 +131,7 @@ static void reset(struct settings *s)
 static int check_whole(const struct settings *s, char *err, size_t errlen)
 {
     if (s->rules.n && (!s->ca_cert[0] || !s->ca_key[0]))
-        return fail(err, errlen, "config: rules need \"ca_cert\" and \"ca_key\"");
+        return conf_fail(err, errlen, "config: rules need \"ca_cert\" and \"ca_key\"");
     return 0;
 }
 
@@ -159,7 +143,8 @@ int settings_from_policy(const char *json, struct settings *s, char *err, size_t
 
     reset(s);
     if (!root)
-        return fail(err, errlen, "policy: not JSON (line %d column %d)", jerr.line, jerr.column);
+        return conf_fail(err, errlen, "policy: not JSON (line %d column %d)", jerr.line,
+                         jerr.column);
     rc = policy_object(root, s, err, errlen);
     json_decref(root);
     if (rc == 0)
@@ -173,8 +158,8 @@ static int path_take(json_t *v, const char *key, char *out, size_t max, char *er
 {
     const char *p = json_string_value(v);
     if (!p || p[0] != '/' || strlen(p) > max || json_string_length(v) != strlen(p))
-        return fail(err, errlen, "config: \"%s\" must be an absolute path of at most %zu bytes",
-                    key, max);
+        return conf_fail(err, errlen,
+                         "config: \"%s\" must be an absolute path of at most %zu bytes", key, max);
     memcpy(out, p, strlen(p) + 1);
     return 0;
 }
@@ -183,8 +168,8 @@ static int top_key(json_t *v, const char *key, struct settings *s, char *err, si
 {
     if (strcmp(key, "sandbox") == 0) {
         if (!json_is_string(v) || !settings_sandbox_ok(json_string_value(v)))
-            return fail(err, errlen, "config: \"sandbox\": want 1-%d of [A-Za-z0-9._-]",
-                        SANDBOX_ID_MAX);
+            return conf_fail(err, errlen, "config: \"sandbox\": want 1-%d of [A-Za-z0-9._-]",
+                             SANDBOX_ID_MAX);
         snprintf(s->sandbox, sizeof(s->sandbox), "%s", json_string_value(v));
         return 0;
     }
@@ -198,7 +183,7 @@ static int top_key(json_t *v, const char *key, struct settings *s, char *err, si
         return path_take(v, key, s->roots, SETTINGS_PATH_MAX, err, errlen);
     if (strcmp(key, "resolver") == 0)
         return path_take(v, key, s->resolver, UNIX_PATH_MAX, err, errlen);
-    return fail(err, errlen, "config: unknown key \"%.64s\"", key);
+    return conf_fail(err, errlen, "config: unknown key \"%.64s\"", key);
 }
 
 /* jansson's own error text quotes the input near the error, which may be a
@@ -212,8 +197,8 @@ static int from_json(const char *text, struct settings *s, char *err, size_t err
 
     if (!json_is_object(root)) {
         json_decref(root);
-        return fail(err, errlen, "config: not a JSON object (line %d column %d)", jerr.line,
-                    jerr.column);
+        return conf_fail(err, errlen, "config: not a JSON object (line %d column %d)", jerr.line,
+                         jerr.column);
     }
     json_object_foreach(root, key, v)
     {
@@ -221,7 +206,7 @@ static int from_json(const char *text, struct settings *s, char *err, size_t err
             break;
     }
     if (rc == 0 && (!json_object_get(root, "sandbox") || !json_object_get(root, "policy")))
-        rc = fail(err, errlen, "config: \"sandbox\" and \"policy\" are required");
+        rc = conf_fail(err, errlen, "config: \"sandbox\" and \"policy\" are required");
     json_decref(root);
     return rc ? rc : check_whole(s, err, errlen);
 }
@@ -234,12 +219,12 @@ static int from_lines(const char *text, struct settings *s, char *err, size_t er
     char id[SANDBOX_ID_MAX + 1];
 
     if (!nl || n == 0 || n > SANDBOX_ID_MAX)
-        return fail(err, errlen, "config file: want the sandbox id, a newline, the policy");
+        return conf_fail(err, errlen, "config file: want the sandbox id, a newline, the policy");
     memcpy(id, text, n);
     id[n] = '\0';
     if (!settings_sandbox_ok(id))
-        return fail(err, errlen, "config file: sandbox id: want 1-%d of [A-Za-z0-9._-]",
-                    SANDBOX_ID_MAX);
+        return conf_fail(err, errlen, "config file: sandbox id: want 1-%d of [A-Za-z0-9._-]",
+                         SANDBOX_ID_MAX);
     if (settings_from_policy(nl + 1, s, err, errlen) != 0)
         return -1;
     memcpy(s->sandbox, id, n + 1);
