@@ -53,13 +53,13 @@ test('denyOut a CIDR only: the rest stays open, the denied address is refused wh
     // Its proxy takes a new policy at once (decision 0091): within a few
     // tries (its worker gets the command, the proxy reloads).
     await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC] });
-    let got;
-    for (let i = 0; i < 20 && got !== 'HTTP 403'; i++) {
+    let now;
+    for (let i = 0; i < 20 && now !== 'HTTP 403'; i++) {
       // sleep: between tries, 20 at most.
       if (i) await sleep(100);
-      got = (await fetchFrom(sbx, [api]))[api];
+      now = (await fetchFrom(sbx, [api]))[api];
     }
-    assert.equal(got, 'HTTP 403', 'the running sandbox follows the new policy');
+    assert.equal(now, 'HTTP 403', 'the running sandbox follows the new policy');
   });
 });
 
