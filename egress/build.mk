@@ -10,12 +10,12 @@ EGRESS_PURE_SRCS := egress/ipaddr.c egress/addr_class.c egress/hostname.c \
                     egress/egress_conf.c egress/conf_text.c common/egress_rule.c common/url_decode.c
 # Not pure, but the unit tests drive them without a peer (a resolver that is
 # not there, a transform with literal values only).
-EGRESS_UNIT_SRCS := egress/transform.c egress/resolver.c egress/io.c
+EGRESS_UNIT_SRCS := egress/transform.c egress/transform_audit.c egress/resolver.c egress/io.c
 EGRESS_SRCS := $(EGRESS_PURE_SRCS) $(EGRESS_UNIT_SRCS) egress/main.c egress/conn.c \
                egress/resolve.c egress/dial.c egress/outbound.c egress/socks5.c \
                egress/relay.c egress/reply.c egress/live.c egress/tls_conf.c \
                egress/tls_leaf.c egress/tls_io.c egress/intercept.c egress/tls_relay.c \
-               common/http_status.c
+               egress/audit_flush.c common/http_status.c
 EGRESS_OBJ := $(BUILD)/obj-egress
 EGRESS_OBJS := $(patsubst %.c,$(EGRESS_OBJ)/%.o,$(EGRESS_SRCS))
 EGRESS_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
@@ -35,11 +35,11 @@ $(BIN)/corral-egress: $(EGRESS_OBJS)
 
 # Unit tests of the pure parts: policy, decision, blocked ranges, request heads,
 # flags, header rules, placeholders, config files, SOCKS5 messages.
-$(BIN)/unit-egress: $(call objs,tests/egress/unit_egress.c tests/egress/unit_rules.c \
+$(BIN)/unit-egress: $(call objs,tests/egress/unit_egress.c tests/egress/unit_rules.c tests/egress/unit_audit.c \
                     $(EGRESS_PURE_SRCS) $(EGRESS_UNIT_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lcrypto
-$(OBJ)/tests/egress/unit_rules.o: CFLAGS += -I.
+$(OBJ)/tests/egress/unit_rules.o $(OBJ)/tests/egress/unit_audit.o: CFLAGS += -I.
 $(OBJ)/tests/egress/unit_egress.o: CFLAGS += -I.
 
 -include $(shell find $(EGRESS_OBJ) -name '*.d' 2>/dev/null)

@@ -4,6 +4,7 @@
 #include "conn.h"
 #include "egress_conf.h"
 #include "live.h"
+#include "transform_audit.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -228,6 +229,8 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(stderr, "egress sandbox=%s listening on %s port %u\n", sandbox, addr, conf.listen_port);
+    if (transform_audit_start() != 0)
+        fprintf(stderr, "egress sandbox=%s audit: its thread did not start\n", sandbox);
     accept_loop(lfd, &conf, &waitmask);
     close(lfd);
     fprintf(stderr, "egress sandbox=%s stopping\n", sandbox);

@@ -105,11 +105,9 @@ static json_t *exchange(int fd, const char *question, int64_t deadline, char *er
     return ans;
 }
 
-json_t *resolver_ask(const char *path, const char *host, const struct ph_ref *refs, size_t n,
-                     char *err, size_t errlen)
+json_t *resolver_send(const char *path, const char *line, char *err, size_t errlen)
 {
     int64_t deadline = io_now_ms() + RESOLVER_TIMEOUT_MS;
-    char *question;
     json_t *ans;
     int fd;
 
@@ -121,14 +119,23 @@ json_t *resolver_ask(const char *path, const char *host, const struct ph_ref *re
         snprintf(err, errlen, "resolver: cannot connect");
         return NULL;
     }
-    if (!(question = resolver_question(host, refs, n))) {
-        close(fd);
+    ans = exchange(fd, line, deadline, err, errlen);
+    close(fd);
+    return ans;
+}
+
+json_t *resolver_ask(const char *path, const char *host, const struct ph_ref *refs, size_t n,
+                     char *err, size_t errlen)
+{
+    char *question = resolver_question(host, refs, n);
+    json_t *ans;
+
+    if (!question) {
         snprintf(err, errlen, "resolver: out of memory");
         return NULL;
     }
-    ans = exchange(fd, question, deadline, err, errlen);
+    ans = resolver_send(path, question, err, errlen);
     free(question);
-    close(fd);
     return ans;
 }
 

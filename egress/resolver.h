@@ -20,6 +20,11 @@
  * out. Pure. Names are deduplicated per kind. */
 char *resolver_question(const char *host, const struct ph_ref *refs, size_t n);
 
+/* One line (without its newline) sent to the resolver at path, its answer
+ * line's object back; NULL with err when it could not be asked, or answered
+ * {"error"}. */
+json_t *resolver_send(const char *path, const char *line, char *err, size_t errlen);
+
 /* The answer for refs, or NULL with err saying why (never a value). */
 json_t *resolver_ask(const char *path, const char *host, const struct ph_ref *refs, size_t n,
                      char *err, size_t errlen);

@@ -3,6 +3,7 @@
 #include "http_edit.h"
 #include "placeholder.h"
 #include "resolver.h"
+#include "transform_audit.h"
 
 #include <openssl/crypto.h>
 #include <stdio.h>
@@ -107,4 +108,5 @@ void transform_log(const char *sandbox, const char *host, const char *method,
         len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? "," : "",
                                 set->h[i].name);
     fprintf(stderr, "egress sandbox=%s transform %s %s headers=%s\n", sandbox, host, method, names);
+    transform_audit_note(host, set);
 }

@@ -21,30 +21,10 @@
 #include "sandbox_store.h"
 #include "secrets_routes.h"
 #include "worker_registry.h"
+#include "worker_sandbox.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The sandbox when it runs on wid of the caller's pool: 1, 0 answered 404,
- * -1 answered 503. Free rec when 1. */
-static int own_running(struct request *req, const char *wid, const char *sbid, char ws[33],
-                       struct sandbox_record *rec)
-{
-    int found = sandbox_workspace_of(req->rc, sbid, ws);
-
-    if (found == 1)
-        found = sandbox_read(req->rc, ws, sbid, rec);
-    if (found == 1 && (strcmp(rec->pool, req->cred.ws) != 0 || strcmp(rec->worker, wid) != 0 ||
-                       !sandbox_is_running(rec))) {
-        sandbox_record_free(rec);
-        found = 0;
-    }
-    if (found < 0)
-        respond_store_down(req);
-    else if (found == 0)
-        NOT_FOUND_SANDBOX(req);
-    return found;
-}
 
 /* Frees an answer's object of values, wiping each value first. */
 static void wipe(json_t *values)
@@ -142,7 +122,7 @@ static void resolve(struct request *req, const char *wid, const struct resolve_b
     char ws[33];
     json_t *secrets, *tokens;
 
-    if (own_running(req, wid, b->sandbox, ws, &rec) != 1)
+    if (worker_running_sandbox(req, wid, b->sandbox, ws, &rec) != 1)
         return;
     secrets = json_object();
     tokens = json_object();

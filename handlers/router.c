@@ -97,6 +97,7 @@ static const struct route routes[] = {
     {"GET", "/identity/{}/jwks.json", ACCESS_PUBLIC, h_identity_jwks},
     {"POST", "/v1/workspace/identity-keys/rotate", ACCESS_OWNER, h_identity_rotate},
     {"POST", "/v1/worker/egress-resolve", ACCESS_WORKER, h_worker_egress_resolve},
+    {"POST", "/v1/worker/egress-audit", ACCESS_WORKER, h_worker_egress_audit},
     {"POST", "/volumes", ACCESS_MEMBER, h_e2b_volume_create},
     {"GET", "/volumes", ACCESS_MEMBER, h_e2b_volumes},
     {"GET", "/volumes/{}", ACCESS_MEMBER, h_e2b_volume_get},

@@ -18,5 +18,7 @@ void h_identity_jwks(struct request *req);
 void h_identity_rotate(struct request *req);
 
 void h_worker_egress_resolve(struct request *req);
+/* Its proxy's counts of transformed requests, for the audit (h_egress_audit.c). */
+void h_worker_egress_audit(struct request *req);
 
 #endif

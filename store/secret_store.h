@@ -25,6 +25,7 @@
 /* A worker resolved secrets or tokens for a sandbox's egress: reason
  * {"host", "secrets": [names], "tokens": [names]}. */
 #define AUDIT_EGRESS_RESOLVE "egress_resolve"
+#define AUDIT_EGRESS_TRANSFORM "egress_transform" /* reason: host=, headers=, count= */
 
 struct secret_record {
     char id[SECRET_ID_MAX], name[SECRET_NAME_MAX + 1];

@@ -9,7 +9,7 @@ UNIT_SRCS := tests/unit/unit_main.c tests/unit/unit_data_addr.c tests/unit/unit_
              tests/unit/unit_workspace_limits.c tests/unit/unit_metrics_ids.c \
              tests/unit/unit_sandbox_fields.c \
              tests/unit/unit_logs_query.c tests/unit/unit_keys.c tests/unit/unit_volume_create.c \
-             tests/unit/unit_e2b_timeout.c tests/unit/unit_e2b_network.c tests/unit/unit_sandbox_list.c \
+             tests/unit/unit_e2b_timeout.c tests/unit/unit_e2b_network.c tests/unit/unit_egress_audit.c tests/unit/unit_sandbox_list.c \
              tests/unit/unit_snapshot_parse.c tests/unit/unit_template_build.c \
              tests/unit/unit_registry_token.c tests/unit/unit_registry_route.c \
              tests/unit/unit_tunnel_upgrade.c tunneld/upgrade.c \

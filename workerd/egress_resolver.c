@@ -120,14 +120,22 @@ static char *resolve(struct control *ctl, const char *sbid, const json_t *req)
     long status = 0;
     char err[256], *line;
 
-    body = json_pack("{s:s, s:O?, s:O?, s:O?}", "sandbox", sbid, "host",
-                     json_object_get(req, "host"), "secrets", json_object_get(req, "secrets"),
-                     "tokens", json_object_get(req, "tokens"));
+    /* A proxy's transform counts go to the audit; anything else is a question. */
+    const char *path =
+        json_object_get(req, "audit") ? "/v1/worker/egress-audit" : "/v1/worker/egress-resolve";
+
+    body =
+        json_object_get(req, "audit")
+            ? json_pack("{s:s, s:O, s:O?}", "sandbox", sbid, "audit", json_object_get(req, "audit"),
+                        "dropped", json_object_get(req, "dropped"))
+            : json_pack("{s:s, s:O?, s:O?, s:O?}", "sandbox", sbid, "host",
+                        json_object_get(req, "host"), "secrets", json_object_get(req, "secrets"),
+                        "tokens", json_object_get(req, "tokens"));
     pthread_mutex_lock(&rs.w->id_mu);
     id = rs.w->id;
     pthread_mutex_unlock(&rs.w->id_mu);
-    if (!body || control_post(ctl, "/v1/worker/egress-resolve", body, &id, RESOLVE_TIMEOUT_MS,
-                              &status, &ans, err, sizeof(err)) != 0)
+    if (!body || control_post(ctl, path, body, &id, RESOLVE_TIMEOUT_MS, &status, &ans, err,
+                              sizeof(err)) != 0)
         out = json_pack("{s:s}", "error", "the control plane is not reachable");
     else if (status == 200 && json_is_object(ans))
         out = json_incref(ans);

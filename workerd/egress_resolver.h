@@ -7,7 +7,9 @@
  * asks the control plane (POST /v1/worker/egress-resolve, which checks the
  * sandbox is this worker's and running) and answers one line,
  * {"secrets": {...}, "tokens": {...}} or {"error": "..."}. Values pass through
- * and are never logged. */
+ * and are never logged. A line {"audit": [...], "dropped"?} (the proxy's
+ * transform counts, egress/transform_audit.h) goes to POST
+ * /v1/worker/egress-audit instead, answered {} once recorded. */
 #ifndef WORKERD_EGRESS_RESOLVER_H
 #define WORKERD_EGRESS_RESOLVER_H
 

@@ -81,6 +81,19 @@ function redisDump() {
   return cli(keys.map((k, i) => (read[types[i]] ? `${read[types[i]]} "${k}"${tail[types[i]] || ''}` : 'PING')).join('\n'));
 }
 
+// The workspace's audit of one sandbox, once done(events) holds (bounded).
+async function auditOf(sbid, done) {
+  let events = [];
+  for (let i = 0; i < 50; i++) {
+    const r = await fetch(`${API}/v1/audit?sandbox=${sbid}&limit=1000`, { headers: { 'X-API-Key': process.env.CORRAL_OWNER_KEY } });
+    events = (await r.json()).events;
+    if (done(events)) break;
+    // sleep: between looks at the audit, 50 at most (its proxy sends once a second).
+    await sleep(100);
+  }
+  return events;
+}
+
 const b64json = (s) => JSON.parse(Buffer.from(s, 'base64url').toString());
 
 test('a literal header and a secret are injected over HTTPS; a rotated secret applies at once; nothing of either is in the sandbox, its GET or Redis', async () => {
@@ -121,6 +134,16 @@ test('a literal header and a secret are injected over HTTPS; a rotated secret ap
       assert.match(view, /"Authorization":"\*\*\*"/, 'GET names the header');
       const dump = redisDump();
       assert.ok(!dump.includes(literal) && !dump.includes(first) && !dump.includes(second), 'sealed at rest');
+      // The workspace's audit: each transformed request (counted, within its
+      // proxy's next second or two) and each resolve, names only.
+      const events = await auditOf(sbx.sandboxId, (evs) =>
+        evs.filter((e) => e.event === 'egress_transform').reduce((n, e) => n + Number(/count=(\d+)/.exec(e.reason)[1]), 0) >= 3);
+      const transforms = events.filter((e) => e.event === 'egress_transform');
+      assert.ok(transforms.every((e) => /^host=api\.allowed\.test headers=Authorization,X-Svc-Key count=\d+$/.test(e.reason)),
+        JSON.stringify(transforms));
+      assert.ok(events.some((e) => e.event === 'egress_resolve' && e.reason.includes(name)), 'the secret\'s resolves are there');
+      const text = JSON.stringify(events);
+      assert.ok(!text.includes(literal) && !text.includes('SECRET-'), 'no value in the audit');
     });
   } finally {
     await Secret.destroy(name).catch(() => {});

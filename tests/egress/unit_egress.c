@@ -22,6 +22,7 @@ CHECK_COUNTERS;
 /* unit_rules.c: header rules, placeholders, config files, SOCKS5 messages;
  * it counts into the same totals. */
 void test_rules_all(void);
+void test_audit_all(void); /* unit_audit.c */
 int *unit_passed(void);
 int *unit_failed(void);
 int *unit_passed(void)
@@ -757,5 +758,6 @@ int main(void)
     test_conf();
     test_conf_test_host();
     test_rules_all();
+    test_audit_all();
     return CHECK_SUMMARY();
 }

@@ -376,6 +376,7 @@ void unit_keys(int *total_passed, int *total_failed);
 void unit_volume_create(int *total_passed, int *total_failed);
 void unit_e2b_timeout(int *total_passed, int *total_failed);
 void unit_e2b_network(int *total_passed, int *total_failed);
+void unit_egress_audit(int *total_passed, int *total_failed);
 void unit_sandbox_list(int *total_passed, int *total_failed);
 void unit_snapshot_parse(int *total_passed, int *total_failed);
 void unit_template_build(int *total_passed, int *total_failed);
@@ -532,6 +533,7 @@ int main(void)
     unit_volume_create(&passed, &failed);
     unit_e2b_timeout(&passed, &failed);
     unit_e2b_network(&passed, &failed);
+    unit_egress_audit(&passed, &failed);
     unit_sandbox_list(&passed, &failed);
     unit_snapshot_parse(&passed, &failed);
     unit_template_build(&passed, &failed);

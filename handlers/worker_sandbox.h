@@ -1,0 +1,15 @@
+/* worker_sandbox.h: what a worker may ask about one sandbox (the proxy's
+ * placeholders, its transform counts: decisions 0090, 0091) only for one
+ * placed on it, of the caller's pool, and running; any other answers the same
+ * 404, so a worker learns nothing of sandboxes not its own. */
+#ifndef CORRAL_WORKER_SANDBOX_H
+#define CORRAL_WORKER_SANDBOX_H
+
+#include "request.h"
+#include "sandbox_store.h"
+
+/* 1 with ws and rec (free it), 0 answered 404, -1 answered 503. */
+int worker_running_sandbox(struct request *req, const char *wid, const char *sbid, char ws[33],
+                           struct sandbox_record *rec);
+
+#endif
