@@ -4,41 +4,12 @@
 #include "egress_policy.h"
 #include "sandbox_spec_parse.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ISOLATION_KEY "corral.require_isolation"
-
-/* Given: neither null nor an empty array or object. */
-static int given(const json_t *v)
-{
-    return v && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0) &&
-           !(json_is_object(v) && json_object_size(v) == 0);
-}
-
-/* network fields (of a create's "network" or of a network update) Corral does
- * not implement: the first given one answers 501 naming it. */
-static int unsupported_network(const json_t *network, const char *prefix, char *err, size_t errlen)
-{
-    static const char *const net[] = {"maskRequestHost", NULL};
-
-    for (int i = 0; net[i]; i++)
-        if (given(json_object_get(network, net[i]))) {
-            snprintf(err, errlen, "%s%s: not supported by Corral yet", prefix, net[i]);
-            return 501;
-        }
-    return 0;
-}
-
-/* Fields E2B defines that Corral does not implement: refused, never ignored.
- * mcp is not one: the SDK itself starts the gateway in the sandbox (`mcp-
- * gateway` of the template it picks), the API only carries the field
- * (decision 0069). */
-static int unsupported(const json_t *body, char *err, size_t errlen)
-{
-    return unsupported_network(json_object_get(body, "network"), "network.", err, errlen);
-}
 
 /* E2B's network fields as one policy (docs/decisions/0020): allowOut (names,
  * wildcards, IPs, CIDRs) is the allow list, denyOut (IPs and CIDRs only, as
@@ -105,6 +76,35 @@ static int add_extras(char **egress_json, const json_t *rules, const json_t *pro
     *egress_json = json_dumps(p, JSON_COMPACT);
     json_decref(p);
     return 0;
+}
+
+/* maskRequestHost: a host, optionally with a port, where "${PORT}" stands
+ * for the port a request is for; it becomes the Host header the sandbox's
+ * services are sent, so only host characters. Absent or null: "". 0, -1. */
+static int mask_parse(const json_t *v, char *out, size_t outlen, char *err, size_t errlen)
+{
+    const char *s = json_string_value(v), *p;
+
+    out[0] = '\0';
+    if (!v || json_is_null(v))
+        return 0;
+    if (!s || json_string_length(v) == 0 || json_string_length(v) >= outlen)
+        goto bad;
+    for (p = s; *p;) {
+        if (strncmp(p, "${PORT}", 7) == 0)
+            p += 7;
+        else if (isalnum((unsigned char)*p) || strchr(".-:[]", *p))
+            p++;
+        else
+            goto bad;
+    }
+    snprintf(out, outlen, "%s", s);
+    return 0;
+bad:
+    snprintf(err, errlen,
+             "network.maskRequestHost: want a host (and port) of at most 200 bytes, where "
+             "${PORT} stands for the request's port");
+    return -1;
 }
 
 static int check_types(const json_t *body, char *err, size_t errlen)
@@ -196,7 +196,6 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
     json_t *iam = NULL;
     struct spec_error coded;
     json_t *native;
-    int status;
 
     memset(spec, 0, sizeof(*spec));
     if (!json_is_object(body)) {
@@ -205,8 +204,6 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
     }
     if (check_types(body, err, errlen) != 0)
         return 400;
-    if ((status = unsupported(body, err, errlen)) != 0)
-        return status;
     native = native_body(body);
     if (sandbox_spec_parse_coded(native, spec, &coded) != 0) {
         json_decref(native);
@@ -236,6 +233,11 @@ int e2b_spec_parse(const json_t *body, struct sandbox_spec *spec, char *err, siz
     spec->secure = !json_is_false(json_object_get(body, "secure"));
     spec->public_traffic =
         !json_is_false(json_object_get(json_object_get(body, "network"), "allowPublicTraffic"));
+    if (mask_parse(json_object_get(network, "maskRequestHost"), spec->mask_host,
+                   sizeof(spec->mask_host), err, errlen) != 0) {
+        sandbox_spec_free(spec);
+        return 400;
+    }
     return 0;
 }
 
@@ -267,13 +269,10 @@ int e2b_network_parse(const json_t *body, char **egress_json, char *err, size_t 
 int e2b_network_parse_iam(const json_t *body, const json_t *iam, char **egress_json, char *err,
                           size_t errlen)
 {
-    int status;
 
     *egress_json = NULL;
     if (check_update_fields(body, err, errlen) != 0)
         return 400;
-    if ((status = unsupported_network(body, "", err, errlen)) != 0)
-        return status;
     if (e2b_egress(json_object_get(body, "allowOut"), json_object_get(body, "denyOut"), "",
                    json_is_false(json_object_get(body, "allow_internet_access")), egress_json, err,
                    errlen) != 0 ||

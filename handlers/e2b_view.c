@@ -97,6 +97,8 @@ static void add_network(json_t *o, const struct sandbox_record *r)
         if (json_object_get(policy, "upstream"))
             json_object_set(net, "egressProxy", json_object_get(policy, "upstream"));
     }
+    if (r->mask_host && *r->mask_host)
+        json_object_set_new(net, "maskRequestHost", json_string(r->mask_host));
     json_decref(policy);
     json_object_set_new(o, "network", net);
 }

@@ -27,6 +27,8 @@ static void answer_route(struct request *req, const char *sbid, const struct rou
     respond_add_header(req, "X-Corral-Data-Key", rt->worker.data_key);
     respond_add_header(req, "X-Corral-Secure", rt->secure ? "1" : "0");
     respond_add_header(req, "X-Corral-Public", rt->public ? "1" : "0");
+    if (rt->mask_host[0]) /* decision 0091: the module sends it as the Host */
+        respond_add_header(req, "X-Corral-Mask-Host", rt->mask_host);
     respond_empty(req, 200);
 }
 

@@ -43,9 +43,11 @@ typedef struct {
     u_char                        public;
     u_char                        addr_len;
     u_char                        key_len;
+    u_char                        mask_len;
     u_char                        id[NGX_HTTP_CORRAL_ID_LEN];
     u_char                        addr[NGX_HTTP_CORRAL_ADDR_MAX];
     u_char                        key[NGX_HTTP_CORRAL_KEY_MAX];
+    u_char                        mask[NGX_HTTP_CORRAL_MASK_MAX];
 } ngx_http_corral_node_t;
 
 
@@ -133,7 +135,8 @@ ngx_http_corral_cache_copy(ngx_http_request_t *r, ngx_http_corral_node_t *cn,
         return NGX_OK;
     }
 
-    route->addr.data = ngx_pnalloc(r->pool, cn->addr_len + cn->key_len);
+    route->addr.data = ngx_pnalloc(r->pool,
+                                   cn->addr_len + cn->key_len + cn->mask_len);
     if (route->addr.data == NULL) {
         return NGX_ERROR;
     }
@@ -144,6 +147,10 @@ ngx_http_corral_cache_copy(ngx_http_request_t *r, ngx_http_corral_node_t *cn,
     route->key.data = route->addr.data + cn->addr_len;
     route->key.len = cn->key_len;
     ngx_memcpy(route->key.data, cn->key, cn->key_len);
+
+    route->mask.data = route->key.data + cn->key_len;
+    route->mask.len = cn->mask_len;
+    ngx_memcpy(route->mask.data, cn->mask, cn->mask_len);
 
     return NGX_OK;
 }
@@ -213,7 +220,7 @@ ngx_http_corral_cache_put(ngx_http_request_t *r, ngx_http_corral_ctx_t *ctx,
 }
 
 
-/* the lookup's answers were checked to fit: ADDR_MAX, KEY_MAX */
+/* the lookup's answers were checked to fit: ADDR_MAX, KEY_MAX, MASK_MAX */
 
 static void
 ngx_http_corral_cache_set(ngx_http_corral_node_t *cn,
@@ -225,10 +232,12 @@ ngx_http_corral_cache_set(ngx_http_corral_node_t *cn,
     cn->public = route->public ? 1 : 0;
     cn->addr_len = (u_char) route->addr.len;
     cn->key_len = (u_char) route->key.len;
+    cn->mask_len = (u_char) route->mask.len;
 
     if (route->found) {
         ngx_memcpy(cn->addr, route->addr.data, route->addr.len);
         ngx_memcpy(cn->key, route->key.data, route->key.len);
+        ngx_memcpy(cn->mask, route->mask.data, route->mask.len);
     }
 }
 

@@ -47,6 +47,8 @@ static ngx_int_t ngx_http_corral_parse_answer(ngx_http_request_t *r,
 static ngx_int_t ngx_http_corral_answer_read(ngx_http_corral_ctx_t *ctx,
     ngx_http_corral_route_t *route);
 static ngx_int_t ngx_http_corral_answer_check(ngx_http_corral_route_t *route);
+static ngx_int_t ngx_http_corral_masked_host(ngx_http_request_t *r,
+    ngx_http_corral_ctx_t *ctx, ngx_http_corral_route_t *route);
 static ngx_int_t ngx_http_corral_admit(ngx_http_request_t *r,
     ngx_http_corral_loc_conf_t *clcf, ngx_http_corral_ctx_t *ctx,
     ngx_http_corral_route_t *route);
@@ -386,6 +388,20 @@ ngx_http_corral_answer_read(ngx_http_corral_ctx_t *ctx,
         return NGX_DECLINED;
     }
 
+    /* optional: only a sandbox created with maskRequestHost has one */
+
+    switch (ngx_http_corral_list_header(answer, "X-Corral-Mask-Host",
+                                        &route->mask))
+    {
+    case NGX_OK:
+        break;
+    case NGX_DECLINED:
+        ngx_str_null(&route->mask);
+        break;
+    default:
+        return NGX_DECLINED;
+    }
+
     return NGX_OK;
 }
 
@@ -412,6 +428,75 @@ ngx_http_corral_answer_check(ngx_http_corral_route_t *route)
 
     if (route->key.len == 0 || route->key.len > NGX_HTTP_CORRAL_KEY_MAX) {
         return NGX_DECLINED;
+    }
+
+    /* it goes into the Host header: host characters and "${PORT}" only */
+
+    if (route->mask.len > NGX_HTTP_CORRAL_MASK_MAX) {
+        return NGX_DECLINED;
+    }
+
+    for (p = route->mask.data; p < route->mask.data + route->mask.len; p++) {
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z')
+              || (*p >= 'A' && *p <= 'Z') || *p == '.' || *p == '-'
+              || *p == ':' || *p == '[' || *p == ']' || *p == '$'
+              || *p == '{' || *p == '}'))
+        {
+            return NGX_DECLINED;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* the Host the sandbox's service sees: its mask with "${PORT}" as the port */
+
+static ngx_int_t
+ngx_http_corral_masked_host(ngx_http_request_t *r, ngx_http_corral_ctx_t *ctx,
+    ngx_http_corral_route_t *route)
+{
+    u_char     *p, *src, *end;
+    size_t      len;
+    ngx_str_t   var = ngx_string("${PORT}");
+
+    if (route->mask.len == 0) {
+        return NGX_OK;
+    }
+
+    len = 0;
+    src = route->mask.data;
+    end = src + route->mask.len;
+
+    while (src < end) {
+        if ((size_t) (end - src) >= var.len
+            && ngx_strncmp(src, var.data, var.len) == 0)
+        {
+            len += ctx->port.len;
+            src += var.len;
+        } else {
+            len++;
+            src++;
+        }
+    }
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->host.data = p;
+    ctx->host.len = len;
+
+    for (src = route->mask.data; src < end; /* void */) {
+        if ((size_t) (end - src) >= var.len
+            && ngx_strncmp(src, var.data, var.len) == 0)
+        {
+            p = ngx_cpymem(p, ctx->port.data, ctx->port.len);
+            src += var.len;
+        } else {
+            *p++ = *src++;
+        }
     }
 
     return NGX_OK;
@@ -454,7 +539,9 @@ ngx_http_corral_admit(ngx_http_request_t *r,
                    "worker unreachable: its tunnel is down; retry shortly");
     }
 
-    if (ngx_http_corral_sign(r, ctx, route) != NGX_OK) {
+    if (ngx_http_corral_sign(r, ctx, route) != NGX_OK
+        || ngx_http_corral_masked_host(r, ctx, route) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 

@@ -13,6 +13,9 @@
  *                                corral_upstream_allow
  *     $corral_sandbox_id         S
  *     $corral_sandbox_port       P
+ *     $corral_host               the Host the sandbox's service is sent:
+ *                                its maskRequestHost with ${PORT} as P, or
+ *                                the request's own host
  *     $corral_gateway_signature  "<unix seconds>:<hex HMAC-SHA-256 of
  *                                 S:P:seconds under the worker key>"
  *     $corral_lookup_key         the gateway secret, defined only inside the
@@ -160,6 +163,7 @@ enum {
     NGX_HTTP_CORRAL_VAR_ID,
     NGX_HTTP_CORRAL_VAR_PORT,
     NGX_HTTP_CORRAL_VAR_SIGNATURE,
+    NGX_HTTP_CORRAL_VAR_HOST,
     NGX_HTTP_CORRAL_VAR_LOOKUP_KEY
 };
 
@@ -177,6 +181,9 @@ static ngx_http_variable_t  ngx_http_corral_vars[] = {
 
     { ngx_string("corral_gateway_signature"), NULL, ngx_http_corral_variable,
       NGX_HTTP_CORRAL_VAR_SIGNATURE, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("corral_host"), NULL, ngx_http_corral_variable,
+      NGX_HTTP_CORRAL_VAR_HOST, NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
     { ngx_string("corral_lookup_key"), NULL, ngx_http_corral_variable,
       NGX_HTTP_CORRAL_VAR_LOOKUP_KEY, NGX_HTTP_VAR_NOCACHEABLE, 0 },
@@ -217,6 +224,13 @@ ngx_http_corral_variable(ngx_http_request_t *r,
 
     case NGX_HTTP_CORRAL_VAR_SIGNATURE:
         s = &ctx->signature;
+        break;
+
+    case NGX_HTTP_CORRAL_VAR_HOST:
+
+        /* no mask: the request's own host, as $host gives it */
+
+        s = ctx->host.len ? &ctx->host : &r->main->headers_in.server;
         break;
 
     default: /* NGX_HTTP_CORRAL_VAR_LOOKUP_KEY */

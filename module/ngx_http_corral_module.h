@@ -29,6 +29,7 @@
 #define NGX_HTTP_CORRAL_ID_LEN      20
 #define NGX_HTTP_CORRAL_ADDR_MAX    64
 #define NGX_HTTP_CORRAL_KEY_MAX     128
+#define NGX_HTTP_CORRAL_MASK_MAX    200  /* maskRequestHost, ${PORT} unexpanded */
 
 
 struct data_addr_allow;
@@ -45,6 +46,8 @@ typedef struct {
     ngx_str_t                     upstream;
     ngx_str_t                     signature;
     ngx_str_t                     secret;
+    /* the Host its service sees: its maskRequestHost expanded, or empty */
+    ngx_str_t                     host;
     /* upstream parsed, by the balancer, once per request */
     ngx_addr_t                   *peer;
 } ngx_http_corral_ctx_t;
@@ -61,6 +64,7 @@ typedef struct {
     ngx_uint_t                    public;
     ngx_str_t                     addr;
     ngx_str_t                     key;
+    ngx_str_t                     mask;     /* maskRequestHost, or empty */
 } ngx_http_corral_route_t;
 
 

@@ -102,6 +102,7 @@ static void record_of(struct sandbox_record *r, const char *ws, const char *sbid
     r->secure = spec->secure != 0;
     r->public_traffic = spec->public_traffic != 0;
     r->egress = spec->egress_json ? spec->egress_json : "";
+    r->mask_host = spec->mask_host;
     r->internet = spec->internet < 0 ? -1 : spec->internet != 0;
     r->pids_limit = limits[WS_LIMIT_PIDS];
     r->disk_mb = limits[WS_LIMIT_DISK_MB];

@@ -33,6 +33,7 @@ struct sandbox_spec {
     int internet;         /* E2B allow_internet_access: 1, 0, or -1 not given */
     int secure;           /* E2B "secure": envd calls need the envd access token */
     int public_traffic;   /* 0: data-plane calls need the traffic access token */
+    char mask_host[201];  /* E2B maskRequestHost ("${PORT}" unexpanded), "" none */
     int pause_on_timeout; /* the deadline pauses it rather than killing it */
     /* Created from a snapshot (snapshot_resolve): its image, the template its
      * worker knows it by, and the worker that holds it; "" otherwise. */

@@ -17,6 +17,7 @@ static int route_of(struct rconn *rc, const struct sandbox_record *sb, struct ro
     }
     out->secure = sb->secure;
     out->public = sb->public_traffic;
+    snprintf(out->mask_host, sizeof(out->mask_host), "%s", sb->mask_host ? sb->mask_host : "");
     return worker_route(rc, sb->pool, sb->worker, &out->worker);
 }
 

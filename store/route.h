@@ -10,6 +10,7 @@ struct route {
     struct worker_route worker; /* its worker's data port and key */
     int secure;                 /* envd needs an access token */
     int public;                 /* other ports need no traffic token */
+    char mask_host[201];        /* its maskRequestHost, "" none */
     char ws[33];                /* whose it is */
 };
 

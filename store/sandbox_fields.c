@@ -56,6 +56,7 @@ const struct sandbox_field sandbox_fields[] = {
     TEXT("start", start),
     TEXT("build", build),
     TEXT("build_spec", build_spec),
+    TEXT("mask_host", mask_host),
     /* Written by the transitions (sandbox_store.c, sandbox_pause.c), never
      * by a create. */
     {"reason", AT(reason), SANDBOX_FIELD_TEXT, NULL, NULL, 0},

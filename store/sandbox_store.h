@@ -129,6 +129,7 @@ struct sandbox_record {
     const char *allowed_domains;   /* JSON array text: the native allowed_domains */
     const char *env;               /* sealed env vars (or, in an older record, JSON) */
     const char *egress;            /* the policy in force as JSON text; "" none */
+    const char *mask_host;         /* the Host its services are sent (${PORT}); "" none */
     const char *egress_next;       /* NULL: none recorded; "null": recorded as no policy */
     const char *image;             /* made from a snapshot: its image on the worker; "" */
     const char *base_template;     /* then: the template the snapshot came from; "" */

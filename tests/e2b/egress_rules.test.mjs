@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Secret } from 'e2b';
 import { ALL_TRAFFIC } from './sdk.mjs';
-import { withSandbox, Sandbox, useStandins, fetchFrom } from './lib.mjs';
+import { withSandbox, Sandbox, useStandins, fetchFrom, gatewayUrl } from './lib.mjs';
 import { INET, PORT, HOSTS } from '../lib/standins.mjs';
 import { makeTestPki } from '../lib/test_pki.mjs';
 import { sleep } from '../lib/poll.mjs';
@@ -236,6 +236,11 @@ test('updateNetwork on a running sandbox with a proxy: the new allow-list and ru
   await withSandbox({ network: { allowOut: ['api.allowed.test'], denyOut: [ALL_TRAFFIC] } }, async (sbx) => {
     const other = `http://other.test:${PORT}/`;
     assert.equal((await fetchFrom(sbx, [other]))[other], 'HTTP 403');
+    // A worker takes new commands between its batches: the kills of the
+    // tests before (a removal takes a second or two) are let finish first,
+    // so the second below measures the update, not them.
+    // sleep: 3 s, once, for the earlier tests' kills.
+    await sleep(3000);
     await sbx.updateNetwork({ allowOut: ['api.allowed.test', 'other.test'], denyOut: [ALL_TRAFFIC],
       rules: { 'api.allowed.test': [{ transform: { headers: { 'X-Live': 'new' } } }] } });
     const deadline = Date.now() + 1000;
@@ -286,4 +291,33 @@ test('egressProxy: allowed traffic goes through the customer\'s SOCKS5 proxy by 
     assert.ok(!got.body.includes('wrong'));
   });
   assert.ok(lines(socksLog).slice(n).every((l) => l.auth === 'refused'), 'refused at the proxy, no connection made');
+});
+
+test('maskRequestHost: the sandbox\'s services are sent the masked Host, ${PORT} its port; without it, the request\'s own', async () => {
+  const serve = (sbx) => sbx.commands.run(`python3 -c '
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = (self.headers.get("Host") or "-").encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("0.0.0.0", 8000), H).serve_forever()'`, { background: true });
+  const hostSeen = async (sbx) => {
+    const g = gatewayUrl(sbx, 8000);
+    for (let i = 0; i < 50; i++) {
+      const r = await fetch(`${g.url}/`, { headers: g.headers }).catch(() => null);
+      if (r?.status === 200) return r.text();
+      // sleep: until the server in the sandbox listens, 50 tries at most.
+      await sleep(100);
+    }
+    throw new Error('the sandbox\'s server never answered through the gateway');
+  };
+  await withSandbox({ network: { maskRequestHost: 'masked-${PORT}.corral.test:${PORT}' } }, async (sbx) => {
+    await serve(sbx);
+    assert.equal(await hostSeen(sbx), 'masked-8000.corral.test:8000');
+  });
+  await withSandbox({}, async (sbx) => {
+    await serve(sbx);
+    assert.match(await hostSeen(sbx), new RegExp(`^8000-${sbx.sandboxId}\\.`), 'no mask: the request\'s own host');
+  });
 });

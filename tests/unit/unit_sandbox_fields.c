@@ -52,6 +52,7 @@ static void created(struct sandbox_record *r)
     r->start = "{\"cmd\":\"srv\"}";
     r->build = "bld-1";
     r->build_spec = "{\"id\":\"bld-1\"}";
+    r->mask_host = "localhost:${PORT}";
 }
 
 /* Exactly what scheduler.c's record_and_send spelled before the table:
@@ -119,7 +120,9 @@ static const char *const want[] = {"id",
                                    "build",
                                    "bld-1",
                                    "build_spec",
-                                   "{\"id\":\"bld-1\"}"};
+                                   "{\"id\":\"bld-1\"}",
+                                   "mask_host",
+                                   "localhost:${PORT}"};
 
 static void test_create_pairs(void)
 {
@@ -245,7 +248,7 @@ static void test_round_trip(void)
     for (size_t i = 0; i < sandbox_nfields; i++)
         for (size_t j = i + 1; j < sandbox_nfields; j++)
             unique &= strcmp(sandbox_fields[i].name, sandbox_fields[j].name) != 0;
-    CHECK(unique && sandbox_nfields == 37);
+    CHECK(unique && sandbox_nfields == 38);
 }
 
 static void test_states(void)
