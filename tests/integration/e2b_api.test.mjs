@@ -109,7 +109,9 @@ test('E2B create errors name the E2B field', async () => {
   assertError(await e2b('POST', '/v2/sandboxes', { templateID: 'base', metadata: { 'corral.require_isolation': 'GVISOR' } }), 409, /GVISOR/);
   assertError(await e2b('POST', '/v2/sandboxes', { templateID: 'base', allow_internet_access: false }), 409, /worker capability unavailable/);
   assertError(await e2b('POST', '/v2/sandboxes', { templateID: 'base', network: { denyOut: ['0.0.0.0/0'] } }), 409, /worker capability unavailable/);
-  assertError(await e2b('POST', '/v2/sandboxes', { templateID: 'base', network: { rules: { 'a.com': [{}] } } }), 501, /^network\.rules/);
+  // Rules need the proxy: a worker without one cannot take them (decision 0091).
+  assertError(await e2b('POST', '/v2/sandboxes', { templateID: 'base', network: { rules: { 'a.com': [{}] } } }), 409, /worker capability unavailable/);
+  assertError(await e2b('POST', '/v2/sandboxes', { templateID: 'base', network: { rules: { '*': [{}] } } }), 400, /^network\.rules\[\*\]/);
 });
 
 test('GET /templates lists what the tenant\'s workers offer; /health is 204', async () => {

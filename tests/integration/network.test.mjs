@@ -132,7 +132,7 @@ const bad = [
   ['e2b', { network: { denyOut: ['0.0.0.0/0', 'example.com'] } }, 400, /^network\.denyOut\[1\]: domain names are not supported/],
   ['e2b', { network: { denyOut: [7] } }, 400, /^network\.denyOut\[0\]/],
   ['e2b', { allow_internet_access: 'no' }, 400, /^allow_internet_access/],
-  ['e2b', { network: { maskRequestHost: 'x.com' } }, 501, /^network\.maskRequestHost/],
+  ['e2b', { network: { maskRequestHost: 'x.com\r\nX-Evil: 1' } }, 400, /^network\.maskRequestHost: want a host/],
   ['e2b', { network: { egressProxy: { address: 'p' } } }, 400, /^network\.egressProxy\.address: want host:port/],
   ['e2b', { network: { egressProxy: { address: '10.0.0.1:1080' } } }, 400, /^network\.egressProxy\.address/],
   ['e2b', { network: { rules: { 'a.com': [{ transform: { headers: { 'X-A': 'v\r\nEvil: 1' } } }] } } }, 400,
