@@ -542,3 +542,55 @@ test("the volume file API: a's volume opens to its own token only, and nothing i
   if (now.raw !== marker) bad.push(`a's file changed: ${now.raw.slice(0, 80)}`);
   assert.deepEqual(bad, [], bad.join('\n'));
 });
+
+// A worker's reach into the secrets of the sandboxes it does not run
+// (decisions 0090, 0091): a proxy's placeholders and its transform counts are
+// asked for by its worker, for a sandbox running there, and by no other
+// worker: the fleet's two, and each agent's (whose credentials any session of
+// that agent can read). The positive control: the rules kind's own worker
+// gets a token.
+test('a worker resolves placeholders, and reports transforms, only for sandboxes it runs', async () => {
+  const read = (f) => readFileSync(`${RUN}/${f}`, 'utf8');
+  const field = (w, k) => w.match(new RegExp(`^${k} = (\\S+)$`, 'm'))[1];
+  const fleet = read('workerd.token').trim();
+  const creds = {
+    workerd: { id: field(read('workerd-state/worker'), 'worker_id'), secret: field(read('workerd-state/worker'), 'worker_secret'), token: fleet },
+    'workerd-2': { ...tunnelledWorker(), token: fleet },
+    "a's agent": { ...a.agent.worker(), token: a.agent.token },
+    "b's agent": { ...b.agent.worker(), token: b.agent.token },
+  };
+  const bad = [], table = {};
+  const runsOn = {};
+  let controls = 0;
+  for (const s of all.filter((x) => x.kind !== 'agent')) {
+    const view = (await call('GET', `/v1/sandboxes/${s.id}`, { key: s.ws.member })).body;
+    runsOn[s.id] = view.worker_id;
+    for (const [who, c] of Object.entries(creds)) {
+      const headers = { Authorization: `Bearer ${c.token}`, 'X-Worker-Id': c.id, 'X-Worker-Secret': c.secret };
+      const resolve = await call('POST', '/v1/worker/egress-resolve', { headers,
+        body: { sandbox: s.id, host: 'api.allowed.test', tokens: s.kind === 'rules' ? ['t'] : [] } });
+      const audit = await call('POST', '/v1/worker/egress-audit', { headers,
+        body: { sandbox: s.id, audit: [{ host: 'forged.test', headers: ['X-Forged'], count: 1 }] } });
+      table[`${who} -> ${s.kind}/${s.ws.name}`] = `${resolve.status} ${audit.status}`;
+      if (view.worker_id === c.id && view.state === 'running') {
+        if (s.kind === 'rules' && (resolve.status !== 200 || !/^ey/.test(resolve.body?.tokens?.t ?? ''))) bad.push(`${who}: its own rules sandbox got ${resolve.status}`);
+        controls += s.kind === 'rules';
+        continue;
+      }
+      for (const [route, r] of [['egress-resolve', resolve], ['egress-audit', audit]]) {
+        if (![401, 403, 404].includes(r.status)) bad.push(`${who}: ${route} for ${s.kind}/${s.ws.name} it does not run: ${r.status} ${r.raw.slice(0, 120)}`);
+      }
+    }
+  }
+  console.log('\nworker credentials x sandboxes: egress-resolve, egress-audit statuses');
+  console.table(table);
+  assert.ok(controls >= 2, 'the rules kind of both workspaces was resolved by its own worker (the control)');
+  // Recorded only from the worker that runs the sandbox (its own counts).
+  for (const ws of [a, b]) {
+    const events = (await call('GET', '/v1/audit?event=egress_transform&limit=1000', { key: ws.owner })).body.events ?? [];
+    for (const e of events) {
+      if (e.reason.includes('forged.test') && e.worker_id !== runsOn[e.sandbox_id]) bad.push(`recorded from a worker that does not run ${e.sandbox_id}: ${JSON.stringify(e)}`);
+    }
+  }
+  assert.deepEqual(bad, [], bad.join('\n'));
+});
