@@ -181,12 +181,18 @@ int snapshot_fork_spec(const struct sandbox_record *src, const char *snap_id, lo
     out->secure = src->secure;
     out->public_traffic = src->public_traffic;
     out->internet = src->internet;
-    out->egress_policy = *src->egress != '\0';
+    /* A fork is a new start: a policy recorded for the next one is its own
+     * ("null": none), else the one in force (decision 0091). */
+    const char *policy = src->egress_next ? src->egress_next : src->egress;
+    if (strcmp(policy, "null") == 0)
+        policy = "";
+    out->egress_policy = *policy != '\0';
+    snprintf(out->mask_host, sizeof(out->mask_host), "%s", src->mask_host ? src->mask_host : "");
     /* Its env vars are in the snapshot's image already, as the sandbox had them. */
     out->metadata_json = strdup(src->metadata);
     out->env_json = strdup("{}");
     out->allowed_json = strdup(*src->allowed_domains ? src->allowed_domains : "[]");
-    out->egress_json = out->egress_policy ? strdup(src->egress) : NULL;
+    out->egress_json = out->egress_policy ? strdup(policy) : NULL;
     if (!out->metadata_json || !out->env_json || !out->allowed_json ||
         (out->egress_policy && !out->egress_json)) {
         sandbox_spec_free(out);

@@ -266,6 +266,15 @@ test('updateNetwork on a sandbox without a proxy: reported pending, applied by a
     assert.equal(view.egress, null, 'none in force');
     assert.deepEqual(view.egress_next.egress.allow, ['api.allowed.test'], 'pending');
     assert.equal((await fetchFrom(sbx, [literal]))[literal], 'public stand-in', 'still open until it starts again');
+    // A fork is a new start: it gets the pending policy.
+    const [f] = await Sandbox.fork(sbx.sandboxId, { count: 1 });
+    if (f instanceof Error) throw f;
+    try {
+      const fork = await Sandbox.connect(f.sandboxId);
+      assert.equal((await fetchFrom(fork, [literal]))[literal], 'HTTP 403', 'the fork starts with the pending policy');
+    } finally {
+      await Sandbox.kill(f.sandboxId).catch(() => {});
+    }
     assert.equal(await sbx.pause({ keepMemory: false }), true);
     const back = await Sandbox.connect(sbx.sandboxId);
     assert.equal((await fetchFrom(back, [literal]))[literal], 'HTTP 403', 'applied at the resume');
