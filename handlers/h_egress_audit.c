@@ -14,21 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void record(struct request *req, const char *wid, const char *ws,
-                   const struct sandbox_record *rec, const char *reason)
-{
-    char actor[AUDIT_ACTOR_MAX];
-
-    audit_actor_worker(actor, wid);
-    struct audit_event e = {.event = AUDIT_EGRESS_TRANSFORM,
-                            .actor = actor,
-                            .sandbox = rec->id,
-                            .worker = wid,
-                            .tier = rec->tier,
-                            .reason = reason};
-    audit_append(req->rc, ws, &e);
-}
-
 static void record_all(struct request *req, const char *wid, const struct egress_audit_body *b)
 {
     struct sandbox_record rec;
@@ -39,13 +24,13 @@ static void record_all(struct request *req, const char *wid, const struct egress
     for (size_t i = 0; i < b->n; i++) {
         snprintf(reason, sizeof(reason), "host=%s headers=%s count=%lld", b->e[i].host,
                  b->e[i].headers, b->e[i].count);
-        record(req, wid, ws, &rec, reason);
+        worker_sandbox_audit(req, wid, ws, &rec, AUDIT_EGRESS_TRANSFORM, reason);
     }
     if (b->dropped > 0) {
         snprintf(reason, sizeof(reason),
                  "%lld more requests changed by rules, past what its proxy could count apart",
                  b->dropped);
-        record(req, wid, ws, &rec, reason);
+        worker_sandbox_audit(req, wid, ws, &rec, AUDIT_EGRESS_TRANSFORM, reason);
     }
     sandbox_record_free(&rec);
     respond_json(req, 200, json_pack("{s:I}", "recorded", (json_int_t)b->n));

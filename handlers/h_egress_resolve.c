@@ -97,21 +97,14 @@ static void audit_resolve(struct request *req, const char *wid, const char *ws,
                           const struct sandbox_record *rec, const struct resolve_body *b)
 {
     json_t *o = json_pack("{s:s, s:[], s:[]}", "host", b->host, "secrets", "tokens");
-    char actor[AUDIT_ACTOR_MAX], *reason;
+    char *reason;
 
     for (size_t i = 0; o && i < b->nsecrets; i++)
         json_array_append_new(json_object_get(o, "secrets"), json_string(b->secrets[i]));
     for (size_t i = 0; o && i < b->ntokens; i++)
         json_array_append_new(json_object_get(o, "tokens"), json_string(b->tokens[i]));
     reason = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    audit_actor_worker(actor, wid);
-    struct audit_event e = {.event = AUDIT_EGRESS_RESOLVE,
-                            .actor = actor,
-                            .sandbox = rec->id,
-                            .worker = wid,
-                            .tier = rec->tier,
-                            .reason = reason};
-    audit_append(req->rc, ws, &e);
+    worker_sandbox_audit(req, wid, ws, rec, AUDIT_EGRESS_RESOLVE, reason);
     free(reason);
     json_decref(o);
 }

@@ -1,6 +1,7 @@
 /* worker_sandbox.c: a worker's own running sandbox (worker_sandbox.h). */
 #include "worker_sandbox.h"
 
+#include "audit.h"
 #include "respond.h"
 
 #include <string.h>
@@ -24,4 +25,19 @@ int worker_running_sandbox(struct request *req, const char *wid, const char *sbi
     else if (found == 0)
         NOT_FOUND_SANDBOX(req);
     return found;
+}
+
+void worker_sandbox_audit(struct request *req, const char *wid, const char *ws,
+                          const struct sandbox_record *rec, const char *event, const char *reason)
+{
+    char actor[AUDIT_ACTOR_MAX];
+
+    audit_actor_worker(actor, wid);
+    struct audit_event e = {.event = event,
+                            .actor = actor,
+                            .sandbox = rec->id,
+                            .worker = wid,
+                            .tier = rec->tier,
+                            .reason = reason};
+    audit_append(req->rc, ws, &e);
 }

@@ -12,4 +12,8 @@
 int worker_running_sandbox(struct request *req, const char *wid, const char *sbid, char ws[33],
                            struct sandbox_record *rec);
 
+/* event about rec (in workspace ws), by worker:<wid>, with reason. */
+void worker_sandbox_audit(struct request *req, const char *wid, const char *ws,
+                          const struct sandbox_record *rec, const char *event, const char *reason);
+
 #endif

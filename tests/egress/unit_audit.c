@@ -6,23 +6,13 @@
 #include "egress/transform_audit.h"
 
 #include <jansson.h>
+#include "unit_check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int *unit_passed(void);
-int *unit_failed(void);
 void test_audit_all(void);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            (*unit_passed())++;                                                                    \
-        } else {                                                                                   \
-            (*unit_failed())++;                                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
 
 /* The count of (host, names joined by ',') in a taken line; -1 absent. */
 static long long count_of(json_t *line, const char *host, const char *names)

@@ -11,23 +11,13 @@
 #include "egress/socks5_wire.h"
 #include "egress/transform.h"
 
+#include "unit_check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int *unit_passed(void);
-int *unit_failed(void);
 void test_rules_all(void);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            (*unit_passed())++;                                                                    \
-        } else {                                                                                   \
-            (*unit_failed())++;                                                                    \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
-        }                                                                                          \
-    } while (0)
 
 /* rules_parse of a JSON text: 0 or -1; err is kept for the caller. */
 static int rules_from(const char *json, struct rules *r, char *err, size_t errlen)
