@@ -26,7 +26,7 @@ $(BIN)/unit-tests: $(call objs,$(UNIT_SRCS)) $(SCHED_LIB) $(STORE_LIB) $(COMMON_
 
 # clang only: -fsanitize=fuzzer. Built from sources, with ASan and UBSan.
 FUZZ_SRCS := tests/fuzz/fuzz_request.c handlers/sandbox_spec_parse.c handlers/template_build_parse.c \
-             handlers/e2b_spec.c handlers/request.c \
+             handlers/e2b_spec.c handlers/e2b_network_parse.c handlers/request.c \
              handlers/respond.c $(SCHED_LIB_SRCS) $(STORE_SRCS) $(COMMON_SRCS)
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SRCS)
 	@mkdir -p $(dir $@)
