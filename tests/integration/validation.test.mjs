@@ -73,7 +73,8 @@ test('unknown route is 404, wrong method is 405, both JSON', async () => {
 test('E2B routes not served yet answer 501 naming the route', async () => {
   const sb = '0123456789abcdef0123';
   assertError(await api('GET', '/teams', { key: A.member }), 501, /^GET \/teams is not served by Corral$/);
-  assertError(await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base', iam: { tokens: [] } } }), 501, /^iam/);
+  // Served since decision 0091: a malformed iam is a 400 naming it.
+  assertError(await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base', iam: { tokens: [] } } }), 400, /^iam\.tokens/);
   // mcp is carried, not refused (the SDK starts the gateway itself: decision 0069), but must be an object.
   assertError(await api('POST', '/v2/sandboxes', { key: A.member, body: { templateID: 'base', mcp: 'github' } }), 400,
     /^mcp: must be an object$/);
