@@ -448,6 +448,18 @@ static int apply_one_early(struct worker *w, json_t *cmd, json_t *told)
     return 0;
 }
 
+/* Applies an early network update on the main connection; 0, or -1 (after
+ * the batch). */
+static int apply_early_egress(struct worker *w, json_t *cmd)
+{
+    int rc;
+
+    lease_blocked(w, 1);
+    rc = apply_egress_update(w, &w->dk, apply_sbid_of(cmd), json_object_get(cmd, "args"));
+    lease_blocked(w, 0);
+    return rc;
+}
+
 /* Starts the early kill or create at index i of arrived on a thread of its
  * own (inflight.c); 0 started, -1 not now. A create takes its slot here, on
  * the main thread, and waits when none is free: creates started in one look
@@ -494,7 +506,7 @@ static void keep_unapplied(struct worker *w)
  * slowest of the batch before it (decision 0077). The main thread only waits
  * meanwhile, and a pause or resume is a few dockerd calls on the main
  * connection, which no batch thread uses: so it asks for what came
- * (heartbeat_keepalive), applies pauses and resumes at once, starts kills
+ * (heartbeat_keepalive), applies pauses, resumes and network updates at once, starts kills
  * and creates on threads of their own, and tells their outcome (and that of
  * the batch's creates done so far) on a report_only heartbeat; their acks go
  * with the next long-poll, as every ack. The rest waits for the batch's end,
@@ -522,6 +534,15 @@ static void apply_early(struct worker *w, struct look *lk)
         if (is_kill(cmd) || is_create(cmd)) {
             if (start_early(w, lk, i) != 0)
                 json_array_append(lk->later, cmd);
+            continue;
+        }
+        /* A live network update is a file and a signal (egress_live.c):
+         * applied at once, unless its sandbox is in the batch. */
+        if (command_of(cmd) == CMD_EGRESS) {
+            if (!id || job_running(lk->b, apply_sbid_of(cmd)) || apply_early_egress(w, cmd) != 0)
+                json_array_append(lk->later, cmd);
+            else
+                json_array_append_new(w->acks, json_string(id));
             continue;
         }
         if (!is_freeze(cmd))
