@@ -463,7 +463,7 @@ static int wire_proxy(struct docker *d, const struct worker_conf *c, const char 
     char err[256];
     int rc = egress_pool_take(d, st->sbid, policy, netname, len, err, sizeof(err));
 
-    *job = (struct egress_job){.c = c, .wid = wid, .sbid = st->sbid, .policy = policy};
+    *job = (struct egress_job){.c = c, .wid = wid, .sbid = st->sbid};
     if (rc != 2) {
         job->pooled = 1;
         if (rc < 0)
@@ -472,7 +472,8 @@ static int wire_proxy(struct docker *d, const struct worker_conf *c, const char 
     }
     if ((rc = own_network(d, wid, SBNET_INTERNAL, netname, len, st)) != 0)
         return rc;
-    /* Its directory before the sandbox's container: that mounts its CA. */
+    /* Its directory before either container: the proxy reads it, and the
+     * sandbox's gets its CA from it (egress_ca_put). */
     if (egress_dir_write(c, st->sbid, policy, err, sizeof(err)) != 0)
         return refused(d, wid, st, err);
     if (egress_proxy_spawn(job) != 0)

@@ -95,15 +95,16 @@ static int remove_proxy(struct docker *d, const char *wid, const char *sbid, cha
     return containers_remove(d, name, err, errlen);
 }
 
-/* The proxy of sbid made anew with policy, on net: its policy is on its
- * command line. A pooled proxy is replaced the same way (its config file's
- * directory was renamed after the sandbox, so it cannot be restarted). */
+/* The proxy of sbid made anew with policy (its directory rewritten), on
+ * net, as a pooled one is. */
 static int new_proxy(struct docker *d, const struct worker_conf *c, const char *wid,
                      const char *sbid, json_t *policy, const char *net, char *err, size_t errlen)
 {
     if (remove_proxy(d, wid, sbid, err, errlen) != 0)
         return -1;
-    return egress_proxy_start_on(d, c, wid, sbid, policy, net, err, errlen);
+    if (egress_dir_write(c, sbid, policy, err, errlen) != 0)
+        return 1;
+    return egress_proxy_start_on(d, c, wid, sbid, net, err, errlen);
 }
 
 /* The stopped container name, off network from, onto network to. */
@@ -213,7 +214,9 @@ static int add_policy(struct docker *d, const struct worker_conf *c, const char 
     sbnet_name(net, netlen, sbid, wid, SBNET_INTERNAL);
     if ((rc = sbnet_ensure(d, wid, sbid, SBNET_INTERNAL, NULL, err, errlen)) != 0)
         return rc;
-    return egress_proxy_start(d, c, wid, sbid, policy, err, errlen);
+    if (egress_dir_write(c, sbid, policy, err, errlen) != 0)
+        return 1;
+    return egress_proxy_start(d, c, wid, sbid, err, errlen);
 }
 
 /* policy -> none: the old proxy and what the pool kept for it go once the

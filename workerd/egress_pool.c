@@ -59,6 +59,7 @@ static void remove_dir(const char *name)
 {
     char dir[DIR_LEN], file[DIR_LEN + 16];
 
+    egress_resolver_close(name); /* a sandbox's, left by a previous run */
     dir_of(dir, sizeof(dir), name);
     for (size_t i = 0; egress_dir_files[i]; i++) {
         snprintf(file, sizeof(file), "%s/%s", dir, egress_dir_files[i]);

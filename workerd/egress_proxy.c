@@ -74,12 +74,10 @@ static json_t *body_on(const struct worker_conf *c, const char *wid, const char 
                       net, EGRESS_ALIAS, dir);
 }
 
-json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
-                          json_t *policy)
+json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid)
 {
     char net[SBNET_NAME_MAX];
 
-    (void)policy; /* in its directory, egress_dir_write */
     sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
     return body_on(c, wid, sbid, net);
 }
@@ -124,17 +122,16 @@ void egress_proxy_name(char *out, size_t len, const char *id, const char *wid)
 }
 
 int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,
-                       const char *sbid, json_t *policy, char *err, size_t errlen)
+                       const char *sbid, char *err, size_t errlen)
 {
     char net[SBNET_NAME_MAX];
 
     sbnet_name(net, sizeof(net), sbid, wid, SBNET_INTERNAL);
-    return egress_proxy_start_on(d, c, wid, sbid, policy, net, err, errlen);
+    return egress_proxy_start_on(d, c, wid, sbid, net, err, errlen);
 }
 
 int egress_proxy_start_on(struct docker *d, const struct worker_conf *c, const char *wid,
-                          const char *sbid, json_t *policy, const char *net, char *err,
-                          size_t errlen)
+                          const char *sbid, const char *net, char *err, size_t errlen)
 {
     static const long created[3] = {201, 409, 409}, connected[3] = {200, 200, 200},
                       started[3] = {204, 304, 304};
@@ -142,8 +139,6 @@ int egress_proxy_start_on(struct docker *d, const struct worker_conf *c, const c
     json_t *body;
     int rc;
 
-    if (egress_dir_write(c, sbid, policy, err, errlen) != 0)
-        return 1;
     body = body_on(c, wid, sbid, net);
     if (!body) {
         snprintf(err, errlen, "out of memory");
@@ -176,7 +171,7 @@ static void *proxy_thread(void *arg)
         j->rc = 1;
         return NULL;
     }
-    j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->policy, j->err, sizeof(j->err));
+    j->rc = egress_proxy_start(&d, j->c, j->wid, j->sbid, j->err, sizeof(j->err));
     docker_close(&d);
     return NULL;
 }

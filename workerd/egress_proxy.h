@@ -5,7 +5,8 @@
  * egress image, running as nobody with no capability and a read-only root,
  * attached to the sandbox's internal network (as EGRESS_ALIAS) and to the
  * worker's egress network (sbnet.h), which must exist. It is the sandbox's one way out and enforces
- * the policy it is given on its command line (the policy is not secret). */
+ * the policy of its directory (egress_dir.h), which its caller writes first:
+ * the policy holds secrets, never on a command line. */
 #ifndef WORKERD_EGRESS_PROXY_H
 #define WORKERD_EGRESS_PROXY_H
 
@@ -25,13 +26,12 @@ void egress_proxy_name(char *out, size_t len, const char *id, const char *wid);
 /* Creates, connects and starts the proxy of sandbox sbid (idempotent: a
  * create delivered again finds it). 0; 1 refused (err); -1 dockerd down. */
 int egress_proxy_start(struct docker *d, const struct worker_conf *c, const char *wid,
-                       const char *sbid, json_t *policy, char *err, size_t errlen);
+                       const char *sbid, char *err, size_t errlen);
 
 /* The same on network net, the one the sandbox's container is on: a proxy
  * made anew with a new policy (decision 0074) where the pool gave the first. */
 int egress_proxy_start_on(struct docker *d, const struct worker_conf *c, const char *wid,
-                          const char *sbid, json_t *policy, const char *net, char *err,
-                          size_t errlen);
+                          const char *sbid, const char *net, char *err, size_t errlen);
 
 /* The same on a thread of its own (with its own dockerd connection), so that
  * the proxy comes up while the sandbox's container is created and started:
@@ -41,7 +41,6 @@ struct egress_job {
     pthread_t th;
     const struct worker_conf *c;
     const char *wid, *sbid;
-    json_t *policy;
     int rc;
     int pooled; /* the proxy came ready from the pool: no thread to join */
     char err[256];
@@ -50,8 +49,7 @@ int egress_proxy_spawn(struct egress_job *j);
 int egress_proxy_join(struct egress_job *j);
 
 /* The body of its POST /containers/create. Pure. */
-json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid,
-                          json_t *policy);
+json_t *egress_proxy_body(const struct worker_conf *c, const char *wid, const char *sbid);
 /* The same for a ready proxy of the pool (egress_pool.h): on its internal
  * network, its sandbox and policy to come in confdir/config. Pure. */
 json_t *egress_pool_body(const struct worker_conf *c, const char *wid, const char *confdir,

@@ -41,6 +41,18 @@ static void poke(void)
         log_warn("egress resolver: wake: %s", strerror(errno));
 }
 
+/* 1 when sbid's socket is listened on already (a config rewritten). */
+static int listening(const char *sbid)
+{
+    int yes = 0;
+
+    pthread_mutex_lock(&rs.mu);
+    for (int i = 0; i < rs.n && !yes; i++)
+        yes = strcmp(rs.e[i].sbid, sbid) == 0;
+    pthread_mutex_unlock(&rs.mu);
+    return yes;
+}
+
 int egress_resolver_open(const char *dir, const char *sbid, char *err, size_t errlen)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -51,6 +63,8 @@ int egress_resolver_open(const char *dir, const char *sbid, char *err, size_t er
         snprintf(err, errlen, "egress resolver: %.200s: path too long for a socket", dir);
         return -1;
     }
+    if (listening(sbid) && access(a.sun_path, F_OK) == 0)
+        return 0;
     egress_resolver_close(sbid);
     unlink(a.sun_path);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -21,8 +21,9 @@ struct worker;
  * of the sandboxes whose directories a previous run left under root. 0, -1. */
 int egress_resolver_start(struct worker *w, const char *root);
 
-/* Listens on dir/resolve.sock for sbid's proxy (again: the old socket is
- * replaced). 0, or -1 with err. */
+/* Listens on dir/resolve.sock for sbid's proxy, unless it does already (a
+ * config rewritten); a socket left without a listener is replaced. 0, or -1
+ * with err. */
 int egress_resolver_open(const char *dir, const char *sbid, char *err, size_t errlen);
 
 /* Stops listening for sbid (its sandbox is gone). */

@@ -415,7 +415,7 @@ static void test_proxy_body(void)
     wconf_defaults(&c);
     CHECK(wconf_set(&c, "egress_hosts", "a.test:198.51.100.10,b.test:198.51.100.11", err,
                     sizeof(err)) == 0);
-    b = egress_proxy_body(&c, "w1", "sb1", pol);
+    b = egress_proxy_body(&c, "w1", "sb1");
     hc = json_object_get(b, "HostConfig");
     CHECK(strcmp(json_string_value(json_object_get(b, "User")), "65534:65534") == 0);
     CHECK(strcmp(json_string_value(json_array_get(json_object_get(hc, "CapDrop"), 0)), "ALL") == 0);
