@@ -149,3 +149,39 @@ test('a create whose sealed env was altered in Redis is never delivered: the san
   assert.match(r.body.message, /env vars could not be decrypted/);
   assert.ok(!w.received.some((c) => c.type === 'create' && c.sandbox.id === sb.id), 'the altered create was delivered');
 });
+
+// The same for a rule's header value (decision 0091): sealed to the
+// workspace, opened only as the create goes to its worker.
+test('a create whose sealed rule value was altered in Redis is never delivered: the sandbox fails, naming why', async () => {
+  const R = newWorkspace();
+  const template = 'sealrules';
+  const rw = new TestWorker(corralctl('join-token', 'create', '--workspace', R.id).token, { templates: [template], egress: true });
+  await rw.handshake(); // not polling yet: the create waits on its stream
+  const stream = `corral:{ws:${rw.workspace}}:worker:${rw.id}:cmds`;
+  const literal = `lit-${Math.random().toString(16).slice(2)}-value`;
+  const pending = api('POST', '/v2/sandboxes', { key: R.member, body: { templateID: template,
+    network: { rules: { 'api.example.com': [{ transform: { headers: { Authorization: `Bearer ${literal}` } } }] } } } });
+  const entry = await eventually(() => {
+    const out = redis('XRANGE', stream, '-', '+').split('\n');
+    const i = out.findIndex((l) => l.startsWith('{') && l.includes('"sealed"'));
+    const id = out.slice(0, i).reverse().find((l) => /^\d+-\d+$/.test(l));
+    return i > 0 && id && { id, payload: out[i] };
+  }, { what: 'the create on the stream' });
+  assert.ok(!entry.payload.includes(literal), 'the rule value sits on the stream in clear');
+  const sb = JSON.parse(entry.payload);
+  const h = sb.egress.rules['api.example.com'][0].headers;
+  const s = h.Authorization.sealed;
+  h.Authorization.sealed = s.slice(0, 10) + (s[10] === 'A' ? 'B' : 'A') + s.slice(11);
+  assert.equal(redis('XDEL', stream, entry.id), '1');
+  redis('XADD', stream, '*', 'type', 'create', 'sandbox', JSON.stringify(sb));
+  rw.start();
+  try {
+    const r = await pending;
+    assert.ok(r.status >= 500, r.raw);
+    assert.match(r.body.message, /egress policy's secrets could not be decrypted/);
+    assert.ok(!rw.received.some((c) => c.type === 'create' && c.sandbox.id === sb.id), 'the altered create was delivered');
+  } finally {
+    await rw.stop();
+  }
+});
+
